@@ -1,0 +1,71 @@
+# Helpers that declare Trove's libraries, tests, fuzzers and benchmarks, so that every
+# target gets the same warnings, include root and sanitizer flags.
+
+set(TROVE_WARNINGS -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor -Wcast-align
+    -Woverloaded-virtual -Wnull-dereference -Wimplicit-fallthrough)
+if(CMAKE_CXX_COMPILER_ID MATCHES "Clang")
+  list(APPEND TROVE_WARNINGS -Wthread-safety)
+endif()
+if(TROVE_WERROR)
+  list(APPEND TROVE_WARNINGS -Werror)
+endif()
+
+set(TROVE_SAN_FLAGS)
+if(TROVE_SANITIZE)
+  set(TROVE_SAN_FLAGS -fsanitize=address,undefined -fno-omit-frame-pointer
+      -fno-sanitize-recover=undefined)
+endif()
+
+function(trove_apply_common target)
+  target_compile_options(${target} PRIVATE ${TROVE_WARNINGS} ${TROVE_SAN_FLAGS})
+  target_link_options(${target} PRIVATE ${TROVE_SAN_FLAGS})
+endfunction()
+
+# trove_library(NAME SRCS a.cc b.cc DEPS lib...)
+function(trove_library name)
+  cmake_parse_arguments(ARG "" "" "SRCS;DEPS" ${ARGN})
+  add_library(${name} STATIC ${ARG_SRCS})
+  target_include_directories(${name} PUBLIC ${PROJECT_SOURCE_DIR}/src)
+  target_link_libraries(${name} PUBLIC ${ARG_DEPS})
+  trove_apply_common(${name})
+endfunction()
+
+# trove_test(NAME SRCS a_test.cc DEPS lib...): one GoogleTest binary, run by ctest.
+function(trove_test name)
+  cmake_parse_arguments(ARG "" "" "SRCS;DEPS" ${ARGN})
+  add_executable(${name} ${ARG_SRCS})
+  target_link_libraries(${name} PRIVATE ${ARG_DEPS} GTest::gtest GTest::gtest_main)
+  trove_apply_common(${name})
+  add_test(NAME ${name} COMMAND ${name})
+  set_tests_properties(${name} PROPERTIES TIMEOUT 600)
+endfunction()
+
+# trove_fuzzer(NAME SRCS x_fuzzer.cc DEPS lib... RUNS N): a libFuzzer target (clang, TROVE_FUZZ)
+# plus a ctest smoke run of RUNS iterations over its seed corpus.
+function(trove_fuzzer name)
+  cmake_parse_arguments(ARG "" "RUNS" "SRCS;DEPS" ${ARGN})
+  if(NOT TROVE_FUZZ)
+    return()
+  endif()
+  add_executable(${name} ${ARG_SRCS})
+  target_link_libraries(${name} PRIVATE ${ARG_DEPS})
+  trove_apply_common(${name})
+  target_compile_options(${name} PRIVATE -fsanitize=fuzzer)
+  target_link_options(${name} PRIVATE -fsanitize=fuzzer)
+  if(NOT ARG_RUNS)
+    set(ARG_RUNS 20000)
+  endif()
+  set(corpus ${PROJECT_SOURCE_DIR}/fuzz/corpus/${name})
+  add_test(NAME ${name}_smoke
+           COMMAND ${name} -runs=${ARG_RUNS} -seed=1 -max_len=8192 -rss_limit_mb=1024
+                   -timeout=10 ${corpus})
+  set_tests_properties(${name}_smoke PROPERTIES TIMEOUT 300)
+endfunction()
+
+# trove_bench(NAME SRCS ... DEPS ...)
+function(trove_bench name)
+  cmake_parse_arguments(ARG "" "" "SRCS;DEPS" ${ARGN})
+  add_executable(${name} ${ARG_SRCS})
+  target_link_libraries(${name} PRIVATE ${ARG_DEPS})
+  trove_apply_common(${name})
+endfunction()
