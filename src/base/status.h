@@ -208,9 +208,9 @@ using base::Status;
 #define TROVE_CONCAT_(a, b) TROVE_CONCAT_INNER_(a, b)
 
 // RETURN_IF_ERROR(expr): returns the Status of `expr` (a Status or Result) when it is not OK.
-#define RETURN_IF_ERROR(expr)                                                   \
+#define RETURN_IF_ERROR(...)                                                    \
   do {                                                                          \
-    auto&& trove_status_or_ = (expr);                                           \
+    auto&& trove_status_or_ = (__VA_ARGS__);                                         \
     if (!trove_status_or_.ok()) {                                               \
       return ::trove::base::internal::AsStatus(                                 \
           std::forward<decltype(trove_status_or_)>(trove_status_or_));          \
@@ -224,8 +224,8 @@ using base::Status;
 
 // ASSIGN_OR_RETURN(decl, expr): evaluates the Result `expr`; returns its Status on error, else
 // assigns or declares `decl` with the value.
-#define ASSIGN_OR_RETURN(decl, expr) \
-  TROVE_ASSIGN_OR_RETURN_IMPL_(TROVE_CONCAT_(trove_result_, __LINE__), decl, expr)
+#define ASSIGN_OR_RETURN(decl, ...) \
+  TROVE_ASSIGN_OR_RETURN_IMPL_(TROVE_CONCAT_(trove_result_, __LINE__), decl, (__VA_ARGS__))
 
 // CHECK(cond): aborts with file and line when a programmer invariant is broken.
 #define TROVE_CHECK(cond)                                                          \

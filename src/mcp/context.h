@@ -1,0 +1,78 @@
+// CallContext: the per-request state a handler receives explicitly (specs/mcp.md §5.5):
+// identification, cancellation, progress, logging to the client, the session view and
+// requests to the client (sampling, elicitation). No thread-local or global carries it.
+//
+// Thread safety: a CallContext belongs to one request; its methods may be called from the
+// thread running the handler (and from threads it starts while the handler runs). It must not
+// be used after the handler returns.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "base/cancellation.h"
+#include "base/status.h"
+#include "mcp/json.h"
+
+namespace trove::mcp {
+
+namespace internal {
+class Session;
+struct InFlight;
+}  // namespace internal
+
+// MCP log levels (RFC 5424), ascending.
+enum class LogSeverity { kDebug = 0, kInfo, kNotice, kWarning, kError, kCritical, kAlert, kEmergency };
+
+std::string_view LogSeverityName(LogSeverity level);
+std::optional<LogSeverity> ParseLogSeverity(std::string_view name);
+
+class CallContext {
+ public:
+  CallContext(internal::Session& session, internal::InFlight& request);
+  CallContext(const CallContext&) = delete;
+  CallContext& operator=(const CallContext&) = delete;
+
+  const Json& request_id() const;
+  const std::string& method() const;
+  // params._meta of the request, or null; foreign keys are passed through untouched.
+  const Json& meta() const;
+
+  base::Cancellation& cancellation();
+  bool cancelled() const;
+
+  // Sends notifications/progress when the request carried a progress token; a value not
+  // greater than the last one, or any report after the response, is dropped.
+  void ReportProgress(double progress, std::optional<double> total = {},
+                      std::string_view message = {});
+  // An engine-facing adapter of ReportProgress (a no-op without a token).
+  base::Progress MakeProgress();
+  bool has_progress_token() const;
+
+  // Sends notifications/message when `level` is at or above the session's threshold.
+  void Log(LogSeverity level, std::string_view logger, const Json& data);
+
+  // Ends the current HTTP connection of this request's SSE stream after a `retry:` field; the
+  // client resumes with GET + Last-Event-ID and receives later messages there. No-op on stdio.
+  void DisconnectStream(std::chrono::milliseconds retry);
+
+  // The session view.
+  const std::string& session_id() const;
+  const std::string& protocol_version() const;
+  const Json& client_capabilities() const;
+  const Json& client_info() const;
+
+  // Sends a request to the client (sampling/createMessage, elicitation/create) on this
+  // request's stream and waits for its answer. Refused locally (no wire traffic) when the
+  // client did not declare the capability, or in inline mode. Returns the client's result.
+  Result<Json> SendClientRequest(std::string_view method, const Json& params,
+                                 std::chrono::milliseconds timeout = std::chrono::milliseconds(0));
+
+ private:
+  internal::Session& session_;
+  internal::InFlight& request_;
+};
+
+}  // namespace trove::mcp

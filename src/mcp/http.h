@@ -1,0 +1,49 @@
+// The Streamable HTTP transport (specs/mcp.md §2.13-§2.17): one endpoint serving POST, GET
+// and DELETE, sessions keyed by Mcp-Session-Id, SSE streams with resumption, DNS-rebinding
+// protection (Host and Origin), optional static bearer tokens compared in constant time.
+//
+// It binds 127.0.0.1 by default. Answers start as JSON and switch to SSE at the first message a
+// handler emits before its result. Sessions expire after 30 min idle; at the cap the least
+// recently used idle session is evicted (its next request gets 404), never refusing a client
+// while an idle one can go.
+// Thread safety: ServeHttp blocks the calling thread until SIGTERM/SIGINT (or Stop).
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "mcp/server.h"
+
+namespace trove::mcp {
+
+struct HttpOptions {
+  std::string host = "127.0.0.1";  // another address needs explicit allowed hosts/origins
+  int port = 0;                    // 0: pick a free port
+  std::string path = "/mcp";
+  // Allowed Host values (without port); empty: 127.0.0.1, localhost, [::1].
+  std::vector<std::string> allowed_hosts;
+  // Allowed Origin values; empty: http://127.0.0.1:<port>, http://localhost:<port>,
+  // http://[::1]:<port>.
+  std::vector<std::string> allowed_origins;
+  // Static bearer tokens; empty: no authentication (loopback only). Kept as SHA-256 digests.
+  std::vector<std::string> bearer_tokens;
+  std::size_t max_sessions = 1024;
+  std::chrono::seconds session_idle_expiry{30 * 60};
+  std::size_t max_connections = 256;
+  std::chrono::seconds read_timeout{30};
+  std::size_t replay_events = 256;  // per SSE stream
+  // Called once the port is bound, with the actual port.
+  std::function<void(int port)> on_listening;
+};
+
+class HttpTransport;
+
+// Serves `server` over Streamable HTTP until SIGTERM/SIGINT (delivered by sigwait when main
+// called BlockShutdownSignals) or until Stop on the handle passed to `started`.
+Status ServeHttp(Server& server, const HttpOptions& options);
+
+}  // namespace trove::mcp

@@ -1,0 +1,33 @@
+// JSON for the MCP core: nlohmann::json, parsed without exceptions and written with invalid
+// UTF-8 replaced (wasm names and file contents are not always valid UTF-8).
+// Thread safety: free functions; values are not shared.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+namespace trove::mcp {
+
+// ordered_json keeps key order, so schemas are served verbatim (specs/mcp.md §2.5).
+using Json = nlohmann::ordered_json;
+
+// Returns the compact serialization; invalid UTF-8 in strings becomes U+FFFD.
+inline std::string Dump(const Json& value) {
+  return value.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+// Returns the nesting depth of the JSON text (objects and arrays), scanning outside strings.
+// Stops counting and returns `limit + 1` as soon as the depth exceeds `limit`.
+int JsonNestingDepth(std::string_view text, int limit);
+
+// Parses `text`; returns a discarded value (is_discarded()) on any syntax or UTF-8 error.
+inline Json ParseJson(std::string_view text) {
+  return Json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
+}
+
+// Quotes a value for an error message, cut at 80 bytes ("\"L9\"", "12", "{...}").
+std::string QuoteForMessage(const Json& value);
+
+}  // namespace trove::mcp

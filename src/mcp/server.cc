@@ -1,0 +1,1039 @@
+#include "mcp/server.h"
+
+#include <algorithm>
+#include <ctime>
+#include <exception>
+
+#include <fmt/core.h>
+
+#include "base/hash.h"
+#include "mcp/schema.h"
+
+namespace trove::mcp {
+
+namespace {
+
+constexpr std::string_view kSupportedVersions[] = {"2025-11-25", "2025-06-18", "2025-03-26"};
+
+Json MakeErrorMeta(std::string_view code, std::string_view category, std::string_view severity,
+                   int http_status, bool retryable, std::string_view message) {
+  Json e = {{"code", code},         {"message", message},        {"category", category},
+            {"severity", severity}, {"statusCode", http_status}, {"retryable", retryable},
+            {"timestamp", NowRfc3339()}};
+  return e;
+}
+
+ToolResult ToolErrorResult(std::string text, Json error_meta) {
+  ToolResult r = ToolResult::Text(std::move(text));
+  r.is_error = true;
+  r.meta = {{"trove/error", std::move(error_meta)}};
+  return r;
+}
+
+// A short reference that ties a sanitized client message to the detailed stderr line.
+std::string NewErrorRef() { return base::RandomHex(4); }
+
+}  // namespace
+
+bool IsSupportedProtocolVersion(std::string_view version) {
+  return std::find(std::begin(kSupportedVersions), std::end(kSupportedVersions), version) !=
+         std::end(kSupportedVersions);
+}
+
+std::string NowRfc3339() {
+  auto now = std::chrono::system_clock::now();
+  std::time_t secs = std::chrono::system_clock::to_time_t(now);
+  auto millis =
+      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z", tm.tm_year + 1900, tm.tm_mon + 1,
+                     tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, millis);
+}
+
+ToolResult ToolErrorFromStatus(const Status& status) {
+  std::string_view code = "INTERNAL_ERROR", category = "internal", severity = "high";
+  int http = 500;
+  bool retryable = false;
+  switch (status.code()) {
+    case base::StatusCode::kInvalidArgument:
+    case base::StatusCode::kMalformed:
+    case base::StatusCode::kUnsupported:
+    case base::StatusCode::kResourceExhausted:
+    case base::StatusCode::kAlreadyExists:
+      code = "INVALID_INPUT", category = "validation", severity = "low", http = 400;
+      break;
+    case base::StatusCode::kNotFound:
+      code = "RESOURCE_NOT_FOUND", category = "resource_not_found", severity = "low", http = 404;
+      break;
+    case base::StatusCode::kPermissionDenied:
+      code = "PERMISSION_DENIED", category = "authorization", severity = "medium", http = 403;
+      break;
+    case base::StatusCode::kDeadlineExceeded:
+      retryable = true;
+      break;
+    default:
+      break;
+  }
+  Json meta = MakeErrorMeta(code, category, severity, http, retryable, status.message());
+  if (retryable) meta["retryDelayMs"] = 1000;
+  return ToolErrorResult(fmt::format("{}: {}", code, status.message()), std::move(meta));
+}
+
+// ---------------------------------------------------------------------------------------------
+// CallContext
+
+std::string_view LogSeverityName(LogSeverity level) {
+  static constexpr std::string_view kNames[] = {"debug", "info",     "notice", "warning",
+                                                "error", "critical", "alert",  "emergency"};
+  return kNames[static_cast<int>(level)];
+}
+
+std::optional<LogSeverity> ParseLogSeverity(std::string_view name) {
+  for (int i = 0; i <= static_cast<int>(LogSeverity::kEmergency); ++i) {
+    auto level = static_cast<LogSeverity>(i);
+    if (LogSeverityName(level) == name) return level;
+  }
+  return std::nullopt;
+}
+
+CallContext::CallContext(internal::Session& session, internal::InFlight& request)
+    : session_(session), request_(request) {}
+
+const Json& CallContext::request_id() const { return request_.id; }
+const std::string& CallContext::method() const { return request_.method; }
+
+const Json& CallContext::meta() const {
+  static const Json* const kNull = new Json(nullptr);
+  if (request_.params.is_object()) {
+    auto it = request_.params.find("_meta");
+    if (it != request_.params.end()) return *it;
+  }
+  return *kNull;
+}
+
+base::Cancellation& CallContext::cancellation() { return request_.cancel; }
+bool CallContext::cancelled() const { return request_.cancel.requested(); }
+bool CallContext::has_progress_token() const { return !request_.progress_token.is_null(); }
+
+void CallContext::ReportProgress(double progress, std::optional<double> total,
+                                 std::string_view message) {
+  if (request_.progress_token.is_null()) return;
+  Json params = {{"progressToken", request_.progress_token}, {"progress", progress}};
+  if (total) params["total"] = *total;
+  if (!message.empty()) params["message"] = message;
+  std::string msg = SerializeNotification("notifications/progress", params);
+  std::lock_guard<std::mutex> lock(request_.mu);
+  if (request_.done || request_.suppressed || progress <= request_.last_progress) return;
+  request_.last_progress = progress;
+  request_.channel->Send(msg, false);
+}
+
+base::Progress CallContext::MakeProgress() {
+  if (!has_progress_token()) return base::Progress();
+  return base::Progress([this](double done, double total, const std::string& message) {
+    ReportProgress(done, total > 0 ? std::optional<double>(total) : std::nullopt, message);
+  });
+}
+
+void CallContext::Log(LogSeverity level, std::string_view logger, const Json& data) {
+  if (level < session_.log_level()) return;
+  Json params = {{"level", LogSeverityName(level)}, {"data", data}};
+  if (!logger.empty()) params["logger"] = logger;
+  session_.SendForRequest(request_, SerializeNotification("notifications/message", params));
+}
+
+void CallContext::DisconnectStream(std::chrono::milliseconds retry) {
+  std::lock_guard<std::mutex> lock(request_.mu);
+  if (!request_.done && !request_.suppressed) request_.channel->Disconnect(retry);
+}
+
+const std::string& CallContext::session_id() const { return session_.id(); }
+const std::string& CallContext::protocol_version() const { return session_.negotiated_version(); }
+const Json& CallContext::client_capabilities() const { return session_.client_capabilities(); }
+const Json& CallContext::client_info() const { return session_.client_info(); }
+
+Result<Json> CallContext::SendClientRequest(std::string_view method, const Json& params,
+                                            std::chrono::milliseconds timeout) {
+  return session_.ClientRequest(request_, method, params, timeout);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Session
+
+namespace internal {
+
+Session::Session(Server& server, std::string id) : server_(server), id_(std::move(id)) {}
+Session::~Session() = default;
+
+std::string Session::protocol_version() const { return version_; }
+
+std::size_t Session::in_flight() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return in_flight_.size();
+}
+
+bool Session::subscribed(const std::string& uri) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return subscriptions_.count(uri) > 0;
+}
+
+void Session::set_session_channel(std::shared_ptr<Channel> channel) {
+  std::lock_guard<std::mutex> lock(mu_);
+  session_channel_ = std::move(channel);
+}
+
+std::shared_ptr<Channel> Session::session_channel() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return session_channel_;
+}
+
+bool Session::SendToSession(const std::string& message) {
+  std::shared_ptr<Channel> channel = session_channel();
+  return channel && channel->Send(message, false);
+}
+
+bool Session::AtLeast(std::string_view revision) const { return version_ >= revision; }
+
+void Session::Reply(const std::shared_ptr<Channel>& channel, const Json& id, const Json& result) {
+  channel->Send(SerializeResult(id, result), true);
+}
+
+void Session::ReplyError(const std::shared_ptr<Channel>& channel, const Json& id, int code,
+                         std::string message, Json data) {
+  channel->Send(SerializeError(id, ProtocolError{code, std::move(message), std::move(data)}), true);
+}
+
+void Session::Handle(Message msg, const std::shared_ptr<Channel>& channel) {
+  switch (msg.kind) {
+    case MessageKind::kRequest: HandleRequest(std::move(msg), channel); break;
+    case MessageKind::kNotification: HandleNotification(msg); break;
+    case MessageKind::kResponse: HandleResponse(msg); break;
+  }
+}
+
+void Session::HandleNotification(const Message& msg) {
+  if (msg.method == "notifications/cancelled") {
+    if (!msg.params.is_object()) return;
+    auto rid = msg.params.find("requestId");
+    if (rid == msg.params.end()) return;
+    std::shared_ptr<InFlight> target;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = in_flight_.find(IdKey(*rid));
+      if (it != in_flight_.end()) target = it->second;
+    }
+    if (!target) return;  // unknown or finished: ignored
+    {
+      std::lock_guard<std::mutex> lock(target->mu);
+      if (target->done) return;
+      target->suppressed = true;
+    }
+    target->cancel.Cancel();
+    return;
+  }
+  // notifications/initialized and unknown notifications are consumed silently.
+}
+
+void Session::HandleResponse(const Message& msg) {
+  std::shared_ptr<PendingClientRequest> pending;
+  if (msg.id.is_number_integer() || msg.id.is_number_unsigned()) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = pending_.find(msg.id.get<std::int64_t>());
+    if (it != pending_.end()) pending = it->second;
+  }
+  if (!pending) {
+    server_.logger().Logf(base::LogLevel::kDebug, "dropped a response with unknown id {}",
+                          Dump(msg.id));
+    return;
+  }
+  std::lock_guard<std::mutex> lock(pending->mu);
+  pending->answered = true;
+  pending->result = msg.result;
+  pending->error = msg.error;
+  pending->cv.notify_all();
+}
+
+Json Session::Initialize(const Json& params) {
+  std::string requested;
+  if (params.is_object()) {
+    auto v = params.find("protocolVersion");
+    if (v != params.end() && v->is_string()) requested = v->get<std::string>();
+    auto caps = params.find("capabilities");
+    if (caps != params.end() && caps->is_object()) client_capabilities_ = *caps;
+    auto info = params.find("clientInfo");
+    if (info != params.end() && info->is_object()) client_info_ = *info;
+  }
+  version_ = IsSupportedProtocolVersion(requested) ? requested : std::string(kLatestProtocolVersion);
+
+  const ServerInfo& info = server_.info();
+  Json caps = Json::object();
+  if (!server_.tools().empty()) caps["tools"] = Json::object();
+  if (!server_.resources().empty()) {
+    Json r = Json::object();
+    if (server_.resources().any_subscribable()) r["subscribe"] = true;
+    if (server_.options().resources_list_changed) r["listChanged"] = true;
+    caps["resources"] = std::move(r);
+  }
+  if (!server_.prompts().empty()) caps["prompts"] = Json::object();
+  caps["logging"] = Json::object();
+  caps["completions"] = Json::object();
+
+  Json server_info = {{"name", info.name}, {"version", info.version}};
+  if (!info.title.empty() && AtLeast("2025-06-18")) server_info["title"] = info.title;
+  Json result = {{"protocolVersion", version_}, {"capabilities", std::move(caps)},
+                 {"serverInfo", std::move(server_info)}};
+  if (!info.instructions.empty()) result["instructions"] = info.instructions;
+  return result;
+}
+
+void Session::HandleRequest(Message msg, const std::shared_ptr<Channel>& channel) {
+  if (msg.method == "ping") return Reply(channel, msg.id, Json::object());
+  if (msg.method == "initialize") {
+    {
+      std::lock_guard<std::mutex> lock(init_mu_);
+      if (initialize_started_) {
+        return ReplyError(channel, msg.id, error_code::kInvalidRequest,
+                          "invalid request: the session is already initialized");
+      }
+      initialize_started_ = true;
+    }
+    Json result = Initialize(msg.params);
+    initialize_done_.store(true);
+    return Reply(channel, msg.id, result);
+  }
+  if (!initialize_done_.load()) {
+    return ReplyError(channel, msg.id, error_code::kInvalidRequest,
+                      "invalid request: server not initialized");
+  }
+  if (msg.method == "logging/setLevel") {
+    std::optional<LogSeverity> level;
+    if (msg.params.is_object()) {
+      auto l = msg.params.find("level");
+      if (l != msg.params.end() && l->is_string()) level = ParseLogSeverity(l->get<std::string>());
+    }
+    if (!level) {
+      return ReplyError(channel, msg.id, error_code::kInvalidParams,
+                        "invalid params: params.level must be one of debug, info, notice, "
+                        "warning, error, critical, alert, emergency");
+    }
+    log_level_.store(*level);
+    return Reply(channel, msg.id, Json::object());
+  }
+
+  auto request = std::make_shared<InFlight>();
+  request->id = std::move(msg.id);
+  request->key = IdKey(request->id);
+  request->method = std::move(msg.method);
+  request->params = std::move(msg.params);
+  request->channel = channel;
+  if (request->params.is_object()) {
+    auto meta = request->params.find("_meta");
+    if (meta != request->params.end() && meta->is_object()) {
+      auto token = meta->find("progressToken");
+      if (token != meta->end() &&
+          (token->is_string() || token->is_number_integer() || token->is_number_unsigned())) {
+        request->progress_token = *token;
+      }
+    }
+  }
+
+  const Tool* tool = nullptr;
+  if (request->method == "tools/call") {
+    request->is_tool_call = true;
+    if (request->params.is_object()) {
+      auto name = request->params.find("name");
+      if (name != request->params.end() && name->is_string()) {
+        tool = server_.tools().Find(name->get_ref<const std::string&>());
+      }
+    }
+  }
+  request->deadline_length = (tool && tool->spec.deadline.count() > 0)
+                                 ? tool->spec.deadline
+                                 : server_.options().handler_deadline;
+  request->deadline = request->deadline_length.count() > 0
+                          ? std::chrono::steady_clock::now() + request->deadline_length
+                          : std::chrono::steady_clock::time_point::max();
+
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (closed_.load()) return;
+    if (in_flight_.count(request->key)) {
+      return ReplyError(channel, request->id, error_code::kInvalidRequest,
+                        "invalid request: a request with this id is already in flight");
+    }
+    if (in_flight_.size() >= server_.options().max_in_flight) {
+      return ReplyError(channel, request->id, error_code::kServerBusy,
+                        fmt::format("too many requests in flight (limit {})",
+                                    server_.options().max_in_flight),
+                        Json{{"retryable", true}});
+    }
+    in_flight_.emplace(request->key, request);
+  }
+
+  if (server_.pool().inline_mode() || (tool && tool->spec.run_inline)) {
+    Run(request);
+  } else {
+    std::weak_ptr<Session> weak = weak_from_this();
+    server_.pool().Submit([weak, request] {
+      if (auto self = weak.lock()) self->Run(request);
+    });
+  }
+}
+
+void Session::Run(const std::shared_ptr<InFlight>& request) {
+  std::optional<ProtocolError> error;
+  Json result;
+  if (request->cancel.requested()) {
+    Finish(*request, std::string());
+    return;
+  }
+  try {
+    result = Dispatch(*request, error);
+  } catch (const std::exception& e) {
+    std::string ref = NewErrorRef();
+    server_.logger().Logf(base::LogLevel::kError, "{} failed (ref {}): exception: {}",
+                          request->method, ref, e.what());
+    error = ProtocolError{error_code::kInternalError, fmt::format("internal error (ref {})", ref), nullptr};
+  } catch (...) {
+    std::string ref = NewErrorRef();
+    server_.logger().Logf(base::LogLevel::kError, "{} failed (ref {}): unknown exception",
+                          request->method, ref);
+    error = ProtocolError{error_code::kInternalError, fmt::format("internal error (ref {})", ref), nullptr};
+  }
+  Finish(*request, error ? SerializeError(request->id, *error) : SerializeResult(request->id, result));
+}
+
+void Session::Finish(InFlight& request, const std::string& message) {
+  {
+    std::lock_guard<std::mutex> lock(request.mu);
+    if (!request.done) {
+      request.done = true;
+      if (request.suppressed || message.empty()) {
+        request.channel->Close();
+      } else {
+        request.channel->Send(message, true);
+      }
+    }
+  }
+  Remove(request);
+}
+
+void Session::Remove(const InFlight& request) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = in_flight_.find(request.key);
+  if (it != in_flight_.end() && it->second.get() == &request) in_flight_.erase(it);
+  if (in_flight_.empty()) idle_cv_.notify_all();
+}
+
+bool Session::SendForRequest(InFlight& request, const std::string& message) {
+  std::lock_guard<std::mutex> lock(request.mu);
+  if (request.done || request.suppressed) return false;
+  return request.channel->Send(message, false);
+}
+
+void Session::ExpireDeadlines(std::chrono::steady_clock::time_point now) {
+  std::vector<std::shared_ptr<InFlight>> expired;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& [key, request] : in_flight_) {
+      if (request->deadline <= now) expired.push_back(request);
+    }
+  }
+  for (auto& request : expired) {
+    auto secs = std::chrono::duration<double>(request->deadline_length).count();
+    std::string text = fmt::format("timed out after {:g} s", secs);
+    std::string message;
+    if (request->is_tool_call) {
+      ToolResult r = ToolErrorFromStatus(Status::DeadlineExceeded(text));
+      Json out = {{"content", r.content}, {"isError", true}, {"_meta", r.meta}};
+      message = SerializeResult(request->id, out);
+    } else {
+      message = SerializeError(request->id, ProtocolError{error_code::kRequestTimeout,
+                                                          "request " + text, nullptr});
+    }
+    Finish(*request, message);
+    request->cancel.Cancel();
+  }
+}
+
+void Session::Close() {
+  closed_.store(true);
+  std::vector<std::shared_ptr<InFlight>> all;
+  std::shared_ptr<Channel> session_channel;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& [key, request] : in_flight_) all.push_back(request);
+    session_channel = std::move(session_channel_);
+  }
+  for (auto& request : all) {
+    {
+      std::lock_guard<std::mutex> lock(request->mu);
+      request->suppressed = true;
+    }
+    request->cancel.Cancel();
+  }
+  if (session_channel) session_channel->Close();
+}
+
+bool Session::WaitIdle(std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> lock(mu_);
+  return idle_cv_.wait_for(lock, timeout, [this] { return in_flight_.empty(); });
+}
+
+Result<Json> Session::ClientRequest(InFlight& request, std::string_view method, const Json& params,
+                                    std::chrono::milliseconds timeout) {
+  if (server_.pool().inline_mode()) {
+    return Status::Unsupported("requests to the client are unavailable in inline mode");
+  }
+  std::string_view capability = method.substr(0, method.find('/'));
+  if (!client_capabilities_.contains(std::string(capability))) {
+    return Status::Unsupported(
+        fmt::format("the client did not declare the {} capability", capability));
+  }
+  if (timeout.count() <= 0) timeout = server_.options().client_request_timeout;
+  auto pending = std::make_shared<PendingClientRequest>();
+  std::int64_t id;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    id = ++next_client_request_id_;
+    pending_.emplace(id, pending);
+  }
+  auto forget = [&] {
+    std::lock_guard<std::mutex> lock(mu_);
+    pending_.erase(id);
+  };
+  if (!SendForRequest(request, SerializeRequest(id, method, params))) {
+    forget();
+    return Status::Cancelled("the request finished before the client could be asked");
+  }
+  request.cancel.OnCancel([pending] {
+    std::lock_guard<std::mutex> lock(pending->mu);
+    pending->cv.notify_all();
+  });
+  bool answered;
+  {
+    std::unique_lock<std::mutex> lock(pending->mu);
+    answered = pending->cv.wait_for(lock, timeout, [&] {
+      return pending->answered || request.cancel.requested();
+    }) && pending->answered;
+  }
+  forget();
+  if (!answered) {
+    if (request.cancel.requested()) return Status::Cancelled("cancelled while waiting for the client");
+    SendForRequest(request, SerializeNotification("notifications/cancelled",
+                                                  {{"requestId", id}, {"reason", "timed out"}}));
+    return Status::DeadlineExceeded(fmt::format("the client did not answer {} within {} s", method,
+                                                timeout.count() / 1000));
+  }
+  if (!pending->error.is_null()) {
+    return Status::Unsupported(fmt::format("the client answered {} with error {}: {}", method,
+                                           pending->error.value("code", 0),
+                                           pending->error.value("message", std::string())));
+  }
+  return pending->result;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Methods
+
+Json Session::Dispatch(InFlight& request, std::optional<ProtocolError>& error) {
+  const std::string& m = request.method;
+  auto not_found = [&] {
+    error = ProtocolError{error_code::kMethodNotFound, "method not found: " + m, nullptr};
+    return Json();
+  };
+  if (m == "tools/call") {
+    if (server_.tools().empty()) return not_found();
+    return CallTool(request, error);
+  }
+  if (m == "tools/list") {
+    if (server_.tools().empty()) return not_found();
+    return ListPage(m, request.params, error);
+  }
+  if (m == "resources/list" || m == "resources/templates/list") {
+    if (server_.resources().empty()) return not_found();
+    return ListPage(m, request.params, error);
+  }
+  if (m == "resources/read") {
+    if (server_.resources().empty()) return not_found();
+    return ReadResource(request, error);
+  }
+  if (m == "resources/subscribe" || m == "resources/unsubscribe") {
+    if (!server_.resources().any_subscribable()) return not_found();
+    return Subscribe(request, m == "resources/subscribe", error);
+  }
+  if (m == "prompts/list") {
+    if (server_.prompts().empty()) return not_found();
+    return ListPage(m, request.params, error);
+  }
+  if (m == "prompts/get") {
+    if (server_.prompts().empty()) return not_found();
+    return GetPrompt(request, error);
+  }
+  if (m == "completion/complete") return Complete(request, error);
+  return not_found();
+}
+
+Json Session::CallTool(InFlight& request, std::optional<ProtocolError>& error) {
+  const Json& params = request.params;
+  auto name_it = params.is_object() ? params.find("name") : params.end();
+  if (!params.is_object() || name_it == params.end() || !name_it->is_string()) {
+    error = ProtocolError{error_code::kInvalidParams, "invalid params: params.name must be a string",
+                          nullptr};
+    return Json();
+  }
+  const std::string& name = name_it->get_ref<const std::string&>();
+  const Tool* tool = server_.tools().Find(name);
+  if (tool == nullptr) {
+    error = ProtocolError{error_code::kInvalidParams, "Unknown tool: " + name, nullptr};
+    return Json();
+  }
+  static const Json* const kEmpty = new Json(Json::object());
+  const Json* args = kEmpty;
+  auto args_it = params.find("arguments");
+  if (args_it != params.end() && !args_it->is_null()) {
+    if (!args_it->is_object()) {
+      error = ProtocolError{error_code::kInvalidParams,
+                            "invalid params: params.arguments must be an object", nullptr};
+      return Json();
+    }
+    args = &*args_it;
+  }
+
+  ToolResult r;
+  std::vector<ValidationError> failures = ValidateAgainstSchema(tool->input_schema, *args);
+  if (!failures.empty()) {
+    std::string text = fmt::format("invalid arguments for tool '{}':\n{}", name,
+                                   FormatValidationErrors(failures));
+    Json meta = MakeErrorMeta("INVALID_INPUT", "validation", "low", 400, false,
+                              fmt::format("invalid arguments for tool '{}'", name));
+    Json list = Json::array();
+    for (const auto& f : failures) list.push_back({{"path", f.path}, {"message", f.message}});
+    meta["errors"] = std::move(list);
+    r = ToolErrorResult(std::move(text), std::move(meta));
+  } else {
+    CallContext ctx(*this, request);
+    try {
+      Result<ToolResult> out = tool->handler(*args, ctx);
+      if (out.ok()) {
+        r = std::move(out).value();
+      } else {
+        r = ToolErrorFromStatus(out.status());
+      }
+    } catch (const std::exception& e) {
+      std::string ref = NewErrorRef();
+      server_.logger().Logf(base::LogLevel::kError, "tool {} failed (ref {}): exception: {}", name,
+                            ref, e.what());
+      r = ToolErrorResult(fmt::format("INTERNAL_ERROR: internal error (ref {})", ref),
+                          MakeErrorMeta("INTERNAL_ERROR", "internal", "high", 500, false,
+                                        fmt::format("internal error (ref {})", ref)));
+    } catch (...) {
+      std::string ref = NewErrorRef();
+      server_.logger().Logf(base::LogLevel::kError, "tool {} failed (ref {}): unknown exception",
+                            name, ref);
+      r = ToolErrorResult(fmt::format("INTERNAL_ERROR: internal error (ref {})", ref),
+                          MakeErrorMeta("INTERNAL_ERROR", "internal", "high", 500, false,
+                                        fmt::format("internal error (ref {})", ref)));
+    }
+  }
+
+  if (!r.is_error && !tool->output_schema.is_null()) {
+    if (!r.structured || !r.structured->is_object()) {
+      server_.logger().Logf(base::LogLevel::kError,
+                            "tool {} declares outputSchema but returned no structured object", name);
+      TROVE_CHECK(!server_.options().validate_output);
+    } else if (server_.options().validate_output) {
+      auto out_errors = ValidateAgainstSchema(tool->output_schema, *r.structured, "structuredContent");
+      if (!out_errors.empty()) {
+        server_.logger().Logf(base::LogLevel::kError, "tool {} output does not match outputSchema: {}",
+                              name, FormatValidationErrors(out_errors));
+        TROVE_CHECK(out_errors.empty());
+      }
+    }
+  }
+
+  Json out = {{"content", std::move(r.content)}};
+  if (r.structured && !r.is_error && AtLeast("2025-06-18")) {
+    out["structuredContent"] = std::move(*r.structured);
+  }
+  if (r.is_error) out["isError"] = true;
+  if (!r.meta.is_null()) out["_meta"] = std::move(r.meta);
+  return out;
+}
+
+namespace {
+
+constexpr std::string_view kCursorGeneration = "1";
+
+std::string EncodeCursor(std::size_t offset) {
+  return base::Base64UrlEncode(fmt::format("{}:{}", kCursorGeneration, offset));
+}
+
+std::optional<std::size_t> DecodeCursor(const std::string& cursor) {
+  Result<std::string> raw = base::Base64UrlDecode(cursor);
+  if (!raw.ok()) return std::nullopt;
+  const std::string& s = *raw;
+  auto colon = s.find(':');
+  if (colon == std::string::npos || s.substr(0, colon) != kCursorGeneration) return std::nullopt;
+  std::string digits = s.substr(colon + 1);
+  if (digits.empty() || digits.size() > 12 ||
+      !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    return std::nullopt;
+  }
+  return static_cast<std::size_t>(std::stoull(digits));
+}
+
+void PutIfNotEmpty(Json& j, const char* key, const std::string& value) {
+  if (!value.empty()) j[key] = value;
+}
+
+}  // namespace
+
+Json Session::ListPage(std::string_view method, const Json& params,
+                       std::optional<ProtocolError>& error) {
+  std::size_t offset = 0;
+  if (params.is_object()) {
+    auto c = params.find("cursor");
+    if (c != params.end() && !c->is_null()) {
+      std::optional<std::size_t> decoded;
+      if (c->is_string()) decoded = DecodeCursor(c->get<std::string>());
+      if (!decoded) {
+        error = ProtocolError{error_code::kInvalidParams, "invalid params: invalid cursor", nullptr};
+        return Json();
+      }
+      offset = *decoded;
+    }
+  }
+  const bool modern = AtLeast("2025-06-18");
+  Json items = Json::array();
+  std::size_t total = 0;
+  const std::size_t page = std::max<std::size_t>(1, server_.options().page_size);
+  auto in_page = [&](std::size_t i) { return i >= offset && i < offset + page; };
+  const char* key = "tools";
+  if (method == "tools/list") {
+    const auto& tools = server_.tools().all();
+    total = tools.size();
+    for (std::size_t i = 0; i < tools.size(); ++i) {
+      if (!in_page(i)) continue;
+      const Tool& t = *tools[i];
+      Json j = {{"name", t.spec.name}};
+      if (modern) PutIfNotEmpty(j, "title", t.spec.title);
+      j["description"] = t.spec.description;
+      j["inputSchema"] = t.input_schema;
+      if (modern && !t.output_schema.is_null()) j["outputSchema"] = t.output_schema;
+      const ToolAnnotations& a = t.spec.annotations;
+      Json ann = Json::object();
+      PutIfNotEmpty(ann, "title", a.title);
+      ann["readOnlyHint"] = a.read_only;
+      ann["destructiveHint"] = !a.read_only && a.destructive;
+      ann["idempotentHint"] = a.idempotent;
+      ann["openWorldHint"] = a.open_world;
+      j["annotations"] = std::move(ann);
+      items.push_back(std::move(j));
+    }
+  } else if (method == "resources/list") {
+    key = "resources";
+    const auto& all = server_.resources().resources();
+    total = all.size();
+    for (std::size_t i = 0; i < all.size(); ++i) {
+      if (!in_page(i)) continue;
+      const ResourceSpec& s = all[i].spec;
+      Json j = {{"uri", s.uri}, {"name", s.name}};
+      if (modern) PutIfNotEmpty(j, "title", s.title);
+      PutIfNotEmpty(j, "description", s.description);
+      PutIfNotEmpty(j, "mimeType", s.mime_type);
+      items.push_back(std::move(j));
+    }
+  } else if (method == "resources/templates/list") {
+    key = "resourceTemplates";
+    const auto& all = server_.resources().templates();
+    total = all.size();
+    for (std::size_t i = 0; i < all.size(); ++i) {
+      if (!in_page(i)) continue;
+      const ResourceTemplateSpec& s = all[i].spec;
+      Json j = {{"uriTemplate", s.uri_template}, {"name", s.name}};
+      if (modern) PutIfNotEmpty(j, "title", s.title);
+      PutIfNotEmpty(j, "description", s.description);
+      PutIfNotEmpty(j, "mimeType", s.mime_type);
+      items.push_back(std::move(j));
+    }
+  } else {
+    key = "prompts";
+    const auto& all = server_.prompts().all();
+    total = all.size();
+    for (std::size_t i = 0; i < all.size(); ++i) {
+      if (!in_page(i)) continue;
+      const PromptSpec& s = all[i].spec;
+      Json j = {{"name", s.name}};
+      if (modern) PutIfNotEmpty(j, "title", s.title);
+      j["description"] = s.description;
+      if (!s.arguments.empty()) {
+        Json args = Json::array();
+        for (const auto& a : s.arguments) {
+          Json aj = {{"name", a.name}};
+          PutIfNotEmpty(aj, "description", a.description);
+          aj["required"] = a.required;
+          args.push_back(std::move(aj));
+        }
+        j["arguments"] = std::move(args);
+      }
+      items.push_back(std::move(j));
+    }
+  }
+  if (offset > total) {
+    error = ProtocolError{error_code::kInvalidParams, "invalid params: invalid cursor", nullptr};
+    return Json();
+  }
+  Json result = {{key, std::move(items)}};
+  if (offset + page < total) result["nextCursor"] = EncodeCursor(offset + page);
+  return result;
+}
+
+namespace {
+
+// Maps a handler's Status for a non-tool method to a protocol error; internal details stay in
+// the log.
+ProtocolError ProtocolErrorFromStatus(const Status& status, const base::Logger& logger,
+                                      std::string_view method) {
+  switch (status.code()) {
+    case base::StatusCode::kInvalidArgument:
+    case base::StatusCode::kMalformed:
+    case base::StatusCode::kUnsupported:
+      return {error_code::kInvalidParams, "invalid params: " + status.message(), nullptr};
+    case base::StatusCode::kPermissionDenied:
+      return {error_code::kPermissionDenied, status.message(), nullptr};
+    case base::StatusCode::kDeadlineExceeded:
+      return {error_code::kRequestTimeout, status.message(), nullptr};
+    default: {
+      std::string ref = base::RandomHex(4);
+      logger.Logf(base::LogLevel::kError, "{} failed (ref {}): {}", method, ref, status.ToString());
+      return {error_code::kInternalError, fmt::format("internal error (ref {})", ref), nullptr};
+    }
+  }
+}
+
+const std::string* StringParam(const Json& params, const char* key) {
+  if (!params.is_object()) return nullptr;
+  auto it = params.find(key);
+  if (it == params.end() || !it->is_string()) return nullptr;
+  return &it->get_ref<const std::string&>();
+}
+
+}  // namespace
+
+Json Session::ReadResource(InFlight& request, std::optional<ProtocolError>& error) {
+  const std::string* uri = StringParam(request.params, "uri");
+  if (uri == nullptr) {
+    error = ProtocolError{error_code::kInvalidParams, "invalid params: params.uri must be a string",
+                          nullptr};
+    return Json();
+  }
+  const ResourceReader* reader = nullptr;
+  ResourceVars vars;
+  if (!server_.resources().Resolve(*uri, &reader, vars, nullptr)) {
+    error = ProtocolError{error_code::kResourceNotFound, "resource not found: " + *uri,
+                          Json{{"uri", *uri}}};
+    return Json();
+  }
+  CallContext ctx(*this, request);
+  Result<std::vector<ResourceContents>> contents = (*reader)(*uri, vars, ctx);
+  if (!contents.ok()) {
+    if (contents.status().code() == base::StatusCode::kNotFound) {
+      error = ProtocolError{error_code::kResourceNotFound, "resource not found: " + *uri,
+                            Json{{"uri", *uri}}};
+    } else {
+      error = ProtocolErrorFromStatus(contents.status(), server_.logger(), request.method);
+    }
+    return Json();
+  }
+  Json list = Json::array();
+  for (auto& c : *contents) {
+    Json j = {{"uri", c.uri}};
+    if (!c.mime_type.empty()) j["mimeType"] = c.mime_type;
+    if (c.text) j["text"] = *c.text;
+    if (c.blob) j["blob"] = *c.blob;
+    list.push_back(std::move(j));
+  }
+  return {{"contents", std::move(list)}};
+}
+
+Json Session::Subscribe(InFlight& request, bool subscribe, std::optional<ProtocolError>& error) {
+  const std::string* uri = StringParam(request.params, "uri");
+  if (uri == nullptr) {
+    error = ProtocolError{error_code::kInvalidParams, "invalid params: params.uri must be a string",
+                          nullptr};
+    return Json();
+  }
+  if (!subscribe) {
+    std::lock_guard<std::mutex> lock(mu_);
+    subscriptions_.erase(*uri);
+    return Json::object();
+  }
+  const ResourceReader* reader = nullptr;
+  ResourceVars vars;
+  if (!server_.resources().Resolve(*uri, &reader, vars, nullptr)) {
+    error = ProtocolError{error_code::kResourceNotFound, "resource not found: " + *uri,
+                          Json{{"uri", *uri}}};
+    return Json();
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  subscriptions_.insert(*uri);
+  return Json::object();
+}
+
+Json Session::GetPrompt(InFlight& request, std::optional<ProtocolError>& error) {
+  const std::string* name = StringParam(request.params, "name");
+  if (name == nullptr) {
+    error = ProtocolError{error_code::kInvalidParams, "invalid params: params.name must be a string",
+                          nullptr};
+    return Json();
+  }
+  const Prompt* prompt = server_.prompts().Find(*name);
+  if (prompt == nullptr) {
+    error = ProtocolError{error_code::kInvalidParams, "Unknown prompt: " + *name, nullptr};
+    return Json();
+  }
+  std::map<std::string, std::string> args;
+  auto a = request.params.find("arguments");
+  if (a != request.params.end() && !a->is_null()) {
+    if (!a->is_object()) {
+      error = ProtocolError{error_code::kInvalidParams,
+                            "invalid params: params.arguments must be an object", nullptr};
+      return Json();
+    }
+    for (auto it = a->begin(); it != a->end(); ++it) {
+      if (!it.value().is_string()) {
+        error = ProtocolError{error_code::kInvalidParams,
+                              fmt::format("invalid params: params.arguments.{} must be a string",
+                                          it.key()),
+                              nullptr};
+        return Json();
+      }
+      args[it.key()] = it.value().get<std::string>();
+    }
+  }
+  for (const auto& arg : prompt->spec.arguments) {
+    if (arg.required && !args.count(arg.name)) {
+      error = ProtocolError{error_code::kInvalidParams,
+                            fmt::format("invalid params: missing required argument '{}' for prompt '{}'",
+                                        arg.name, *name),
+                            nullptr};
+      return Json();
+    }
+  }
+  CallContext ctx(*this, request);
+  Result<Json> result = prompt->handler(args, ctx);
+  if (!result.ok()) {
+    error = ProtocolErrorFromStatus(result.status(), server_.logger(), request.method);
+    return Json();
+  }
+  return std::move(result).value();
+}
+
+Json Session::Complete(InFlight& request, std::optional<ProtocolError>& error) {
+  const Json& params = request.params;
+  auto invalid = [&](std::string message) {
+    error = ProtocolError{error_code::kInvalidParams, "invalid params: " + std::move(message), nullptr};
+    return Json();
+  };
+  if (!params.is_object()) return invalid("params must be an object");
+  auto ref = params.find("ref");
+  auto argument = params.find("argument");
+  if (ref == params.end() || !ref->is_object()) return invalid("params.ref must be an object");
+  if (argument == params.end() || !argument->is_object()) {
+    return invalid("params.argument must be an object");
+  }
+  const std::string* arg_name = StringParam(*argument, "name");
+  const std::string* arg_value = StringParam(*argument, "value");
+  if (arg_name == nullptr || arg_value == nullptr) {
+    return invalid("params.argument needs string name and value");
+  }
+  Json context_args = Json::object();
+  auto ctx_it = params.find("context");
+  if (ctx_it != params.end() && ctx_it->is_object()) {
+    auto ca = ctx_it->find("arguments");
+    if (ca != ctx_it->end() && ca->is_object()) context_args = *ca;
+  }
+  const std::string* type = StringParam(*ref, "type");
+  const Completer* completer = nullptr;
+  if (type && *type == "ref/prompt") {
+    const std::string* name = StringParam(*ref, "name");
+    const Prompt* prompt = name ? server_.prompts().Find(*name) : nullptr;
+    if (prompt == nullptr) return invalid("unknown prompt in params.ref");
+    completer = &prompt->completer;
+  } else if (type && *type == "ref/resource") {
+    const std::string* uri = StringParam(*ref, "uri");
+    const ResourceTemplate* t = uri ? server_.resources().FindTemplate(*uri) : nullptr;
+    if (t == nullptr) return invalid("unknown resource template in params.ref");
+    completer = &t->completer;
+  } else {
+    return invalid("params.ref.type must be \"ref/prompt\" or \"ref/resource\"");
+  }
+  std::vector<std::string> values;
+  if (*completer) values = (*completer)(*arg_name, *arg_value, context_args);
+  const std::size_t total = values.size();
+  if (values.size() > 100) values.resize(100);
+  Json completion = {{"values", values}, {"total", total}, {"hasMore", total > values.size()}};
+  return {{"completion", std::move(completion)}};
+}
+
+}  // namespace internal
+
+// ---------------------------------------------------------------------------------------------
+// Server
+
+Server::Server(ServerInfo info, ServerOptions options, base::ThreadPool& pool,
+               const base::Logger& logger)
+    : info_(std::move(info)), options_(options), pool_(pool), logger_(logger) {
+  timer_thread_ = std::thread([this] { TimerLoop(); });
+}
+
+Server::~Server() {
+  {
+    std::lock_guard<std::mutex> lock(timer_mu_);
+    timer_stop_ = true;
+  }
+  timer_cv_.notify_all();
+  timer_thread_.join();
+}
+
+std::shared_ptr<internal::Session> Server::NewSession(std::string id) {
+  auto session = std::make_shared<internal::Session>(*this, std::move(id));
+  std::lock_guard<std::mutex> lock(mu_);
+  sessions_.erase(std::remove_if(sessions_.begin(), sessions_.end(),
+                                 [](const auto& w) { return w.expired(); }),
+                  sessions_.end());
+  sessions_.push_back(session);
+  return session;
+}
+
+std::vector<std::shared_ptr<internal::Session>> Server::LiveSessions() {
+  std::vector<std::shared_ptr<internal::Session>> out;
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto& w : sessions_) {
+    if (auto s = w.lock()) out.push_back(std::move(s));
+  }
+  return out;
+}
+
+void Server::NotifyResourceUpdated(const std::string& uri) {
+  std::string message = SerializeNotification("notifications/resources/updated", {{"uri", uri}});
+  for (auto& session : LiveSessions()) {
+    if (session->subscribed(uri)) session->SendToSession(message);
+  }
+}
+
+void Server::TimerLoop() {
+  std::unique_lock<std::mutex> lock(timer_mu_);
+  while (!timer_stop_) {
+    timer_cv_.wait_for(lock, std::chrono::milliseconds(250));
+    if (timer_stop_) break;
+    lock.unlock();
+    auto now = std::chrono::steady_clock::now();
+    for (auto& session : LiveSessions()) session->ExpireDeadlines(now);
+    lock.lock();
+  }
+}
+
+}  // namespace trove::mcp

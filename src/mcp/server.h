@@ -1,0 +1,251 @@
+// Server and Session: the MCP dispatcher shared by every transport.
+//
+// A Server owns the registries and options; a Session is one protocol conversation (stdio:
+// the connection; HTTP: one Mcp-Session-Id). Transports only frame: they parse a message with
+// ParseMessage and hand it to Session::Handle with the Channel its replies travel on. Control
+// messages (ping, initialize, cancellation, setLevel, responses) are handled on the calling
+// (reader) thread; other requests run on the worker pool. Every accepted request is answered
+// exactly once, or deliberately not at all when cancelled (specs/mcp.md §5.2).
+//
+// Thread safety: Session::Handle may be called from several threads at once (HTTP); a Server
+// is shared by all sessions. Registries must be filled before the first session starts.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "base/cancellation.h"
+#include "base/logging.h"
+#include "base/thread_pool.h"
+#include "mcp/context.h"
+#include "mcp/jsonrpc.h"
+#include "mcp/registry.h"
+
+namespace trove::mcp {
+
+inline constexpr std::string_view kLatestProtocolVersion = "2025-11-25";
+
+// Returns true for the revisions Trove implements.
+bool IsSupportedProtocolVersion(std::string_view version);
+
+struct ServerInfo {
+  std::string name;     // stable: "warden", "kodo-mcp", "librarian"
+  std::string version;
+  std::string title;         // optional
+  std::string instructions;  // optional usage hint
+};
+
+struct ServerOptions {
+  ParseLimits parse;                                     // message size, nesting depth
+  std::size_t max_in_flight = 256;                       // per session; control excluded
+  std::chrono::milliseconds handler_deadline{120'000};   // per-tool override in ToolSpec
+  std::chrono::milliseconds client_request_timeout{60'000};
+  std::size_t page_size = 100;                           // list pagination
+  bool resources_list_changed = false;                   // only if really sent
+  // Validate every structuredContent against outputSchema and abort on a mismatch (debug and
+  // test builds).
+#ifdef NDEBUG
+  bool validate_output = false;
+#else
+  bool validate_output = true;
+#endif
+};
+
+// An outbound stream: stdout, an HTTP POST's response, or a session's GET stream.
+// Implementations serialize writes with one lock (one writer per output, §5.3).
+class Channel {
+ public:
+  virtual ~Channel() = default;
+  // Writes one whole message. `final` marks the response that ends a POST stream. Returns
+  // false when the peer is gone.
+  virtual bool Send(const std::string& message, bool final) = 0;
+  // Ends the stream without a final message (the request was cancelled).
+  virtual void Close() {}
+  // Ends the current connection of an SSE stream after a `retry:` field, keeping the stream
+  // for resumption with GET + Last-Event-ID (SSE polling, SEP-1699). No-op elsewhere.
+  virtual void Disconnect(std::chrono::milliseconds /*retry*/) {}
+};
+
+class Server;
+
+namespace internal {
+
+// One accepted request while it runs.
+struct InFlight {
+  Json id;
+  std::string key;  // IdKey(id)
+  std::string method;
+  Json params;
+  Json progress_token;  // null: none
+  std::shared_ptr<Channel> channel;
+  base::Cancellation cancel;
+  std::mutex mu;
+  bool done = false;         // GUARDED_BY(mu): a reply was sent or suppressed
+  bool suppressed = false;   // GUARDED_BY(mu): cancelled; nothing more is sent
+  double last_progress = -1e300;  // GUARDED_BY(mu)
+  bool is_tool_call = false;
+  std::chrono::steady_clock::time_point deadline;  // max(): none
+  std::chrono::milliseconds deadline_length{0};
+};
+
+class Session : public std::enable_shared_from_this<Session> {
+ public:
+  Session(Server& server, std::string id);
+  ~Session();
+
+  // Handles one message; replies and related notifications travel on `channel`.
+  void Handle(Message msg, const std::shared_ptr<Channel>& channel);
+
+  // Sends a message that is not tied to a request (resource updates, pings) on the
+  // session's stream; returns false when there is none.
+  bool SendToSession(const std::string& message);
+  void set_session_channel(std::shared_ptr<Channel> channel);
+  std::shared_ptr<Channel> session_channel();
+
+  // Cancels every in-flight request (no replies follow) and fails pending client requests.
+  void Close();
+  // Waits until no request is in flight or `timeout` passes; returns true when idle.
+  bool WaitIdle(std::chrono::milliseconds timeout);
+
+  const std::string& id() const { return id_; }
+  bool initialized() const { return initialize_done_.load(); }
+  std::string protocol_version() const;
+  std::size_t in_flight() const;
+  bool closed() const { return closed_.load(); }
+  bool subscribed(const std::string& uri) const;
+  // Answers and cancels every request whose deadline is before `now` (§2.18).
+  void ExpireDeadlines(std::chrono::steady_clock::time_point now);
+
+  // Used by CallContext.
+  const std::string& negotiated_version() const { return version_; }
+  const Json& client_capabilities() const { return client_capabilities_; }
+  const Json& client_info() const { return client_info_; }
+  LogSeverity log_level() const { return log_level_.load(); }
+  Server& server() { return server_; }
+  // Sends `message` on the request's stream unless it finished or was cancelled.
+  bool SendForRequest(InFlight& request, const std::string& message);
+  Result<Json> ClientRequest(InFlight& request, std::string_view method, const Json& params,
+                             std::chrono::milliseconds timeout);
+
+ private:
+  struct PendingClientRequest {
+    std::mutex mu;
+    std::condition_variable cv;
+    bool answered = false;
+    Json result;
+    Json error;
+  };
+
+  void HandleRequest(Message msg, const std::shared_ptr<Channel>& channel);
+  void Reply(const std::shared_ptr<Channel>& channel, const Json& id, const Json& result);
+  void ReplyError(const std::shared_ptr<Channel>& channel, const Json& id, int code,
+                  std::string message, Json data = nullptr);
+  void HandleNotification(const Message& msg);
+  void HandleResponse(const Message& msg);
+  void Run(const std::shared_ptr<InFlight>& request);
+  // Sends the final reply of `request` (once); drops it when cancelled.
+  void Finish(InFlight& request, const std::string& message);
+  void Remove(const InFlight& request);
+
+  Json Initialize(const Json& params);
+  // Method handlers: return the result, or set `error`.
+  Json Dispatch(InFlight& request, std::optional<ProtocolError>& error);
+  Json CallTool(InFlight& request, std::optional<ProtocolError>& error);
+  Json ListPage(std::string_view method, const Json& params, std::optional<ProtocolError>& error);
+  Json ReadResource(InFlight& request, std::optional<ProtocolError>& error);
+  Json Subscribe(InFlight& request, bool subscribe, std::optional<ProtocolError>& error);
+  Json GetPrompt(InFlight& request, std::optional<ProtocolError>& error);
+  Json Complete(InFlight& request, std::optional<ProtocolError>& error);
+  bool AtLeast(std::string_view revision) const;
+
+  Server& server_;
+  const std::string id_;
+  std::mutex init_mu_;
+  bool initialize_started_ = false;  // GUARDED_BY(init_mu_)
+  std::atomic<bool> initialize_done_{false};
+  std::atomic<bool> closed_{false};
+  std::atomic<LogSeverity> log_level_{LogSeverity::kWarning};
+  // Written once by initialize, before initialize_done_ is set; read-only afterwards.
+  std::string version_{kLatestProtocolVersion};
+  Json client_capabilities_ = Json::object();
+  Json client_info_ = Json::object();
+
+  mutable std::mutex mu_;
+  std::condition_variable idle_cv_;
+  std::map<std::string, std::shared_ptr<InFlight>> in_flight_;  // GUARDED_BY(mu_)
+  std::set<std::string> subscriptions_;                          // GUARDED_BY(mu_)
+  std::shared_ptr<Channel> session_channel_;                     // GUARDED_BY(mu_)
+  std::int64_t next_client_request_id_ = 0;                      // GUARDED_BY(mu_)
+  std::map<std::int64_t, std::shared_ptr<PendingClientRequest>> pending_;  // GUARDED_BY(mu_)
+};
+
+}  // namespace internal
+
+class Server {
+ public:
+  // `pool` and `logger` must outlive the Server. A pool with zero workers runs every handler
+  // inline on the reader thread, in arrival order (deterministic transcripts).
+  Server(ServerInfo info, ServerOptions options, base::ThreadPool& pool,
+         const base::Logger& logger);
+  ~Server();
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  ToolRegistry& tools() { return tools_; }
+  ResourceRegistry& resources() { return resources_; }
+  PromptRegistry& prompts() { return prompts_; }
+  const ToolRegistry& tools() const { return tools_; }
+  const ResourceRegistry& resources() const { return resources_; }
+  const PromptRegistry& prompts() const { return prompts_; }
+
+  // Creates a session (stdio: one per connection; HTTP: one per Mcp-Session-Id).
+  std::shared_ptr<internal::Session> NewSession(std::string id);
+
+  // Sends notifications/resources/updated to every session subscribed to `uri`.
+  void NotifyResourceUpdated(const std::string& uri);
+
+  const ServerInfo& info() const { return info_; }
+  const ServerOptions& options() const { return options_; }
+  base::ThreadPool& pool() { return pool_; }
+  const base::Logger& logger() const { return logger_; }
+
+  // Returns the live sessions (expired entries are pruned).
+  std::vector<std::shared_ptr<internal::Session>> LiveSessions();
+
+ private:
+  // Sweeps request deadlines every 250 ms.
+  void TimerLoop();
+
+  const ServerInfo info_;
+  const ServerOptions options_;
+  base::ThreadPool& pool_;
+  const base::Logger& logger_;
+  ToolRegistry tools_;
+  ResourceRegistry resources_;
+  PromptRegistry prompts_;
+
+  std::mutex mu_;
+  std::vector<std::weak_ptr<internal::Session>> sessions_;  // GUARDED_BY(mu_)
+
+  std::mutex timer_mu_;
+  std::condition_variable timer_cv_;
+  bool timer_stop_ = false;  // GUARDED_BY(timer_mu_)
+  std::thread timer_thread_;
+};
+
+// Returns the tool-error text and `_meta["trove/error"]` object for a Status (§5.6).
+ToolResult ToolErrorFromStatus(const Status& status);
+
+// Returns an RFC 3339 UTC timestamp of now ("2026-11-22T04:12:09.123Z").
+std::string NowRfc3339();
+
+}  // namespace trove::mcp

@@ -1,0 +1,206 @@
+#include "mcp/stdio.h"
+
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+
+#include <fmt/core.h>
+
+namespace trove::mcp {
+
+namespace {
+
+class FdChannel final : public Channel {
+ public:
+  explicit FdChannel(int fd) : fd_(fd) {}
+
+  bool Send(const std::string& message, bool /*final*/) override {
+    static const char kNewline = '\n';
+    std::lock_guard<std::mutex> lock(mu_);
+    if (gone_) return false;
+    iovec iov[2] = {{const_cast<char*>(message.data()), message.size()},
+                    {const_cast<char*>(&kNewline), 1}};
+    std::size_t total = message.size() + 1;
+    std::size_t written = 0;
+    while (written < total) {
+      // Skip what was already written across both buffers.
+      iovec part[2];
+      int n = 0;
+      std::size_t skip = written;
+      for (auto& v : iov) {
+        if (skip >= v.iov_len) {
+          skip -= v.iov_len;
+          continue;
+        }
+        part[n].iov_base = static_cast<char*>(v.iov_base) + skip;
+        part[n].iov_len = v.iov_len - skip;
+        skip = 0;
+        ++n;
+      }
+      ssize_t w = ::writev(fd_, part, n);
+      if (w < 0) {
+        if (errno == EINTR) continue;
+        gone_ = true;  // EPIPE or another fatal error: the client is gone
+        return false;
+      }
+      written += static_cast<std::size_t>(w);
+    }
+    return true;
+  }
+
+  bool gone() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return gone_;
+  }
+
+ private:
+  const int fd_;
+  std::mutex mu_;
+  bool gone_ = false;  // GUARDED_BY(mu_)
+};
+
+}  // namespace
+
+std::shared_ptr<Channel> MakeFdChannel(int fd) { return std::make_shared<FdChannel>(fd); }
+
+void BlockShutdownSignals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+}
+
+Status ServeStdio(Server& server, const StdioOptions& options) {
+  int out_fd = options.out_fd;
+  if (options.out_fd == 1 && options.redirect_stdout_to_stderr) {
+    out_fd = ::dup(1);
+    if (out_fd < 0) return Status::Io(fmt::format("dup stdout: {}", std::strerror(errno)));
+    ::dup2(2, 1);
+  }
+  auto channel = std::make_shared<FdChannel>(out_fd);
+  std::shared_ptr<internal::Session> session = server.NewSession("");
+  session->set_session_channel(channel);
+
+  // SIGTERM/SIGINT arrive through sigwait on their own thread (when main blocked them with
+  // BlockShutdownSignals): it cancels in-flight work, allows it up to 1 s, and exits 0. The
+  // reader stays in a plain blocking read, with no poll per message.
+  std::atomic<bool> finished{false};
+  std::thread signal_thread;
+  sigset_t current;
+  pthread_sigmask(SIG_BLOCK, nullptr, &current);
+  if (sigismember(&current, SIGTERM) && sigismember(&current, SIGINT)) {
+    signal_thread = std::thread([&finished, session] {
+      sigset_t set;
+      sigemptyset(&set);
+      sigaddset(&set, SIGTERM);
+      sigaddset(&set, SIGINT);
+      int sig = 0;
+      sigwait(&set, &sig);
+      if (finished.load()) return;  // woken by the reader at EOF
+      session->Close();
+      session->WaitIdle(std::chrono::milliseconds(1000));
+      std::_Exit(0);
+    });
+  }
+
+  const ParseLimits& limits = server.options().parse;
+  std::string buffer;
+  std::string line;
+  bool discarding = false;  // inside an over-long line
+  char chunk[65536];
+  auto handle_line = [&](std::string_view text) {
+    if (!text.empty() && text.back() == '\r') text.remove_suffix(1);
+    if (text.find_first_not_of(" \t") == std::string_view::npos) return;  // blank line
+    ParsedMessage parsed = ParseMessage(text, limits);
+    if (!parsed.message) {
+      channel->Send(SerializeError(parsed.error_id, parsed.error), true);
+      return;
+    }
+    session->Handle(std::move(*parsed.message), channel);
+  };
+  auto oversize = [&] {
+    channel->Send(SerializeError(nullptr, ProtocolError{error_code::kInvalidRequest,
+                                                        fmt::format("message exceeds the limit of {} bytes",
+                                                                    limits.max_message_bytes),
+                                                        nullptr}),
+                  true);
+  };
+
+  for (;;) {
+    if (channel->gone()) break;
+    ssize_t n = ::read(options.in_fd, chunk, sizeof(chunk));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN) {
+        pollfd fd = {options.in_fd, POLLIN, 0};
+        ::poll(&fd, 1, -1);
+        continue;
+      }
+      break;
+    }
+    if (n == 0) break;  // EOF
+    std::string_view data(chunk, static_cast<std::size_t>(n));
+    while (!data.empty()) {
+      std::size_t nl = data.find('\n');
+      std::string_view piece = data.substr(0, nl);
+      if (discarding) {
+        if (nl == std::string_view::npos) break;
+        discarding = false;
+        data.remove_prefix(nl + 1);
+        continue;
+      }
+      if (nl == std::string_view::npos) {
+        buffer.append(piece);
+        if (buffer.size() > limits.max_message_bytes + 1) {
+          buffer.clear();
+          discarding = true;
+          oversize();
+        }
+        break;
+      }
+      if (buffer.empty()) {
+        if (piece.size() > limits.max_message_bytes + 1) {
+          oversize();
+        } else {
+          handle_line(piece);
+        }
+      } else {
+        buffer.append(piece);
+        line.swap(buffer);
+        buffer.clear();
+        if (line.size() > limits.max_message_bytes + 1) {
+          oversize();
+        } else {
+          handle_line(line);
+        }
+      }
+      data.remove_prefix(nl + 1);
+    }
+  }
+  if (!buffer.empty() && !discarding) handle_line(buffer);
+
+  // EOF: requests already read get up to 1 s to finish and answer (a client that pipes a
+  // batch of requests and closes stdin still gets its answers); whatever still runs then is
+  // cancelled and its reply suppressed.
+  session->WaitIdle(std::chrono::milliseconds(1000));
+  session->Close();
+  session->WaitIdle(std::chrono::milliseconds(200));
+  if (signal_thread.joinable()) {
+    finished.store(true);
+    pthread_kill(signal_thread.native_handle(), SIGINT);
+    signal_thread.join();
+  }
+  return Status::Ok();
+}
+
+}  // namespace trove::mcp

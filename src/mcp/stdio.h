@@ -1,0 +1,33 @@
+// The stdio transport: newline-delimited JSON-RPC on stdin/stdout (specs/mcp.md §2.2).
+//
+// At start the transport takes a private duplicate of descriptor 1 for protocol output and
+// points descriptor 1 at stderr, so stray writes by third-party code cannot corrupt the
+// stream. One reader thread (the caller's) frames input; replies are written whole, one
+// write per message, under one lock. On EOF, SIGTERM or SIGINT it cancels in-flight work,
+// allows it up to 1 s, and returns.
+// Thread safety: ServeStdio runs on the calling thread until shutdown.
+#pragma once
+
+#include "base/status.h"
+#include "mcp/server.h"
+
+namespace trove::mcp {
+
+// Blocks SIGTERM, SIGINT and SIGPIPE in the calling thread, so that threads created after it
+// inherit the mask and the transport receives the signals through sigwait. Call it first in
+// main, before any thread starts.
+void BlockShutdownSignals();
+
+struct StdioOptions {
+  int in_fd = 0;
+  int out_fd = 1;
+  bool redirect_stdout_to_stderr = true;  // only when out_fd is 1
+};
+
+// Serves one session on the descriptors until EOF or a shutdown signal.
+Status ServeStdio(Server& server, const StdioOptions& options = {});
+
+// Returns a Channel writing newline-terminated messages to `fd` (shared by tests).
+std::shared_ptr<Channel> MakeFdChannel(int fd);
+
+}  // namespace trove::mcp
