@@ -49,6 +49,7 @@ struct FieldOptions {
 };
 
 struct InRange {
+  constexpr InRange(double min, double max) : lo(min), hi(max) {}
   double lo, hi;
   void Apply(FieldOptions& o) const {
     o.minimum = lo;
@@ -56,14 +57,17 @@ struct InRange {
   }
 };
 struct AtLeast {
+  constexpr explicit AtLeast(double min) : lo(min) {}
   double lo;
   void Apply(FieldOptions& o) const { o.minimum = lo; }
 };
 struct AtMost {
+  constexpr explicit AtMost(double max) : hi(max) {}
   double hi;
   void Apply(FieldOptions& o) const { o.maximum = hi; }
 };
 struct LengthRange {
+  constexpr LengthRange(std::size_t min, std::size_t max) : lo(min), hi(max) {}
   std::size_t lo, hi;
   void Apply(FieldOptions& o) const {
     o.min_length = lo;
@@ -71,10 +75,12 @@ struct LengthRange {
   }
 };
 struct MaxLength {
+  constexpr explicit MaxLength(std::size_t max) : hi(max) {}
   std::size_t hi;
   void Apply(FieldOptions& o) const { o.max_length = hi; }
 };
 struct ItemsRange {
+  constexpr ItemsRange(std::size_t min, std::size_t max) : lo(min), hi(max) {}
   std::size_t lo, hi;
   void Apply(FieldOptions& o) const {
     o.min_items = lo;
@@ -83,10 +89,12 @@ struct ItemsRange {
 };
 // The values must outlive the description (use a static constexpr array).
 struct OneOf {
+  constexpr explicit OneOf(std::span<const std::string_view> allowed) : values(allowed) {}
   std::span<const std::string_view> values;
   void Apply(FieldOptions& o) const { o.one_of = values; }
 };
 struct Pattern {
+  constexpr explicit Pattern(std::string_view re) : regex(re) {}
   std::string_view regex;
   void Apply(FieldOptions& o) const { o.pattern = regex; }
 };

@@ -364,9 +364,8 @@ void Session::HandleRequest(Message msg, const std::shared_ptr<Channel>& channel
     }
     if (in_flight_.size() >= server_.options().max_in_flight) {
       return ReplyError(channel, request->id, error_code::kServerBusy,
-                        fmt::format("too many requests in flight (limit {})",
-                                    server_.options().max_in_flight),
-                        Json{{"retryable", true}});
+                        "too many requests in flight",
+                        Json{{"retryable", true}, {"limit", server_.options().max_in_flight}});
     }
     in_flight_.emplace(request->key, request);
   }
