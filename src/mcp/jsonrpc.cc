@@ -98,10 +98,16 @@ ParsedMessage ParseMessage(std::string_view text, const ParseLimits& limits) {
 }
 
 std::string SerializeResult(const Json& id, const Json& result) {
-  std::string out = R"({"jsonrpc":"2.0","id":)";
+  return SerializeRawResult(id, Dump(result));
+}
+
+std::string SerializeRawResult(const Json& id, std::string_view result_json) {
+  std::string out;
+  out.reserve(result_json.size() + 48);
+  out += R"({"jsonrpc":"2.0","id":)";
   out += Dump(id);
   out += R"(,"result":)";
-  out += Dump(result);
+  out += result_json;
   out += '}';
   return out;
 }

@@ -69,6 +69,8 @@ inline std::string IdKey(const Json& id) { return Dump(id); }
 
 // Serializers for outgoing messages (compact JSON, no trailing newline).
 std::string SerializeResult(const Json& id, const Json& result);
+// Same, with the result already serialized as compact JSON.
+std::string SerializeRawResult(const Json& id, std::string_view result_json);
 std::string SerializeError(const Json& id, const ProtocolError& error);
 std::string SerializeNotification(std::string_view method, const Json& params);
 std::string SerializeRequest(const Json& id, std::string_view method, const Json& params);

@@ -14,8 +14,8 @@ ToolResult ToolResult::Text(std::string text) {
 
 ToolResult ToolResult::Structured(Json object) {
   ToolResult r;
-  r.content.push_back({{"type", "text"}, {"text", Dump(object)}});
   r.structured = std::move(object);
+  r.mirror_structured = true;
   return r;
 }
 

@@ -29,6 +29,9 @@ class CallContext;
 struct ToolResult {
   Json content = Json::array();    // content items: text, image, audio, resource_link, resource
   std::optional<Json> structured;  // structuredContent; must be an object matching outputSchema
+  // When set, the core writes the compact JSON of `structured` as a text item before
+  // `content` (the text mirror), serializing the object once for both.
+  bool mirror_structured = false;
   bool is_error = false;
   Json meta;  // _meta, null when absent
 

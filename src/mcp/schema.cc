@@ -110,6 +110,86 @@ bool JsonEqual(const Json& a, const Json& b) {
   return a == b;
 }
 
+// The keywords of one schema object, gathered in one pass over its members (an ordered_json
+// lookup is a linear scan, and validation runs on every tool call).
+struct Keywords {
+  const Json* ref = nullptr;
+  const Json* type = nullptr;
+  const Json* enum_values = nullptr;
+  const Json* const_value = nullptr;
+  const Json* minimum = nullptr;
+  const Json* maximum = nullptr;
+  const Json* exclusive_minimum = nullptr;
+  const Json* exclusive_maximum = nullptr;
+  const Json* multiple_of = nullptr;
+  const Json* min_length = nullptr;
+  const Json* max_length = nullptr;
+  const Json* pattern = nullptr;
+  const Json* prefix_items = nullptr;
+  const Json* items = nullptr;
+  const Json* min_items = nullptr;
+  const Json* max_items = nullptr;
+  const Json* unique_items = nullptr;
+  const Json* properties = nullptr;
+  const Json* required = nullptr;
+  const Json* additional = nullptr;
+  const Json* min_properties = nullptr;
+  const Json* max_properties = nullptr;
+  const Json* all_of = nullptr;
+  const Json* any_of = nullptr;
+  const Json* one_of = nullptr;
+  const Json* not_schema = nullptr;
+
+  explicit Keywords(const Json& schema) {
+    for (auto it = schema.begin(); it != schema.end(); ++it) {
+      const std::string& k = it.key();
+      const Json* v = &it.value();
+      switch (k.empty() ? '\0' : k[0]) {
+        case '$': if (k == "$ref") ref = v; break;
+        case 't': if (k == "type") type = v; break;
+        case 'e':
+          if (k == "enum") enum_values = v;
+          else if (k == "exclusiveMinimum") exclusive_minimum = v;
+          else if (k == "exclusiveMaximum") exclusive_maximum = v;
+          break;
+        case 'c': if (k == "const") const_value = v; break;
+        case 'm':
+          if (k == "minimum") minimum = v;
+          else if (k == "maximum") maximum = v;
+          else if (k == "multipleOf") multiple_of = v;
+          else if (k == "minLength") min_length = v;
+          else if (k == "maxLength") max_length = v;
+          else if (k == "minItems") min_items = v;
+          else if (k == "maxItems") max_items = v;
+          else if (k == "minProperties") min_properties = v;
+          else if (k == "maxProperties") max_properties = v;
+          break;
+        case 'p':
+          if (k == "properties") properties = v;
+          else if (k == "pattern") pattern = v;
+          else if (k == "prefixItems") prefix_items = v;
+          break;
+        case 'i': if (k == "items") items = v; break;
+        case 'u': if (k == "uniqueItems") unique_items = v; break;
+        case 'r': if (k == "required") required = v; break;
+        case 'a':
+          if (k == "additionalProperties") additional = v;
+          else if (k == "allOf") all_of = v;
+          else if (k == "anyOf") any_of = v;
+          break;
+        case 'o': if (k == "oneOf") one_of = v; break;
+        case 'n': if (k == "not") not_schema = v; break;
+        default: break;
+      }
+    }
+  }
+};
+
+// Returns the keyword's value when it is a number (nullptr otherwise).
+const Json* Num(const Json* v) { return (v != nullptr && v->is_number()) ? v : nullptr; }
+// Returns the keyword's value when it is a non-negative integer.
+const Json* Count(const Json* v) { return (v != nullptr && v->is_number_unsigned()) ? v : nullptr; }
+
 class Validator {
  public:
   explicit Validator(const Json& root) : root_(root) {}
@@ -125,64 +205,72 @@ class Validator {
       return;
     }
     if (!schema.is_object()) return;
+    const Keywords kw(schema);
 
-    if (auto ref = schema.find("$ref"); ref != schema.end() && ref->is_string()) {
-      const Json* target = Resolve(ref->get<std::string>());
+    if (kw.ref != nullptr && kw.ref->is_string()) {
+      const Json* target = Resolve(kw.ref->get<std::string>());
       if (target == nullptr) {
-        out.push_back({path, "schema error: unresolvable $ref " + ref->get<std::string>()});
+        out.push_back({path, "schema error: unresolvable $ref " + kw.ref->get<std::string>()});
       } else {
         Validate(*target, v, path, out, depth + 1);
       }
     }
 
-    if (auto type = schema.find("type"); type != schema.end()) {
+    if (kw.type != nullptr) {
       bool ok = false;
-      std::string expected;
-      if (type->is_string()) {
-        ok = MatchesType(v, type->get<std::string>());
-        expected = type->get<std::string>();
-      } else if (type->is_array()) {
-        for (const auto& t : *type) {
-          if (!t.is_string()) continue;
-          if (!expected.empty()) expected += " or ";
-          expected += t.get<std::string>();
-          ok = ok || MatchesType(v, t.get<std::string>());
+      if (kw.type->is_string()) {
+        ok = MatchesType(v, kw.type->get_ref<const std::string&>());
+      } else if (kw.type->is_array()) {
+        for (const auto& t : *kw.type) {
+          if (t.is_string() && MatchesType(v, t.get_ref<const std::string&>())) ok = true;
         }
       }
       if (!ok) {
+        std::string expected;
+        if (kw.type->is_string()) {
+          expected = kw.type->get<std::string>();
+        } else if (kw.type->is_array()) {
+          for (const auto& t : *kw.type) {
+            if (!t.is_string()) continue;
+            if (!expected.empty()) expected += " or ";
+            expected += t.get<std::string>();
+          }
+        }
         out.push_back({path, fmt::format("expected {}, got {}", expected, TypeName(v))});
         return;  // further keywords would only repeat the type mismatch
       }
     }
 
-    if (auto e = schema.find("enum"); e != schema.end() && e->is_array()) {
-      bool found = std::any_of(e->begin(), e->end(), [&](const Json& x) { return JsonEqual(x, v); });
+    if (kw.enum_values != nullptr && kw.enum_values->is_array()) {
+      const Json& e = *kw.enum_values;
+      bool found = std::any_of(e.begin(), e.end(), [&](const Json& x) { return JsonEqual(x, v); });
       if (!found) {
         std::string allowed;
-        for (const auto& x : *e) {
+        for (const auto& x : e) {
           if (!allowed.empty()) allowed += ", ";
           allowed += QuoteForMessage(x);
         }
         out.push_back({path, fmt::format("must be one of {}; got {}", allowed, QuoteForMessage(v))});
       }
     }
-    if (auto c = schema.find("const"); c != schema.end() && !JsonEqual(*c, v)) {
-      out.push_back({path, fmt::format("must be {}; got {}", QuoteForMessage(*c), QuoteForMessage(v))});
+    if (kw.const_value != nullptr && !JsonEqual(*kw.const_value, v)) {
+      out.push_back({path, fmt::format("must be {}; got {}", QuoteForMessage(*kw.const_value),
+                                       QuoteForMessage(v))});
     }
 
-    if (v.is_number()) ValidateNumber(schema, v, path, out);
-    if (v.is_string()) ValidateString(schema, v, path, out);
-    if (v.is_array()) ValidateArray(schema, v, path, out, depth);
-    if (v.is_object()) ValidateObject(schema, v, path, out, depth);
+    if (v.is_number()) ValidateNumber(kw, v, path, out);
+    if (v.is_string()) ValidateString(kw, v, path, out);
+    if (v.is_array()) ValidateArray(kw, v, path, out, depth);
+    if (v.is_object()) ValidateObject(kw, v, path, out, depth);
 
-    if (auto all = schema.find("allOf"); all != schema.end() && all->is_array()) {
-      for (const auto& s : *all) Validate(s, v, path, out, depth + 1);
+    if (kw.all_of != nullptr && kw.all_of->is_array()) {
+      for (const auto& sub : *kw.all_of) Validate(sub, v, path, out, depth + 1);
     }
-    if (auto any = schema.find("anyOf"); any != schema.end() && any->is_array()) {
+    if (kw.any_of != nullptr && kw.any_of->is_array()) {
       bool matched = false;
-      for (const auto& s : *any) {
+      for (const auto& sub : *kw.any_of) {
         std::vector<ValidationError> scratch;
-        Validate(s, v, path, scratch, depth + 1);
+        Validate(sub, v, path, scratch, depth + 1);
         if (scratch.empty()) {
           matched = true;
           break;
@@ -190,11 +278,11 @@ class Validator {
       }
       if (!matched) out.push_back({path, "must match at least one schema in anyOf"});
     }
-    if (auto one = schema.find("oneOf"); one != schema.end() && one->is_array()) {
+    if (kw.one_of != nullptr && kw.one_of->is_array()) {
       int matches = 0;
-      for (const auto& s : *one) {
+      for (const auto& sub : *kw.one_of) {
         std::vector<ValidationError> scratch;
-        Validate(s, v, path, scratch, depth + 1);
+        Validate(sub, v, path, scratch, depth + 1);
         if (scratch.empty()) ++matches;
       }
       if (matches != 1) {
@@ -202,9 +290,9 @@ class Validator {
                                          matches)});
       }
     }
-    if (auto n = schema.find("not"); n != schema.end()) {
+    if (kw.not_schema != nullptr) {
       std::vector<ValidationError> scratch;
-      Validate(*n, v, path, scratch, depth + 1);
+      Validate(*kw.not_schema, v, path, scratch, depth + 1);
       if (scratch.empty()) out.push_back({path, "must not match the schema in not"});
     }
   }
@@ -221,30 +309,26 @@ class Validator {
     }
   }
 
-  static void ValidateNumber(const Json& schema, const Json& v, const std::string& path,
+  static void ValidateNumber(const Keywords& kw, const Json& v, const std::string& path,
                              std::vector<ValidationError>& out) {
     double d = v.get<double>();
-    auto num = [&](const char* key) -> const Json* {
-      auto it = schema.find(key);
-      return (it != schema.end() && it->is_number()) ? &*it : nullptr;
-    };
-    if (const Json* m = num("minimum"); m && d < m->get<double>()) {
+    if (const Json* m = Num(kw.minimum); m && d < m->get<double>()) {
       out.push_back({path, fmt::format("must be at least {}; got {}", FormatNumber(*m),
                                        FormatNumber(v))});
     }
-    if (const Json* m = num("maximum"); m && d > m->get<double>()) {
+    if (const Json* m = Num(kw.maximum); m && d > m->get<double>()) {
       out.push_back({path, fmt::format("must be at most {}; got {}", FormatNumber(*m),
                                        FormatNumber(v))});
     }
-    if (const Json* m = num("exclusiveMinimum"); m && d <= m->get<double>()) {
+    if (const Json* m = Num(kw.exclusive_minimum); m && d <= m->get<double>()) {
       out.push_back({path, fmt::format("must be greater than {}; got {}", FormatNumber(*m),
                                        FormatNumber(v))});
     }
-    if (const Json* m = num("exclusiveMaximum"); m && d >= m->get<double>()) {
+    if (const Json* m = Num(kw.exclusive_maximum); m && d >= m->get<double>()) {
       out.push_back({path, fmt::format("must be less than {}; got {}", FormatNumber(*m),
                                        FormatNumber(v))});
     }
-    if (const Json* m = num("multipleOf"); m && m->get<double>() > 0) {
+    if (const Json* m = Num(kw.multiple_of); m && m->get<double>() > 0) {
       double q = d / m->get<double>();
       if (std::fabs(q - std::round(q)) > 1e-9) {
         out.push_back({path, fmt::format("must be a multiple of {}; got {}", FormatNumber(*m),
@@ -253,34 +337,29 @@ class Validator {
     }
   }
 
-  static void ValidateString(const Json& schema, const Json& v, const std::string& path,
+  static void ValidateString(const Keywords& kw, const Json& v, const std::string& path,
                              std::vector<ValidationError>& out) {
     const auto& s = v.get_ref<const std::string&>();
-    std::size_t len = 0;
-    bool counted = false;
-    auto length = [&] {
-      if (!counted) {
-        len = Utf8Length(s);
-        counted = true;
+    if (const Json* m = Count(kw.min_length)) {
+      std::size_t len = Utf8Length(s);
+      if (len < m->get<std::size_t>()) {
+        out.push_back({path, fmt::format("length must be at least {}; got {}",
+                                         m->get<std::size_t>(), len)});
       }
-      return len;
-    };
-    if (auto m = schema.find("minLength"); m != schema.end() && m->is_number_unsigned() &&
-                                           length() < m->get<std::size_t>()) {
-      out.push_back({path, fmt::format("length must be at least {}; got {}",
-                                       m->get<std::size_t>(), length())});
     }
-    if (auto m = schema.find("maxLength"); m != schema.end() && m->is_number_unsigned() &&
-                                           length() > m->get<std::size_t>()) {
-      out.push_back({path, fmt::format("length must be at most {}; got {}",
-                                       m->get<std::size_t>(), length())});
+    if (const Json* m = Count(kw.max_length)) {
+      std::size_t len = Utf8Length(s);
+      if (len > m->get<std::size_t>()) {
+        out.push_back({path, fmt::format("length must be at most {}; got {}",
+                                         m->get<std::size_t>(), len)});
+      }
     }
-    if (auto p = schema.find("pattern"); p != schema.end() && p->is_string()) {
+    if (kw.pattern != nullptr && kw.pattern->is_string()) {
       try {
-        std::regex re(p->get<std::string>(), std::regex::ECMAScript);
+        std::regex re(kw.pattern->get<std::string>(), std::regex::ECMAScript);
         if (!std::regex_search(s, re)) {
-          out.push_back({path, fmt::format("must match pattern {}; got {}", QuoteForMessage(*p),
-                                           QuoteForMessage(v))});
+          out.push_back({path, fmt::format("must match pattern {}; got {}",
+                                           QuoteForMessage(*kw.pattern), QuoteForMessage(v))});
         }
       } catch (const std::regex_error&) {
         out.push_back({path, "schema error: invalid pattern"});
@@ -288,31 +367,30 @@ class Validator {
     }
   }
 
-  void ValidateArray(const Json& schema, const Json& v, const std::string& path,
+  void ValidateArray(const Keywords& kw, const Json& v, const std::string& path,
                      std::vector<ValidationError>& out, int depth) {
     std::size_t prefix = 0;
-    if (auto p = schema.find("prefixItems"); p != schema.end() && p->is_array()) {
-      prefix = std::min(p->size(), v.size());
+    if (kw.prefix_items != nullptr && kw.prefix_items->is_array()) {
+      prefix = std::min(kw.prefix_items->size(), v.size());
       for (std::size_t i = 0; i < prefix; ++i) {
-        Validate((*p)[i], v[i], path + "[" + std::to_string(i) + "]", out, depth + 1);
+        Validate((*kw.prefix_items)[i], v[i], path + "[" + std::to_string(i) + "]", out, depth + 1);
       }
     }
-    if (auto items = schema.find("items"); items != schema.end()) {
+    if (kw.items != nullptr) {
       for (std::size_t i = prefix; i < v.size(); ++i) {
-        Validate(*items, v[i], path + "[" + std::to_string(i) + "]", out, depth + 1);
+        Validate(*kw.items, v[i], path + "[" + std::to_string(i) + "]", out, depth + 1);
       }
     }
-    if (auto m = schema.find("minItems"); m != schema.end() && m->is_number_unsigned() &&
-                                          v.size() < m->get<std::size_t>()) {
+    if (const Json* m = Count(kw.min_items); m && v.size() < m->get<std::size_t>()) {
       out.push_back({path, fmt::format("must have at least {} items; got {}",
                                        m->get<std::size_t>(), v.size())});
     }
-    if (auto m = schema.find("maxItems"); m != schema.end() && m->is_number_unsigned() &&
-                                          v.size() > m->get<std::size_t>()) {
+    if (const Json* m = Count(kw.max_items); m && v.size() > m->get<std::size_t>()) {
       out.push_back({path, fmt::format("must have at most {} items; got {}",
                                        m->get<std::size_t>(), v.size())});
     }
-    if (auto u = schema.find("uniqueItems"); u != schema.end() && u->is_boolean() && u->get<bool>()) {
+    if (kw.unique_items != nullptr && kw.unique_items->is_boolean() &&
+        kw.unique_items->get<bool>()) {
       for (std::size_t i = 0; i < v.size(); ++i) {
         for (std::size_t j = i + 1; j < v.size(); ++j) {
           if (JsonEqual(v[i], v[j])) {
@@ -324,12 +402,12 @@ class Validator {
     }
   }
 
-  void ValidateObject(const Json& schema, const Json& v, const std::string& path,
+  void ValidateObject(const Keywords& kw, const Json& v, const std::string& path,
                       std::vector<ValidationError>& out, int depth) {
-    auto props = schema.find("properties");
-    const bool has_props = props != schema.end() && props->is_object();
-    if (auto req = schema.find("required"); req != schema.end() && req->is_array()) {
-      for (const auto& name : *req) {
+    const Json* props =
+        (kw.properties != nullptr && kw.properties->is_object()) ? kw.properties : nullptr;
+    if (kw.required != nullptr && kw.required->is_array()) {
+      for (const auto& name : *kw.required) {
         if (!name.is_string()) continue;
         const auto& key = name.get_ref<const std::string&>();
         if (!v.contains(key)) {
@@ -339,19 +417,19 @@ class Validator {
         }
       }
     }
-    auto additional = schema.find("additionalProperties");
+    const Json* additional = kw.additional;
     for (auto it = v.begin(); it != v.end(); ++it) {
+      const Json* sub = nullptr;
+      if (props != nullptr) {
+        auto ps = props->find(it.key());
+        if (ps != props->end()) sub = &*ps;
+      }
+      if (sub == nullptr && additional == nullptr) continue;
       std::string p = path;
       AppendPathKey(p, it.key());
-      if (has_props) {
-        auto ps = props->find(it.key());
-        if (ps != props->end()) {
-          Validate(*ps, it.value(), p, out, depth + 1);
-          continue;
-        }
-      }
-      if (additional == schema.end()) continue;
-      if (additional->is_boolean()) {
+      if (sub != nullptr) {
+        Validate(*sub, it.value(), p, out, depth + 1);
+      } else if (additional->is_boolean()) {
         if (!additional->get<bool>()) {
           out.push_back({std::move(p), "unexpected property (additionalProperties is false)"});
         }
@@ -359,13 +437,11 @@ class Validator {
         Validate(*additional, it.value(), p, out, depth + 1);
       }
     }
-    if (auto m = schema.find("minProperties"); m != schema.end() && m->is_number_unsigned() &&
-                                               v.size() < m->get<std::size_t>()) {
+    if (const Json* m = Count(kw.min_properties); m && v.size() < m->get<std::size_t>()) {
       out.push_back({path, fmt::format("must have at least {} properties; got {}",
                                        m->get<std::size_t>(), v.size())});
     }
-    if (auto m = schema.find("maxProperties"); m != schema.end() && m->is_number_unsigned() &&
-                                               v.size() > m->get<std::size_t>()) {
+    if (const Json* m = Count(kw.max_properties); m && v.size() > m->get<std::size_t>()) {
       out.push_back({path, fmt::format("must have at most {} properties; got {}",
                                        m->get<std::size_t>(), v.size())});
     }
@@ -439,6 +515,7 @@ std::vector<ValidationError> ValidateAgainstSchema(const Json& schema, const Jso
                                                    std::string_view root_path) {
   std::vector<ValidationError> errors;
   Validator(schema).Validate(schema, instance, std::string(root_path), errors);
+  if (errors.size() < 2) return errors;
   std::stable_sort(errors.begin(), errors.end(),
                    [](const ValidationError& a, const ValidationError& b) { return a.path < b.path; });
   return errors;

@@ -387,8 +387,13 @@ void Session::Run(const std::shared_ptr<InFlight>& request) {
     Finish(*request, std::string());
     return;
   }
+  std::string raw;  // a result serialized by its method handler
   try {
-    result = Dispatch(*request, error);
+    if (request->method == "tools/call" && !server_.tools().empty()) {
+      raw = CallTool(*request, error);
+    } else {
+      result = Dispatch(*request, error);
+    }
   } catch (const std::exception& e) {
     std::string ref = NewErrorRef();
     server_.logger().Logf(base::LogLevel::kError, "{} failed (ref {}): exception: {}",
@@ -400,7 +405,13 @@ void Session::Run(const std::shared_ptr<InFlight>& request) {
                           request->method, ref);
     error = ProtocolError{error_code::kInternalError, fmt::format("internal error (ref {})", ref), nullptr};
   }
-  Finish(*request, error ? SerializeError(request->id, *error) : SerializeResult(request->id, result));
+  if (error) {
+    Finish(*request, SerializeError(request->id, *error));
+  } else if (!raw.empty()) {
+    Finish(*request, SerializeRawResult(request->id, raw));
+  } else {
+    Finish(*request, SerializeResult(request->id, result));
+  }
 }
 
 void Session::Finish(InFlight& request, const std::string& message) {
@@ -542,10 +553,7 @@ Json Session::Dispatch(InFlight& request, std::optional<ProtocolError>& error) {
     error = ProtocolError{error_code::kMethodNotFound, "method not found: " + m, nullptr};
     return Json();
   };
-  if (m == "tools/call") {
-    if (server_.tools().empty()) return not_found();
-    return CallTool(request, error);
-  }
+  if (m == "tools/call") return not_found();  // Run calls CallTool when tools exist
   if (m == "tools/list") {
     if (server_.tools().empty()) return not_found();
     return ListPage(m, request.params, error);
@@ -574,19 +582,19 @@ Json Session::Dispatch(InFlight& request, std::optional<ProtocolError>& error) {
   return not_found();
 }
 
-Json Session::CallTool(InFlight& request, std::optional<ProtocolError>& error) {
+std::string Session::CallTool(InFlight& request, std::optional<ProtocolError>& error) {
   const Json& params = request.params;
   auto name_it = params.is_object() ? params.find("name") : params.end();
   if (!params.is_object() || name_it == params.end() || !name_it->is_string()) {
     error = ProtocolError{error_code::kInvalidParams, "invalid params: params.name must be a string",
                           nullptr};
-    return Json();
+    return {};
   }
   const std::string& name = name_it->get_ref<const std::string&>();
   const Tool* tool = server_.tools().Find(name);
   if (tool == nullptr) {
     error = ProtocolError{error_code::kInvalidParams, "Unknown tool: " + name, nullptr};
-    return Json();
+    return {};
   }
   static const Json* const kEmpty = new Json(Json::object());
   const Json* args = kEmpty;
@@ -595,7 +603,7 @@ Json Session::CallTool(InFlight& request, std::optional<ProtocolError>& error) {
     if (!args_it->is_object()) {
       error = ProtocolError{error_code::kInvalidParams,
                             "invalid params: params.arguments must be an object", nullptr};
-      return Json();
+      return {};
     }
     args = &*args_it;
   }
@@ -652,12 +660,33 @@ Json Session::CallTool(InFlight& request, std::optional<ProtocolError>& error) {
     }
   }
 
-  Json out = {{"content", std::move(r.content)}};
-  if (r.structured && !r.is_error && AtLeast("2025-06-18")) {
-    out["structuredContent"] = std::move(*r.structured);
+  // {"content":[...],"structuredContent":{...},"isError":true,"_meta":{...}}
+  std::string out = R"({"content":[)";
+  std::string structured;
+  if (r.structured && !r.is_error) structured = Dump(*r.structured);
+  bool first = true;
+  if (r.mirror_structured && r.structured) {
+    out += R"({"type":"text","text":)";
+    AppendJsonString(out, r.is_error ? Dump(*r.structured) : structured);
+    out += '}';
+    first = false;
   }
-  if (r.is_error) out["isError"] = true;
-  if (!r.meta.is_null()) out["_meta"] = std::move(r.meta);
+  for (const Json& item : r.content) {
+    if (!first) out += ',';
+    out += Dump(item);
+    first = false;
+  }
+  out += ']';
+  if (!structured.empty() && AtLeast("2025-06-18")) {
+    out += R"(,"structuredContent":)";
+    out += structured;
+  }
+  if (r.is_error) out += R"(,"isError":true)";
+  if (!r.meta.is_null()) {
+    out += R"(,"_meta":)";
+    out += Dump(r.meta);
+  }
+  out += '}';
   return out;
 }
 

@@ -159,7 +159,9 @@ class Session : public std::enable_shared_from_this<Session> {
   Json Initialize(const Json& params);
   // Method handlers: return the result, or set `error`.
   Json Dispatch(InFlight& request, std::optional<ProtocolError>& error);
-  Json CallTool(InFlight& request, std::optional<ProtocolError>& error);
+  // Returns the serialized result object of tools/call (built as text, so a structured
+  // result is serialized once for both structuredContent and its text mirror).
+  std::string CallTool(InFlight& request, std::optional<ProtocolError>& error);
   Json ListPage(std::string_view method, const Json& params, std::optional<ProtocolError>& error);
   Json ReadResource(InFlight& request, std::optional<ProtocolError>& error);
   Json Subscribe(InFlight& request, bool subscribe, std::optional<ProtocolError>& error);
