@@ -2,7 +2,7 @@
 # target gets the same warnings, include root and sanitizer flags.
 
 set(TROVE_WARNINGS -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor -Wcast-align
-    -Woverloaded-virtual -Wnull-dereference -Wimplicit-fallthrough
+    -Woverloaded-virtual -Wimplicit-fallthrough
     # Designated initializers that omit members are the convention (ToolSpec{.name = ...}).
     -Wno-missing-field-initializers)
 if(CMAKE_CXX_COMPILER_ID MATCHES "Clang")

@@ -253,16 +253,17 @@ Status FromJsonInto(const Json& j, T& out, std::string& path) {
     if (!j.is_boolean()) return Status::InvalidArgument(path + ": expected boolean");
     out = j.get<bool>();
   } else if constexpr (std::is_integral_v<T>) {
-    if (j.is_number_integer()) {
-      auto v = j.get<std::int64_t>();
-      if (v < static_cast<std::int64_t>(std::numeric_limits<T>::min()) ||
-          (v > 0 && static_cast<std::uint64_t>(v) > std::numeric_limits<T>::max())) {
+    // is_number_integer() is also true for unsigned values: test unsigned first.
+    if (j.is_number_unsigned()) {
+      auto v = j.get<std::uint64_t>();
+      if (v > static_cast<std::uint64_t>(std::numeric_limits<T>::max())) {
         return Status::InvalidArgument(path + ": integer out of range");
       }
       out = static_cast<T>(v);
-    } else if (j.is_number_unsigned()) {
-      auto v = j.get<std::uint64_t>();
-      if (v > static_cast<std::uint64_t>(std::numeric_limits<T>::max())) {
+    } else if (j.is_number_integer()) {
+      auto v = j.get<std::int64_t>();
+      if (v < static_cast<std::int64_t>(std::numeric_limits<T>::min()) ||
+          (v > 0 && static_cast<std::uint64_t>(v) > std::numeric_limits<T>::max())) {
         return Status::InvalidArgument(path + ": integer out of range");
       }
       out = static_cast<T>(v);

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -61,7 +62,26 @@ struct ParsedMessage {
   Json error_id;  // id for the error response
 };
 
-// Classifies `text` as one JSON-RPC message per specs/mcp.md §2.1 and §2.18.
+// MessageParser classifies text as one JSON-RPC message per specs/mcp.md §2.1 and §2.18.
+// It parses with simdjson (UTF-8 and nesting depth are checked there) and builds nlohmann
+// values only for params, result and error; its buffers are reused from message to message.
+// Integers beyond the 64-bit range are a parse error. See docs/decisions/0003-simdjson.md.
+// Thread safety: one thread at a time per MessageParser (a reader thread owns one).
+class MessageParser {
+ public:
+  MessageParser();
+  ~MessageParser();
+  MessageParser(const MessageParser&) = delete;
+  MessageParser& operator=(const MessageParser&) = delete;
+
+  ParsedMessage Parse(std::string_view text, const ParseLimits& limits);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Parses one message with a fresh MessageParser (tests, fuzzers, one-off callers).
 ParsedMessage ParseMessage(std::string_view text, const ParseLimits& limits);
 
 // Returns the in-flight table key of an id: its compact JSON (so 5 and "5" differ).

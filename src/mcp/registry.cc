@@ -36,17 +36,30 @@ Status CheckToolName(std::string_view name) {
 
 namespace {
 
-// Every property of an object schema (recursively) must carry a description: it is all the
-// model reads.
-Status CheckDescriptions(const Json& schema, const std::string& where) {
-  if (!schema.is_object()) return Status::Ok();
+// Every property of an object schema, at any depth, must carry a description: it is all the
+// model reads. (A property given by $ref takes its description from the definition.)
+Status CheckDescriptions(const Json& schema, const std::string& where, int depth = 0) {
+  if (!schema.is_object() || depth > 32) return Status::Ok();
   if (auto props = schema.find("properties"); props != schema.end() && props->is_object()) {
     for (auto it = props->begin(); it != props->end(); ++it) {
       const Json& p = it.value();
+      const std::string here = where + "." + it.key();
       if (p.is_object() && !p.contains("description") && !p.contains("$ref")) {
-        return Status::InvalidArgument(
-            fmt::format("{}.{}: a property needs a description", where, it.key()));
+        return Status::InvalidArgument(here + ": a property needs a description");
       }
+      RETURN_IF_ERROR(CheckDescriptions(p, here, depth + 1));
+    }
+  }
+  for (const char* key : {"items", "additionalProperties"}) {
+    if (auto sub = schema.find(key); sub != schema.end()) {
+      RETURN_IF_ERROR(CheckDescriptions(*sub, where + "." + key, depth + 1));
+    }
+  }
+  for (const char* key : {"$defs", "prefixItems", "allOf", "anyOf", "oneOf"}) {
+    auto group = schema.find(key);
+    if (group == schema.end()) continue;
+    for (auto it = group->begin(); it != group->end(); ++it) {
+      RETURN_IF_ERROR(CheckDescriptions(*it, where + "." + key, depth + 1));
     }
   }
   return Status::Ok();

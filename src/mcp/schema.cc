@@ -188,7 +188,13 @@ struct Keywords {
 // Returns the keyword's value when it is a number (nullptr otherwise).
 const Json* Num(const Json* v) { return (v != nullptr && v->is_number()) ? v : nullptr; }
 // Returns the keyword's value when it is a non-negative integer.
-const Json* Count(const Json* v) { return (v != nullptr && v->is_number_unsigned()) ? v : nullptr; }
+// (Schemas built in C++ hold signed integers, parsed ones unsigned: both count.)
+const Json* Count(const Json* v) {
+  if (v == nullptr) return nullptr;
+  if (v->is_number_unsigned()) return v;
+  if (v->is_number_integer() && v->get<std::int64_t>() >= 0) return v;
+  return nullptr;
+}
 
 class Validator {
  public:

@@ -114,6 +114,7 @@ Status ServeStdio(Server& server, const StdioOptions& options) {
   }
 
   const ParseLimits& limits = server.options().parse;
+  MessageParser parser;  // reused for every line: its buffers stay allocated
   std::string buffer;
   std::string line;
   bool discarding = false;  // inside an over-long line
@@ -121,7 +122,7 @@ Status ServeStdio(Server& server, const StdioOptions& options) {
   auto handle_line = [&](std::string_view text) {
     if (!text.empty() && text.back() == '\r') text.remove_suffix(1);
     if (text.find_first_not_of(" \t") == std::string_view::npos) return;  // blank line
-    ParsedMessage parsed = ParseMessage(text, limits);
+    ParsedMessage parsed = parser.Parse(text, limits);
     if (!parsed.message) {
       channel->Send(SerializeError(parsed.error_id, parsed.error), true);
       return;
