@@ -24,7 +24,8 @@ int main() {
   mcp::BlockShutdownSignals();
   base::Logger logger(base::LogLevel::kWarning);
   base::ThreadPool pool(2);
-  mcp::Server server({.name = "trove-echo", .version = "0.1.0"}, mcp::ServerOptions{}, pool, logger);
+  mcp::Server server({.name = "trove-echo", .version = "0.1.0"}, mcp::ServerOptions{}, pool,
+                     logger);
   Status s = server.tools().Add<Echo, Echo>(
       {.name = "echo",
        .description = "Echoes its text argument",

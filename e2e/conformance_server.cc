@@ -4,8 +4,10 @@
 //
 //   conformance_server                 # stdio
 //   conformance_server --http 0        # Streamable HTTP on 127.0.0.1, free port
+#include <fmt/core.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -13,9 +15,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <CLI/CLI.hpp>
-#include <fmt/core.h>
 
 #include "base/hash.h"
 #include "base/logging.h"
@@ -134,8 +133,7 @@ struct MessageArgs {
   std::string message;
 };
 inline auto DescribeFields(mcp::Tag<MessageArgs>) {
-  return mcp::Fields(
-      mcp::Field("message", &MessageArgs::message, "The message to show the user"));
+  return mcp::Fields(mcp::Field("message", &MessageArgs::message, "The message to show the user"));
 }
 
 Status RegisterTools(mcp::Server& server) {
@@ -143,23 +141,27 @@ Status RegisterTools(mcp::Server& server) {
   const std::string wav = TinyWavBase64();
 
   RETURN_IF_ERROR(tools.AddWithContent<mcp::NoArgs>(
-      {.name = "test_simple_text", .description = "Returns a simple text response",
+      {.name = "test_simple_text",
+       .description = "Returns a simple text response",
        .annotations = {.read_only = true, .idempotent = true, .open_world = false}},
       [](const mcp::NoArgs&, mcp::CallContext&) -> Result<mcp::ToolResult> {
         return mcp::ToolResult::Text("This is a simple text response for testing.");
       }));
   RETURN_IF_ERROR(tools.AddWithContent<mcp::NoArgs>(
-      {.name = "test_image_content", .description = "Returns an image content item (a 1x1 PNG)",
+      {.name = "test_image_content",
+       .description = "Returns an image content item (a 1x1 PNG)",
        .annotations = {.read_only = true, .idempotent = true, .open_world = false}},
       [](const mcp::NoArgs&, mcp::CallContext&) -> Result<mcp::ToolResult> {
-        return Content(Json::array(
-            {{{"type", "image"}, {"data", kPngBase64}, {"mimeType", "image/png"}}}));
+        return Content(
+            Json::array({{{"type", "image"}, {"data", kPngBase64}, {"mimeType", "image/png"}}}));
       }));
   RETURN_IF_ERROR(tools.AddWithContent<mcp::NoArgs>(
-      {.name = "test_audio_content", .description = "Returns an audio content item (a short WAV)",
+      {.name = "test_audio_content",
+       .description = "Returns an audio content item (a short WAV)",
        .annotations = {.read_only = true, .idempotent = true, .open_world = false}},
       [wav](const mcp::NoArgs&, mcp::CallContext&) -> Result<mcp::ToolResult> {
-        return Content(Json::array({{{"type", "audio"}, {"data", wav}, {"mimeType", "audio/wav"}}}));
+        return Content(
+            Json::array({{{"type", "audio"}, {"data", wav}, {"mimeType", "audio/wav"}}}));
       }));
   const Json embedded = {{"type", "resource"},
                          {"resource",
@@ -167,7 +169,8 @@ Status RegisterTools(mcp::Server& server) {
                            {"mimeType", "text/plain"},
                            {"text", "This is an embedded resource content."}}}};
   RETURN_IF_ERROR(tools.AddWithContent<mcp::NoArgs>(
-      {.name = "test_embedded_resource", .description = "Returns an embedded resource item",
+      {.name = "test_embedded_resource",
+       .description = "Returns an embedded resource item",
        .annotations = {.read_only = true, .idempotent = true, .open_world = false}},
       [embedded](const mcp::NoArgs&, mcp::CallContext&) -> Result<mcp::ToolResult> {
         return Content(Json::array({embedded}));
@@ -177,10 +180,10 @@ Status RegisterTools(mcp::Server& server) {
        .description = "Returns text, image and embedded resource items",
        .annotations = {.read_only = true, .idempotent = true, .open_world = false}},
       [embedded](const mcp::NoArgs&, mcp::CallContext&) -> Result<mcp::ToolResult> {
-        return Content(Json::array(
-            {TextItem("Multiple content types test:"),
-             {{"type", "image"}, {"data", kPngBase64}, {"mimeType", "image/png"}},
-             embedded}));
+        return Content(
+            Json::array({TextItem("Multiple content types test:"),
+                         {{"type", "image"}, {"data", kPngBase64}, {"mimeType", "image/png"}},
+                         embedded}));
       }));
   RETURN_IF_ERROR(tools.AddWithContent<mcp::NoArgs>(
       {.name = "test_tool_with_logging",
@@ -195,10 +198,12 @@ Status RegisterTools(mcp::Server& server) {
         return mcp::ToolResult::Text("Tool with logging executed successfully");
       }));
   RETURN_IF_ERROR(tools.AddWithContent<mcp::NoArgs>(
-      {.name = "test_error_handling", .description = "Always returns a tool error (isError: true)",
+      {.name = "test_error_handling",
+       .description = "Always returns a tool error (isError: true)",
        .annotations = {.read_only = true, .idempotent = true, .open_world = false}},
       [](const mcp::NoArgs&, mcp::CallContext&) -> Result<mcp::ToolResult> {
-        mcp::ToolResult r = mcp::ToolResult::Text("This tool intentionally returns an error for testing");
+        mcp::ToolResult r =
+            mcp::ToolResult::Text("This tool intentionally returns an error for testing");
         r.is_error = true;
         return r;
       }));
@@ -214,12 +219,13 @@ Status RegisterTools(mcp::Server& server) {
         return mcp::ToolResult::Text("Progress tool completed");
       }));
   RETURN_IF_ERROR(tools.AddWithContent<PromptArgs>(
-      {.name = "test_sampling", .description = "Asks the client's LLM (sampling/createMessage)",
+      {.name = "test_sampling",
+       .description = "Asks the client's LLM (sampling/createMessage)",
        .annotations = {.read_only = true, .open_world = true}},
       [](const PromptArgs& args, mcp::CallContext& ctx) -> Result<mcp::ToolResult> {
         Json params = {
-            {"messages",
-             Json::array({{{"role", "user"}, {"content", {{"type", "text"}, {"text", args.prompt}}}}})},
+            {"messages", Json::array({{{"role", "user"},
+                                       {"content", {{"type", "text"}, {"text", args.prompt}}}}})},
             {"maxTokens", 100}};
         ASSIGN_OR_RETURN(Json result, ctx.SendClientRequest("sampling/createMessage", params));
         std::string text;
@@ -229,7 +235,8 @@ Status RegisterTools(mcp::Server& server) {
         return mcp::ToolResult::Text("LLM response: " + text);
       }));
   RETURN_IF_ERROR(tools.AddWithContent<MessageArgs>(
-      {.name = "test_elicitation", .description = "Asks the user for a username and an email",
+      {.name = "test_elicitation",
+       .description = "Asks the user for a username and an email",
        .annotations = {.read_only = true, .open_world = true}},
       [](const MessageArgs& args, mcp::CallContext& ctx) -> Result<mcp::ToolResult> {
         Json schema = {{"type", "object"},
@@ -240,9 +247,9 @@ Status RegisterTools(mcp::Server& server) {
         ASSIGN_OR_RETURN(Json result, ctx.SendClientRequest("elicitation/create",
                                                             {{"message", args.message},
                                                              {"requestedSchema", schema}}));
-        return mcp::ToolResult::Text(fmt::format("User response: action={}, content={}",
-                                                 result.value("action", std::string("?")),
-                                                 mcp::Dump(result.value("content", Json::object()))));
+        return mcp::ToolResult::Text(fmt::format(
+            "User response: action={}, content={}", result.value("action", std::string("?")),
+            mcp::Dump(result.value("content", Json::object()))));
       }));
   RETURN_IF_ERROR(tools.AddWithContent<mcp::NoArgs>(
       {.name = "test_elicitation_sep1034_defaults",
@@ -263,12 +270,14 @@ Status RegisterTools(mcp::Server& server) {
               {"verified",
                {{"type", "boolean"}, {"description", "Verification status"}, {"default", true}}}}}};
         ASSIGN_OR_RETURN(Json result,
-                         ctx.SendClientRequest("elicitation/create",
-                                               {{"message", "Please review and update the form fields with defaults"},
-                                                {"requestedSchema", schema}}));
-        return mcp::ToolResult::Text(fmt::format("Elicitation completed: action={}, content={}",
-                                                 result.value("action", std::string("?")),
-                                                 mcp::Dump(result.value("content", Json::object()))));
+                         ctx.SendClientRequest(
+                             "elicitation/create",
+                             {{"message", "Please review and update the form fields with defaults"},
+                              {"requestedSchema", schema}}));
+        return mcp::ToolResult::Text(
+            fmt::format("Elicitation completed: action={}, content={}",
+                        result.value("action", std::string("?")),
+                        mcp::Dump(result.value("content", Json::object()))));
       }));
   RETURN_IF_ERROR(tools.AddWithContent<mcp::NoArgs>(
       {.name = "test_elicitation_sep1330_enums",
@@ -313,9 +322,10 @@ Status RegisterTools(mcp::Server& server) {
         ASSIGN_OR_RETURN(Json result, ctx.SendClientRequest("elicitation/create",
                                                             {{"message", "Please select options"},
                                                              {"requestedSchema", schema}}));
-        return mcp::ToolResult::Text(fmt::format("Elicitation completed: action={}, content={}",
-                                                 result.value("action", std::string("?")),
-                                                 mcp::Dump(result.value("content", Json::object()))));
+        return mcp::ToolResult::Text(
+            fmt::format("Elicitation completed: action={}, content={}",
+                        result.value("action", std::string("?")),
+                        mcp::Dump(result.value("content", Json::object()))));
       }));
   RETURN_IF_ERROR(tools.AddRaw(
       {.name = "json_schema_2020_12_tool",
@@ -356,7 +366,8 @@ Status RegisterTools(mcp::Server& server) {
 
   // Trove's own test tools.
   RETURN_IF_ERROR(tools.Add<EchoArgs, EchoArgs>(
-      {.name = "echo", .description = "Echoes its text argument",
+      {.name = "echo",
+       .description = "Echoes its text argument",
        .annotations = {.read_only = true, .idempotent = true, .open_world = false},
        .run_inline = true},
       [](const EchoArgs& args, mcp::CallContext&) -> Result<EchoArgs> { return args; }));
@@ -376,13 +387,15 @@ Status RegisterTools(mcp::Server& server) {
         return SlowResult{slept};
       }));
   RETURN_IF_ERROR(tools.AddWithContent<mcp::NoArgs>(
-      {.name = "throw", .description = "Throws an exception inside its handler",
+      {.name = "throw",
+       .description = "Throws an exception inside its handler",
        .annotations = {.read_only = true, .open_world = false}},
       [](const mcp::NoArgs&, mcp::CallContext&) -> Result<mcp::ToolResult> {
         throw std::runtime_error("failed to open /secret/path/db.sqlite: SELECT * FROM secrets");
       }));
   RETURN_IF_ERROR(tools.Add<ProbeArgs, OkResult>(
-      {.name = "schema_probe", .description = "Validates its arguments against a strict schema",
+      {.name = "schema_probe",
+       .description = "Validates its arguments against a strict schema",
        .annotations = {.read_only = true, .idempotent = true, .open_world = false}},
       [](const ProbeArgs&, mcp::CallContext&) -> Result<OkResult> { return OkResult{}; }));
   return Status::Ok();
@@ -390,46 +403,61 @@ Status RegisterTools(mcp::Server& server) {
 
 Status RegisterResources(mcp::Server& server) {
   mcp::ResourceRegistry& res = server.resources();
+  RETURN_IF_ERROR(res.Add({.uri = "test://static-text",
+                           .name = "static-text",
+                           .title = "Static text",
+                           .description = "A static text resource",
+                           .mime_type = "text/plain"},
+                          [](const std::string& uri, const mcp::ResourceVars&,
+                             mcp::CallContext&) -> Result<std::vector<mcp::ResourceContents>> {
+                            return std::vector<mcp::ResourceContents>{
+                                {uri, "text/plain",
+                                 "This is the content of the static text resource.", std::nullopt}};
+                          }));
   RETURN_IF_ERROR(res.Add(
-      {.uri = "test://static-text", .name = "static-text", .title = "Static text",
-       .description = "A static text resource", .mime_type = "text/plain"},
-      [](const std::string& uri, const mcp::ResourceVars&, mcp::CallContext&)
-          -> Result<std::vector<mcp::ResourceContents>> {
-        return std::vector<mcp::ResourceContents>{
-            {uri, "text/plain", "This is the content of the static text resource.", std::nullopt}};
-      }));
-  RETURN_IF_ERROR(res.Add(
-      {.uri = "test://static-binary", .name = "static-binary", .title = "Static binary",
-       .description = "A static binary resource (a 1x1 PNG)", .mime_type = "image/png"},
-      [](const std::string& uri, const mcp::ResourceVars&, mcp::CallContext&)
-          -> Result<std::vector<mcp::ResourceContents>> {
+      {.uri = "test://static-binary",
+       .name = "static-binary",
+       .title = "Static binary",
+       .description = "A static binary resource (a 1x1 PNG)",
+       .mime_type = "image/png"},
+      [](const std::string& uri, const mcp::ResourceVars&,
+         mcp::CallContext&) -> Result<std::vector<mcp::ResourceContents>> {
         return std::vector<mcp::ResourceContents>{{uri, "image/png", std::nullopt, kPngBase64}};
       }));
-  RETURN_IF_ERROR(res.Add(
-      {.uri = "test://watched-resource", .name = "watched-resource", .title = "Watched resource",
-       .description = "A resource that changes every 3 s; subscribe to be told",
-       .mime_type = "text/plain", .subscribable = true},
-      [](const std::string& uri, const mcp::ResourceVars&, mcp::CallContext&)
-          -> Result<std::vector<mcp::ResourceContents>> {
-        auto secs = std::chrono::duration_cast<std::chrono::seconds>(
-                        std::chrono::system_clock::now().time_since_epoch())
-                        .count();
-        return std::vector<mcp::ResourceContents>{
-            {uri, "text/plain", fmt::format("Watched resource, version {}", secs / 3), std::nullopt}};
-      }));
-  RETURN_IF_ERROR(res.Add(
-      {.uri = "test://example-resource", .name = "example-resource", .title = "Example resource",
-       .description = "An ordinary readable text resource", .mime_type = "text/plain"},
-      [](const std::string& uri, const mcp::ResourceVars&, mcp::CallContext&)
-          -> Result<std::vector<mcp::ResourceContents>> {
-        return std::vector<mcp::ResourceContents>{
-            {uri, "text/plain", "This is an example resource.", std::nullopt}};
-      }));
+  RETURN_IF_ERROR(res.Add({.uri = "test://watched-resource",
+                           .name = "watched-resource",
+                           .title = "Watched resource",
+                           .description = "A resource that changes every 3 s; subscribe to be told",
+                           .mime_type = "text/plain",
+                           .subscribable = true},
+                          [](const std::string& uri, const mcp::ResourceVars&,
+                             mcp::CallContext&) -> Result<std::vector<mcp::ResourceContents>> {
+                            auto secs = std::chrono::duration_cast<std::chrono::seconds>(
+                                            std::chrono::system_clock::now().time_since_epoch())
+                                            .count();
+                            return std::vector<mcp::ResourceContents>{
+                                {uri, "text/plain",
+                                 fmt::format("Watched resource, version {}", secs / 3),
+                                 std::nullopt}};
+                          }));
+  RETURN_IF_ERROR(res.Add({.uri = "test://example-resource",
+                           .name = "example-resource",
+                           .title = "Example resource",
+                           .description = "An ordinary readable text resource",
+                           .mime_type = "text/plain"},
+                          [](const std::string& uri, const mcp::ResourceVars&,
+                             mcp::CallContext&) -> Result<std::vector<mcp::ResourceContents>> {
+                            return std::vector<mcp::ResourceContents>{
+                                {uri, "text/plain", "This is an example resource.", std::nullopt}};
+                          }));
   RETURN_IF_ERROR(res.AddTemplate(
-      {.uri_template = "test://template/{id}/data", .name = "template-data",
-       .title = "Templated data", .description = "Data for an id", .mime_type = "application/json"},
-      [](const std::string& uri, const mcp::ResourceVars& vars, mcp::CallContext&)
-          -> Result<std::vector<mcp::ResourceContents>> {
+      {.uri_template = "test://template/{id}/data",
+       .name = "template-data",
+       .title = "Templated data",
+       .description = "Data for an id",
+       .mime_type = "application/json"},
+      [](const std::string& uri, const mcp::ResourceVars& vars,
+         mcp::CallContext&) -> Result<std::vector<mcp::ResourceContents>> {
         const std::string& id = vars.at("id");
         return std::vector<mcp::ResourceContents>{
             {uri, "application/json",
@@ -452,19 +480,24 @@ Status RegisterPrompts(mcp::Server& server) {
     return Json{{"role", "user"}, {"content", {{"type", "text"}, {"text", std::move(text)}}}};
   };
   RETURN_IF_ERROR(prompts.Add(
-      {.name = "test_simple_prompt", .title = "Simple prompt",
+      {.name = "test_simple_prompt",
+       .title = "Simple prompt",
        .description = "A prompt without arguments"},
       [user_text](const std::map<std::string, std::string>&, mcp::CallContext&) -> Result<Json> {
         return Json{{"messages", Json::array({user_text("This is a simple prompt for testing.")})}};
       }));
   RETURN_IF_ERROR(prompts.Add(
-      {.name = "test_prompt_with_arguments", .title = "Prompt with arguments",
+      {.name = "test_prompt_with_arguments",
+       .title = "Prompt with arguments",
        .description = "A prompt with two required arguments",
-       .arguments = {{"arg1", "First test argument", true}, {"arg2", "Second test argument", true}}},
-      [user_text](const std::map<std::string, std::string>& args, mcp::CallContext&) -> Result<Json> {
-        return Json{{"messages", Json::array({user_text(fmt::format(
-                                     "Prompt with arguments: arg1='{}', arg2='{}'",
-                                     args.at("arg1"), args.at("arg2")))})}};
+       .arguments = {{"arg1", "First test argument", true},
+                     {"arg2", "Second test argument", true}}},
+      [user_text](const std::map<std::string, std::string>& args,
+                  mcp::CallContext&) -> Result<Json> {
+        return Json{
+            {"messages",
+             Json::array({user_text(fmt::format("Prompt with arguments: arg1='{}', arg2='{}'",
+                                                args.at("arg1"), args.at("arg2")))})}};
       },
       [](std::string_view argument, std::string_view value, const Json&) {
         std::vector<std::string> out;
@@ -475,10 +508,12 @@ Status RegisterPrompts(mcp::Server& server) {
         return out;
       }));
   RETURN_IF_ERROR(prompts.Add(
-      {.name = "test_prompt_with_embedded_resource", .title = "Prompt with a resource",
+      {.name = "test_prompt_with_embedded_resource",
+       .title = "Prompt with a resource",
        .description = "A prompt that embeds a resource",
        .arguments = {{"resourceUri", "URI of the resource to embed", true}}},
-      [user_text](const std::map<std::string, std::string>& args, mcp::CallContext&) -> Result<Json> {
+      [user_text](const std::map<std::string, std::string>& args,
+                  mcp::CallContext&) -> Result<Json> {
         const std::string& uri = args.at("resourceUri");
         Json resource = {{"role", "user"},
                          {"content",
@@ -487,16 +522,20 @@ Status RegisterPrompts(mcp::Server& server) {
                             {{"uri", uri},
                              {"mimeType", "text/plain"},
                              {"text", "Embedded resource content for testing."}}}}}};
-        return Json{{"messages",
-                     Json::array({resource, user_text("Please process the embedded resource above.")})}};
+        return Json{
+            {"messages",
+             Json::array({resource, user_text("Please process the embedded resource above.")})}};
       }));
   RETURN_IF_ERROR(prompts.Add(
-      {.name = "test_prompt_with_image", .title = "Prompt with an image",
+      {.name = "test_prompt_with_image",
+       .title = "Prompt with an image",
        .description = "A prompt that carries an image"},
       [user_text](const std::map<std::string, std::string>&, mcp::CallContext&) -> Result<Json> {
-        Json image = {{"role", "user"},
-                      {"content", {{"type", "image"}, {"data", kPngBase64}, {"mimeType", "image/png"}}}};
-        return Json{{"messages", Json::array({image, user_text("Please analyze the image above.")})}};
+        Json image = {
+            {"role", "user"},
+            {"content", {{"type", "image"}, {"data", kPngBase64}, {"mimeType", "image/png"}}}};
+        return Json{
+            {"messages", Json::array({image, user_text("Please analyze the image above.")})}};
       }));
   return Status::Ok();
 }

@@ -36,28 +36,27 @@ class NullChannel final : public mcp::Channel {
 
 struct Fixture {
   Fixture() : logger(base::LogLevel::kOff), pool(0), server(Info(), Options(), pool, logger) {
-    Status s = server.tools().Add<Args, Args>(
-        {.name = "echo", .description = "Echo"},
-        [](const Args& a, mcp::CallContext& ctx) -> Result<Args> {
-          ctx.ReportProgress(1, 2);
-          ctx.Log(mcp::LogSeverity::kInfo, "fuzz", a.text);
-          if (a.n && *a.n == 7) return Status::NotFound("seven");
-          return a;
+    Status s =
+        server.tools().Add<Args, Args>({.name = "echo", .description = "Echo"},
+                                       [](const Args& a, mcp::CallContext& ctx) -> Result<Args> {
+                                         ctx.ReportProgress(1, 2);
+                                         ctx.Log(mcp::LogSeverity::kInfo, "fuzz", a.text);
+                                         if (a.n && *a.n == 7) return Status::NotFound("seven");
+                                         return a;
+                                       });
+    TROVE_CHECK(s.ok());
+    s = server.resources().Add(
+        {.uri = "test://r", .name = "r", .subscribable = true},
+        [](const std::string& uri, const mcp::ResourceVars&,
+           mcp::CallContext&) -> Result<std::vector<mcp::ResourceContents>> {
+          return std::vector<mcp::ResourceContents>{{uri, "text/plain", "x", std::nullopt}};
         });
     TROVE_CHECK(s.ok());
-    s = server.resources().Add({.uri = "test://r", .name = "r", .subscribable = true},
-                               [](const std::string& uri, const mcp::ResourceVars&,
-                                  mcp::CallContext&) -> Result<std::vector<mcp::ResourceContents>> {
-                                 return std::vector<mcp::ResourceContents>{
-                                     {uri, "text/plain", "x", std::nullopt}};
-                               });
-    TROVE_CHECK(s.ok());
-    s = server.prompts().Add({.name = "p", .description = "P", .arguments = {{"a", "A", true}}},
-                             [](const std::map<std::string, std::string>& args,
-                                mcp::CallContext&) -> Result<mcp::Json> {
-                               return mcp::Json{{"messages", mcp::Json::array()},
-                                                {"description", args.at("a")}};
-                             });
+    s = server.prompts().Add(
+        {.name = "p", .description = "P", .arguments = {{"a", "A", true}}},
+        [](const std::map<std::string, std::string>& args, mcp::CallContext&) -> Result<mcp::Json> {
+          return mcp::Json{{"messages", mcp::Json::array()}, {"description", args.at("a")}};
+        });
     TROVE_CHECK(s.ok());
   }
   static mcp::ServerInfo Info() { return {.name = "fuzz", .version = "0"}; }

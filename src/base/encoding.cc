@@ -29,7 +29,6 @@ constexpr DecodeTable MakeDecodeTable(const char* alphabet) {
 constexpr DecodeTable kStdDecode = MakeDecodeTable(kStdAlphabet);
 constexpr DecodeTable kUrlDecode = MakeDecodeTable(kUrlAlphabet);
 
-
 std::string Base64EncodeWith(std::string_view data, const char* alphabet, bool pad) {
   std::string out;
   out.reserve((data.size() + 2) / 3 * 4);

@@ -5,10 +5,10 @@
 // record is written with one write(2).
 #pragma once
 
+#include <fmt/core.h>
+
 #include <atomic>
 #include <string_view>
-
-#include <fmt/core.h>
 
 namespace trove::base {
 

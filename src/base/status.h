@@ -99,11 +99,10 @@ class [[nodiscard]] Result {
 
   Result(const T& value) : status_(), has_value_(true) { new (&storage_) T(value); }
   Result(T&& value) : status_(), has_value_(true) { new (&storage_) T(std::move(value)); }
-  template <typename U,
-            typename = std::enable_if_t<std::is_constructible_v<T, U&&> &&
-                                        !std::is_same_v<std::decay_t<U>, T> &&
-                                        !std::is_same_v<std::decay_t<U>, Status> &&
-                                        !std::is_same_v<std::decay_t<U>, Result<T>>>>
+  template <typename U, typename = std::enable_if_t<std::is_constructible_v<T, U&&> &&
+                                                    !std::is_same_v<std::decay_t<U>, T> &&
+                                                    !std::is_same_v<std::decay_t<U>, Status> &&
+                                                    !std::is_same_v<std::decay_t<U>, Result<T>>>>
   Result(U&& value) : status_(), has_value_(true) {
     new (&storage_) T(std::forward<U>(value));
   }
@@ -208,13 +207,13 @@ using base::Status;
 #define TROVE_CONCAT_(a, b) TROVE_CONCAT_INNER_(a, b)
 
 // RETURN_IF_ERROR(expr): returns the Status of `expr` (a Status or Result) when it is not OK.
-#define RETURN_IF_ERROR(...)                                                    \
-  do {                                                                          \
-    auto&& trove_status_or_ = (__VA_ARGS__);                                         \
-    if (!trove_status_or_.ok()) {                                               \
-      return ::trove::base::internal::AsStatus(                                 \
-          std::forward<decltype(trove_status_or_)>(trove_status_or_));          \
-    }                                                                           \
+#define RETURN_IF_ERROR(...)                                           \
+  do {                                                                 \
+    auto&& trove_status_or_ = (__VA_ARGS__);                           \
+    if (!trove_status_or_.ok()) {                                      \
+      return ::trove::base::internal::AsStatus(                        \
+          std::forward<decltype(trove_status_or_)>(trove_status_or_)); \
+    }                                                                  \
   } while (false)
 
 #define TROVE_ASSIGN_OR_RETURN_IMPL_(tmp, decl, expr) \
@@ -228,8 +227,8 @@ using base::Status;
   TROVE_ASSIGN_OR_RETURN_IMPL_(TROVE_CONCAT_(trove_result_, __LINE__), decl, (__VA_ARGS__))
 
 // CHECK(cond): aborts with file and line when a programmer invariant is broken.
-#define TROVE_CHECK(cond)                                                          \
-  do {                                                                             \
+#define TROVE_CHECK(cond)                                                         \
+  do {                                                                            \
     if (!(cond)) ::trove::base::internal::CheckFailed(__FILE__, __LINE__, #cond); \
   } while (false)
 

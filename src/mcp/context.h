@@ -24,7 +24,16 @@ struct InFlight;
 }  // namespace internal
 
 // MCP log levels (RFC 5424), ascending.
-enum class LogSeverity { kDebug = 0, kInfo, kNotice, kWarning, kError, kCritical, kAlert, kEmergency };
+enum class LogSeverity {
+  kDebug = 0,
+  kInfo,
+  kNotice,
+  kWarning,
+  kError,
+  kCritical,
+  kAlert,
+  kEmergency
+};
 
 std::string_view LogSeverityName(LogSeverity level);
 std::optional<LogSeverity> ParseLogSeverity(std::string_view name);

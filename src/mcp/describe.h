@@ -6,7 +6,8 @@
 //   struct ListArgs { std::int64_t version_id = 0; std::optional<std::int32_t> limit; };
 //   inline auto DescribeFields(mcp::Tag<ListArgs>) {
 //     return mcp::Fields(mcp::Field("version_id", &ListArgs::version_id, "A version id"),
-//                        mcp::Field("limit", &ListArgs::limit, "Page size", mcp::InRange(1, 1000)));
+//                        mcp::Field("limit", &ListArgs::limit, "Page size", mcp::InRange(1,
+//                        1000)));
 //   }
 //
 // Supported member types: bool, integers, floating point, std::string, std::optional<T>,
@@ -125,7 +126,9 @@ std::tuple<F...> Fields(F... fields) {
 }
 
 template <typename T>
-concept Described = requires { DescribeFields(Tag<T>{}); };
+concept Described = requires {
+  DescribeFields(Tag<T>{});
+};
 
 namespace internal {
 

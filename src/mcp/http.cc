@@ -1,5 +1,7 @@
 #include "mcp/http.h"
 
+#include <fmt/core.h>
+#include <httplib.h>
 #include <pthread.h>
 #include <signal.h>
 
@@ -12,9 +14,6 @@
 #include <map>
 #include <mutex>
 #include <thread>
-
-#include <fmt/core.h>
-#include <httplib.h>
 
 #include "base/hash.h"
 
@@ -184,7 +183,7 @@ class HttpStream final : public Channel {
 struct SessionEntry {
   std::shared_ptr<internal::Session> session;
   Clock::time_point last_used;
-  int active = 0;             // POSTs and GETs being served
+  int active = 0;  // POSTs and GETs being served
   bool get_stream_open = false;
   std::uint64_t next_stream = 0;
   std::map<std::string, std::shared_ptr<HttpStream>> streams;  // for resumption
@@ -243,9 +242,8 @@ class HttpTransport {
     http_.Post(options_.path, [this](const httplib::Request& req, httplib::Response& res) {
       HandlePost(req, res);
     });
-    http_.Get(options_.path, [this](const httplib::Request& req, httplib::Response& res) {
-      HandleGet(req, res);
-    });
+    http_.Get(options_.path,
+              [this](const httplib::Request& req, httplib::Response& res) { HandleGet(req, res); });
     http_.Delete(options_.path, [this](const httplib::Request& req, httplib::Response& res) {
       HandleDelete(req, res);
     });
@@ -265,7 +263,8 @@ class HttpTransport {
       return Status::Io(fmt::format("bind {}:{}: failed (address in use?)", options_.host, port));
     }
     port_ = port;
-    if (options_.allowed_hosts.empty()) options_.allowed_hosts = {"127.0.0.1", "localhost", "[::1]"};
+    if (options_.allowed_hosts.empty())
+      options_.allowed_hosts = {"127.0.0.1", "localhost", "[::1]"};
     if (options_.allowed_origins.empty()) {
       for (const char* h : {"127.0.0.1", "localhost", "[::1]"}) {
         options_.allowed_origins.push_back(fmt::format("http://{}:{}", h, port));
@@ -442,7 +441,8 @@ class HttpTransport {
       for (auto it = sessions_.begin(); it != sessions_.end(); ++it) {
         const bool idle = it->second.active == 0 && !it->second.get_stream_open &&
                           it->second.session->in_flight() == 0;
-        if (idle && (victim == sessions_.end() || it->second.last_used < victim->second.last_used)) {
+        if (idle &&
+            (victim == sessions_.end() || it->second.last_used < victim->second.last_used)) {
           victim = it;
         }
       }
@@ -586,7 +586,8 @@ class HttpTransport {
     {
       std::lock_guard<std::mutex> lock(mu_);
       auto it = sessions_.find(session_id);
-      if (it == sessions_.end()) return Fail(res, 404, error_code::kServerBusy, "session not found");
+      if (it == sessions_.end())
+        return Fail(res, 404, error_code::kServerBusy, "session not found");
       if (it->second.get_stream_open) {
         return Fail(res, 409, error_code::kServerBusy,
                     "conflict: the session already has an open GET stream");

@@ -19,7 +19,9 @@ int JsonNestingDepth(std::string_view text, int limit) {
       continue;
     }
     switch (c) {
-      case '"': in_string = true; break;
+      case '"':
+        in_string = true;
+        break;
       case '{':
       case '[':
         if (++depth > max_depth) {
@@ -28,8 +30,11 @@ int JsonNestingDepth(std::string_view text, int limit) {
         }
         break;
       case '}':
-      case ']': --depth; break;
-      default: break;
+      case ']':
+        --depth;
+        break;
+      default:
+        break;
     }
   }
   return max_depth;
@@ -46,13 +51,27 @@ void AppendJsonString(std::string& out, std::string_view text) {
     out.append(text.data() + run, i - run);
     run = i + 1;
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
       default:
         out += "\\u00";
         out += kHex[c >> 4];

@@ -3,10 +3,9 @@
 // Thread safety: free functions; values are not shared.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json.hpp>
 
 namespace trove::mcp {
 

@@ -1,9 +1,9 @@
 #include "mcp/jsonrpc.h"
 
+#include <simdjson.h>
+
 #include <algorithm>
 #include <cmath>
-
-#include <simdjson.h>
 
 namespace trove::mcp {
 
@@ -33,12 +33,18 @@ Json ToNlohmann(simdjson::dom::element e) {
       for (simdjson::dom::element item : simdjson::dom::array(e)) out.push_back(ToNlohmann(item));
       return out;
     }
-    case element_type::STRING: return Json(std::string(std::string_view(e)));
-    case element_type::INT64: return Json(std::int64_t(e));
-    case element_type::UINT64: return Json(std::uint64_t(e));
-    case element_type::DOUBLE: return Json(double(e));
-    case element_type::BOOL: return Json(bool(e));
-    case element_type::NULL_VALUE: return Json(nullptr);
+    case element_type::STRING:
+      return Json(std::string(std::string_view(e)));
+    case element_type::INT64:
+      return Json(std::int64_t(e));
+    case element_type::UINT64:
+      return Json(std::uint64_t(e));
+    case element_type::DOUBLE:
+      return Json(double(e));
+    case element_type::BOOL:
+      return Json(bool(e));
+    case element_type::NULL_VALUE:
+      return Json(nullptr);
   }
   return Json(nullptr);
 }

@@ -1,8 +1,8 @@
 #include "mcp/registry.h"
 
-#include <algorithm>
-
 #include <fmt/core.h>
+
+#include <algorithm>
 
 namespace trove::mcp {
 
@@ -77,11 +77,11 @@ Status ToolRegistry::AddRaw(ToolSpec spec, Json input_schema, Json output_schema
     return Status::InvalidArgument(fmt::format("tool '{}': a description is required", spec.name));
   }
   if (!input_schema.is_object() || input_schema.value("type", "") != "object") {
-    return Status::InvalidArgument(
-        fmt::format("tool '{}': inputSchema must be an object schema with \"type\": \"object\"",
-                    spec.name));
+    return Status::InvalidArgument(fmt::format(
+        "tool '{}': inputSchema must be an object schema with \"type\": \"object\"", spec.name));
   }
-  RETURN_IF_ERROR(CheckSchemaSupported(input_schema).WithContext("tool '" + spec.name + "' inputSchema"));
+  RETURN_IF_ERROR(
+      CheckSchemaSupported(input_schema).WithContext("tool '" + spec.name + "' inputSchema"));
   RETURN_IF_ERROR(CheckDescriptions(input_schema, "tool '" + spec.name + "' inputSchema"));
   if (!output_schema.is_null()) {
     if (!output_schema.is_object() || output_schema.value("type", "") != "object") {
@@ -187,7 +187,8 @@ bool ResourceRegistry::any_subscribable() const {
 Status PromptRegistry::Add(PromptSpec spec, PromptHandler handler, Completer completer) {
   if (spec.name.empty()) return Status::InvalidArgument("prompt: a name is required");
   if (spec.description.empty()) {
-    return Status::InvalidArgument(fmt::format("prompt '{}': a description is required", spec.name));
+    return Status::InvalidArgument(
+        fmt::format("prompt '{}': a description is required", spec.name));
   }
   if (Find(spec.name)) {
     return Status::AlreadyExists(fmt::format("prompt '{}': registered twice", spec.name));

@@ -54,9 +54,9 @@ struct ToolSpec {
   std::string title;        // optional display name
   std::string description;  // required
   ToolAnnotations annotations;
-  std::vector<std::string> scopes;             // needed scopes (policy layer, later)
-  bool needs_consent = false;                  // high-risk (policy layer, later)
-  std::chrono::milliseconds deadline{0};       // 0: the server's default
+  std::vector<std::string> scopes;        // needed scopes (policy layer, later)
+  bool needs_consent = false;             // high-risk (policy layer, later)
+  std::chrono::milliseconds deadline{0};  // 0: the server's default
   // Run on the transport's reader thread instead of the worker pool. Only for handlers that
   // neither block nor take long (no I/O, no locks held for long): it saves two thread
   // handoffs per call, and such a handler cannot be cancelled mid-run anyway.
@@ -83,22 +83,24 @@ class ToolRegistry {
   // validated, converted arguments; its Out becomes structuredContent plus a text mirror.
   template <typename In, typename Out, typename H>
   Status Add(ToolSpec spec, H handler) {
-    return AddRaw(std::move(spec), SchemaFor<In>(), SchemaFor<Out>(),
-                  [h = std::move(handler)](const Json& args, CallContext& ctx) -> Result<ToolResult> {
-                    ASSIGN_OR_RETURN(In in, FromJson<In>(args));
-                    ASSIGN_OR_RETURN(Out out, h(in, ctx));
-                    return ToolResult::Structured(ToJson(out));
-                  });
+    return AddRaw(
+        std::move(spec), SchemaFor<In>(), SchemaFor<Out>(),
+        [h = std::move(handler)](const Json& args, CallContext& ctx) -> Result<ToolResult> {
+          ASSIGN_OR_RETURN(In in, FromJson<In>(args));
+          ASSIGN_OR_RETURN(Out out, h(in, ctx));
+          return ToolResult::Structured(ToJson(out));
+        });
   }
 
   // Registers a typed-input tool whose handler builds its own content (no outputSchema).
   template <typename In, typename H>
   Status AddWithContent(ToolSpec spec, H handler) {
-    return AddRaw(std::move(spec), SchemaFor<In>(), nullptr,
-                  [h = std::move(handler)](const Json& args, CallContext& ctx) -> Result<ToolResult> {
-                    ASSIGN_OR_RETURN(In in, FromJson<In>(args));
-                    return h(in, ctx);
-                  });
+    return AddRaw(
+        std::move(spec), SchemaFor<In>(), nullptr,
+        [h = std::move(handler)](const Json& args, CallContext& ctx) -> Result<ToolResult> {
+          ASSIGN_OR_RETURN(In in, FromJson<In>(args));
+          return h(in, ctx);
+        });
   }
 
   // Returns the tool, or null.

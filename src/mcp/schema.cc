@@ -1,23 +1,57 @@
 #include "mcp/schema.h"
 
+#include <fmt/core.h>
+
 #include <algorithm>
 #include <cmath>
 #include <regex>
 #include <set>
 
-#include <fmt/core.h>
-
 namespace trove::mcp {
 
 namespace {
 
-constexpr std::string_view kKnownKeywords[] = {
-    "type", "properties", "required", "additionalProperties", "items", "prefixItems", "enum",
-    "const", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf",
-    "minLength", "maxLength", "pattern", "minItems", "maxItems", "uniqueItems", "minProperties",
-    "maxProperties", "allOf", "anyOf", "oneOf", "not", "$ref", "$defs", "$schema", "$id",
-    "$comment", "title", "description", "default", "examples", "deprecated", "format",
-    "readOnly", "writeOnly", "contentMediaType", "contentEncoding", "enumNames"};
+constexpr std::string_view kKnownKeywords[] = {"type",
+                                               "properties",
+                                               "required",
+                                               "additionalProperties",
+                                               "items",
+                                               "prefixItems",
+                                               "enum",
+                                               "const",
+                                               "minimum",
+                                               "maximum",
+                                               "exclusiveMinimum",
+                                               "exclusiveMaximum",
+                                               "multipleOf",
+                                               "minLength",
+                                               "maxLength",
+                                               "pattern",
+                                               "minItems",
+                                               "maxItems",
+                                               "uniqueItems",
+                                               "minProperties",
+                                               "maxProperties",
+                                               "allOf",
+                                               "anyOf",
+                                               "oneOf",
+                                               "not",
+                                               "$ref",
+                                               "$defs",
+                                               "$schema",
+                                               "$id",
+                                               "$comment",
+                                               "title",
+                                               "description",
+                                               "default",
+                                               "examples",
+                                               "deprecated",
+                                               "format",
+                                               "readOnly",
+                                               "writeOnly",
+                                               "contentMediaType",
+                                               "contentEncoding",
+                                               "enumNames"};
 
 constexpr std::string_view kDialect2020 = "https://json-schema.org/draft/2020-12/schema";
 constexpr std::string_view kDialect07 = "http://json-schema.org/draft-07/schema#";
@@ -39,18 +73,25 @@ bool IsIdentifier(std::string_view key) {
 
 std::string TypeName(const Json& v) {
   switch (v.type()) {
-    case Json::value_t::null: return "null";
-    case Json::value_t::boolean: return "boolean";
+    case Json::value_t::null:
+      return "null";
+    case Json::value_t::boolean:
+      return "boolean";
     case Json::value_t::number_integer:
-    case Json::value_t::number_unsigned: return "integer";
+    case Json::value_t::number_unsigned:
+      return "integer";
     case Json::value_t::number_float: {
       double d = v.get<double>();
       return (std::isfinite(d) && std::floor(d) == d) ? "integer" : "number";
     }
-    case Json::value_t::string: return "string";
-    case Json::value_t::array: return "array";
-    case Json::value_t::object: return "object";
-    default: return "unknown";
+    case Json::value_t::string:
+      return "string";
+    case Json::value_t::array:
+      return "array";
+    case Json::value_t::object:
+      return "object";
+    default:
+      return "unknown";
   }
 }
 
@@ -145,41 +186,76 @@ struct Keywords {
       const std::string& k = it.key();
       const Json* v = &it.value();
       switch (k.empty() ? '\0' : k[0]) {
-        case '$': if (k == "$ref") ref = v; break;
-        case 't': if (k == "type") type = v; break;
-        case 'e':
-          if (k == "enum") enum_values = v;
-          else if (k == "exclusiveMinimum") exclusive_minimum = v;
-          else if (k == "exclusiveMaximum") exclusive_maximum = v;
+        case '$':
+          if (k == "$ref") ref = v;
           break;
-        case 'c': if (k == "const") const_value = v; break;
+        case 't':
+          if (k == "type") type = v;
+          break;
+        case 'e':
+          if (k == "enum")
+            enum_values = v;
+          else if (k == "exclusiveMinimum")
+            exclusive_minimum = v;
+          else if (k == "exclusiveMaximum")
+            exclusive_maximum = v;
+          break;
+        case 'c':
+          if (k == "const") const_value = v;
+          break;
         case 'm':
-          if (k == "minimum") minimum = v;
-          else if (k == "maximum") maximum = v;
-          else if (k == "multipleOf") multiple_of = v;
-          else if (k == "minLength") min_length = v;
-          else if (k == "maxLength") max_length = v;
-          else if (k == "minItems") min_items = v;
-          else if (k == "maxItems") max_items = v;
-          else if (k == "minProperties") min_properties = v;
-          else if (k == "maxProperties") max_properties = v;
+          if (k == "minimum")
+            minimum = v;
+          else if (k == "maximum")
+            maximum = v;
+          else if (k == "multipleOf")
+            multiple_of = v;
+          else if (k == "minLength")
+            min_length = v;
+          else if (k == "maxLength")
+            max_length = v;
+          else if (k == "minItems")
+            min_items = v;
+          else if (k == "maxItems")
+            max_items = v;
+          else if (k == "minProperties")
+            min_properties = v;
+          else if (k == "maxProperties")
+            max_properties = v;
           break;
         case 'p':
-          if (k == "properties") properties = v;
-          else if (k == "pattern") pattern = v;
-          else if (k == "prefixItems") prefix_items = v;
+          if (k == "properties")
+            properties = v;
+          else if (k == "pattern")
+            pattern = v;
+          else if (k == "prefixItems")
+            prefix_items = v;
           break;
-        case 'i': if (k == "items") items = v; break;
-        case 'u': if (k == "uniqueItems") unique_items = v; break;
-        case 'r': if (k == "required") required = v; break;
+        case 'i':
+          if (k == "items") items = v;
+          break;
+        case 'u':
+          if (k == "uniqueItems") unique_items = v;
+          break;
+        case 'r':
+          if (k == "required") required = v;
+          break;
         case 'a':
-          if (k == "additionalProperties") additional = v;
-          else if (k == "allOf") all_of = v;
-          else if (k == "anyOf") any_of = v;
+          if (k == "additionalProperties")
+            additional = v;
+          else if (k == "allOf")
+            all_of = v;
+          else if (k == "anyOf")
+            any_of = v;
           break;
-        case 'o': if (k == "oneOf") one_of = v; break;
-        case 'n': if (k == "not") not_schema = v; break;
-        default: break;
+        case 'o':
+          if (k == "oneOf") one_of = v;
+          break;
+        case 'n':
+          if (k == "not") not_schema = v;
+          break;
+        default:
+          break;
       }
     }
   }
@@ -256,7 +332,8 @@ class Validator {
           if (!allowed.empty()) allowed += ", ";
           allowed += QuoteForMessage(x);
         }
-        out.push_back({path, fmt::format("must be one of {}; got {}", allowed, QuoteForMessage(v))});
+        out.push_back(
+            {path, fmt::format("must be one of {}; got {}", allowed, QuoteForMessage(v))});
       }
     }
     if (kw.const_value != nullptr && !JsonEqual(*kw.const_value, v)) {
@@ -292,8 +369,8 @@ class Validator {
         if (scratch.empty()) ++matches;
       }
       if (matches != 1) {
-        out.push_back({path, fmt::format("must match exactly one schema in oneOf; matched {}",
-                                         matches)});
+        out.push_back(
+            {path, fmt::format("must match exactly one schema in oneOf; matched {}", matches)});
       }
     }
     if (kw.not_schema != nullptr) {
@@ -319,20 +396,20 @@ class Validator {
                              std::vector<ValidationError>& out) {
     double d = v.get<double>();
     if (const Json* m = Num(kw.minimum); m && d < m->get<double>()) {
-      out.push_back({path, fmt::format("must be at least {}; got {}", FormatNumber(*m),
-                                       FormatNumber(v))});
+      out.push_back(
+          {path, fmt::format("must be at least {}; got {}", FormatNumber(*m), FormatNumber(v))});
     }
     if (const Json* m = Num(kw.maximum); m && d > m->get<double>()) {
-      out.push_back({path, fmt::format("must be at most {}; got {}", FormatNumber(*m),
-                                       FormatNumber(v))});
+      out.push_back(
+          {path, fmt::format("must be at most {}; got {}", FormatNumber(*m), FormatNumber(v))});
     }
     if (const Json* m = Num(kw.exclusive_minimum); m && d <= m->get<double>()) {
       out.push_back({path, fmt::format("must be greater than {}; got {}", FormatNumber(*m),
                                        FormatNumber(v))});
     }
     if (const Json* m = Num(kw.exclusive_maximum); m && d >= m->get<double>()) {
-      out.push_back({path, fmt::format("must be less than {}; got {}", FormatNumber(*m),
-                                       FormatNumber(v))});
+      out.push_back(
+          {path, fmt::format("must be less than {}; got {}", FormatNumber(*m), FormatNumber(v))});
     }
     if (const Json* m = Num(kw.multiple_of); m && m->get<double>() > 0) {
       double q = d / m->get<double>();
@@ -349,15 +426,15 @@ class Validator {
     if (const Json* m = Count(kw.min_length)) {
       std::size_t len = Utf8Length(s);
       if (len < m->get<std::size_t>()) {
-        out.push_back({path, fmt::format("length must be at least {}; got {}",
-                                         m->get<std::size_t>(), len)});
+        out.push_back(
+            {path, fmt::format("length must be at least {}; got {}", m->get<std::size_t>(), len)});
       }
     }
     if (const Json* m = Count(kw.max_length)) {
       std::size_t len = Utf8Length(s);
       if (len > m->get<std::size_t>()) {
-        out.push_back({path, fmt::format("length must be at most {}; got {}",
-                                         m->get<std::size_t>(), len)});
+        out.push_back(
+            {path, fmt::format("length must be at most {}; got {}", m->get<std::size_t>(), len)});
       }
     }
     if (kw.pattern != nullptr && kw.pattern->is_string()) {
@@ -388,12 +465,12 @@ class Validator {
       }
     }
     if (const Json* m = Count(kw.min_items); m && v.size() < m->get<std::size_t>()) {
-      out.push_back({path, fmt::format("must have at least {} items; got {}",
-                                       m->get<std::size_t>(), v.size())});
+      out.push_back({path, fmt::format("must have at least {} items; got {}", m->get<std::size_t>(),
+                                       v.size())});
     }
     if (const Json* m = Count(kw.max_items); m && v.size() > m->get<std::size_t>()) {
-      out.push_back({path, fmt::format("must have at most {} items; got {}",
-                                       m->get<std::size_t>(), v.size())});
+      out.push_back({path, fmt::format("must have at most {} items; got {}", m->get<std::size_t>(),
+                                       v.size())});
     }
     if (kw.unique_items != nullptr && kw.unique_items->is_boolean() &&
         kw.unique_items->get<bool>()) {
@@ -522,8 +599,9 @@ std::vector<ValidationError> ValidateAgainstSchema(const Json& schema, const Jso
   std::vector<ValidationError> errors;
   Validator(schema).Validate(schema, instance, std::string(root_path), errors);
   if (errors.size() < 2) return errors;
-  std::stable_sort(errors.begin(), errors.end(),
-                   [](const ValidationError& a, const ValidationError& b) { return a.path < b.path; });
+  std::stable_sort(
+      errors.begin(), errors.end(),
+      [](const ValidationError& a, const ValidationError& b) { return a.path < b.path; });
   return errors;
 }
 

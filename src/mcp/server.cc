@@ -1,10 +1,10 @@
 #include "mcp/server.h"
 
+#include <fmt/core.h>
+
 #include <algorithm>
 #include <ctime>
 #include <exception>
-
-#include <fmt/core.h>
 
 #include "base/hash.h"
 #include "mcp/schema.h"
@@ -17,8 +17,12 @@ constexpr std::string_view kSupportedVersions[] = {"2025-11-25", "2025-06-18", "
 
 Json MakeErrorMeta(std::string_view code, std::string_view category, std::string_view severity,
                    int http_status, bool retryable, std::string_view message) {
-  Json e = {{"code", code},         {"message", message},        {"category", category},
-            {"severity", severity}, {"statusCode", http_status}, {"retryable", retryable},
+  Json e = {{"code", code},
+            {"message", message},
+            {"category", category},
+            {"severity", severity},
+            {"statusCode", http_status},
+            {"retryable", retryable},
             {"timestamp", NowRfc3339()}};
   return e;
 }
@@ -206,9 +210,15 @@ void Session::ReplyError(const std::shared_ptr<Channel>& channel, const Json& id
 
 void Session::Handle(Message msg, const std::shared_ptr<Channel>& channel) {
   switch (msg.kind) {
-    case MessageKind::kRequest: HandleRequest(std::move(msg), channel); break;
-    case MessageKind::kNotification: HandleNotification(msg); break;
-    case MessageKind::kResponse: HandleResponse(msg); break;
+    case MessageKind::kRequest:
+      HandleRequest(std::move(msg), channel);
+      break;
+    case MessageKind::kNotification:
+      HandleNotification(msg);
+      break;
+    case MessageKind::kResponse:
+      HandleResponse(msg);
+      break;
   }
 }
 
@@ -264,7 +274,8 @@ Json Session::Initialize(const Json& params) {
     auto info = params.find("clientInfo");
     if (info != params.end() && info->is_object()) client_info_ = *info;
   }
-  version_ = IsSupportedProtocolVersion(requested) ? requested : std::string(kLatestProtocolVersion);
+  version_ =
+      IsSupportedProtocolVersion(requested) ? requested : std::string(kLatestProtocolVersion);
 
   const ServerInfo& info = server_.info();
   Json caps = Json::object();
@@ -281,7 +292,8 @@ Json Session::Initialize(const Json& params) {
 
   Json server_info = {{"name", info.name}, {"version", info.version}};
   if (!info.title.empty() && AtLeast("2025-06-18")) server_info["title"] = info.title;
-  Json result = {{"protocolVersion", version_}, {"capabilities", std::move(caps)},
+  Json result = {{"protocolVersion", version_},
+                 {"capabilities", std::move(caps)},
                  {"serverInfo", std::move(server_info)}};
   if (!info.instructions.empty()) result["instructions"] = info.instructions;
   return result;
@@ -398,12 +410,14 @@ void Session::Run(const std::shared_ptr<InFlight>& request) {
     std::string ref = NewErrorRef();
     server_.logger().Logf(base::LogLevel::kError, "{} failed (ref {}): exception: {}",
                           request->method, ref, e.what());
-    error = ProtocolError{error_code::kInternalError, fmt::format("internal error (ref {})", ref), nullptr};
+    error = ProtocolError{error_code::kInternalError, fmt::format("internal error (ref {})", ref),
+                          nullptr};
   } catch (...) {
     std::string ref = NewErrorRef();
     server_.logger().Logf(base::LogLevel::kError, "{} failed (ref {}): unknown exception",
                           request->method, ref);
-    error = ProtocolError{error_code::kInternalError, fmt::format("internal error (ref {})", ref), nullptr};
+    error = ProtocolError{error_code::kInternalError, fmt::format("internal error (ref {})", ref),
+                          nullptr};
   }
   if (error) {
     Finish(*request, SerializeError(request->id, *error));
@@ -459,8 +473,8 @@ void Session::ExpireDeadlines(std::chrono::steady_clock::time_point now) {
       Json out = {{"content", r.content}, {"isError", true}, {"_meta", r.meta}};
       message = SerializeResult(request->id, out);
     } else {
-      message = SerializeError(request->id, ProtocolError{error_code::kRequestTimeout,
-                                                          "request " + text, nullptr});
+      message = SerializeError(
+          request->id, ProtocolError{error_code::kRequestTimeout, "request " + text, nullptr});
     }
     Finish(*request, message);
     request->cancel.Cancel();
@@ -530,11 +544,12 @@ Result<Json> Session::ClientRequest(InFlight& request, std::string_view method, 
   }
   forget();
   if (!answered) {
-    if (request.cancel.requested()) return Status::Cancelled("cancelled while waiting for the client");
+    if (request.cancel.requested())
+      return Status::Cancelled("cancelled while waiting for the client");
     SendForRequest(request, SerializeNotification("notifications/cancelled",
                                                   {{"requestId", id}, {"reason", "timed out"}}));
-    return Status::DeadlineExceeded(fmt::format("the client did not answer {} within {} s", method,
-                                                timeout.count() / 1000));
+    return Status::DeadlineExceeded(
+        fmt::format("the client did not answer {} within {} s", method, timeout.count() / 1000));
   }
   if (!pending->error.is_null()) {
     return Status::Unsupported(fmt::format("the client answered {} with error {}: {}", method,
@@ -586,8 +601,8 @@ std::string Session::CallTool(InFlight& request, std::optional<ProtocolError>& e
   const Json& params = request.params;
   auto name_it = params.is_object() ? params.find("name") : params.end();
   if (!params.is_object() || name_it == params.end() || !name_it->is_string()) {
-    error = ProtocolError{error_code::kInvalidParams, "invalid params: params.name must be a string",
-                          nullptr};
+    error = ProtocolError{error_code::kInvalidParams,
+                          "invalid params: params.name must be a string", nullptr};
     return {};
   }
   const std::string& name = name_it->get_ref<const std::string&>();
@@ -611,8 +626,8 @@ std::string Session::CallTool(InFlight& request, std::optional<ProtocolError>& e
   ToolResult r;
   std::vector<ValidationError> failures = ValidateAgainstSchema(tool->input_schema, *args);
   if (!failures.empty()) {
-    std::string text = fmt::format("invalid arguments for tool '{}':\n{}", name,
-                                   FormatValidationErrors(failures));
+    std::string text =
+        fmt::format("invalid arguments for tool '{}':\n{}", name, FormatValidationErrors(failures));
     Json meta = MakeErrorMeta("INVALID_INPUT", "validation", "low", 400, false,
                               fmt::format("invalid arguments for tool '{}'", name));
     Json list = Json::array();
@@ -648,13 +663,16 @@ std::string Session::CallTool(InFlight& request, std::optional<ProtocolError>& e
   if (!r.is_error && !tool->output_schema.is_null()) {
     if (!r.structured || !r.structured->is_object()) {
       server_.logger().Logf(base::LogLevel::kError,
-                            "tool {} declares outputSchema but returned no structured object", name);
+                            "tool {} declares outputSchema but returned no structured object",
+                            name);
       TROVE_CHECK(!server_.options().validate_output);
     } else if (server_.options().validate_output) {
-      auto out_errors = ValidateAgainstSchema(tool->output_schema, *r.structured, "structuredContent");
+      auto out_errors =
+          ValidateAgainstSchema(tool->output_schema, *r.structured, "structuredContent");
       if (!out_errors.empty()) {
-        server_.logger().Logf(base::LogLevel::kError, "tool {} output does not match outputSchema: {}",
-                              name, FormatValidationErrors(out_errors));
+        server_.logger().Logf(base::LogLevel::kError,
+                              "tool {} output does not match outputSchema: {}", name,
+                              FormatValidationErrors(out_errors));
         TROVE_CHECK(out_errors.empty());
       }
     }
@@ -727,7 +745,8 @@ Json Session::ListPage(std::string_view method, const Json& params,
       std::optional<std::size_t> decoded;
       if (c->is_string()) decoded = DecodeCursor(c->get<std::string>());
       if (!decoded) {
-        error = ProtocolError{error_code::kInvalidParams, "invalid params: invalid cursor", nullptr};
+        error =
+            ProtocolError{error_code::kInvalidParams, "invalid params: invalid cursor", nullptr};
         return Json();
       }
       offset = *decoded;
@@ -913,8 +932,8 @@ Json Session::Subscribe(InFlight& request, bool subscribe, std::optional<Protoco
 Json Session::GetPrompt(InFlight& request, std::optional<ProtocolError>& error) {
   const std::string* name = StringParam(request.params, "name");
   if (name == nullptr) {
-    error = ProtocolError{error_code::kInvalidParams, "invalid params: params.name must be a string",
-                          nullptr};
+    error = ProtocolError{error_code::kInvalidParams,
+                          "invalid params: params.name must be a string", nullptr};
     return Json();
   }
   const Prompt* prompt = server_.prompts().Find(*name);
@@ -932,10 +951,9 @@ Json Session::GetPrompt(InFlight& request, std::optional<ProtocolError>& error) 
     }
     for (auto it = a->begin(); it != a->end(); ++it) {
       if (!it.value().is_string()) {
-        error = ProtocolError{error_code::kInvalidParams,
-                              fmt::format("invalid params: params.arguments.{} must be a string",
-                                          it.key()),
-                              nullptr};
+        error = ProtocolError{
+            error_code::kInvalidParams,
+            fmt::format("invalid params: params.arguments.{} must be a string", it.key()), nullptr};
         return Json();
       }
       args[it.key()] = it.value().get<std::string>();
@@ -943,10 +961,11 @@ Json Session::GetPrompt(InFlight& request, std::optional<ProtocolError>& error) 
   }
   for (const auto& arg : prompt->spec.arguments) {
     if (arg.required && !args.count(arg.name)) {
-      error = ProtocolError{error_code::kInvalidParams,
-                            fmt::format("invalid params: missing required argument '{}' for prompt '{}'",
-                                        arg.name, *name),
-                            nullptr};
+      error = ProtocolError{
+          error_code::kInvalidParams,
+          fmt::format("invalid params: missing required argument '{}' for prompt '{}'", arg.name,
+                      *name),
+          nullptr};
       return Json();
     }
   }
@@ -962,7 +981,8 @@ Json Session::GetPrompt(InFlight& request, std::optional<ProtocolError>& error) 
 Json Session::Complete(InFlight& request, std::optional<ProtocolError>& error) {
   const Json& params = request.params;
   auto invalid = [&](std::string message) {
-    error = ProtocolError{error_code::kInvalidParams, "invalid params: " + std::move(message), nullptr};
+    error =
+        ProtocolError{error_code::kInvalidParams, "invalid params: " + std::move(message), nullptr};
     return Json();
   };
   if (!params.is_object()) return invalid("params must be an object");
@@ -1029,9 +1049,9 @@ Server::~Server() {
 std::shared_ptr<internal::Session> Server::NewSession(std::string id) {
   auto session = std::make_shared<internal::Session>(*this, std::move(id));
   std::lock_guard<std::mutex> lock(mu_);
-  sessions_.erase(std::remove_if(sessions_.begin(), sessions_.end(),
-                                 [](const auto& w) { return w.expired(); }),
-                  sessions_.end());
+  sessions_.erase(
+      std::remove_if(sessions_.begin(), sessions_.end(), [](const auto& w) { return w.expired(); }),
+      sessions_.end());
   sessions_.push_back(session);
   return session;
 }

@@ -38,19 +38,19 @@ inline constexpr std::string_view kLatestProtocolVersion = "2025-11-25";
 bool IsSupportedProtocolVersion(std::string_view version);
 
 struct ServerInfo {
-  std::string name;     // stable: "warden", "kodo-mcp", "librarian"
+  std::string name;  // stable: "warden", "kodo-mcp", "librarian"
   std::string version;
   std::string title;         // optional
   std::string instructions;  // optional usage hint
 };
 
 struct ServerOptions {
-  ParseLimits parse;                                     // message size, nesting depth
-  std::size_t max_in_flight = 256;                       // per session; control excluded
-  std::chrono::milliseconds handler_deadline{120'000};   // per-tool override in ToolSpec
+  ParseLimits parse;                                    // message size, nesting depth
+  std::size_t max_in_flight = 256;                      // per session; control excluded
+  std::chrono::milliseconds handler_deadline{120'000};  // per-tool override in ToolSpec
   std::chrono::milliseconds client_request_timeout{60'000};
-  std::size_t page_size = 100;                           // list pagination
-  bool resources_list_changed = false;                   // only if really sent
+  std::size_t page_size = 100;          // list pagination
+  bool resources_list_changed = false;  // only if really sent
   // Validate every structuredContent against outputSchema and abort on a mismatch (debug and
   // test builds).
 #ifdef NDEBUG
@@ -89,8 +89,8 @@ struct InFlight {
   std::shared_ptr<Channel> channel;
   base::Cancellation cancel;
   std::mutex mu;
-  bool done = false;         // GUARDED_BY(mu): a reply was sent or suppressed
-  bool suppressed = false;   // GUARDED_BY(mu): cancelled; nothing more is sent
+  bool done = false;              // GUARDED_BY(mu): a reply was sent or suppressed
+  bool suppressed = false;        // GUARDED_BY(mu): cancelled; nothing more is sent
   double last_progress = -1e300;  // GUARDED_BY(mu)
   bool is_tool_call = false;
   std::chrono::steady_clock::time_point deadline;  // max(): none
@@ -183,10 +183,10 @@ class Session : public std::enable_shared_from_this<Session> {
 
   mutable std::mutex mu_;
   std::condition_variable idle_cv_;
-  std::map<std::string, std::shared_ptr<InFlight>> in_flight_;  // GUARDED_BY(mu_)
-  std::set<std::string> subscriptions_;                          // GUARDED_BY(mu_)
-  std::shared_ptr<Channel> session_channel_;                     // GUARDED_BY(mu_)
-  std::int64_t next_client_request_id_ = 0;                      // GUARDED_BY(mu_)
+  std::map<std::string, std::shared_ptr<InFlight>> in_flight_;             // GUARDED_BY(mu_)
+  std::set<std::string> subscriptions_;                                    // GUARDED_BY(mu_)
+  std::shared_ptr<Channel> session_channel_;                               // GUARDED_BY(mu_)
+  std::int64_t next_client_request_id_ = 0;                                // GUARDED_BY(mu_)
   std::map<std::int64_t, std::shared_ptr<PendingClientRequest>> pending_;  // GUARDED_BY(mu_)
 };
 

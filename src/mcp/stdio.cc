@@ -1,5 +1,6 @@
 #include "mcp/stdio.h"
 
+#include <fmt/core.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -11,8 +12,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <thread>
-
-#include <fmt/core.h>
 
 namespace trove::mcp {
 
@@ -130,11 +129,12 @@ Status ServeStdio(Server& server, const StdioOptions& options) {
     session->Handle(std::move(*parsed.message), channel);
   };
   auto oversize = [&] {
-    channel->Send(SerializeError(nullptr, ProtocolError{error_code::kInvalidRequest,
-                                                        fmt::format("message exceeds the limit of {} bytes",
-                                                                    limits.max_message_bytes),
-                                                        nullptr}),
-                  true);
+    channel->Send(
+        SerializeError(nullptr, ProtocolError{error_code::kInvalidRequest,
+                                              fmt::format("message exceeds the limit of {} bytes",
+                                                          limits.max_message_bytes),
+                                              nullptr}),
+        true);
   };
 
   for (;;) {
