@@ -60,8 +60,8 @@ TEST(ParseMessageTest, ClassifiesANotification) {
   EXPECT_EQ(p.message->method, "notifications/initialized");
   EXPECT_TRUE(p.message->id.is_null());
 
-  ParsedMessage q = Parse(
-      R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5}})");
+  ParsedMessage q =
+      Parse(R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5}})");
   ASSERT_TRUE(q.message.has_value());
   EXPECT_EQ(q.message->kind, MessageKind::kNotification);
   EXPECT_EQ(Dump(q.message->params), R"({"requestId":5})");
@@ -87,9 +87,9 @@ TEST(ParseMessageTest, ClassifiesAnErrorResponse) {
 }
 
 TEST(ParseMessageTest, AResponseWithBothOrNeitherResultAndErrorIsInvalid) {
-  for (const char* text : {R"({"jsonrpc":"2.0","id":3,"result":{},"error":{"code":1}})",
-                           R"({"jsonrpc":"2.0","id":3})",
-                           R"({"jsonrpc":"2.0","id":3,"error":"bad"})"}) {
+  for (const char* text :
+       {R"({"jsonrpc":"2.0","id":3,"result":{},"error":{"code":1}})", R"({"jsonrpc":"2.0","id":3})",
+        R"({"jsonrpc":"2.0","id":3,"error":"bad"})"}) {
     SCOPED_TRACE(text);
     ParsedMessage p = Parse(text);
     ASSERT_FALSE(p.message.has_value());
@@ -131,8 +131,7 @@ TEST(ParseMessageTest, InvalidIdsAreRejectedWithNullId) {
     EXPECT_EQ(p.error.code, error_code::kInvalidRequest);
     EXPECT_TRUE(p.error_id.is_null());
     std::string reply = ErrorReply(p);
-    EXPECT_EQ(reply.rfind(R"({"jsonrpc":"2.0","id":null,"error":{"code":-32600,)", 0), 0u)
-        << reply;
+    EXPECT_EQ(reply.rfind(R"({"jsonrpc":"2.0","id":null,"error":{"code":-32600,)", 0), 0u) << reply;
   }
 }
 
@@ -192,8 +191,8 @@ TEST(ParseMessageTest, NonStringMethodIsRejectedWithTheId) {
 TEST(ParseMessageTest, NonObjectParamsAreRejectedWithTheId) {
   for (const char* params : {"[1,2]", R"("x")", "5", "null", "true"}) {
     SCOPED_TRACE(params);
-    ParsedMessage p = Parse(std::string(R"({"jsonrpc":"2.0","id":"q","method":"tools/list","params":)") +
-                            params + "}");
+    ParsedMessage p = Parse(
+        std::string(R"({"jsonrpc":"2.0","id":"q","method":"tools/list","params":)") + params + "}");
     ASSERT_FALSE(p.message.has_value());
     EXPECT_EQ(p.error.code, error_code::kInvalidRequest);
     EXPECT_EQ(Dump(p.error_id), R"("q")");
@@ -265,8 +264,8 @@ TEST(ParseMessageTest, NestingDeeperThanTheLimitIsAParseError) {
 
   ParseLimits tight;
   tight.max_depth = 2;
-  EXPECT_TRUE(Parse(R"({"jsonrpc":"2.0","id":1,"method":"x","params":{}})", tight)
-                  .message.has_value());
+  EXPECT_TRUE(
+      Parse(R"({"jsonrpc":"2.0","id":1,"method":"x","params":{}})", tight).message.has_value());
   EXPECT_EQ(Parse(R"({"jsonrpc":"2.0","id":1,"method":"x","params":{"a":[]}})", tight).error.code,
             error_code::kParseError);
 }
@@ -305,8 +304,8 @@ TEST(JsonNestingDepthTest, IgnoresBracketsInsideStrings) {
   EXPECT_EQ(JsonNestingDepth(R"({"[[[":"]]]]]]"})", 64), 1);
   EXPECT_EQ(JsonNestingDepth(R"(["\\",[["x\"]"]]])", 64), 3);
   // A string full of brackets does not make a shallow message too deep.
-  std::string text = R"({"jsonrpc":"2.0","id":1,"method":"x","params":{"s":")" +
-                     std::string(200, '[') + R"("}})";
+  std::string text =
+      R"({"jsonrpc":"2.0","id":1,"method":"x","params":{"s":")" + std::string(200, '[') + R"("}})";
   EXPECT_EQ(JsonNestingDepth(text, 64), 2);
   EXPECT_TRUE(ParseMessage(text, {}).message.has_value());
 }
@@ -324,9 +323,9 @@ TEST(SerializeTest, WritesCompactMessages) {
             R"({"jsonrpc":"2.0","id":1,"result":{"a":1,"b":"x"}})");
   EXPECT_EQ(SerializeError(nullptr, ProtocolError{-32700, "parse error", nullptr}),
             R"({"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error"}})");
-  EXPECT_EQ(SerializeError(Json("x"), ProtocolError{-32002, "resource not found: u",
-                                                    Json{{"uri", "u"}}}),
-            R"({"jsonrpc":"2.0","id":"x","error":{"code":-32002,"message":"resource not found: u","data":{"uri":"u"}}})");
+  EXPECT_EQ(
+      SerializeError(Json("x"), ProtocolError{-32002, "resource not found: u", Json{{"uri", "u"}}}),
+      R"({"jsonrpc":"2.0","id":"x","error":{"code":-32002,"message":"resource not found: u","data":{"uri":"u"}}})");
   EXPECT_EQ(SerializeNotification("notifications/initialized", nullptr),
             R"({"jsonrpc":"2.0","method":"notifications/initialized"})");
   EXPECT_EQ(SerializeNotification("notifications/progress", Json{{"progress", 1}}),
@@ -342,8 +341,11 @@ TEST(SerializeTest, OutputIsOneLineEvenWithNewlinesInStrings) {
 }
 
 TEST(SerializeTest, InvalidUtf8FromHandlersBecomesReplacementCharacters) {
-  std::string s = SerializeResult(Json(1), Json{{"text", std::string("a\xff" "b")}});
-  EXPECT_EQ(s, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"text\":\"a\xef\xbf\xbd" "b\"}}");
+  std::string s = SerializeResult(Json(1), Json{{"text", std::string("a\xff"
+                                                                     "b")}});
+  EXPECT_EQ(s,
+            "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"text\":\"a\xef\xbf\xbd"
+            "b\"}}");
   EXPECT_FALSE(ParseJson(s).is_discarded());
 }
 

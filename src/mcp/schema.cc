@@ -533,7 +533,8 @@ class Validator {
   const Json& root_;
 };
 
-Status CheckSupportedAt(const Json& schema, const std::string& pointer, int depth) {
+Status CheckSupportedAt(const Json& root, const Json& schema, const std::string& pointer,
+                        int depth) {
   if (depth > 64) return Status::Unsupported(pointer + ": schema nesting too deep");
   if (schema.is_boolean()) return Status::Ok();
   if (!schema.is_object()) return Status::InvalidArgument(pointer + ": a schema must be an object");
@@ -552,6 +553,16 @@ Status CheckSupportedAt(const Json& schema, const std::string& pointer, int dept
       if (!val.is_string() || val.get<std::string>().rfind("#", 0) != 0) {
         return Status::Unsupported(child + ": only local $ref is supported");
       }
+      const std::string& ref = val.get_ref<const std::string&>();
+      bool resolves = ref == "#";
+      if (!resolves && ref.rfind("#/", 0) == 0) {
+        try {
+          resolves = root.contains(Json::json_pointer(ref.substr(1)));
+        } catch (const Json::exception&) {
+          resolves = false;
+        }
+      }
+      if (!resolves) return Status::InvalidArgument(child + ": $ref " + ref + " does not resolve");
     } else if (key == "pattern") {
       if (!val.is_string()) return Status::InvalidArgument(child + ": must be a string");
       try {
@@ -562,14 +573,14 @@ Status CheckSupportedAt(const Json& schema, const std::string& pointer, int dept
     } else if (key == "properties" || key == "$defs") {
       if (!val.is_object()) return Status::InvalidArgument(child + ": must be an object");
       for (auto p = val.begin(); p != val.end(); ++p) {
-        RETURN_IF_ERROR(CheckSupportedAt(p.value(), child + "/" + p.key(), depth + 1));
+        RETURN_IF_ERROR(CheckSupportedAt(root, p.value(), child + "/" + p.key(), depth + 1));
       }
     } else if (key == "items" || key == "not" || key == "additionalProperties") {
-      RETURN_IF_ERROR(CheckSupportedAt(val, child, depth + 1));
+      RETURN_IF_ERROR(CheckSupportedAt(root, val, child, depth + 1));
     } else if (key == "prefixItems" || key == "allOf" || key == "anyOf" || key == "oneOf") {
       if (!val.is_array()) return Status::InvalidArgument(child + ": must be an array");
       for (std::size_t i = 0; i < val.size(); ++i) {
-        RETURN_IF_ERROR(CheckSupportedAt(val[i], child + "/" + std::to_string(i), depth + 1));
+        RETURN_IF_ERROR(CheckSupportedAt(root, val[i], child + "/" + std::to_string(i), depth + 1));
       }
     }
   }
@@ -592,7 +603,7 @@ void AppendPathKey(std::string& path, std::string_view key) {
   }
 }
 
-Status CheckSchemaSupported(const Json& schema) { return CheckSupportedAt(schema, "#", 0); }
+Status CheckSchemaSupported(const Json& schema) { return CheckSupportedAt(schema, schema, "#", 0); }
 
 std::vector<ValidationError> ValidateAgainstSchema(const Json& schema, const Json& instance,
                                                    std::string_view root_path) {

@@ -76,14 +76,13 @@ TEST(ValidateTest, TypeMismatch) {
   Json schema = J(R"({"type":"object","properties":{
       "s":{"type":"string"},"i":{"type":"integer"},"n":{"type":"number"},
       "b":{"type":"boolean"},"a":{"type":"array"},"o":{"type":"object"},"z":{"type":"null"}}})");
-  EXPECT_EQ(Errors(schema, J(R"({"s":5,"i":"5","n":true,"b":null,"a":{},"o":[],"z":0})")),
-            (Lines{"arguments.a: expected array, got object",
-                   "arguments.b: expected boolean, got null",
-                   "arguments.i: expected integer, got string",
-                   "arguments.n: expected number, got boolean",
-                   "arguments.o: expected object, got array",
-                   "arguments.s: expected string, got integer",
-                   "arguments.z: expected null, got integer"}));
+  EXPECT_EQ(
+      Errors(schema, J(R"({"s":5,"i":"5","n":true,"b":null,"a":{},"o":[],"z":0})")),
+      (Lines{"arguments.a: expected array, got object", "arguments.b: expected boolean, got null",
+             "arguments.i: expected integer, got string",
+             "arguments.n: expected number, got boolean", "arguments.o: expected object, got array",
+             "arguments.s: expected string, got integer",
+             "arguments.z: expected null, got integer"}));
   EXPECT_EQ(Errors(schema, J(R"({"i":1.5})")), Lines{"arguments.i: expected integer, got number"});
   EXPECT_EQ(Errors(J(R"({"type":"object"})"), J("[1]")),
             Lines{"arguments: expected object, got array"});
@@ -129,12 +128,12 @@ TEST(ValidateTest, QuotedValuesAreCutAt80Bytes) {
   std::string long_value(200, 'v');
   std::vector<std::string> errors = Errors(J(R"({"enum":["a"]})"), Json(long_value));
   ASSERT_EQ(errors.size(), 1u);
-  EXPECT_EQ(errors[0],
-            R"(arguments: must be one of "a"; got ")" + std::string(79, 'v') + "...");
+  EXPECT_EQ(errors[0], R"(arguments: must be one of "a"; got ")" + std::string(79, 'v') + "...");
 }
 
 TEST(ValidateTest, Const) {
-  EXPECT_EQ(Errors(J(R"({"const":"x"})"), J(R"("y")")), Lines{R"(arguments: must be "x"; got "y")"});
+  EXPECT_EQ(Errors(J(R"({"const":"x"})"), J(R"("y")")),
+            Lines{R"(arguments: must be "x"; got "y")"});
   EXPECT_EQ(Errors(J(R"({"const":{"a":[1]}})"), J(R"({"a":[1]})")), Lines{});
   EXPECT_EQ(Errors(J(R"({"const":3})"), J("4")), Lines{"arguments: must be 3; got 4"});
 }
@@ -199,7 +198,8 @@ TEST(ValidateTest, SpecExampleLengthMessage) {
 TEST(ValidateTest, Pattern) {
   Json schema = J(R"({"type":"string","pattern":"^[a-z]+$"})");
   EXPECT_EQ(Errors(schema, J(R"("abc")")), Lines{});
-  EXPECT_EQ(Errors(schema, J(R"("A1")")), Lines{R"(arguments: must match pattern "^[a-z]+$"; got "A1")"});
+  EXPECT_EQ(Errors(schema, J(R"("A1")")),
+            Lines{R"(arguments: must match pattern "^[a-z]+$"; got "A1")"});
   // Unanchored patterns match anywhere (ECMAScript search semantics).
   EXPECT_EQ(Errors(J(R"({"pattern":"b"})"), J(R"("abc")")), Lines{});
 }
@@ -236,8 +236,10 @@ TEST(ValidateTest, MinAndMaxItems) {
 
 TEST(ValidateTest, UniqueItems) {
   Json schema = J(R"({"type":"array","uniqueItems":true})");
-  EXPECT_EQ(Errors(schema, J("[1,2,1]")), Lines{"arguments: items must be unique; [2] repeats [0]"});
-  EXPECT_EQ(Errors(schema, J("[1,1.0]")), Lines{"arguments: items must be unique; [1] repeats [0]"});
+  EXPECT_EQ(Errors(schema, J("[1,2,1]")),
+            Lines{"arguments: items must be unique; [2] repeats [0]"});
+  EXPECT_EQ(Errors(schema, J("[1,1.0]")),
+            Lines{"arguments: items must be unique; [1] repeats [0]"});
   EXPECT_EQ(Errors(schema, J(R"([{"a":1,"b":2},{"b":2,"a":1}])")),
             Lines{"arguments: items must be unique; [1] repeats [0]"});
   EXPECT_EQ(Errors(schema, J(R"([1,"1",[1],{"a":1}])")), Lines{});
@@ -376,12 +378,12 @@ TEST(OrderTest, SpecExampleFailuresAllReported) {
       "level":{"type":"string","enum":["L0","L1","L2","L3"]},
       "name":{"type":"string"}},
       "required":["name"],"additionalProperties":false})");
-  EXPECT_EQ(FormatValidationErrors(
-                ValidateAgainstSchema(schema, J(R"({"depth":0,"level":"L9","x":1})"))),
-            "arguments.depth: must be at least 1; got 0\n"
-            "arguments.level: must be one of \"L0\", \"L1\", \"L2\", \"L3\"; got \"L9\"\n"
-            "arguments.name: required property missing\n"
-            "arguments.x: unexpected property (additionalProperties is false)");
+  EXPECT_EQ(
+      FormatValidationErrors(ValidateAgainstSchema(schema, J(R"({"depth":0,"level":"L9","x":1})"))),
+      "arguments.depth: must be at least 1; got 0\n"
+      "arguments.level: must be one of \"L0\", \"L1\", \"L2\", \"L3\"; got \"L9\"\n"
+      "arguments.name: required property missing\n"
+      "arguments.x: unexpected property (additionalProperties is false)");
 }
 
 TEST(FormatTest, CapsAtTwentyLines) {
@@ -419,6 +421,15 @@ TEST(FormatTest, EmptyIsEmpty) { EXPECT_EQ(FormatValidationErrors({}), ""); }
 // ---------------------------------------------------------------------------------------------
 // CheckSchemaSupported
 
+TEST(CheckSchemaSupportedTest, LocalRefsMustResolve) {
+  EXPECT_TRUE(CheckSchemaSupported(
+                  J(R"({"$defs":{"a":{"type":"string"}},"properties":{"x":{"$ref":"#/$defs/a"}}})"))
+                  .ok());
+  Status status = CheckSchemaSupported(J(R"({"properties":{"x":{"$ref":"#/$defs/missing"}}})"));
+  EXPECT_EQ(status.code(), base::StatusCode::kInvalidArgument);
+  EXPECT_EQ(status.message(), "#/properties/x/$ref: $ref #/$defs/missing does not resolve");
+}
+
 TEST(CheckSchemaSupportedTest, AcceptsTheSupportedSubset) {
   Json schema = J(R"({
     "$schema":"https://json-schema.org/draft/2020-12/schema","$id":"urn:x","$comment":"c",
@@ -436,7 +447,8 @@ TEST(CheckSchemaSupportedTest, AcceptsTheSupportedSubset) {
     "required":["a"],"additionalProperties":false})");
   Status status = CheckSchemaSupported(schema);
   EXPECT_TRUE(status.ok()) << status.ToString();
-  EXPECT_TRUE(CheckSchemaSupported(J(R"({"$schema":"http://json-schema.org/draft-07/schema#"})")).ok());
+  EXPECT_TRUE(
+      CheckSchemaSupported(J(R"({"$schema":"http://json-schema.org/draft-07/schema#"})")).ok());
   EXPECT_TRUE(CheckSchemaSupported(J("true")).ok());
 }
 
@@ -445,8 +457,8 @@ TEST(CheckSchemaSupportedTest, RejectsUnknownKeywordsWithTheirPointer) {
   EXPECT_EQ(top.code(), base::StatusCode::kUnsupported);
   EXPECT_EQ(top.message(), "#/patternProperties: unsupported JSON Schema keyword");
 
-  Status nested = CheckSchemaSupported(
-      J(R"({"type":"object","properties":{"a":{"type":"string","if":{}}}})"));
+  Status nested =
+      CheckSchemaSupported(J(R"({"type":"object","properties":{"a":{"type":"string","if":{}}}})"));
   EXPECT_EQ(nested.code(), base::StatusCode::kUnsupported);
   EXPECT_EQ(nested.message(), "#/properties/a/if: unsupported JSON Schema keyword");
 
@@ -460,8 +472,8 @@ TEST(CheckSchemaSupportedTest, RejectsUnknownKeywordsWithTheirPointer) {
 }
 
 TEST(CheckSchemaSupportedTest, RejectsRemoteRefs) {
-  Status status = CheckSchemaSupported(
-      J(R"({"properties":{"a":{"$ref":"https://example.com/schema.json"}}})"));
+  Status status =
+      CheckSchemaSupported(J(R"({"properties":{"a":{"$ref":"https://example.com/schema.json"}}})"));
   EXPECT_EQ(status.code(), base::StatusCode::kUnsupported);
   EXPECT_EQ(status.message(), "#/properties/a/$ref: only local $ref is supported");
   EXPECT_FALSE(CheckSchemaSupported(J(R"({"$ref":"other.json#/x"})")).ok());

@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cmath>
 #include <ctime>
 #include <exception>
 
@@ -122,9 +123,9 @@ bool CallContext::has_progress_token() const { return !request_.progress_token.i
 
 void CallContext::ReportProgress(double progress, std::optional<double> total,
                                  std::string_view message) {
-  if (request_.progress_token.is_null()) return;
+  if (request_.progress_token.is_null() || !std::isfinite(progress)) return;
   Json params = {{"progressToken", request_.progress_token}, {"progress", progress}};
-  if (total) params["total"] = *total;
+  if (total.has_value() && std::isfinite(total.value())) params["total"] = total.value();
   if (!message.empty()) params["message"] = message;
   std::string msg = SerializeNotification("notifications/progress", params);
   std::lock_guard<std::mutex> lock(request_.mu);
@@ -300,6 +301,15 @@ Json Session::Initialize(const Json& params) {
 }
 
 void Session::HandleRequest(Message msg, const std::shared_ptr<Channel>& channel) {
+  {
+    // Control requests are answered inline, so check the in-flight table for their id here;
+    // other requests are checked when they enter it.
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!in_flight_.empty() && in_flight_.count(IdKey(msg.id))) {
+      return ReplyError(channel, msg.id, error_code::kInvalidRequest,
+                        "invalid request: a request with this id is already in flight");
+    }
+  }
   if (msg.method == "ping") return Reply(channel, msg.id, Json::object());
   if (msg.method == "initialize") {
     {
