@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/cancellation.h"
 #include "base/status.h"
@@ -22,6 +23,14 @@ namespace internal {
 class Session;
 struct InFlight;
 }  // namespace internal
+
+// The authenticated caller of a session. stdio: the local user (all scopes). HTTP: the
+// bearer token's principal ("token:" plus 12 hex digits of its SHA-256), or the anonymous
+// loopback principal when authentication is off.
+struct Principal {
+  std::string name = "local";
+  std::vector<std::string> scopes = {"admin"};  // "admin" implies every other scope
+};
 
 // MCP log levels (RFC 5424), ascending.
 enum class LogSeverity {
@@ -72,6 +81,13 @@ class CallContext {
   const std::string& protocol_version() const;
   const Json& client_capabilities() const;
   const Json& client_info() const;
+
+  // Who is calling, and with which scopes (read, write, execute, network, admin), as the
+  // transport authenticated the session (specs/mcp.md §5.6). The policy layer that checks
+  // scopes, consent and rate limits before a handler runs builds on these; authority always
+  // comes from here, never from a tool's arguments.
+  const Principal& principal() const;
+  bool HasScope(std::string_view scope) const;
 
   // Sends a request to the client (sampling/createMessage, elicitation/create) on this
   // request's stream and waits for its answer. Refused locally (no wire traffic) when the

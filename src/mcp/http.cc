@@ -341,6 +341,16 @@ class HttpTransport {
     return HR::Unhandled;
   }
 
+  // Returns the principal of an authenticated request: the token's (its digest, never the
+  // token, names it), or the anonymous loopback principal when authentication is off.
+  Principal PrincipalOf(const httplib::Request& req) {
+    if (token_digests_.empty()) return Principal{"anonymous-loopback", {"admin"}};
+    const std::string header = req.get_header_value("Authorization");
+    const auto digest =
+        base::Sha256(std::string_view(header).substr(std::string_view("Bearer ").size()));
+    return Principal{"token:" + base::ToHex(digest).substr(0, 12), {"admin"}};
+  }
+
   // Compares the presented token's digest with every stored digest, in constant time and
   // without early exit.
   bool Authenticated(const httplib::Request& req) {
@@ -423,7 +433,9 @@ class HttpTransport {
 
   // Creates a session, evicting the least recently used idle one at the cap. Returns null
   // (after answering 503) when every session is busy.
-  std::shared_ptr<internal::Session> CreateSession(httplib::Response& res, std::string* id_out) {
+  std::shared_ptr<internal::Session> CreateSession(httplib::Response& res,
+                                                   const Principal& principal,
+                                                   std::string* id_out) {
     std::lock_guard<std::mutex> lock(mu_);
     const auto now = Clock::now();
     for (auto it = sessions_.begin(); it != sessions_.end();) {
@@ -456,6 +468,7 @@ class HttpTransport {
     }
     std::string id = base::RandomHex(16);
     auto session = server_.NewSession(id);
+    session->set_principal(principal);
     SessionEntry entry;
     entry.session = session;
     entry.last_used = now;
@@ -525,7 +538,7 @@ class HttpTransport {
         return Fail(res, 400, error_code::kServerBusy,
                     "bad request: initialize must not carry an Mcp-Session-Id");
       }
-      session = CreateSession(res, &session_id);
+      session = CreateSession(res, PrincipalOf(req), &session_id);
       if (!session) return;
     } else {
       session = FindSession(req, res);

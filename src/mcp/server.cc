@@ -157,6 +157,13 @@ const std::string& CallContext::session_id() const { return session_.id(); }
 const std::string& CallContext::protocol_version() const { return session_.negotiated_version(); }
 const Json& CallContext::client_capabilities() const { return session_.client_capabilities(); }
 const Json& CallContext::client_info() const { return session_.client_info(); }
+const Principal& CallContext::principal() const { return session_.principal(); }
+
+bool CallContext::HasScope(std::string_view scope) const {
+  const auto& scopes = session_.principal().scopes;
+  return std::any_of(scopes.begin(), scopes.end(),
+                     [&](const std::string& s) { return s == scope || s == "admin"; });
+}
 
 Result<Json> CallContext::SendClientRequest(std::string_view method, const Json& params,
                                             std::chrono::milliseconds timeout) {

@@ -129,6 +129,9 @@ class Session : public std::enable_shared_from_this<Session> {
   const std::string& negotiated_version() const { return version_; }
   const Json& client_capabilities() const { return client_capabilities_; }
   const Json& client_info() const { return client_info_; }
+  const Principal& principal() const { return principal_; }
+  // Sets who the session speaks for. REQUIRES: called by the transport before the first message.
+  void set_principal(Principal principal) { principal_ = std::move(principal); }
   LogSeverity log_level() const { return log_level_.load(); }
   Server& server() { return server_; }
   // Sends `message` on the request's stream unless it finished or was cancelled.
@@ -180,6 +183,7 @@ class Session : public std::enable_shared_from_this<Session> {
   std::string version_{kLatestProtocolVersion};
   Json client_capabilities_ = Json::object();
   Json client_info_ = Json::object();
+  Principal principal_;  // set by the transport before the first message; read-only afterwards
 
   mutable std::mutex mu_;
   std::condition_variable idle_cv_;

@@ -1480,6 +1480,31 @@ TEST(InlineToolTest, RunInlineToolsAnswerOnTheReaderThread) {
   EXPECT_EQ(ran_on, std::this_thread::get_id());
 }
 
+// The session's principal reaches handlers through the context, never from arguments.
+TEST(PrincipalTest, HandlersSeeTheSessionPrincipalAndScopes) {
+  TestServer ts(0);
+  ASSERT_TRUE(ts.server()
+                  .tools()
+                  .AddRaw({.name = "whoami", .description = "Names the caller"}, ClosedObject(),
+                          nullptr,
+                          [](const Json&, CallContext& ctx) -> Result<ToolResult> {
+                            return ToolResult::Text(ctx.principal().name + " " +
+                                                    (ctx.HasScope("write") ? "w" : "-") +
+                                                    (ctx.HasScope("read") ? "r" : "-"));
+                          })
+                  .ok());
+  TestClient local(ts.server());
+  local.Initialize();
+  local.SendRequest(7, "tools/call", CallParams("whoami"));
+  EXPECT_EQ(TextOf(local.WaitResponse(7)), "local wr");
+
+  TestClient reader(ts.server());
+  reader.session().set_principal(Principal{"token:0123456789ab", {"read"}});
+  reader.Initialize();
+  reader.SendRequest(7, "tools/call", CallParams("whoami"));
+  EXPECT_EQ(TextOf(reader.WaitResponse(7)), "token:0123456789ab -r");
+}
+
 // ---------------------------------------------------------------------------------------------
 // Exactly one reply per request
 
