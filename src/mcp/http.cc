@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "base/hash.h"
+#include "mcp/signals.h"
 
 namespace trove::mcp {
 
@@ -272,30 +273,12 @@ class HttpTransport {
     }
     if (options_.on_listening) options_.on_listening(port);
 
-    std::thread signal_thread;
-    std::atomic<bool> finished{false};
-    sigset_t current;
-    pthread_sigmask(SIG_BLOCK, nullptr, &current);
-    if (sigismember(&current, SIGTERM) && sigismember(&current, SIGINT)) {
-      signal_thread = std::thread([this, &finished] {
-        sigset_t set;
-        sigemptyset(&set);
-        sigaddset(&set, SIGTERM);
-        sigaddset(&set, SIGINT);
-        int sig = 0;
-        sigwait(&set, &sig);
-        if (finished.load()) return;
-        CloseAll();
-        http_.stop();
-      });
-    }
+    ShutdownSignalWatcher signals([this] {
+      CloseAll();
+      http_.stop();
+    });
     http_.listen_after_bind();
     CloseAll();
-    if (signal_thread.joinable()) {
-      finished.store(true);
-      pthread_kill(signal_thread.native_handle(), SIGINT);
-      signal_thread.join();
-    }
     return Status::Ok();
   }
 

@@ -70,15 +70,6 @@ class FdChannel final : public Channel {
 
 std::shared_ptr<Channel> MakeFdChannel(int fd) { return std::make_shared<FdChannel>(fd); }
 
-void BlockShutdownSignals() {
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGTERM);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGPIPE);
-  pthread_sigmask(SIG_BLOCK, &set, nullptr);
-}
-
 Status ServeStdio(Server& server, const StdioOptions& options) {
   int out_fd = options.out_fd;
   if (options.out_fd == 1 && options.redirect_stdout_to_stderr) {
@@ -90,27 +81,13 @@ Status ServeStdio(Server& server, const StdioOptions& options) {
   std::shared_ptr<internal::Session> session = server.NewSession("");
   session->set_session_channel(channel);
 
-  // SIGTERM/SIGINT arrive through sigwait on their own thread (when main blocked them with
-  // BlockShutdownSignals): it cancels in-flight work, allows it up to 1 s, and exits 0. The
-  // reader stays in a plain blocking read, with no poll per message.
-  std::atomic<bool> finished{false};
-  std::thread signal_thread;
-  sigset_t current;
-  pthread_sigmask(SIG_BLOCK, nullptr, &current);
-  if (sigismember(&current, SIGTERM) && sigismember(&current, SIGINT)) {
-    signal_thread = std::thread([&finished, session] {
-      sigset_t set;
-      sigemptyset(&set);
-      sigaddset(&set, SIGTERM);
-      sigaddset(&set, SIGINT);
-      int sig = 0;
-      sigwait(&set, &sig);
-      if (finished.load()) return;  // woken by the reader at EOF
-      session->Close();
-      session->WaitIdle(std::chrono::milliseconds(1000));
-      std::_Exit(0);
-    });
-  }
+  // SIGTERM/SIGINT (see signals.h) cancel in-flight work, allow it up to 1 s, and exit 0.
+  // The reader stays in a plain blocking read, with no poll per message.
+  ShutdownSignalWatcher signals([session] {
+    session->Close();
+    session->WaitIdle(std::chrono::milliseconds(1000));
+    std::_Exit(0);
+  });
 
   const ParseLimits& limits = server.options().parse;
   MessageParser parser;  // reused for every line: its buffers stay allocated
@@ -196,11 +173,6 @@ Status ServeStdio(Server& server, const StdioOptions& options) {
   session->WaitIdle(std::chrono::milliseconds(300));
   session->Close();
   session->WaitIdle(std::chrono::milliseconds(500));
-  if (signal_thread.joinable()) {
-    finished.store(true);
-    pthread_kill(signal_thread.native_handle(), SIGINT);
-    signal_thread.join();
-  }
   return Status::Ok();
 }
 

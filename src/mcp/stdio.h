@@ -10,13 +10,9 @@
 
 #include "base/status.h"
 #include "mcp/server.h"
+#include "mcp/signals.h"
 
 namespace trove::mcp {
-
-// Blocks SIGTERM, SIGINT and SIGPIPE in the calling thread, so that threads created after it
-// inherit the mask and the transport receives the signals through sigwait. Call it first in
-// main, before any thread starts.
-void BlockShutdownSignals();
 
 struct StdioOptions {
   int in_fd = 0;
