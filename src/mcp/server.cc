@@ -773,14 +773,24 @@ Json Session::ListPage(std::string_view method, const Json& params,
   Json items = Json::array();
   std::size_t total = 0;
   const std::size_t page = std::max<std::size_t>(1, server_.options().page_size);
-  auto in_page = [&](std::size_t i) { return i >= offset && i < offset + page; };
+  // Appends the page's items of `all`, each rendered by `render`.
+  auto add_page = [&](const auto& all, auto render) {
+    total = all.size();
+    for (std::size_t i = offset; i < all.size() && i < offset + page; ++i) {
+      items.push_back(render(all[i]));
+    }
+  };
+  // The fields resources and templates share after their identifying ones.
+  auto describe = [&](Json j, const auto& spec) {
+    if (modern) PutIfNotEmpty(j, "title", spec.title);
+    PutIfNotEmpty(j, "description", spec.description);
+    PutIfNotEmpty(j, "mimeType", spec.mime_type);
+    return j;
+  };
   const char* key = "tools";
   if (method == "tools/list") {
-    const auto& tools = server_.tools().all();
-    total = tools.size();
-    for (std::size_t i = 0; i < tools.size(); ++i) {
-      if (!in_page(i)) continue;
-      const Tool& t = *tools[i];
+    add_page(server_.tools().all(), [&](const std::unique_ptr<Tool>& tool) {
+      const Tool& t = *tool;
       Json j = {{"name", t.spec.name}};
       if (modern) PutIfNotEmpty(j, "title", t.spec.title);
       j["description"] = t.spec.description;
@@ -794,41 +804,22 @@ Json Session::ListPage(std::string_view method, const Json& params,
       ann["idempotentHint"] = a.idempotent;
       ann["openWorldHint"] = a.open_world;
       j["annotations"] = std::move(ann);
-      items.push_back(std::move(j));
-    }
+      return j;
+    });
   } else if (method == "resources/list") {
     key = "resources";
-    const auto& all = server_.resources().resources();
-    total = all.size();
-    for (std::size_t i = 0; i < all.size(); ++i) {
-      if (!in_page(i)) continue;
-      const ResourceSpec& s = all[i].spec;
-      Json j = {{"uri", s.uri}, {"name", s.name}};
-      if (modern) PutIfNotEmpty(j, "title", s.title);
-      PutIfNotEmpty(j, "description", s.description);
-      PutIfNotEmpty(j, "mimeType", s.mime_type);
-      items.push_back(std::move(j));
-    }
+    add_page(server_.resources().resources(), [&](const Resource& r) {
+      return describe(Json{{"uri", r.spec.uri}, {"name", r.spec.name}}, r.spec);
+    });
   } else if (method == "resources/templates/list") {
     key = "resourceTemplates";
-    const auto& all = server_.resources().templates();
-    total = all.size();
-    for (std::size_t i = 0; i < all.size(); ++i) {
-      if (!in_page(i)) continue;
-      const ResourceTemplateSpec& s = all[i].spec;
-      Json j = {{"uriTemplate", s.uri_template}, {"name", s.name}};
-      if (modern) PutIfNotEmpty(j, "title", s.title);
-      PutIfNotEmpty(j, "description", s.description);
-      PutIfNotEmpty(j, "mimeType", s.mime_type);
-      items.push_back(std::move(j));
-    }
+    add_page(server_.resources().templates(), [&](const ResourceTemplate& t) {
+      return describe(Json{{"uriTemplate", t.spec.uri_template}, {"name", t.spec.name}}, t.spec);
+    });
   } else {
     key = "prompts";
-    const auto& all = server_.prompts().all();
-    total = all.size();
-    for (std::size_t i = 0; i < all.size(); ++i) {
-      if (!in_page(i)) continue;
-      const PromptSpec& s = all[i].spec;
+    add_page(server_.prompts().all(), [&](const Prompt& p) {
+      const PromptSpec& s = p.spec;
       Json j = {{"name", s.name}};
       if (modern) PutIfNotEmpty(j, "title", s.title);
       j["description"] = s.description;
@@ -842,8 +833,8 @@ Json Session::ListPage(std::string_view method, const Json& params,
         }
         j["arguments"] = std::move(args);
       }
-      items.push_back(std::move(j));
-    }
+      return j;
+    });
   }
   if (offset > total) {
     error = ProtocolError{error_code::kInvalidParams, "invalid params: invalid cursor", nullptr};
