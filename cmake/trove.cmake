@@ -60,9 +60,13 @@ function(trove_fuzzer name)
     set(ARG_RUNS 20000)
   endif()
   set(corpus ${PROJECT_SOURCE_DIR}/fuzz/corpus/${name})
+  # libFuzzer writes new inputs into the first corpus directory, so that one lives in the build
+  # tree and the committed seeds come second, read-only.
+  set(scratch ${CMAKE_CURRENT_BINARY_DIR}/${name}_corpus)
+  file(MAKE_DIRECTORY ${scratch})
   add_test(NAME ${name}_smoke
            COMMAND ${name} -runs=${ARG_RUNS} -seed=1 -max_len=8192 -rss_limit_mb=1024
-                   -timeout=10 ${corpus})
+                   -timeout=10 ${scratch} ${corpus})
   set_tests_properties(${name}_smoke PROPERTIES TIMEOUT 300)
 endfunction()
 
