@@ -1,0 +1,87 @@
+// Kōdo tokens: the TokenKind enum generated from token_kinds.def, and Token, one lexed token
+// with its byte range and, for literals, its decoded value (kodo.md §2).
+// Thread safety: plain values; the functions here are pure.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "kodo/source/source_buffer.h"
+
+namespace trove::kodo::lex {
+
+enum class TokenKind : std::uint8_t {
+#define KODO_TOKEN(Name, Spelling) k##Name,
+#include "kodo/lex/token_kinds.def"
+};
+
+inline constexpr int kTokenKindCount = 0
+#define KODO_TOKEN(Name, Spelling) +1
+#include "kodo/lex/token_kinds.def"
+    ;
+
+// Returns upstream's Debug name without payload ("Fn", "SelfValue", "IntLit", "FatArrow"),
+// the spelling parse errors use (kodo.md §2, §20).
+std::string_view DebugName(TokenKind kind);
+
+// Returns the source spelling of a keyword or punctuation ("fn", "=>"), else a description
+// ("integer literal", "end of file").
+std::string_view Spelling(TokenKind kind);
+
+bool IsKeyword(TokenKind kind);  // includes the contextual keywords
+// `test describe setup teardown forall`: accepted by the parser wherever a NAME is asked for.
+bool IsContextualKeyword(TokenKind kind);
+bool IsPunct(TokenKind kind);
+// Whitespace and comments: produced only with LexOptions::keep_trivia.
+bool IsTrivia(TokenKind kind);
+
+// Returns the keyword spelled `text`, if any. `Self`, `in`, `dyn`, `_` and `result` are
+// identifiers (kodo.md §2).
+std::optional<TokenKind> LookupKeyword(std::string_view text);
+
+// One part of an f-string body, after escapes are processed (kodo.md §2).
+struct FStringPart {
+  enum class Kind : std::uint8_t { kText, kExpr };
+  Kind kind = Kind::kText;
+  // kText: the literal text. kExpr: the expression's source text, without the braces, to be
+  // re-lexed and parsed as a full expression.
+  std::string text;
+  // Where the part came from in the file. Upstream makes sub-expression spans relative to the
+  // f-string body [I]; Trove keeps file offsets, mapping decoded text back through escapes.
+  SourceRange range;
+  friend bool operator==(const FStringPart&, const FStringPart&) = default;
+};
+
+// The decoded value of an FStringLit token.
+struct FStringValue {
+  // Text parts are never empty, except that an empty f-string is one empty text part.
+  std::vector<FStringPart> parts;
+  // Set when a `{` has no matching `}`: the range of that `{`. The lexer does not report it; the
+  // parser does, as E0101 "closing `}` in f-string interpolation" (kodo.md §2, §16.1).
+  std::optional<SourceRange> unclosed_brace;
+  friend bool operator==(const FStringValue&, const FStringValue&) = default;
+};
+
+// The decoded value of a token: int64 for IntLit, double for FloatLit, bool for True/False,
+// the unescaped text for StringLit (and the full unescaped body for FStringLit's `text`),
+// FStringValue for FStringLit, nothing otherwise (an Ident's name is its source text).
+using TokenValue =
+    std::variant<std::monostate, std::int64_t, double, bool, std::string, FStringValue>;
+
+struct Token {
+  TokenKind kind = TokenKind::kEof;
+  SourceRange range;
+  TokenValue value;
+
+  std::int64_t int_value() const { return std::get<std::int64_t>(value); }
+  double float_value() const { return std::get<double>(value); }
+  bool bool_value() const { return std::get<bool>(value); }
+  const std::string& string_value() const { return std::get<std::string>(value); }
+  const FStringValue& fstring_value() const { return std::get<FStringValue>(value); }
+};
+
+}  // namespace trove::kodo::lex
