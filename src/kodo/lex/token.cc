@@ -39,16 +39,39 @@ bool IsTrivia(TokenKind kind) {
   return kind == TokenKind::kWhitespace || kind == TokenKind::kComment;
 }
 
-std::optional<TokenKind> LookupKeyword(std::string_view text) {
-  // 42 keywords; a linear scan over the table is fast enough for identifiers of this length and
-  // keeps the table the single source. Check the first byte before comparing.
-  if (text.empty() || text.size() > 9) return std::nullopt;
+namespace {
+
+// Keywords bucketed by their first letter, built at compile time from the one table: a lookup
+// compares against the few keywords sharing the identifier's first letter (at most 6), not
+// against every token kind. Identifiers are the most common token, so this is hot.
+constexpr int kMaxPerLetter = 8;
+struct KeywordBuckets {
+  std::array<std::array<std::uint8_t, kMaxPerLetter>, 26> kinds{};
+  std::array<std::uint8_t, 26> counts{};
+};
+
+constexpr KeywordBuckets MakeKeywordBuckets() {
+  KeywordBuckets b;
   for (std::size_t i = 0; i < kKindInfo.size(); ++i) {
     const KindInfo& info = kKindInfo[i];
-    if ((info.category == Category::kKeyword || info.category == Category::kContextual) &&
-        info.spelling[0] == text[0] && info.spelling == text) {
-      return static_cast<TokenKind>(i);
-    }
+    if (info.category != Category::kKeyword && info.category != Category::kContextual) continue;
+    const int letter = info.spelling[0] - 'a';
+    b.kinds[letter][b.counts[letter]++] = static_cast<std::uint8_t>(i);
+  }
+  return b;
+}
+
+constexpr KeywordBuckets kKeywordBuckets = MakeKeywordBuckets();
+static_assert(kTokenKindCount < 256);
+
+}  // namespace
+
+std::optional<TokenKind> LookupKeyword(std::string_view text) {
+  if (text.empty() || text.size() > 9 || text[0] < 'a' || text[0] > 'z') return std::nullopt;
+  const int letter = text[0] - 'a';
+  for (int j = 0; j < kKeywordBuckets.counts[letter]; ++j) {
+    const std::uint8_t kind = kKeywordBuckets.kinds[letter][j];
+    if (kKindInfo[kind].spelling == text) return static_cast<TokenKind>(kind);
   }
   return std::nullopt;
 }
