@@ -18,8 +18,17 @@ if(TROVE_SANITIZE)
       -fno-sanitize-recover=undefined)
 endif()
 
+# With fuzzers on, every target is compiled with coverage instrumentation (not only the fuzzer's
+# own file), or libFuzzer would be blind inside the libraries it exercises. The sanitizer
+# runtime linked into the other binaries supplies the coverage callbacks.
+set(TROVE_COVERAGE_FLAGS)
+if(TROVE_FUZZ)
+  set(TROVE_COVERAGE_FLAGS -fsanitize=fuzzer-no-link)
+endif()
+
 function(trove_apply_common target)
-  target_compile_options(${target} PRIVATE ${TROVE_WARNINGS} ${TROVE_SAN_FLAGS})
+  target_compile_options(${target} PRIVATE ${TROVE_WARNINGS} ${TROVE_SAN_FLAGS}
+                                           ${TROVE_COVERAGE_FLAGS})
   # --as-needed drops shared libraries a binary never calls (a stdio server need not load
   # libcrypto or libsqlite3 just because trove_base can use them): less startup and RSS.
   target_link_options(${target} PRIVATE ${TROVE_SAN_FLAGS} -Wl,--as-needed)

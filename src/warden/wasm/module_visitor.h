@@ -1,0 +1,152 @@
+// ModuleVisitor: what ReadModule (reader.h) reports, one virtual hook per thing read, in
+// module order. Every hook accepts and ignores by default (wabt's binary-reader-nop.h), so a
+// consumer overrides only what it needs; returning a non-OK Status stops the read with it.
+// Facts, identity and export are separate visitors over one read.
+// Spans and string_views passed to a hook point into the module bytes and are valid for as
+// long as those bytes are.
+// Thread safety: a visitor is used by the one thread running ReadModule.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "warden/wasm/instruction.h"
+
+namespace trove::warden::wasm {
+
+using FuncIndex = std::uint32_t;
+
+enum class ExternalKind : std::uint8_t {
+  kFunction = 0,
+  kTable = 1,
+  kMemory = 2,
+  kGlobal = 3,
+  kTag = 4,
+};
+
+struct FuncType {
+  std::vector<ValType> params;
+  std::vector<ValType> results;
+};
+
+struct Limits {
+  std::uint64_t min = 0;
+  std::optional<std::uint64_t> max;
+  bool shared = false;
+  bool is64 = false;  // memory64 / table64
+};
+
+struct TableType {
+  ValType elem_type = ValType::kFuncRef;
+  Limits limits;
+};
+
+struct MemoryType {
+  Limits limits;
+};
+
+struct GlobalType {
+  ValType type = ValType::kI32;
+  bool is_mutable = false;
+};
+
+struct Import {
+  std::string_view module;
+  std::string_view field;
+  ExternalKind kind = ExternalKind::kFunction;
+  std::uint32_t index = 0;       // index in its kind's index space
+  std::uint32_t type_index = 0;  // kFunction, kTag
+  TableType table;               // kTable
+  MemoryType memory;             // kMemory
+  GlobalType global;             // kGlobal
+};
+
+struct Global {
+  std::uint32_t index = 0;
+  GlobalType type;
+  std::vector<Instruction> init;  // the constant expression, without its final `end`
+};
+
+struct Export {
+  std::string_view name;
+  ExternalKind kind = ExternalKind::kFunction;
+  std::uint32_t index = 0;
+};
+
+enum class SegmentMode : std::uint8_t { kActive, kPassive, kDeclarative };
+
+// One element segment in any of its 8 encodings (flags 0-7).
+struct ElementSegment {
+  std::uint32_t index = 0;
+  std::uint32_t flags = 0;
+  SegmentMode mode = SegmentMode::kActive;
+  std::uint32_t table = 0;
+  std::vector<Instruction> offset;  // active only
+  ValType elem_type = ValType::kFuncRef;
+  // Flags 0-3: function indices. Flags 4-7: one constant expression per element.
+  std::vector<std::uint32_t> functions;
+  std::vector<std::vector<Instruction>> exprs;
+};
+
+struct DataSegment {
+  std::uint32_t index = 0;
+  SegmentMode mode = SegmentMode::kActive;
+  std::uint32_t memory = 0;
+  std::vector<Instruction> offset;  // active only
+  std::uint64_t data_offset = 0;    // absolute offset of the bytes
+  std::span<const std::uint8_t> bytes;
+};
+
+struct LocalDecl {
+  std::uint32_t count = 0;
+  ValType type = ValType::kI32;
+};
+
+struct FunctionBody {
+  FuncIndex func_index = 0;
+  std::uint64_t offset = 0;  // absolute offset of the body (after its size)
+  std::uint64_t size = 0;
+  std::vector<LocalDecl> locals;
+};
+
+class ModuleVisitor {
+ public:
+  virtual ~ModuleVisitor() = default;
+
+  virtual Status OnType(std::uint32_t /*index*/, const FuncType& /*type*/) { return {}; }
+  virtual Status OnImport(const Import& /*import*/) { return {}; }
+  // One per defined function: its index (after imported functions) and type index.
+  virtual Status OnFunction(FuncIndex /*func*/, std::uint32_t /*type_index*/) { return {}; }
+  virtual Status OnTable(std::uint32_t /*index*/, const TableType& /*table*/) { return {}; }
+  virtual Status OnMemory(std::uint32_t /*index*/, const MemoryType& /*memory*/) { return {}; }
+  virtual Status OnTag(std::uint32_t /*index*/, std::uint32_t /*type_index*/) { return {}; }
+  virtual Status OnGlobal(const Global& /*global*/) { return {}; }
+  virtual Status OnExport(const Export& /*export_*/) { return {}; }
+  virtual Status OnStart(FuncIndex /*func*/) { return {}; }
+  virtual Status OnElementSegment(const ElementSegment& /*segment*/) { return {}; }
+  virtual Status OnDataCount(std::uint32_t /*count*/) { return {}; }
+  // Called before the body's instructions, then OnInstruction for each (the final `end`
+  // included), then OnFunctionBodyEnd.
+  virtual Status OnFunctionBody(const FunctionBody& /*body*/) { return {}; }
+  virtual Status OnInstruction(FuncIndex /*func*/, const Instruction& /*inst*/) { return {}; }
+  virtual Status OnFunctionBodyEnd(FuncIndex /*func*/) { return {}; }
+  virtual Status OnDataSegment(const DataSegment& /*segment*/) { return {}; }
+  // The "name" custom section.
+  virtual Status OnModuleName(std::string_view /*name*/) { return {}; }
+  virtual Status OnFunctionName(FuncIndex /*func*/, std::string_view /*name*/) { return {}; }
+  virtual Status OnLocalName(FuncIndex /*func*/, std::uint32_t /*local*/,
+                             std::string_view /*name*/) {
+    return {};
+  }
+  // Every custom section, "name" included; `offset` is that of the first payload byte.
+  virtual Status OnCustomSection(std::string_view /*name*/, std::uint64_t /*offset*/,
+                                 std::span<const std::uint8_t> /*payload*/) {
+    return {};
+  }
+};
+
+}  // namespace trove::warden::wasm

@@ -1,0 +1,43 @@
+// ReadModule: one left-to-right pass over a wasm binary that reports everything it reads to a
+// ModuleVisitor (module_visitor.h), after wabt's ReadBinary. The framing code alone checks the
+// magic and version, section ids, sizes, order and duplicates; each section reader works in a
+// ByteCursor bounded to its section. Every error carries the absolute byte offset in hex and
+// what was being read. Corrupt or truncated input gives kMalformed, a GC-proposal construct
+// kUnsupported ("unsupported feature: gc"), and a crossed ReadOptions bound
+// kResourceExhausted. Hooks may already have been called when an error is returned, so a
+// consumer that must write nothing on failure buffers until ReadModule returns OK.
+// Thread safety: ReadModule keeps no state between calls; concurrent calls with separate
+// visitors are safe.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "base/status.h"
+#include "warden/wasm/module_visitor.h"
+
+namespace trove::warden::wasm {
+
+struct ReadOptions {
+  // Largest input accepted, in bytes. Default 4 GiB.
+  std::uint64_t max_module_bytes = std::uint64_t{4} << 30;
+  // Most items in any one section (types, imports, functions, globals, segments, bodies, ...)
+  // and in any name map. Default 1,000,000.
+  std::uint32_t max_section_items = 1'000'000;
+  // Most locals one function declares, summed over its local groups. Default 50,000.
+  std::uint32_t max_locals = 50'000;
+  // Most targets in one br_table, the default excluded. Default 100,000.
+  std::uint32_t max_br_table_targets = 100'000;
+  // Deepest block nesting in a body; the function's own block is depth 1. Default 10,000.
+  std::uint32_t max_nesting = 10'000;
+  // When false, function bodies are framed (OnFunctionBody) but their locals and
+  // instructions are not decoded. Default true.
+  bool decode_bodies = true;
+};
+
+// Reads `bytes` as a wasm module, reporting to `visitor`. Returns the first error, from the
+// module or from a hook.
+Status ReadModule(std::span<const std::uint8_t> bytes, ModuleVisitor& visitor,
+                  const ReadOptions& options = {});
+
+}  // namespace trove::warden::wasm

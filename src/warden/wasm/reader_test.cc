@@ -1,0 +1,457 @@
+#include "warden/wasm/reader.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <set>
+#include <vector>
+
+#include "warden/wasm/testing/wasm_builder.h"
+
+namespace trove::warden::wasm {
+namespace {
+
+using base::StatusCode;
+using testing::Bytes;
+using testing::Cat;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using testing::Module;
+using testing::Name;
+using testing::OneFunctionModule;
+using testing::RecordingVisitor;
+using testing::S;
+using testing::Section;
+using testing::Sized;
+using testing::U;
+
+// The sections of a module with every standard section, a name section and another custom
+// section, each with its id and size.
+std::vector<Bytes> FullModuleSections() {
+  Bytes types = Cat({{0x02, 0x60, 0x00, 0x00, 0x60, 0x02, 0x7f, 0x7e, 0x01, 0x7f}});
+  Bytes imports = Cat({{0x05},
+                       Name("env"),
+                       Name("f"),
+                       {0x00, 0x01},  // func type 1
+                       Name("env"),
+                       Name("t"),
+                       {0x01, 0x70, 0x00, 0x01},  // table
+                       Name("env"),
+                       Name("m"),
+                       {0x02, 0x03, 0x01, 0x02},  // shared mem
+                       Name("env"),
+                       Name("g"),
+                       {0x03, 0x7f, 0x00},  // global
+                       Name("env"),
+                       Name("e"),
+                       {0x04, 0x00, 0x01}});  // tag
+  Bytes functions = {0x02, 0x00, 0x01};
+  Bytes tables = {0x02, 0x70, 0x01, 0x01, 0x02, 0x6f, 0x04, 0x03};  // funcref; table64
+  Bytes memories = {0x02, 0x00, 0x01, 0x05, 0x02, 0x03};            // plain; memory64 with max
+  Bytes tags = {0x01, 0x00, 0x00};
+  Bytes globals = Cat({{0x02, 0x7f, 0x01, 0x41},
+                       S(42),
+                       {0x0b},
+                       {0x7e, 0x00, 0x23, 0x00, 0x42, 0x01, 0x7c, 0x0b}});  // extended const
+  Bytes exports = Cat({{0x02}, Name("main"), {0x00, 0x01}, Name("mem"), {0x02, 0x01}});
+  Bytes start = {0x01};
+  Bytes elements = Cat({{0x08},
+                        {0x00, 0x41, 0x00, 0x0b, 0x01, 0x01},              // 0: active, funcs
+                        {0x01, 0x00, 0x02, 0x01, 0x02},                    // 1: passive
+                        {0x02, 0x01, 0x41, 0x01, 0x0b, 0x00, 0x01, 0x01},  // 2: table 1
+                        {0x03, 0x00, 0x01, 0x02},                          // 3: declarative
+                        {0x04, 0x41, 0x00, 0x0b, 0x01, 0xd2, 0x01, 0x0b},  // 4: exprs
+                        {0x05, 0x70, 0x01, 0xd0, 0x70, 0x0b},              // 5: passive exprs
+                        {0x06, 0x02, 0x41, 0x00, 0x0b, 0x6f, 0x01, 0xd0, 0x6f, 0x0b},  // 6
+                        {0x07, 0x70, 0x01, 0xd2, 0x02, 0x0b}});  // 7: declarative
+  Bytes datacount = {0x03};
+  Bytes body1 = {0x01, 0x02, 0x7f, 0x01, 0x0b};  // two i32 locals; nop; end
+  Bytes body2 = Cat({{0x00, 0x20, 0x00, 0x28, 0x42, 0x01, 0x04, 0x1a, 0x0b}});
+  Bytes code = Cat({{0x02}, Sized(body1), Sized(body2)});
+  Bytes data = Cat({{0x03},
+                    {0x00, 0x41, 0x10, 0x0b},
+                    Name("hi"),  // active, memory 0
+                    {0x01},
+                    Name("xyz"),  // passive
+                    {0x02, 0x01, 0x42, 0x00, 0x0b},
+                    Name("m1")});  // memory 1 (64-bit)
+  Bytes names = Cat({Name("name"),
+                     {0x00},
+                     Sized(Name("mod")),
+                     {0x01},
+                     Sized(Cat({{0x02, 0x01}, Name("main"), {0x02}, Name("two")})),
+                     {0x02},
+                     Sized(Cat({{0x01, 0x01, 0x01, 0x00}, Name("x")}))});
+  Bytes producers = Cat({Name("producers"), {0x00}});
+  return {Section(0, producers), Section(1, types),    Section(2, imports),  Section(3, functions),
+          Section(4, tables),    Section(5, memories), Section(13, tags),    Section(6, globals),
+          Section(7, exports),   Section(8, start),    Section(9, elements), Section(12, datacount),
+          Section(10, code),     Section(11, data),    Section(0, names)};
+}
+
+Bytes FullModule() {
+  Bytes out = testing::Header();
+  for (const Bytes& section : FullModuleSections())
+    out.insert(out.end(), section.begin(), section.end());
+  return out;
+}
+
+TEST(ReaderTest, EmptyModule) {
+  RecordingVisitor v;
+  EXPECT_TRUE(ReadModule(Module({}), v).ok());
+  EXPECT_TRUE(v.events.empty());
+}
+
+TEST(ReaderTest, ReadsEverySection) {
+  RecordingVisitor v;
+  Bytes module = FullModule();
+  Status s = ReadModule(module, v);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_THAT(
+      v.events,
+      ElementsAre("custom producers 1", "type 0 0->0", "type 1 2->1", "import env.f",
+                  "import env.t", "import env.m", "import env.g", "import env.e", "func 1 type 0",
+                  "func 2 type 1", "table 1", "table 2", "memory 1", "memory 2", "tag 1 type 0",
+                  "global 1", "global 2", "export main", "export mem", "start 1", "elem 0",
+                  "elem 1", "elem 2", "elem 3", "elem 4", "elem 5", "elem 6", "elem 7",
+                  "datacount 3", "body 1", "body end 1", "body 2", "body end 2", "data 0 mem 0",
+                  "data 1 mem 0", "data 2 mem 1", "custom name 28", "module name mod",
+                  "func name 1 main", "func name 2 two", "local name 1 0 x"));
+  ASSERT_EQ(v.imports.size(), 5u);
+  EXPECT_TRUE(v.imports[2].memory.limits.shared);
+  EXPECT_EQ(v.imports[2].memory.limits.max, 2u);
+  ASSERT_EQ(v.tables.size(), 2u);
+  EXPECT_TRUE(v.tables[1].limits.is64);
+  EXPECT_EQ(v.tables[1].elem_type, ValType::kExternRef);
+  ASSERT_EQ(v.memories.size(), 2u);
+  EXPECT_TRUE(v.memories[1].limits.is64);
+  EXPECT_EQ(v.memories[1].limits.max, 3u);
+  ASSERT_EQ(v.globals.size(), 2u);
+  EXPECT_TRUE(v.globals[0].type.is_mutable);
+  ASSERT_EQ(v.globals[0].init.size(), 1u);
+  EXPECT_EQ(v.globals[0].init[0].i64, 42);
+  EXPECT_EQ(v.globals[1].init.size(), 3u);
+  ASSERT_EQ(v.elements.size(), 8u);
+  EXPECT_EQ(v.elements[0].mode, SegmentMode::kActive);
+  EXPECT_THAT(v.elements[0].functions, ElementsAre(1u));
+  EXPECT_EQ(v.elements[1].mode, SegmentMode::kPassive);
+  EXPECT_EQ(v.elements[2].table, 1u);
+  EXPECT_EQ(v.elements[3].mode, SegmentMode::kDeclarative);
+  ASSERT_EQ(v.elements[4].exprs.size(), 1u);
+  EXPECT_EQ(v.elements[4].exprs[0][0].opcode, Opcode::kRefFunc);
+  EXPECT_EQ(v.elements[6].elem_type, ValType::kExternRef);
+  EXPECT_EQ(v.elements[7].mode, SegmentMode::kDeclarative);
+  ASSERT_EQ(v.bodies.size(), 2u);
+  ASSERT_EQ(v.bodies[0].locals.size(), 1u);
+  EXPECT_EQ(v.bodies[0].locals[0].count, 2u);
+  ASSERT_EQ(v.data.size(), 3u);
+  EXPECT_EQ(v.data[1].mode, SegmentMode::kPassive);
+  EXPECT_EQ(std::string(v.data[2].bytes.begin(), v.data[2].bytes.end()), "m1");
+  // body2's i32.load names memory 1, which is 64-bit: its offset is a u64.
+  ASSERT_GE(v.instructions.size(), 4u);
+  EXPECT_EQ(v.instructions[3].memarg.memory, 1u);
+  EXPECT_EQ(v.instructions[3].memarg.offset, 4u);
+}
+
+TEST(ReaderTest, EveryTruncationFailsCleanly) {
+  // A prefix that ends between sections is itself a module; it is valid only before the
+  // function section (after it, the code section is missing) or after the data section
+  // (before it, the data count does not match). Every other prefix is malformed.
+  const std::vector<Bytes> sections = FullModuleSections();
+  std::set<std::size_t> valid = {8};
+  std::size_t end = 8;
+  for (std::size_t i = 0; i < sections.size(); ++i) {
+    end += sections[i].size();
+    if (i < 3 || i == sections.size() - 2) valid.insert(end);
+  }
+  const Bytes module = FullModule();
+  ASSERT_EQ(end, module.size());
+  for (std::size_t n = 0; n < module.size(); ++n) {
+    SCOPED_TRACE(n);
+    RecordingVisitor v;
+    Bytes prefix(module.begin(), module.begin() + static_cast<std::ptrdiff_t>(n));
+    Status s = ReadModule(prefix, v);
+    if (valid.count(n)) {
+      EXPECT_TRUE(s.ok()) << s.ToString();
+    } else {
+      EXPECT_EQ(s.code(), StatusCode::kMalformed) << s.ToString();
+      EXPECT_THAT(s.message(), HasSubstr("0x"));
+    }
+  }
+}
+
+TEST(ReaderTest, TruncatedSingleFunctionModulesAllFail) {
+  const Bytes module = OneFunctionModule({0x00, 0x41, 0x7f, 0x1a, 0x0b});
+  for (std::size_t n = 9; n < module.size(); ++n) {
+    RecordingVisitor v;
+    Bytes prefix(module.begin(), module.begin() + static_cast<std::ptrdiff_t>(n));
+    Status s = ReadModule(prefix, v);
+    if (n == 14) continue;  // ends after the type section
+    EXPECT_EQ(s.code(), StatusCode::kMalformed) << n << ": " << s.ToString();
+  }
+}
+
+TEST(ReaderTest, BadHeader) {
+  RecordingVisitor v;
+  Status s = ReadModule(Bytes{0x00, 0x61, 0x73}, v);
+  EXPECT_EQ(s.code(), StatusCode::kMalformed);
+  EXPECT_THAT(s.message(), HasSubstr("0x0: magic"));
+  s = ReadModule(Bytes{0x00, 0x61, 0x73, 0x6e, 1, 0, 0, 0}, v);
+  EXPECT_THAT(s.message(), HasSubstr("0x0: magic: expected \\0asm"));
+  s = ReadModule(Bytes{0x00, 0x61, 0x73, 0x6d, 2, 0, 0, 0}, v);
+  EXPECT_EQ(s.message(), "0x4: version: unsupported version 2");
+}
+
+TEST(ReaderTest, SectionFramingErrors) {
+  RecordingVisitor v;
+  // Out of order: function before type.
+  Status s = ReadModule(Module({Section(3, {0x00}), Section(1, {0x00})}), v);
+  EXPECT_EQ(s.code(), StatusCode::kMalformed);
+  EXPECT_EQ(s.message(), "0xb: type section: out of order: must come before the function section");
+  // Duplicate.
+  s = ReadModule(Module({Section(1, {0x00}), Section(1, {0x00})}), v);
+  EXPECT_EQ(s.message(), "0xb: type section: duplicate section");
+  // Unknown id.
+  s = ReadModule(Module({Section(14, {})}), v);
+  EXPECT_EQ(s.message(), "0x8: section id: unknown section id 14");
+  // Size larger than the module.
+  s = ReadModule(Cat({testing::Header(), {0x01, 0x05, 0x00}}), v);
+  EXPECT_EQ(s.message(), "0xa: type section: size 5 exceeds the 1 bytes left in the module");
+  // Size larger than the content.
+  s = ReadModule(Module({Section(1, {0x00, 0x00})}), v);
+  EXPECT_EQ(s.message(), "0xb: type section: section size mismatch: 1 bytes left unread");
+  // Tag after global is out of order; data count before code is fine.
+  s = ReadModule(Module({Section(6, {0x00}), Section(13, {0x00})}), v);
+  EXPECT_THAT(s.message(), HasSubstr("tag section: out of order"));
+  s = ReadModule(Module({Section(12, {0x00}), Section(10, {0x00})}), v);
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  // Custom sections may go anywhere.
+  s = ReadModule(Module({Section(1, {0x00}), Section(0, Name("x")), Section(3, {0x00})}), v);
+  EXPECT_TRUE(s.ok()) << s.ToString();
+}
+
+TEST(ReaderTest, OverlongLebInSectionSize) {
+  RecordingVisitor v;
+  Status s = ReadModule(Cat({testing::Header(), {0x01, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00}}), v);
+  EXPECT_EQ(s.code(), StatusCode::kMalformed);
+  EXPECT_EQ(s.message(), "0x9: type section: LEB128 longer than 5 bytes");
+  s = ReadModule(OneFunctionModule({0x00, 0x41, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x0b}), v);
+  EXPECT_THAT(s.message(), HasSubstr("i32.const: LEB128 longer than 5 bytes"));
+}
+
+TEST(ReaderTest, FunctionAndCodeCountsMustMatch) {
+  RecordingVisitor v;
+  Status s =
+      ReadModule(Module({Section(1, {0x01, 0x60, 0x00, 0x00}), Section(3, {0x01, 0x00})}), v);
+  EXPECT_EQ(s.code(), StatusCode::kMalformed);
+  EXPECT_THAT(s.message(), HasSubstr("no code section"));
+  s = ReadModule(
+      Module({Section(1, {0x01, 0x60, 0x00, 0x00}), Section(3, {0x01, 0x00}), Section(10, {0x00})}),
+      v);
+  EXPECT_THAT(s.message(), HasSubstr("code section has 0 bodies but the function section"));
+}
+
+TEST(ReaderTest, DataCountMustMatch) {
+  RecordingVisitor v;
+  Status s =
+      ReadModule(Module({Section(12, {0x02}), Section(11, Cat({{0x01, 0x01}, Name("")}))}), v);
+  EXPECT_EQ(s.code(), StatusCode::kMalformed);
+  EXPECT_THAT(s.message(), HasSubstr("data count section says 2"));
+}
+
+TEST(ReaderTest, FunctionBodySizeExceedsSection) {
+  RecordingVisitor v;
+  Bytes module = Module({Section(1, {0x01, 0x60, 0x00, 0x00}), Section(3, {0x01, 0x00}),
+                         Section(10, Cat({{0x01}, U(4096), {0x00, 0x0b}}))});
+  Status s = ReadModule(module, v);
+  EXPECT_EQ(s.code(), StatusCode::kMalformed);
+  EXPECT_EQ(s.message(),
+            "0x17: function body: size 4096 exceeds the 2 bytes left in the code section");
+}
+
+TEST(ReaderTest, BodyStructureErrors) {
+  RecordingVisitor v;
+  Status s = ReadModule(OneFunctionModule({0x00, 0x02, 0x40, 0x0b}), v);
+  EXPECT_EQ(s.code(), StatusCode::kMalformed);
+  EXPECT_THAT(s.message(), HasSubstr("function body: body ends inside a block"));
+  s = ReadModule(OneFunctionModule({0x00, 0x0b, 0x01}), v);
+  EXPECT_THAT(s.message(), HasSubstr("1 bytes after the function's final end"));
+  s = ReadModule(OneFunctionModule({0x00, 0x18, 0x00, 0x0b}), v);
+  EXPECT_THAT(s.message(), HasSubstr("delegate outside a block"));
+}
+
+TEST(ReaderTest, GcTypesAreUnsupported) {
+  RecordingVisitor v;
+  Status s = ReadModule(Module({Section(1, {0x01, 0x4e, 0x00, 0x00})}), v);
+  EXPECT_EQ(s.code(), StatusCode::kUnsupported);
+  EXPECT_EQ(s.message(), "0xb: type form: unsupported feature: gc (byte 0x4e)");
+  s = ReadModule(Module({Section(1, {0x01, 0x60, 0x01, 0x64, 0x00, 0x00})}), v);
+  EXPECT_EQ(s.code(), StatusCode::kUnsupported);
+}
+
+TEST(ReaderTest, InvalidUtf8NamesAreMalformed) {
+  RecordingVisitor v;
+  Bytes exports = Cat({{0x01, 0x01, 0xff, 0x00, 0x00}});
+  Status s = ReadModule(Module({Section(7, exports)}), v);
+  EXPECT_EQ(s.code(), StatusCode::kMalformed);
+  EXPECT_EQ(s.message(), "0xc: export name: name is not valid UTF-8");
+}
+
+TEST(ReaderTest, LimitOnSectionItems) {
+  ReadOptions options;
+  options.max_section_items = 2;
+  RecordingVisitor v;
+  Bytes module =
+      Module({Section(1, {0x01, 0x60, 0x00, 0x00}), Section(3, {0x03, 0x00, 0x00, 0x00})});
+  Status s = ReadModule(module, v, options);
+  EXPECT_EQ(s.code(), StatusCode::kResourceExhausted);
+  EXPECT_EQ(s.message(), "0x10: function count: 3 items exceed the limit of 2");
+  options.max_section_items = 3;
+  s = ReadModule(module, v, options);
+  EXPECT_EQ(s.code(), StatusCode::kMalformed);  // no code section, but the limit passed
+  EXPECT_EQ(ReadOptions{}.max_section_items, 1'000'000u);
+}
+
+TEST(ReaderTest, LimitOnLocals) {
+  ReadOptions options;
+  options.max_locals = 10;
+  RecordingVisitor v;
+  Bytes at_limit = OneFunctionModule({0x02, 0x05, 0x7f, 0x05, 0x7e, 0x0b});
+  EXPECT_TRUE(ReadModule(at_limit, v, options).ok());
+  Bytes over = OneFunctionModule({0x02, 0x05, 0x7f, 0x06, 0x7e, 0x0b});
+  Status s = ReadModule(over, v, options);
+  EXPECT_EQ(s.code(), StatusCode::kResourceExhausted);
+  EXPECT_THAT(s.message(), HasSubstr("local count: 11 locals exceed the limit of 10"));
+  // Default 50,000: two groups of 30,000 cross it.
+  Bytes big = OneFunctionModule(Cat({{0x02}, U(30000), {0x7f}, U(30000), {0x7f}, {0x0b}}));
+  EXPECT_EQ(ReadModule(big, v).code(), StatusCode::kResourceExhausted);
+}
+
+TEST(ReaderTest, LimitOnBrTableTargets) {
+  ReadOptions options;
+  options.max_br_table_targets = 2;
+  RecordingVisitor v;
+  EXPECT_TRUE(
+      ReadModule(OneFunctionModule({0x00, 0x0e, 0x02, 0x00, 0x00, 0x00, 0x0b}), v, options).ok());
+  Status s =
+      ReadModule(OneFunctionModule({0x00, 0x0e, 0x03, 0x00, 0x00, 0x00, 0x00, 0x0b}), v, options);
+  EXPECT_EQ(s.code(), StatusCode::kResourceExhausted);
+  EXPECT_THAT(s.message(), HasSubstr("br_table target count: 3 targets exceed the limit of 2"));
+}
+
+TEST(ReaderTest, LimitOnNesting) {
+  ReadOptions options;
+  options.max_nesting = 3;
+  RecordingVisitor v;
+  EXPECT_TRUE(
+      ReadModule(OneFunctionModule({0x00, 0x02, 0x40, 0x03, 0x40, 0x0b, 0x0b, 0x0b}), v, options)
+          .ok());
+  Status s = ReadModule(
+      OneFunctionModule({0x00, 0x02, 0x40, 0x03, 0x40, 0x04, 0x40, 0x0b, 0x0b, 0x0b, 0x0b}), v,
+      options);
+  EXPECT_EQ(s.code(), StatusCode::kResourceExhausted);
+  EXPECT_THAT(s.message(), HasSubstr("if: block nesting exceeds the limit of 3"));
+  // The default, 10,000, is crossed by 10,000 nested blocks inside the function's own.
+  Bytes deep = {0x00};
+  for (int i = 0; i < 10000; ++i) deep.insert(deep.end(), {0x02, 0x40});
+  for (int i = 0; i < 10001; ++i) deep.push_back(0x0b);
+  EXPECT_EQ(ReadModule(OneFunctionModule(deep), v).code(), StatusCode::kResourceExhausted);
+}
+
+TEST(ReaderTest, LimitOnModuleSize) {
+  ReadOptions options;
+  options.max_module_bytes = 8;
+  RecordingVisitor v;
+  EXPECT_TRUE(ReadModule(Module({}), v, options).ok());
+  Status s = ReadModule(Module({Section(1, {0x00})}), v, options);
+  EXPECT_EQ(s.code(), StatusCode::kResourceExhausted);
+  EXPECT_EQ(s.message(), "0x0: module: size 11 exceeds the limit of 8 bytes");
+}
+
+TEST(ReaderTest, HookErrorsStopTheRead) {
+  struct Stop : RecordingVisitor {
+    Status OnFunction(FuncIndex, std::uint32_t) override { return Status::Cancelled("stop"); }
+  } v;
+  Status s = ReadModule(OneFunctionModule({0x00, 0x0b}), v);
+  EXPECT_EQ(s.code(), StatusCode::kCancelled);
+}
+
+TEST(ReaderTest, SkippingBodies) {
+  ReadOptions options;
+  options.decode_bodies = false;
+  RecordingVisitor v;
+  EXPECT_TRUE(ReadModule(OneFunctionModule({0x00, 0xff, 0xff}), v, options).ok());
+  EXPECT_TRUE(v.instructions.empty());
+  EXPECT_EQ(v.bodies.size(), 1u);
+}
+
+TEST(ReaderTest, BadFlagsAndKinds) {
+  RecordingVisitor v;
+  EXPECT_THAT(ReadModule(Module({Section(5, {0x01, 0x08, 0x00})}), v).message(),
+              HasSubstr("memory limits: invalid limits flags 0x08"));
+  EXPECT_THAT(ReadModule(Module({Section(5, {0x01, 0x02, 0x00})}), v).message(),
+              HasSubstr("shared memory must have a maximum"));
+  EXPECT_THAT(ReadModule(Module({Section(9, {0x01, 0x08, 0x00})}), v).message(),
+              HasSubstr("element segment flags: invalid flags 8"));
+  EXPECT_THAT(ReadModule(Module({Section(11, {0x01, 0x03, 0x00})}), v).message(),
+              HasSubstr("data segment flags: invalid flags 3"));
+  EXPECT_THAT(ReadModule(Module({Section(7, Cat({{0x01}, Name("x"), {0x05, 0x00}}))}), v).message(),
+              HasSubstr("export kind: invalid kind 5"));
+  EXPECT_THAT(
+      ReadModule(Module({Section(2, Cat({{0x01}, Name("a"), Name("b"), {0x07}}))}), v).message(),
+      HasSubstr("import kind: invalid kind 7"));
+  EXPECT_THAT(ReadModule(Module({Section(6, {0x01, 0x7f, 0x02, 0x41, 0x00, 0x0b})}), v).message(),
+              HasSubstr("global mutability: invalid flag 2"));
+  EXPECT_THAT(ReadModule(Module({Section(6, {0x01, 0x7f, 0x00, 0x41, 0x00})}), v).message(),
+              HasSubstr("global initializer: constant expression has no end"));
+  EXPECT_THAT(ReadModule(Module({Section(1, {0x01, 0x60, 0x01, 0x55, 0x00})}), v).message(),
+              HasSubstr("param type: invalid value type 0x55"));
+}
+
+TEST(ReaderTest, NameSectionErrors) {
+  RecordingVisitor v;
+  Bytes repeated = Cat({Name("name"), {0x01}, Sized({0x00}), {0x01}, Sized({0x00})});
+  EXPECT_THAT(ReadModule(Module({Section(0, repeated)}), v).message(),
+              HasSubstr("subsection 1 out of order or repeated"));
+  Bytes unknown = Cat({Name("name"), {0x07}, Sized({0x01, 0x02})});
+  EXPECT_TRUE(ReadModule(Module({Section(0, unknown)}), v).ok());
+  Bytes bad_utf8 = Cat({Name("name"), {0x00}, Sized({0x01, 0xfe})});
+  EXPECT_EQ(ReadModule(Module({Section(0, bad_utf8)}), v).code(), StatusCode::kMalformed);
+}
+
+}  // namespace
+}  // namespace trove::warden::wasm
+
+namespace trove::warden::wasm {
+namespace {
+
+// A memarg offset is a u64 only when the memory it names is 64-bit.
+TEST(ReaderMemoryTest, Memory64OffsetsAreU64) {
+  const Bytes offset = testing::U(std::uint64_t{1} << 33);
+  auto module_with = [&](std::uint8_t memory_flags) {
+    Bytes body = Cat({{0x00, 0x42, 0x00, 0x29, 0x03}, offset, {0x1a, 0x0b}});
+    return testing::Module({testing::Section(1, {0x01, 0x60, 0x00, 0x00}),
+                            testing::Section(3, {0x01, 0x00}),
+                            testing::Section(5, {0x01, memory_flags, 0x01}),
+                            testing::Section(10, Cat({{0x01}, testing::Sized(body)}))});
+  };
+  RecordingVisitor v;
+  Status s = ReadModule(module_with(0x04), v);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  ASSERT_GE(v.instructions.size(), 2u);
+  EXPECT_EQ(v.instructions[1].opcode, Opcode::kI64Load);
+  EXPECT_EQ(v.instructions[1].memarg.offset, std::uint64_t{1} << 33);
+  s = ReadModule(module_with(0x00), v);
+  EXPECT_EQ(s.code(), base::StatusCode::kMalformed);
+  EXPECT_THAT(s.message(), HasSubstr("i64.load: LEB128"));
+}
+
+TEST(ReaderMemoryTest, RefNullWithTypeIndexIsUnsupported) {
+  RecordingVisitor v;
+  Status s = ReadModule(OneFunctionModule({0x00, 0xd0, 0x00, 0x1a, 0x0b}), v);
+  EXPECT_EQ(s.code(), base::StatusCode::kUnsupported);
+  EXPECT_THAT(s.message(), HasSubstr("heap type: unsupported feature: gc"));
+}
+
+}  // namespace
+}  // namespace trove::warden::wasm
