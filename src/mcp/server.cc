@@ -868,6 +868,11 @@ ProtocolError ProtocolErrorFromStatus(const Status& status, const base::Logger& 
   }
 }
 
+// -32002 with data.uri (the TS SDK answers -32602, the 2026-07-28 code; specs/mcp.md §2.7).
+ProtocolError ResourceNotFound(const std::string& uri) {
+  return {error_code::kResourceNotFound, "resource not found: " + uri, Json{{"uri", uri}}};
+}
+
 const std::string* StringParam(const Json& params, const char* key) {
   if (!params.is_object()) return nullptr;
   auto it = params.find(key);
@@ -887,16 +892,14 @@ Json Session::ReadResource(InFlight& request, std::optional<ProtocolError>& erro
   const ResourceReader* reader = nullptr;
   ResourceVars vars;
   if (!server_.resources().Resolve(*uri, &reader, vars, nullptr)) {
-    error = ProtocolError{error_code::kResourceNotFound, "resource not found: " + *uri,
-                          Json{{"uri", *uri}}};
+    error = ResourceNotFound(*uri);
     return Json();
   }
   CallContext ctx(*this, request);
   Result<std::vector<ResourceContents>> contents = (*reader)(*uri, vars, ctx);
   if (!contents.ok()) {
     if (contents.status().code() == base::StatusCode::kNotFound) {
-      error = ProtocolError{error_code::kResourceNotFound, "resource not found: " + *uri,
-                            Json{{"uri", *uri}}};
+      error = ResourceNotFound(*uri);
     } else {
       error = ProtocolErrorFromStatus(contents.status(), server_.logger(), request.method);
     }
@@ -928,8 +931,7 @@ Json Session::Subscribe(InFlight& request, bool subscribe, std::optional<Protoco
   const ResourceReader* reader = nullptr;
   ResourceVars vars;
   if (!server_.resources().Resolve(*uri, &reader, vars, nullptr)) {
-    error = ProtocolError{error_code::kResourceNotFound, "resource not found: " + *uri,
-                          Json{{"uri", *uri}}};
+    error = ResourceNotFound(*uri);
     return Json();
   }
   std::lock_guard<std::mutex> lock(mu_);
