@@ -59,9 +59,9 @@ class Lexer {
           fmt::format("{}: source is {} bytes, more than the {} allowed", source_.name(),
                       text_.size(), options_.max_source_bytes));
     }
-    // Real programs average one token per 5-6 bytes; reserving that many saves the repeated
+    // Real programs average one token per 4-6 bytes; reserving that many saves the repeated
     // reallocation (and page faults) of a growing vector on large files.
-    result_.tokens.reserve(std::min(options_.max_tokens, text_.size() / 5 + 16));
+    result_.tokens.reserve(std::min(options_.max_tokens, text_.size() / 4 + 16));
     while (pos_ < text_.size() && !stopped_) RETURN_IF_ERROR(LexOne());
     RETURN_IF_ERROR(Push(TokenKind::kEof, End(), End()));
     return std::move(result_);
