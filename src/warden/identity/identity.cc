@@ -1,0 +1,833 @@
+#include "warden/identity/identity.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <limits>
+#include <set>
+#include <utility>
+
+namespace trove::warden::identity {
+namespace {
+
+using wasm::ImmKind;
+using wasm::Opcode;
+
+// --- The canonical encoding (scheme w1) ---
+// Every integer is fixed-width little-endian; a string is its byte length (u32) and bytes; a
+// value type is its binary type byte. A token is the opcode as it appears on the wire (u8
+// prefix, 0 for one-byte opcodes, then the code as u32), then its normalised operands as
+// listed in EncodeToken. The opcode is encoded from the wire prefix and code rather than
+// the Opcode enumerator so that reordering instructions.def cannot change an id.
+
+void PutU8(std::string& out, std::uint8_t v) { out.push_back(static_cast<char>(v)); }
+void PutU32(std::string& out, std::uint32_t v) {
+  for (int i = 0; i < 4; ++i) PutU8(out, static_cast<std::uint8_t>(v >> (8 * i)));
+}
+void PutU64(std::string& out, std::uint64_t v) {
+  for (int i = 0; i < 8; ++i) PutU8(out, static_cast<std::uint8_t>(v >> (8 * i)));
+}
+void PutStr(std::string& out, std::string_view s) {
+  PutU32(out, static_cast<std::uint32_t>(s.size()));
+  out.append(s);
+}
+void PutBytes(std::string& out, std::span<const std::uint8_t> bytes) {
+  out.append(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+}
+void PutOpcode(std::string& out, Opcode opcode) {
+  const wasm::OpcodeInfo& info = wasm::GetOpcodeInfo(opcode);
+  PutU8(out, info.prefix);
+  PutU32(out, info.code);
+}
+void PutMemArg(std::string& out, const wasm::MemArg& memarg) {
+  PutU32(out, memarg.align_log2);
+  PutU32(out, memarg.memory);
+  PutU64(out, memarg.offset);
+}
+
+std::string_view AsChars(std::span<const std::uint8_t> bytes) {
+  return {reinterpret_cast<const char*>(bytes.data()), bytes.size()};
+}
+
+// The splitmix64 finaliser, the one fixed 64-bit mixer of the MinHash (§4.3).
+constexpr std::uint64_t Mix64(std::uint64_t x) {
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ULL;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebULL;
+  x ^= x >> 31;
+  return x;
+}
+// A gram's hash starts here (not at 0, a fixed point of Mix64), then folds in each token
+// hash in order: g = Mix64(g ^ h). Order-sensitive, so "a b c d" and "d c b a" differ.
+constexpr std::uint64_t kGramInit = 0x9e3779b97f4a7c15ULL;
+
+// Returns whether the instruction belongs to the structural skeleton (§4.3 item 1).
+bool IsSkeleton(Opcode op) {
+  switch (op) {
+    case Opcode::kBlock:
+    case Opcode::kLoop:
+    case Opcode::kIf:
+    case Opcode::kElse:
+    case Opcode::kEnd:
+    case Opcode::kBr:
+    case Opcode::kBrIf:
+    case Opcode::kBrTable:
+    case Opcode::kReturn:
+    case Opcode::kUnreachable:
+    case Opcode::kTry:
+    case Opcode::kCatch:
+    case Opcode::kCatchAll:
+    case Opcode::kDelegate:
+    case Opcode::kThrow:
+    case Opcode::kRethrow:
+    case Opcode::kThrowRef:
+    case Opcode::kTryTable:
+    case Opcode::kCall:
+    case Opcode::kCallIndirect:
+    case Opcode::kReturnCall:
+    case Opcode::kReturnCallIndirect:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool IsDirectCall(Opcode op) { return op == Opcode::kCall || op == Opcode::kReturnCall; }
+bool IsIndirectCall(Opcode op) {
+  return op == Opcode::kCallIndirect || op == Opcode::kReturnCallIndirect;
+}
+
+// Decodes one UTF-8 code point at `s[i]`; returns it and advances `i`, or nullopt when the
+// sequence is invalid (overlong, surrogate, above U+10FFFF or truncated).
+std::optional<std::uint32_t> NextCodePoint(std::string_view s, std::size_t& i) {
+  const auto b0 = static_cast<std::uint8_t>(s[i]);
+  int len = 0;
+  std::uint32_t cp = 0;
+  if (b0 < 0x80) {
+    ++i;
+    return b0;
+  } else if ((b0 & 0xe0) == 0xc0) {
+    len = 2;
+    cp = b0 & 0x1f;
+  } else if ((b0 & 0xf0) == 0xe0) {
+    len = 3;
+    cp = b0 & 0x0f;
+  } else if ((b0 & 0xf8) == 0xf0) {
+    len = 4;
+    cp = b0 & 0x07;
+  } else {
+    return std::nullopt;
+  }
+  if (i + len > s.size()) return std::nullopt;
+  for (int k = 1; k < len; ++k) {
+    const auto b = static_cast<std::uint8_t>(s[i + k]);
+    if ((b & 0xc0) != 0x80) return std::nullopt;
+    cp = (cp << 6) | (b & 0x3f);
+  }
+  constexpr std::uint32_t kMinForLen[5] = {0, 0, 0x80, 0x800, 0x10000};
+  if (cp < kMinForLen[len] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) {
+    return std::nullopt;
+  }
+  i += len;
+  return cp;
+}
+
+// Decision (§8.1 says "printable" without a definition): every code point except the C0
+// controls other than tab, line feed and carriage return, DEL and the C1 controls.
+bool IsPrintable(std::uint32_t cp) {
+  if (cp == '\t' || cp == '\n' || cp == '\r') return true;
+  if (cp < 0x20 || cp == 0x7f) return false;
+  return !(cp >= 0x80 && cp < 0xa0);
+}
+
+// Returns the string a constant points to, or nullopt (§8.1): valid UTF-8 of at least
+// kMinStringChars printable characters before a NUL found within kMaxStringScanBytes, cut
+// at kMaxStringChars characters.
+std::optional<std::string> StringAt(std::span<const std::uint8_t> bytes, std::size_t start) {
+  const std::size_t limit = std::min(bytes.size() - start, kMaxStringScanBytes);
+  const std::string_view window = AsChars(bytes.subspan(start, limit));
+  const std::size_t nul = window.find('\0');
+  if (nul == std::string_view::npos) return std::nullopt;
+  const std::string_view text = window.substr(0, nul);
+  std::size_t i = 0;
+  std::size_t chars = 0;
+  std::size_t cut = 0;
+  while (i < text.size()) {
+    const std::optional<std::uint32_t> cp = NextCodePoint(text, i);
+    if (!cp || !IsPrintable(*cp)) return std::nullopt;
+    ++chars;
+    if (chars == kMaxStringChars) cut = i;
+  }
+  if (chars < kMinStringChars) return std::nullopt;
+  return std::string(chars > kMaxStringChars ? text.substr(0, cut) : text);
+}
+
+std::string ExtendedId(const FunctionIdentity& f, int tier, const Hash128& key) {
+  // Decision (§4.2 names the tiers but not the spelling of an extended id): the base id, then
+  // "/t<tier>:" and the first 8 bytes of the tier's key in hex. Keeping the base visible
+  // lets a reader (and similarity) see the shared base without a lookup.
+  return fmt::format("{}/t{}:{}", f.BaseId(), tier,
+                     base::ToHex(std::span<const std::uint8_t>(key.data(), 8)));
+}
+
+}  // namespace
+
+// --- Free functions ---
+
+OpClass ClassifyOpcode(Opcode opcode) {
+  const wasm::OpcodeInfo& info = wasm::GetOpcodeInfo(opcode);
+  const std::uint32_t c = info.code;
+  switch (info.prefix) {
+    case 0xfd:
+      return OpClass::kSimd;
+    case 0xfe:
+      return OpClass::kAtomic;
+    case 0xfc:
+      if (c <= 0x07) return OpClass::kConversion;  // iNN.trunc_sat_fMM_*
+      if (c <= 0x0e) return OpClass::kBulk;        // memory.init ... table.copy, elem.drop
+      return OpClass::kTable;                      // table.grow, table.size, table.fill
+    default:
+      break;
+  }
+  switch (opcode) {
+    case Opcode::kCall:
+    case Opcode::kCallIndirect:
+    case Opcode::kReturnCall:
+    case Opcode::kReturnCallIndirect:
+      return OpClass::kCall;
+    case Opcode::kTry:
+    case Opcode::kCatch:
+    case Opcode::kThrow:
+    case Opcode::kRethrow:
+    case Opcode::kThrowRef:
+    case Opcode::kDelegate:
+    case Opcode::kCatchAll:
+    case Opcode::kTryTable:
+      return OpClass::kException;
+    case Opcode::kDrop:
+    case Opcode::kSelect:
+    case Opcode::kSelectT:
+      return OpClass::kParametric;
+    case Opcode::kLocalGet:
+    case Opcode::kLocalSet:
+    case Opcode::kLocalTee:
+      return OpClass::kLocal;
+    case Opcode::kGlobalGet:
+    case Opcode::kGlobalSet:
+      return OpClass::kGlobal;
+    case Opcode::kTableGet:
+    case Opcode::kTableSet:
+      return OpClass::kTable;
+    case Opcode::kMemorySize:
+    case Opcode::kMemoryGrow:
+      return OpClass::kMemoryOther;
+    case Opcode::kRefNull:
+    case Opcode::kRefIsNull:
+    case Opcode::kRefFunc:
+      return OpClass::kReference;
+    default:
+      break;
+  }
+  if (c <= 0x0f) return OpClass::kControl;  // unreachable ... return, exceptions handled above
+  if (c >= 0x28 && c <= 0x35) return OpClass::kLoad;
+  if (c >= 0x36 && c <= 0x3e) return OpClass::kStore;
+  if (c >= 0x41 && c <= 0x44) return OpClass::kConst;
+  if (c >= 0x45 && c <= 0x5a) return OpClass::kIntCompare;
+  if (c >= 0x5b && c <= 0x66) return OpClass::kFloatCompare;
+  // Decision: clz, ctz and popcnt count bits, so they are bitwise, with and/or/xor, shifts
+  // and rotates; add, sub, mul, div and rem are int-arith.
+  if ((c >= 0x67 && c <= 0x69) || (c >= 0x79 && c <= 0x7b)) return OpClass::kBitwise;
+  if ((c >= 0x6a && c <= 0x70) || (c >= 0x7c && c <= 0x82)) return OpClass::kIntArith;
+  if ((c >= 0x71 && c <= 0x78) || (c >= 0x83 && c <= 0x8a)) return OpClass::kBitwise;
+  if (c >= 0x8b && c <= 0xa6) return OpClass::kFloatArith;
+  if (c >= 0xa7 && c <= 0xc4) return OpClass::kConversion;  // wrap ... extend32_s
+  return OpClass::kControl;
+}
+
+std::string_view ValTypeName(wasm::ValType type) {
+  switch (type) {
+    case wasm::ValType::kI32:
+      return "i32";
+    case wasm::ValType::kI64:
+      return "i64";
+    case wasm::ValType::kF32:
+      return "f32";
+    case wasm::ValType::kF64:
+      return "f64";
+    case wasm::ValType::kV128:
+      return "v128";
+    case wasm::ValType::kFuncRef:
+      return "funcref";
+    case wasm::ValType::kExternRef:
+      return "externref";
+    case wasm::ValType::kExnRef:
+      return "exnref";
+  }
+  return "?";
+}
+
+std::string SignatureText(const wasm::FuncType& type) {
+  auto list = [](const std::vector<wasm::ValType>& types) {
+    std::string out = "(";
+    for (std::size_t i = 0; i < types.size(); ++i) {
+      if (i != 0) out += ", ";
+      out += ValTypeName(types[i]);
+    }
+    return out + ")";
+  };
+  const std::string results =
+      type.results.size() == 1 ? std::string(ValTypeName(type.results[0])) : list(type.results);
+  return list(type.params) + " -> " + results;
+}
+
+Hash128 Sha256Prefix(std::string_view data) {
+  const base::Sha256Digest digest = base::Sha256(data);
+  Hash128 out;
+  std::copy_n(digest.begin(), out.size(), out.begin());
+  return out;
+}
+
+std::uint64_t Fnv1a64(std::string_view data) {
+  std::uint64_t h = 0xcbf29ce484222325ULL;
+  for (char ch : data) {
+    h ^= static_cast<std::uint8_t>(ch);
+    h *= 0x100000001b3ULL;
+  }
+  return h;
+}
+
+std::array<std::uint64_t, kMinHashSize> MinHashSeeds() {
+  std::array<std::uint64_t, kMinHashSize> seeds{};
+  std::uint64_t state = kMinHashSeedState;
+  for (std::uint64_t& seed : seeds) {
+    state += 0x9e3779b97f4a7c15ULL;  // splitmix64: advance, then finalise
+    seed = Mix64(state);
+  }
+  return seeds;
+}
+
+MinHash ComputeMinHash(std::span<const std::string> tokens) {
+  std::vector<std::uint64_t> token_hashes;
+  token_hashes.reserve(tokens.size());
+  for (const std::string& token : tokens) token_hashes.push_back(Fnv1a64(token));
+
+  std::vector<std::uint64_t> grams;
+  if (token_hashes.size() < kGramSize) {
+    std::uint64_t g = kGramInit;
+    for (std::uint64_t h : token_hashes) g = Mix64(g ^ h);
+    grams.push_back(g);
+  } else {
+    for (std::size_t i = 0; i + kGramSize <= token_hashes.size(); ++i) {
+      std::uint64_t g = kGramInit;
+      for (std::size_t k = 0; k < kGramSize; ++k) g = Mix64(g ^ token_hashes[i + k]);
+      grams.push_back(g);
+    }
+  }
+  const std::array<std::uint64_t, kMinHashSize> seeds = MinHashSeeds();
+  MinHash out;
+  out.fill(std::numeric_limits<std::uint64_t>::max());
+  for (std::uint64_t g : grams) {
+    for (std::size_t i = 0; i < kMinHashSize; ++i) out[i] = std::min(out[i], Mix64(g ^ seeds[i]));
+  }
+  return out;
+}
+
+std::string FunctionIdentity::BaseId() const {
+  return std::string(kSchemePrefix) + base::ToHex(std::span<const std::uint8_t>(base));
+}
+
+// --- IdentityBuilder ---
+
+IdentityBuilder::IdentityBuilder(std::span<const std::uint8_t> module_bytes)
+    : module_bytes_(module_bytes) {}
+
+Result<std::string> IdentityBuilder::TypeSignature(std::uint32_t type_index) const {
+  if (type_index >= types_.size()) {
+    return Status::Malformed(
+        fmt::format("type index {} out of range ({} types)", type_index, types_.size()));
+  }
+  return SignatureText(types_[type_index]);
+}
+
+const ImportedFunction* IdentityBuilder::ImportedFunctionAt(wasm::FuncIndex func) const {
+  return func < imports_.size() ? &imports_[func] : nullptr;
+}
+
+Status IdentityBuilder::OnType(std::uint32_t index, const wasm::FuncType& type) {
+  if (index != types_.size()) return Status::Internal("identity: types out of order");
+  types_.push_back(type);
+  return {};
+}
+
+Status IdentityBuilder::OnImport(const wasm::Import& import) {
+  const std::string name = fmt::format("{}.{}", import.module, import.field);
+  if (import.kind == wasm::ExternalKind::kTag) {
+    imported_tags_[import.index] = name;
+  } else if (import.kind == wasm::ExternalKind::kFunction) {
+    // The Import has no offset of its own; the reader's section context locates the error.
+    Result<std::string> signature = TypeSignature(import.type_index);
+    if (!signature.ok()) {
+      return std::move(signature).status().WithContext(fmt::format("import {}", name));
+    }
+    imports_.push_back({.func_index = import.index,
+                        .module = std::string(import.module),
+                        .field = std::string(import.field),
+                        .stable_id = "import:" + name,
+                        .type_signature = std::move(signature).value()});
+    imported_function_count_ = static_cast<std::uint32_t>(imports_.size());
+  }
+  return {};
+}
+
+Status IdentityBuilder::OnFunction(wasm::FuncIndex func, std::uint32_t type_index) {
+  if (func != imported_function_count_ + functions_.size()) {
+    return Status::Internal(fmt::format("identity: function {} out of order", func));
+  }
+  FunctionIdentity f;
+  f.func_index = func;
+  Result<std::string> signature = TypeSignature(type_index);
+  if (!signature.ok()) {
+    return std::move(signature).status().WithContext(fmt::format("function {}", func));
+  }
+  f.type_signature = std::move(signature).value();
+  functions_.push_back(std::move(f));
+  constants_.emplace_back();
+  memory_inits_.emplace_back();
+  return {};
+}
+
+Status IdentityBuilder::OnExport(const wasm::Export& export_) {
+  if (export_.kind == wasm::ExternalKind::kFunction) {
+    export_names_[export_.index].emplace_back(export_.name);
+  }
+  return {};
+}
+
+Status IdentityBuilder::OnStart(wasm::FuncIndex func) {
+  start_ = func;
+  return {};
+}
+
+Status IdentityBuilder::OnFunctionName(wasm::FuncIndex func, std::string_view name) {
+  names_.emplace(func, std::string(name));
+  return {};
+}
+
+Status IdentityBuilder::OnDataSegment(const wasm::DataSegment& segment) {
+  // Decision: active segments of memory 0 whose offset is one i32.const or i64.const have a
+  // known address; passive segments get one in Finish when the init code copies them with
+  // constant operands. Other memories are not followed (§3.2): without a data-flow pass a
+  // constant's memory is unknown, and §3.2 sends such constants to memory 0.
+  if (segment.mode == wasm::SegmentMode::kPassive) {
+    passive_[segment.index] = segment.bytes;
+    return {};
+  }
+  if (segment.mode != wasm::SegmentMode::kActive || segment.memory != 0 ||
+      segment.offset.size() != 1) {
+    return {};
+  }
+  const wasm::Instruction& init = segment.offset[0];
+  if (init.opcode == Opcode::kI32Const) {
+    segments_.push_back({static_cast<std::uint32_t>(init.i64), segment.bytes});
+  } else if (init.opcode == Opcode::kI64Const) {
+    segments_.push_back({static_cast<std::uint64_t>(init.i64), segment.bytes});
+  }
+  return {};
+}
+
+Status IdentityBuilder::OnFunctionBody(const wasm::FunctionBody& body) {
+  const std::size_t slot = body.func_index - imported_function_count_;
+  if (body.func_index < imported_function_count_ || slot >= functions_.size()) {
+    return Status::Internal(fmt::format("identity: body of unknown function {}", body.func_index));
+  }
+  if (body.offset > module_bytes_.size() || body.size > module_bytes_.size() - body.offset) {
+    return Status::InvalidArgument(fmt::format(
+        "{:#x}: function body lies outside the module bytes given to identity", body.offset));
+  }
+  FunctionIdentity& f = functions_[slot];
+  f.exact = base::Sha256(AsChars(module_bytes_.subspan(body.offset, body.size)));
+
+  // The hash input starts with the signature text and the local declarations as declared
+  // (§4.2), then the token count and each token, length-prefixed (see OnFunctionBodyEnd).
+  std::string locals;
+  PutStr(locals, f.type_signature);
+  PutU32(locals, static_cast<std::uint32_t>(body.locals.size()));
+  for (const wasm::LocalDecl& decl : body.locals) {
+    PutU32(locals, decl.count);
+    PutU8(locals, static_cast<std::uint8_t>(decl.type));
+  }
+  f.tokens.clear();
+  Body state;
+  state.slot = slot;
+  state.hash_prefix = std::move(locals);
+  body_ = std::move(state);
+  return {};
+}
+
+Result<std::string> IdentityBuilder::EncodeBlockType(const wasm::BlockType& type,
+                                                     std::uint64_t offset) const {
+  std::string out;
+  switch (type.kind) {
+    case wasm::BlockType::Kind::kEmpty:
+      PutU8(out, 0);
+      break;
+    case wasm::BlockType::Kind::kValue:
+      PutU8(out, 1);
+      PutU8(out, static_cast<std::uint8_t>(type.value));
+      break;
+    case wasm::BlockType::Kind::kTypeIndex: {
+      Result<std::string> sig = TypeSignature(type.type_index);
+      if (!sig.ok()) return std::move(sig).status().WithContext(fmt::format("{:#x}", offset));
+      PutU8(out, 2);
+      PutStr(out, *sig);
+      break;
+    }
+  }
+  return out;
+}
+
+std::string IdentityBuilder::EncodeTag(std::uint32_t tag) const {
+  std::string out;
+  if (auto it = imported_tags_.find(tag); it != imported_tags_.end()) {
+    PutU8(out, 1);
+    PutStr(out, "import:" + it->second);
+  } else {
+    PutU8(out, 0);
+    PutU32(out, tag);
+  }
+  return out;
+}
+
+Result<std::string> IdentityBuilder::EncodeToken(const wasm::Instruction& inst) const {
+  // Operands per §4.2: signatures replace type indices; direct calls to imports become
+  // "import:<module>.<field>"; calls to defined functions, constants, ref.func and data and
+  // element segment indices are masked (encoded as nothing, or a 0 tag byte where an
+  // alternative exists); everything else is kept.
+  std::string out;
+  PutOpcode(out, inst.opcode);
+  switch (wasm::GetOpcodeInfo(inst.opcode).imm) {
+    case ImmKind::kNone:
+    case ImmKind::kZeroByte:
+    case ImmKind::kI32:
+    case ImmKind::kI64:
+    case ImmKind::kF32:
+    case ImmKind::kF64:
+    case ImmKind::kV128:
+    case ImmKind::kData:
+    case ImmKind::kElem:
+      break;
+    case ImmKind::kBlockType: {
+      ASSIGN_OR_RETURN(std::string block, EncodeBlockType(inst.block_type, inst.offset));
+      out += block;
+      break;
+    }
+    case ImmKind::kLabel:
+    case ImmKind::kLocal:
+    case ImmKind::kGlobal:
+    case ImmKind::kTable:
+    case ImmKind::kMemory:
+      PutU32(out, inst.index);
+      break;
+    case ImmKind::kBrTable:
+      PutU32(out, static_cast<std::uint32_t>(inst.targets.size()));
+      for (std::uint32_t t : inst.targets) PutU32(out, t);
+      PutU32(out, inst.index);
+      break;
+    case ImmKind::kFunc: {
+      const ImportedFunction* import =
+          IsDirectCall(inst.opcode) ? ImportedFunctionAt(inst.index) : nullptr;
+      if (import != nullptr) {
+        PutU8(out, 1);
+        PutStr(out, import->stable_id);
+      } else {
+        PutU8(out, 0);  // a defined callee or a ref.func target: masked
+      }
+      break;
+    }
+    case ImmKind::kCallIndirect: {
+      Result<std::string> sig = TypeSignature(inst.index);
+      if (!sig.ok()) {
+        return std::move(sig).status().WithContext(
+            fmt::format("{:#x}: call_indirect", inst.offset));
+      }
+      PutStr(out, *sig);
+      PutU32(out, inst.index2);  // the table
+      break;
+    }
+    case ImmKind::kMemArg:
+      PutMemArg(out, inst.memarg);
+      break;
+    case ImmKind::kMemArgLane:
+      PutMemArg(out, inst.memarg);
+      PutU8(out, inst.lane);
+      break;
+    case ImmKind::kLane:
+      PutU8(out, inst.lane);
+      break;
+    case ImmKind::kShuffle:
+      PutBytes(out, inst.bytes);
+      break;
+    case ImmKind::kSelectT:
+    case ImmKind::kHeapType:
+      PutU32(out, static_cast<std::uint32_t>(inst.types.size()));
+      for (wasm::ValType t : inst.types) PutU8(out, static_cast<std::uint8_t>(t));
+      break;
+    case ImmKind::kTableCopy:
+    case ImmKind::kMemCopy:
+      PutU32(out, inst.index);
+      PutU32(out, inst.index2);
+      break;
+    case ImmKind::kTableInit:
+    case ImmKind::kMemInit:
+      PutU32(out, inst.index2);  // the table or memory; the segment index is masked
+      break;
+    case ImmKind::kTag:
+      out += EncodeTag(inst.index);
+      break;
+    case ImmKind::kTryTable: {
+      ASSIGN_OR_RETURN(std::string block, EncodeBlockType(inst.block_type, inst.offset));
+      out += block;
+      PutU32(out, static_cast<std::uint32_t>(inst.catches.size()));
+      for (const wasm::CatchClause& clause : inst.catches) {
+        PutU8(out, clause.kind);
+        if (clause.kind == 0 || clause.kind == 1) out += EncodeTag(clause.tag);
+        PutU32(out, clause.label);
+      }
+      break;
+    }
+  }
+  return out;
+}
+
+Status IdentityBuilder::OnInstruction(wasm::FuncIndex /*func*/, const wasm::Instruction& inst) {
+  if (!body_) return {};
+  FunctionIdentity& f = functions_[body_->slot];
+  ASSIGN_OR_RETURN(std::string token, EncodeToken(inst));
+  f.tokens.push_back(std::move(token));
+  body_->opcodes.push_back(inst.opcode);
+  f.instruction_mnemonics.emplace_back(wasm::GetOpcodeInfo(inst.opcode).text);
+  if (IsSkeleton(inst.opcode)) PutOpcode(body_->skeleton, inst.opcode);
+
+  if (IsDirectCall(inst.opcode)) {
+    if (const ImportedFunction* import = ImportedFunctionAt(inst.index)) {
+      std::string target = import->module + "." + import->field;
+      if (std::find(f.call_targets.begin(), f.call_targets.end(), target) == f.call_targets.end()) {
+        f.call_targets.push_back(std::move(target));
+      }
+    } else {
+      f.defined_callees.push_back(inst.index);
+    }
+  } else if (IsIndirectCall(inst.opcode)) {
+    if (std::find(f.call_targets.begin(), f.call_targets.end(), kIndirectTarget) ==
+        f.call_targets.end()) {
+      f.call_targets.emplace_back(kIndirectTarget);
+    }
+  } else if (inst.opcode == Opcode::kI32Const) {
+    constants_[body_->slot].push_back(static_cast<std::uint32_t>(inst.i64));
+  } else if (inst.opcode == Opcode::kI64Const && inst.i64 >= 0) {
+    constants_[body_->slot].push_back(static_cast<std::uint64_t>(inst.i64));  // memory64
+  }
+
+  std::vector<std::uint64_t>& recent = body_->recent_consts;
+  if (inst.opcode == Opcode::kMemoryInit && inst.index2 == 0 && recent.size() >= 3) {
+    const std::size_t n = recent.size();
+    memory_inits_[body_->slot].push_back({.segment = inst.index,
+                                          .address = recent[n - 3],
+                                          .source = recent[n - 2],
+                                          .size = recent[n - 1]});
+  }
+  if (inst.opcode == Opcode::kI32Const || inst.opcode == Opcode::kI64Const) {
+    recent.push_back(inst.opcode == Opcode::kI32Const ? static_cast<std::uint32_t>(inst.i64)
+                                                      : static_cast<std::uint64_t>(inst.i64));
+    if (recent.size() > 3) recent.erase(recent.begin());
+  } else {
+    recent.clear();
+  }
+  return {};
+}
+
+Status IdentityBuilder::OnFunctionBodyEnd(wasm::FuncIndex /*func*/) {
+  if (!body_) return {};
+  FunctionIdentity& f = functions_[body_->slot];
+  // The reader reports the final `end` too. It stays in the token stream (so every stream
+  // has at least one token) and in the skeleton, but not in the instruction count, the
+  // mnemonics or the histogram (§3.2: the count excludes only the final `end`).
+  const std::size_t n = body_->opcodes.empty() ? 0 : body_->opcodes.size() - 1;
+  f.instruction_count = static_cast<std::uint32_t>(n);
+  if (!f.instruction_mnemonics.empty()) f.instruction_mnemonics.pop_back();
+  for (std::size_t i = 0; i < n; ++i) {
+    ++f.histogram[static_cast<std::size_t>(ClassifyOpcode(body_->opcodes[i]))];
+  }
+
+  std::string input = std::move(body_->hash_prefix);  // signature and locals
+  PutU32(input, static_cast<std::uint32_t>(f.tokens.size()));
+  for (const std::string& token : f.tokens) PutStr(input, token);
+  f.base = Sha256Prefix(input);
+
+  f.structural = Sha256Prefix(body_->skeleton);
+  std::set<std::string> call_outs;
+  for (const std::string& target : f.call_targets) {
+    if (target != kIndirectTarget) call_outs.insert(target);
+  }
+  f.call_outs.assign(call_outs.begin(), call_outs.end());
+  std::string semantic;
+  PutStr(semantic, f.type_signature);
+  for (std::uint32_t count : f.histogram) PutU32(semantic, count);
+  PutU32(semantic, static_cast<std::uint32_t>(f.call_outs.size()));
+  for (const std::string& c : f.call_outs) PutStr(semantic, c);
+  f.semantic = Sha256Prefix(semantic);
+  f.minhash = ComputeMinHash(f.tokens);
+  body_.reset();
+  return {};
+}
+
+void IdentityBuilder::ResolveStrings(FunctionIdentity& function,
+                                     std::span<const std::uint64_t> constants) const {
+  for (std::uint64_t c : constants) {
+    // Decision: when active segments overlap, the last one written wins, as at instantiation.
+    const Segment* found = nullptr;
+    for (const Segment& s : segments_) {
+      if (c >= s.address && c - s.address < s.bytes.size()) found = &s;
+    }
+    if (found == nullptr) continue;
+    const std::size_t at = c - found->address;
+    // Decision: a string lies within one segment; the byte before a string start is read
+    // from the same segment.
+    if (at != 0 && found->bytes[at - 1] != 0) continue;
+    std::optional<std::string> text = StringAt(found->bytes, at);
+    if (!text) continue;
+    if (std::find(function.referenced_strings.begin(), function.referenced_strings.end(), *text) ==
+        function.referenced_strings.end()) {
+      function.referenced_strings.push_back(std::move(*text));
+    }
+  }
+}
+
+void IdentityBuilder::AssignStableIds(std::vector<FunctionIdentity>& functions,
+                                      std::uint32_t imported_count) {
+  std::map<Hash128, std::vector<std::size_t>> by_base;
+  for (std::size_t i = 0; i < functions.size(); ++i) by_base[functions[i].base].push_back(i);
+
+  for (const auto& entry : by_base) {
+    // Named, not a structured binding: clang 14 cannot capture those in a lambda.
+    const Hash128& base = entry.first;
+    const std::vector<std::size_t>& group = entry.second;
+    if (group.size() == 1) {
+      functions[group[0]].stable_id = functions[group[0]].BaseId();
+      functions[group[0]].id_tier = 0;
+      continue;
+    }
+    // Tier keys, each hashing the previous one, so a function separated at tier k has an id
+    // that depends only on its own inputs up to tier k (§4.2).
+    std::vector<Hash128> key(group.size());
+    std::vector<std::size_t> left(group.size());  // positions in `group` still tied
+    for (std::size_t p = 0; p < group.size(); ++p) left[p] = p;
+
+    // Assigns tier `tier` to every function in `left` whose key is unique among `left`,
+    // then keeps the rest.
+    auto separate = [&](int tier) {
+      std::map<Hash128, int> counts;
+      for (std::size_t p : left) ++counts[key[p]];
+      std::vector<std::size_t> still;
+      for (std::size_t p : left) {
+        FunctionIdentity& f = functions[group[p]];
+        if (counts[key[p]] == 1) {
+          f.id_tier = tier;
+          f.stable_id = ExtendedId(f, tier, key[p]);
+        } else {
+          still.push_back(p);
+        }
+      }
+      left = std::move(still);
+    };
+
+    // Tier 1: the base with the bases of the direct defined callees in call order.
+    // Decision: every call site counts, repeats included; a callee index outside the module
+    // (only in an invalid module) contributes a zero base.
+    for (std::size_t p : left) {
+      const FunctionIdentity& f = functions[group[p]];
+      std::string input(base.begin(), base.end());
+      PutU32(input, static_cast<std::uint32_t>(f.defined_callees.size()));
+      for (wasm::FuncIndex callee : f.defined_callees) {
+        Hash128 callee_base{};
+        const std::size_t slot = callee - imported_count;
+        if (callee >= imported_count && slot < functions.size()) {
+          callee_base = functions[slot].base;
+        }
+        input.append(callee_base.begin(), callee_base.end());
+      }
+      key[p] = Sha256Prefix(input);
+    }
+    separate(1);
+    // Tier 2: adds the exact hash.
+    for (std::size_t p : left) {
+      const FunctionIdentity& f = functions[group[p]];
+      std::string input(key[p].begin(), key[p].end());
+      input.append(f.exact.begin(), f.exact.end());
+      key[p] = Sha256Prefix(input);
+    }
+    separate(2);
+    // Tier 3: adds the ordinal among the still-identical functions, in index order (`group`
+    // is in index order).
+    std::map<Hash128, std::uint32_t> ordinals;
+    for (std::size_t p : left) {
+      std::string input(key[p].begin(), key[p].end());
+      PutU32(input, ordinals[key[p]]++);
+      key[p] = Sha256Prefix(input);
+    }
+    separate(3);
+  }
+}
+
+void IdentityBuilder::AddInitializedSegments() {
+  // §8.1: a passive segment has a known address when "the start/init function" copies it
+  // with a constant memory.init. Decision: the init code is the start function and the
+  // defined functions it calls directly (Emscripten's start function may be
+  // __wasm_init_memory itself or call it); only the pattern `i32.const dest; i32.const src;
+  // i32.const size; memory.init seg 0` is recognised, and a copy running past its segment
+  // is ignored.
+  if (!start_ || *start_ < imported_function_count_) return;
+  std::vector<std::size_t> init_slots = {*start_ - imported_function_count_};
+  if (init_slots[0] >= functions_.size()) return;
+  for (wasm::FuncIndex callee : functions_[init_slots[0]].defined_callees) {
+    const std::size_t slot = callee - imported_function_count_;
+    if (callee >= imported_function_count_ && slot < functions_.size() &&
+        std::find(init_slots.begin(), init_slots.end(), slot) == init_slots.end()) {
+      init_slots.push_back(slot);
+    }
+  }
+  for (std::size_t slot : init_slots) {
+    for (const MemoryInit& init : memory_inits_[slot]) {
+      auto it = passive_.find(init.segment);
+      if (it == passive_.end()) continue;
+      const std::span<const std::uint8_t> bytes = it->second;
+      if (init.source > bytes.size() || init.size > bytes.size() - init.source) continue;
+      segments_.push_back({init.address, bytes.subspan(init.source, init.size)});
+    }
+  }
+}
+
+ModuleIdentity IdentityBuilder::Finish() && {
+  AddInitializedSegments();
+  for (std::size_t i = 0; i < functions_.size(); ++i) {
+    FunctionIdentity& f = functions_[i];
+    if (auto it = names_.find(f.func_index); it != names_.end()) f.raw_name = it->second;
+    if (auto it = export_names_.find(f.func_index); it != export_names_.end()) {
+      f.export_names = it->second;
+      f.is_exported = true;
+    }
+    ResolveStrings(f, constants_[i]);
+  }
+  AssignStableIds(functions_, imported_function_count_);
+  return {.imports = std::move(imports_), .functions = std::move(functions_)};
+}
+
+Result<ModuleIdentity> ComputeModuleIdentity(std::span<const std::uint8_t> bytes,
+                                             const wasm::ReadOptions& options) {
+  IdentityBuilder builder(bytes);
+  RETURN_IF_ERROR(wasm::ReadModule(bytes, builder, options));
+  return std::move(builder).Finish();
+}
+
+}  // namespace trove::warden::identity

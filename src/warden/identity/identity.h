@@ -1,0 +1,235 @@
+// Function identity for WARDEN (spec warden.md §4): for every defined function of a module,
+// the normalised token stream of its body (scheme `w1`, §4.2), the stable_id derived from it
+// (with the uniqueness tiers of §4.2), the four fingerprints of §4.3 (structural, semantic,
+// MinHash, exact) and the FunctionFacts fields of §8.1 that come straight from the module.
+//
+// IdentityBuilder is a ModuleVisitor, so it can run beside other visitors over one read;
+// ComputeModuleIdentity runs it alone over one ReadModule pass.
+//
+// Determinism (§4.5): every output depends only on the module bytes; nothing here reads a
+// clock, a random source, a hash seed of the standard library or the iteration order of an
+// unordered container.
+// Thread safety: an IdentityBuilder belongs to the one thread running ReadModule. The free
+// functions may be called from any thread.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/hash.h"
+#include "base/status.h"
+#include "warden/wasm/module_visitor.h"
+#include "warden/wasm/reader.h"
+
+namespace trove::warden::identity {
+
+// The prefix of every stable_id of a defined function under the current normalisation. Any
+// change to normalisation, encoding or hash inputs needs a new scheme and a new prefix (§4.2).
+inline constexpr std::string_view kSchemePrefix = "w1:";
+// The `<indirect>` entry of FunctionFacts.call_targets (§8.1).
+inline constexpr std::string_view kIndirectTarget = "<indirect>";
+// MinHash values per function (§4.3: 32 values over instruction 4-grams).
+inline constexpr std::size_t kMinHashSize = 32;
+// Instructions per MinHash shingle.
+inline constexpr std::size_t kGramSize = 4;
+// Limits of the string resolver (§8.1).
+inline constexpr std::size_t kMaxStringScanBytes = 4096;
+inline constexpr std::size_t kMinStringChars = 4;
+inline constexpr std::size_t kMaxStringChars = 200;
+
+// The 21 opcode classes of the semantic fingerprint (§4.3), in histogram order.
+enum class OpClass : std::uint8_t {
+  kControl,
+  kCall,
+  kParametric,
+  kLocal,
+  kGlobal,
+  kLoad,
+  kStore,
+  kMemoryOther,
+  kConst,
+  kIntCompare,
+  kIntArith,
+  kBitwise,
+  kFloatCompare,
+  kFloatArith,
+  kConversion,
+  kSimd,
+  kAtomic,
+  kBulk,
+  kReference,
+  kTable,
+  kException,
+};
+inline constexpr std::size_t kOpClassCount = 21;
+
+using Hash128 = std::array<std::uint8_t, 16>;
+using Histogram = std::array<std::uint32_t, kOpClassCount>;
+using MinHash = std::array<std::uint64_t, kMinHashSize>;
+
+// Returns the class of `opcode` in the semantic histogram.
+OpClass ClassifyOpcode(wasm::Opcode opcode);
+
+// Returns the signature text of `type`: "(i32, i64) -> f32"; no result is "()", several are
+// parenthesised: "(i32) -> (i32, i64)".
+std::string SignatureText(const wasm::FuncType& type);
+
+// Returns the text-format name of a value type ("i32", "funcref", ...).
+std::string_view ValTypeName(wasm::ValType type);
+
+// Returns the first 16 bytes of SHA-256 over `data`, the one primitive of every non-exact
+// hash (§4.3, Decision).
+Hash128 Sha256Prefix(std::string_view data);
+
+// Returns the FNV-1a 64 hash of `data` (§4.3, the MinHash token hash).
+std::uint64_t Fnv1a64(std::string_view data);
+
+// Returns the 32 MinHash seeds: the first 32 outputs of splitmix64 started from
+// kMinHashSeedState (§4.3).
+inline constexpr std::uint64_t kMinHashSeedState = 0x57415244454e3031;  // "WARDEN01"
+std::array<std::uint64_t, kMinHashSize> MinHashSeeds();
+
+// Returns the MinHash of a token stream, each token given as its canonical encoding.
+// Fewer than four tokens form one gram; no token at all forms one empty gram.
+MinHash ComputeMinHash(std::span<const std::string> tokens);
+
+// An imported function: its index, "import:<module>.<field>" identity and signature.
+struct ImportedFunction {
+  wasm::FuncIndex func_index = 0;
+  std::string module;
+  std::string field;
+  std::string stable_id;  // "import:<module>.<field>"
+  std::string type_signature;
+};
+
+// Everything identity knows about one defined function.
+struct FunctionIdentity {
+  // --- FunctionFacts (§8.1) ---
+  wasm::FuncIndex func_index = 0;
+  // The final stable_id: "w1:" + hex(base) when the base is unique in the module, else the
+  // extended id of the tier that separated it (see id_tier).
+  std::string stable_id;
+  std::string type_signature;
+  // Direct import call targets ("module.field") and `<indirect>`, deduplicated, in order of
+  // first occurrence.
+  std::vector<std::string> call_targets;
+  // Strings referenced through decoded i32/i64 constants (§8.1), into memory 0 only: active
+  // segments with a constant offset, and passive ones the start function (or a function it
+  // calls directly) copies with a constant memory.init. See IdentityBuilder::OnDataSegment.
+  std::vector<std::string> referenced_strings;
+  std::optional<std::string> raw_name;  // from the name section
+  // Decoded mnemonics in order, the body's final `end` excluded (§3.2).
+  std::vector<std::string> instruction_mnemonics;
+  bool is_exported = false;
+
+  // --- more facts ---
+  std::vector<std::string> export_names;  // in export-section order
+  std::uint32_t instruction_count = 0;    // the body's final `end` excluded (§3.2)
+  // Direct calls (call, return_call) to defined functions, in call order, repeats kept.
+  std::vector<wasm::FuncIndex> defined_callees;
+
+  // --- identity (§4.2) ---
+  // Canonical encoding of each normalised token, the body's final `end` included.
+  std::vector<std::string> tokens;
+  // First 16 bytes of SHA-256 over signature, locals and token stream.
+  Hash128 base{};
+  // 0: the base alone; 1: base + callee bases; 2: + exact hash; 3: + ordinal (§4.2).
+  int id_tier = 0;
+
+  // --- fingerprints (§4.3) ---
+  Hash128 structural{};
+  Histogram histogram{};               // opcode classes, the final `end` excluded
+  std::vector<std::string> call_outs;  // sorted set of imports called, "module.field"
+  Hash128 semantic{};                  // hash of histogram, call_outs and type_signature
+  MinHash minhash{};
+  base::Sha256Digest exact{};  // SHA-256 of the raw body bytes (locals and instructions)
+
+  // Returns "w1:" + hex(base), the tier-0 id whatever id_tier is.
+  std::string BaseId() const;
+};
+
+struct ModuleIdentity {
+  std::vector<ImportedFunction> imports;    // imported functions, in index order
+  std::vector<FunctionIdentity> functions;  // defined functions, in index order
+};
+
+// IdentityBuilder: the ModuleVisitor that fills a ModuleIdentity.
+class IdentityBuilder final : public wasm::ModuleVisitor {
+ public:
+  // `module_bytes` are the bytes given to ReadModule and must outlive this object.
+  explicit IdentityBuilder(std::span<const std::uint8_t> module_bytes);
+
+  // Returns the identity of the module: resolves referenced strings and assigns stable ids.
+  // REQUIRES: ReadModule over module_bytes with this visitor returned OK.
+  ModuleIdentity Finish() &&;
+
+  Status OnType(std::uint32_t index, const wasm::FuncType& type) override;
+  Status OnImport(const wasm::Import& import) override;
+  Status OnFunction(wasm::FuncIndex func, std::uint32_t type_index) override;
+  Status OnExport(const wasm::Export& export_) override;
+  Status OnFunctionBody(const wasm::FunctionBody& body) override;
+  Status OnInstruction(wasm::FuncIndex func, const wasm::Instruction& inst) override;
+  Status OnFunctionBodyEnd(wasm::FuncIndex func) override;
+  Status OnDataSegment(const wasm::DataSegment& segment) override;
+  Status OnFunctionName(wasm::FuncIndex func, std::string_view name) override;
+  Status OnStart(wasm::FuncIndex func) override;
+
+ private:
+  struct Segment {
+    std::uint64_t address = 0;
+    std::span<const std::uint8_t> bytes;
+  };
+  // Per-body state between OnFunctionBody and OnFunctionBodyEnd.
+  struct Body {
+    std::size_t slot = 0;     // index into functions_
+    std::string hash_prefix;  // the encoded signature and locals
+    std::vector<wasm::Opcode> opcodes;
+    std::string skeleton;
+    std::vector<std::uint64_t> recent_consts;  // the i32.const run just before this point
+  };
+
+  Result<std::string> TypeSignature(std::uint32_t type_index) const;
+  Result<std::string> EncodeToken(const wasm::Instruction& inst) const;
+  Result<std::string> EncodeBlockType(const wasm::BlockType& type, std::uint64_t offset) const;
+  std::string EncodeTag(std::uint32_t tag) const;
+  const ImportedFunction* ImportedFunctionAt(wasm::FuncIndex func) const;
+  void AddInitializedSegments();
+  void ResolveStrings(FunctionIdentity& function, std::span<const std::uint64_t> constants) const;
+  static void AssignStableIds(std::vector<FunctionIdentity>& functions,
+                              std::uint32_t imported_count);
+
+  const std::span<const std::uint8_t> module_bytes_;
+  std::vector<wasm::FuncType> types_;
+  std::vector<ImportedFunction> imports_;
+  std::map<std::uint32_t, std::string> imported_tags_;  // tag index -> "module.field"
+  std::map<wasm::FuncIndex, std::string> names_;        // name section, first name wins
+  std::map<wasm::FuncIndex, std::vector<std::string>> export_names_;
+  std::uint32_t imported_function_count_ = 0;
+  std::vector<FunctionIdentity> functions_;            // defined, by index - imports
+  std::vector<std::vector<std::uint64_t>> constants_;  // per defined function
+  // A `memory.init` of memory 0 whose destination, source and size are the three constants
+  // right before it.
+  struct MemoryInit {
+    std::uint32_t segment = 0;
+    std::uint64_t address = 0;
+    std::uint64_t source = 0;
+    std::uint64_t size = 0;
+  };
+  std::vector<std::vector<MemoryInit>> memory_inits_;  // per defined function
+  std::vector<Segment> segments_;  // memory 0 bytes with a known address, in write order
+  std::map<std::uint32_t, std::span<const std::uint8_t>> passive_;  // passive segments
+  std::optional<wasm::FuncIndex> start_;
+  std::optional<Body> body_;
+};
+
+// Reads `bytes` once and returns the identity of every function.
+Result<ModuleIdentity> ComputeModuleIdentity(std::span<const std::uint8_t> bytes,
+                                             const wasm::ReadOptions& options = {});
+
+}  // namespace trove::warden::identity

@@ -1,0 +1,449 @@
+#include "warden/identity/identity.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "warden/wasm/testing/wasm_builder.h"
+
+namespace trove::warden::identity {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+using wasm::testing::Bytes;
+using wasm::testing::Cat;
+using wasm::testing::Module;
+using wasm::testing::Name;
+using wasm::testing::S;
+using wasm::testing::Section;
+using wasm::testing::Sized;
+using wasm::testing::U;
+
+constexpr std::uint8_t kEnd = 0x0b;
+const Bytes kVoidType = {0x60, 0x00, 0x00};               // () -> ()
+const Bytes kUnaryType = {0x60, 0x01, 0x7f, 0x01, 0x7f};  // (i32) -> i32
+const Bytes kBinaryType = {0x60, 0x02, 0x7f, 0x7f, 0x01, 0x7f};
+
+Bytes Types(std::initializer_list<Bytes> types) {
+  Bytes out = U(types.size());
+  for (const Bytes& t : types) out.insert(out.end(), t.begin(), t.end());
+  return Section(1, out);
+}
+// One function import "env.<field>" of `type`, per entry.
+Bytes Imports(std::initializer_list<std::pair<std::string, std::uint32_t>> imports) {
+  Bytes out = U(imports.size());
+  for (const auto& [field, type] : imports)
+    out = Cat({out, Name("env"), Name(field), {0x00}, U(type)});
+  return Section(2, out);
+}
+Bytes Functions(std::initializer_list<std::uint32_t> types) {
+  Bytes out = U(types.size());
+  for (std::uint32_t t : types) out = Cat({out, U(t)});
+  return Section(3, out);
+}
+Bytes Code(std::initializer_list<Bytes> bodies) {
+  Bytes out = U(bodies.size());
+  for (const Bytes& b : bodies) out = Cat({out, Sized(b)});
+  return Section(10, out);
+}
+Bytes Memory() { return Section(5, {0x01, 0x00, 0x01}); }
+Bytes ExportFunc(std::string_view name, std::uint32_t func) {
+  return Section(7, Cat({U(1), Name(name), {0x00}, U(func)}));
+}
+Bytes ActiveData(std::int32_t address, std::string_view text) {
+  Bytes bytes(text.begin(), text.end());
+  return Section(11, Cat({U(1), {0x00, 0x41}, S(address), {kEnd}, Sized(bytes)}));
+}
+Bytes FunctionNames(std::uint32_t func, std::string_view name) {
+  return Section(0, Cat({Name("name"), {0x01}, Sized(Cat({U(1), U(func), Name(name)}))}));
+}
+
+ModuleIdentity Compute(const Bytes& bytes) {
+  Result<ModuleIdentity> result = ComputeModuleIdentity(bytes);
+  EXPECT_TRUE(result.ok()) << result.status().ToString();
+  return result.ok() ? std::move(result).value() : ModuleIdentity{};
+}
+
+// The function under test: (i32) -> i32 with one i32 local; calls the import `log`, then a
+// defined function, with constants throughout.
+Bytes Worker(std::uint32_t log_index, std::uint32_t callee, std::int32_t k1, std::int32_t k2,
+             std::int32_t k3) {
+  return Cat({U(1),
+              U(1),
+              {0x7f},        // locals: 1 x i32
+              {0x20, 0x00},  // local.get 0
+              {0x41},
+              S(k1),  // i32.const k1
+              {0x10},
+              U(log_index),  // call log
+              {0x41},
+              S(k2),
+              {0x6a},  // i32.const k2; i32.add
+              {0x41},
+              S(k3),  // i32.const k3
+              {0x10},
+              U(callee),       // call the defined helper
+              {0x1a, kEnd}});  // drop; end
+}
+const Bytes kAddBody = {0x00, 0x20, 0x00, 0x20, 0x01, 0x6a, kEnd};
+
+// Module A: import log = 0; worker = 1 (type 1), add = 2 (type 2).
+Bytes ModuleA() {
+  return Module({Types({kVoidType, kUnaryType, kBinaryType}), Imports({{"log", 1}}),
+                 Functions({1, 2}), Memory(), ExportFunc("run", 1),
+                 Code({Worker(0, 2, 1024, 5, 7), kAddBody}),
+                 ActiveData(1024, std::string_view("hello world\0", 12))});
+}
+// Module B: the same worker, rebuilt: types reordered, an extra import before log, the
+// helper placed before the worker, other constants.
+Bytes ModuleB() {
+  return Module({Types({kBinaryType, kUnaryType, kVoidType}), Imports({{"abort", 2}, {"log", 1}}),
+                 Functions({0, 1}), Code({kAddBody, Worker(1, 2, 2048, 9, 11)})});
+}
+
+TEST(IdentityTest, SameBytesGiveSameIdentity) {
+  const Bytes bytes = ModuleA();
+  const ModuleIdentity first = Compute(bytes);
+  const ModuleIdentity second = Compute(bytes);
+  ASSERT_EQ(first.functions.size(), 2u);
+  ASSERT_EQ(second.functions.size(), 2u);
+  for (std::size_t i = 0; i < first.functions.size(); ++i) {
+    const FunctionIdentity& a = first.functions[i];
+    const FunctionIdentity& b = second.functions[i];
+    EXPECT_EQ(a.stable_id, b.stable_id);
+    EXPECT_EQ(a.base, b.base);
+    EXPECT_EQ(a.tokens, b.tokens);
+    EXPECT_EQ(a.structural, b.structural);
+    EXPECT_EQ(a.semantic, b.semantic);
+    EXPECT_EQ(a.histogram, b.histogram);
+    EXPECT_EQ(a.minhash, b.minhash);
+    EXPECT_EQ(a.exact, b.exact);
+    EXPECT_EQ(a.referenced_strings, b.referenced_strings);
+  }
+  // Separate builders over copies of the bytes agree too.
+  const Bytes copy = bytes;
+  EXPECT_EQ(Compute(copy).functions[0].stable_id, first.functions[0].stable_id);
+}
+
+TEST(IdentityTest, StableIdSurvivesIndexCallTargetAndConstantChanges) {
+  const ModuleIdentity a = Compute(ModuleA());
+  const ModuleIdentity b = Compute(ModuleB());
+  ASSERT_EQ(a.functions.size(), 2u);
+  ASSERT_EQ(b.functions.size(), 2u);
+  const FunctionIdentity& worker_a = a.functions[0];
+  const FunctionIdentity& worker_b = b.functions[1];
+  EXPECT_EQ(worker_a.func_index, 1u);
+  EXPECT_EQ(worker_b.func_index, 3u);
+  EXPECT_EQ(worker_a.stable_id, worker_b.stable_id);
+  EXPECT_EQ(worker_a.id_tier, 0);
+  EXPECT_THAT(worker_a.stable_id, StartsWith("w1:"));
+  EXPECT_EQ(worker_a.stable_id.size(), 3u + 32u);
+  EXPECT_NE(worker_a.exact, worker_b.exact);
+  EXPECT_EQ(worker_a.structural, worker_b.structural);
+  EXPECT_EQ(worker_a.semantic, worker_b.semantic);
+  EXPECT_EQ(worker_a.minhash, worker_b.minhash);
+  // The helper too, although its type index changed.
+  EXPECT_EQ(a.functions[1].stable_id, b.functions[0].stable_id);
+  EXPECT_EQ(a.functions[1].exact, b.functions[0].exact);
+}
+
+TEST(IdentityTest, ImportNamesAreNotMasked) {
+  // The same worker calling `abort` (same signature as log here) instead of `log`.
+  const Bytes log = Module({Types({kUnaryType}), Imports({{"log", 0}, {"warn", 0}}), Functions({0}),
+                            Code({Worker(0, 2, 1, 2, 3)})});
+  const Bytes warn = Module({Types({kUnaryType}), Imports({{"log", 0}, {"warn", 0}}),
+                             Functions({0}), Code({Worker(1, 2, 1, 2, 3)})});
+  const ModuleIdentity a = Compute(log);
+  const ModuleIdentity b = Compute(warn);
+  EXPECT_NE(a.functions[0].stable_id, b.functions[0].stable_id);
+  EXPECT_THAT(a.functions[0].call_outs, ElementsAre("env.log"));
+  EXPECT_THAT(b.functions[0].call_outs, ElementsAre("env.warn"));
+  ASSERT_EQ(a.imports.size(), 2u);
+  EXPECT_EQ(a.imports[0].stable_id, "import:env.log");
+  EXPECT_EQ(a.imports[1].func_index, 1u);
+  EXPECT_EQ(a.imports[1].type_signature, "(i32) -> i32");
+}
+
+TEST(IdentityTest, LocalsSignatureAndKeptOperandsChangeTheBase) {
+  const Bytes body = {0x00, 0x20, 0x00, 0x1a, kEnd};                    // local.get 0; drop
+  const Bytes other_local = {0x00, 0x20, 0x01, 0x1a, kEnd};             // local.get 1; drop
+  const Bytes with_local = {0x01, 0x01, 0x7e, 0x20, 0x00, 0x1a, kEnd};  // 1 x i64 declared
+  const auto id = [](const Bytes& type, const Bytes& b) {
+    return Compute(Module({Types({type}), Functions({0}), Code({b})})).functions.at(0);
+  };
+  const FunctionIdentity base = id(kUnaryType, body);
+  EXPECT_NE(base.stable_id, id(kUnaryType, other_local).stable_id);
+  EXPECT_EQ(base.structural, id(kUnaryType, other_local).structural);
+  EXPECT_NE(base.stable_id, id(kUnaryType, with_local).stable_id);
+  EXPECT_NE(base.stable_id, id(kBinaryType, body).stable_id);
+  EXPECT_NE(base.semantic, id(kBinaryType, body).semantic);
+}
+
+TEST(IdentityTest, BlockTypeIndexIsReplacedBySignature) {
+  // block (type t) ... end where t is (i32) -> i32 at a different index in each module.
+  const Bytes body = {0x00, 0x41, 0x01, 0x02, 0x01, 0x1a, 0x41, 0x02, kEnd, 0x1a, kEnd};
+  const Bytes body2 = {0x00, 0x41, 0x01, 0x02, 0x00, 0x1a, 0x41, 0x02, kEnd, 0x1a, kEnd};
+  const ModuleIdentity a =
+      Compute(Module({Types({kVoidType, kUnaryType}), Functions({0}), Code({body})}));
+  const ModuleIdentity b =
+      Compute(Module({Types({kUnaryType, kVoidType}), Functions({1}), Code({body2})}));
+  EXPECT_EQ(a.functions[0].stable_id, b.functions[0].stable_id);
+  EXPECT_NE(a.functions[0].exact, b.functions[0].exact);
+}
+
+TEST(IdentityTest, FactsFromTheModule) {
+  const Bytes bytes =
+      Module({Types({kVoidType, kUnaryType, kBinaryType}), Imports({{"log", 1}}), Functions({1, 2}),
+              Memory(), ExportFunc("run", 1), Code({Worker(0, 2, 1024, 5, 7), kAddBody}),
+              ActiveData(1024, std::string_view("hello world\0", 12)), FunctionNames(1, "worker")});
+  const ModuleIdentity m = Compute(bytes);
+  ASSERT_EQ(m.functions.size(), 2u);
+  const FunctionIdentity& worker = m.functions[0];
+  EXPECT_EQ(worker.func_index, 1u);
+  EXPECT_EQ(worker.type_signature, "(i32) -> i32");
+  EXPECT_EQ(worker.raw_name, "worker");
+  EXPECT_TRUE(worker.is_exported);
+  EXPECT_THAT(worker.export_names, ElementsAre("run"));
+  EXPECT_THAT(worker.call_targets, ElementsAre("env.log"));
+  EXPECT_THAT(worker.defined_callees, ElementsAre(2u));
+  EXPECT_THAT(worker.referenced_strings, ElementsAre("hello world"));
+  EXPECT_EQ(worker.instruction_count, 8u);  // the final end excluded
+  EXPECT_THAT(worker.instruction_mnemonics,
+              ElementsAre("local.get", "i32.const", "call", "i32.const", "i32.add", "i32.const",
+                          "call", "drop"));
+  EXPECT_EQ(worker.tokens.size(), 9u);  // the final end is a token
+  EXPECT_EQ(worker.histogram[static_cast<std::size_t>(OpClass::kConst)], 3u);
+  EXPECT_EQ(worker.histogram[static_cast<std::size_t>(OpClass::kCall)], 2u);
+  EXPECT_EQ(worker.histogram[static_cast<std::size_t>(OpClass::kIntArith)], 1u);
+  EXPECT_EQ(worker.histogram[static_cast<std::size_t>(OpClass::kLocal)], 1u);
+  EXPECT_EQ(worker.histogram[static_cast<std::size_t>(OpClass::kParametric)], 1u);
+  EXPECT_EQ(worker.histogram[static_cast<std::size_t>(OpClass::kControl)], 0u);
+  const FunctionIdentity& add = m.functions[1];
+  EXPECT_EQ(add.type_signature, "(i32, i32) -> i32");
+  EXPECT_FALSE(add.raw_name.has_value());
+  EXPECT_FALSE(add.is_exported);
+  EXPECT_TRUE(add.call_targets.empty());
+  EXPECT_EQ(add.instruction_count, 3u);
+}
+
+TEST(IdentityTest, CallTargetsAreDeduplicatedInFirstOccurrenceOrder) {
+  // call warn; call_indirect (type 0); call log; call warn; call_indirect; end
+  const Bytes body = Cat({{0x00},
+                          {0x10, 0x01},
+                          {0x11, 0x00, 0x00},
+                          {0x10, 0x00},
+                          {0x10, 0x01},
+                          {0x11, 0x00, 0x00},
+                          {kEnd}});
+  const ModuleIdentity m =
+      Compute(Module({Types({kVoidType}), Imports({{"log", 0}, {"warn", 0}}), Functions({0}),
+                      Section(4, {0x01, 0x70, 0x00, 0x00}), Code({body})}));
+  const FunctionIdentity& f = m.functions.at(0);
+  EXPECT_THAT(f.call_targets, ElementsAre("env.warn", "<indirect>", "env.log"));
+  EXPECT_THAT(f.call_outs, ElementsAre("env.log", "env.warn"));
+}
+
+TEST(IdentityTest, ReferencedStringRules) {
+  // "hi" is too short, "\x01bad" has a control character, "abcd" follows a NUL, "bcd" is
+  // inside a string.
+  const std::string data = std::string(
+      "hi\0abcd\0\x01"
+      "bad\0",
+      14);
+  const auto strings_for = [&](std::initializer_list<std::int32_t> addresses) {
+    Bytes body = {0x00};
+    for (std::int32_t a : addresses) body = Cat({body, {0x41}, S(a), {0x1a}});
+    body.push_back(kEnd);
+    return Compute(Module({Types({kVoidType}), Functions({0}), Memory(), Code({body}),
+                           ActiveData(100, data)}))
+        .functions.at(0)
+        .referenced_strings;
+  };
+  EXPECT_TRUE(strings_for({100}).empty());
+  EXPECT_THAT(strings_for({103, 104, 103, 99, 5000}), ElementsAre("abcd"));
+  EXPECT_TRUE(strings_for({108}).empty());
+  // No NUL before the segment ends: not a string.
+  const Bytes unterminated =
+      Module({Types({kVoidType}), Functions({0}), Memory(), Code({{0x00, 0x41, 0x00, 0x1a, kEnd}}),
+              ActiveData(0, "abcdef")});
+  EXPECT_TRUE(Compute(unterminated).functions.at(0).referenced_strings.empty());
+  // Long strings are cut at 200 characters.
+  const std::string long_text = std::string(300, 'x') + std::string(1, '\0');
+  const Bytes long_module =
+      Module({Types({kVoidType}), Functions({0}), Memory(), Code({{0x00, 0x41, 0x00, 0x1a, kEnd}}),
+              ActiveData(0, long_text)});
+  EXPECT_THAT(Compute(long_module).functions.at(0).referenced_strings,
+              ElementsAre(std::string(200, 'x')));
+}
+
+TEST(IdentityTest, UniquenessTiers) {
+  const Bytes nop1 = {0x00, 0x01, kEnd};
+  const Bytes nop2 = {0x00, 0x01, 0x01, kEnd};
+  const Bytes call0 = {0x00, 0x10, 0x00, kEnd};         // calls nop1 (index 0)
+  const Bytes call1 = {0x00, 0x10, 0x01, kEnd};         // calls nop2 (index 1)
+  const Bytes const1 = {0x00, 0x41, 0x01, 0x1a, kEnd};  // i32.const 1; drop
+  const Bytes const2 = {0x00, 0x41, 0x02, 0x1a, kEnd};  // i32.const 2; drop
+  const ModuleIdentity m =
+      Compute(Module({Types({kVoidType}), Functions({0, 0, 0, 0, 0, 0, 0}),
+                      Code({nop1, nop2, call0, call1, const1, const2, const1})}));
+  ASSERT_EQ(m.functions.size(), 7u);
+  const auto& f = m.functions;
+  EXPECT_EQ(f[0].id_tier, 0);
+  EXPECT_EQ(f[1].id_tier, 0);
+  EXPECT_EQ(f[2].id_tier, 1);
+  EXPECT_EQ(f[3].id_tier, 1);
+  EXPECT_EQ(f[4].id_tier, 3);
+  EXPECT_EQ(f[5].id_tier, 2);
+  EXPECT_EQ(f[6].id_tier, 3);
+  std::set<std::string> ids;
+  for (const FunctionIdentity& fn : f) {
+    ids.insert(fn.stable_id);
+    EXPECT_THAT(fn.stable_id, StartsWith(fn.BaseId()));
+  }
+  EXPECT_EQ(ids.size(), f.size());
+  EXPECT_EQ(f[4].BaseId(), f[5].BaseId());
+  EXPECT_THAT(f[4].stable_id, HasSubstr("/t3:"));
+  // Reading again gives the same extended ids.
+  const ModuleIdentity again =
+      Compute(Module({Types({kVoidType}), Functions({0, 0, 0, 0, 0, 0, 0}),
+                      Code({nop1, nop2, call0, call1, const1, const2, const1})}));
+  for (std::size_t i = 0; i < f.size(); ++i)
+    EXPECT_EQ(again.functions[i].stable_id, f[i].stable_id);
+}
+
+TEST(IdentityTest, StructuralHashDropsImmediatesButKeepsShape) {
+  const auto structural = [](const Bytes& body) {
+    return Compute(Module({Types({kVoidType}), Functions({0}), Code({body})}))
+        .functions.at(0)
+        .structural;
+  };
+  const Bytes a = {0x00, 0x02, 0x40, 0x0c, 0x00, kEnd, kEnd};                    // block; br 0; end
+  const Bytes b = {0x00, 0x02, 0x40, 0x41, 0x07, 0x1a, 0x0c, 0x00, kEnd, kEnd};  // + const
+  const Bytes c = {0x00, 0x03, 0x40, 0x0c, 0x00, kEnd, kEnd};                    // loop instead
+  EXPECT_EQ(structural(a), structural(b));
+  EXPECT_NE(structural(a), structural(c));
+}
+
+TEST(IdentityTest, MinHashBasics) {
+  EXPECT_EQ(Fnv1a64(""), 0xcbf29ce484222325ULL);
+  EXPECT_EQ(Fnv1a64("a"), 0xaf63dc4c8601ec8cULL);
+  const auto seeds = MinHashSeeds();
+  EXPECT_EQ(std::set<std::uint64_t>(seeds.begin(), seeds.end()).size(), kMinHashSize);
+  EXPECT_EQ(MinHashSeeds(), seeds);
+  const std::vector<std::string> tokens = {"a", "b", "c", "d", "e", "f"};
+  const std::vector<std::string> reversed = {"f", "e", "d", "c", "b", "a"};
+  EXPECT_EQ(ComputeMinHash(tokens), ComputeMinHash(tokens));
+  EXPECT_NE(ComputeMinHash(tokens), ComputeMinHash(reversed));
+  // Fewer than four tokens form one gram, so every value comes from that gram.
+  const MinHash short_hash = ComputeMinHash(std::vector<std::string>{"a", "b"});
+  EXPECT_NE(short_hash[0], ~std::uint64_t{0});
+  EXPECT_NE(ComputeMinHash(std::vector<std::string>{}), short_hash);
+}
+
+TEST(IdentityTest, Classification) {
+  EXPECT_EQ(ClassifyOpcode(wasm::Opcode::kBrTable), OpClass::kControl);
+  EXPECT_EQ(ClassifyOpcode(wasm::Opcode::kI64Load32U), OpClass::kLoad);
+  EXPECT_EQ(ClassifyOpcode(wasm::Opcode::kI64Store32), OpClass::kStore);
+  EXPECT_EQ(ClassifyOpcode(wasm::Opcode::kMemoryGrow), OpClass::kMemoryOther);
+  EXPECT_EQ(ClassifyOpcode(wasm::Opcode::kI32Popcnt), OpClass::kBitwise);
+  EXPECT_EQ(ClassifyOpcode(wasm::Opcode::kI64RemU), OpClass::kIntArith);
+  EXPECT_EQ(ClassifyOpcode(wasm::Opcode::kI64Rotr), OpClass::kBitwise);
+  EXPECT_EQ(ClassifyOpcode(wasm::Opcode::kF64Ge), OpClass::kFloatCompare);
+  EXPECT_EQ(ClassifyOpcode(wasm::Opcode::kF64Copysign), OpClass::kFloatArith);
+  EXPECT_EQ(ClassifyOpcode(wasm::Opcode::kI64Extend32S), OpClass::kConversion);
+  EXPECT_EQ(ClassifyOpcode(wasm::Opcode::kI32TruncSatF32S), OpClass::kConversion);
+  EXPECT_EQ(ClassifyOpcode(wasm::Opcode::kMemoryCopy), OpClass::kBulk);
+  EXPECT_EQ(ClassifyOpcode(wasm::Opcode::kElemDrop), OpClass::kBulk);
+  EXPECT_EQ(ClassifyOpcode(wasm::Opcode::kTableFill), OpClass::kTable);
+  EXPECT_EQ(ClassifyOpcode(wasm::Opcode::kTableGet), OpClass::kTable);
+  EXPECT_EQ(ClassifyOpcode(wasm::Opcode::kRefFunc), OpClass::kReference);
+  EXPECT_EQ(ClassifyOpcode(wasm::Opcode::kTryTable), OpClass::kException);
+  EXPECT_EQ(ClassifyOpcode(wasm::Opcode::kV128Const), OpClass::kSimd);
+  EXPECT_EQ(ClassifyOpcode(wasm::Opcode::kAtomicFence), OpClass::kAtomic);
+  EXPECT_EQ(ClassifyOpcode(wasm::Opcode::kSelectT), OpClass::kParametric);
+  EXPECT_EQ(ClassifyOpcode(wasm::Opcode::kGlobalSet), OpClass::kGlobal);
+  EXPECT_EQ(ClassifyOpcode(wasm::Opcode::kF32Const), OpClass::kConst);
+  EXPECT_EQ(ClassifyOpcode(wasm::Opcode::kI64GeU), OpClass::kIntCompare);
+  EXPECT_EQ(ClassifyOpcode(wasm::Opcode::kReturnCallIndirect), OpClass::kCall);
+}
+
+TEST(IdentityTest, SignatureText) {
+  EXPECT_EQ(SignatureText({}), "() -> ()");
+  EXPECT_EQ(SignatureText({.params = {wasm::ValType::kI32, wasm::ValType::kI32},
+                           .results = {wasm::ValType::kI32}}),
+            "(i32, i32) -> i32");
+  EXPECT_EQ(SignatureText({.params = {wasm::ValType::kF64},
+                           .results = {wasm::ValType::kI32, wasm::ValType::kExternRef}}),
+            "(f64) -> (i32, externref)");
+}
+
+TEST(IdentityTest, BadTypeIndexInCallIndirectIsMalformed) {
+  const Bytes body = {0x00, 0x11, 0x05, 0x00, kEnd};  // call_indirect (type 5)
+  Result<ModuleIdentity> result = ComputeModuleIdentity(Module(
+      {Types({kVoidType}), Functions({0}), Section(4, {0x01, 0x70, 0x00, 0x00}), Code({body})}));
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.status().code(), base::StatusCode::kMalformed);
+  EXPECT_THAT(result.status().ToString(), HasSubstr("type index 5 out of range"));
+}
+
+TEST(IdentityTest, MalformedModuleFails) {
+  Bytes bytes = ModuleA();
+  bytes.resize(bytes.size() - 3);
+  EXPECT_FALSE(ComputeModuleIdentity(bytes).ok());
+}
+
+TEST(IdentityTest, ImportedTagsAreNamedDefinedTagsKept) {
+  // Imported tags, then `throw <tag>; end` in a () -> () function.
+  const auto id = [](std::initializer_list<std::string> tags, std::uint32_t thrown) {
+    Bytes imports = U(tags.size());
+    for (const std::string& t : tags)
+      imports = Cat({imports, Name("env"), Name(t), {0x04, 0x00, 0x00}});
+    return Compute(Module({Types({kVoidType}), Section(2, imports), Functions({0}),
+                           Code({Cat({{0x00, 0x08}, U(thrown), {kEnd}})})}))
+        .functions.at(0)
+        .stable_id;
+  };
+  EXPECT_EQ(id({"exn"}, 0), id({"other", "exn"}, 1));
+  EXPECT_NE(id({"exn"}, 0), id({"exn2"}, 0));
+}
+
+TEST(IdentityTest, PassiveSegmentCopiedByStartFunctionHasAnAddress) {
+  // f0 (start): memory.init copies bytes 2..8 ("hello\0") of passive segment 0 to 500.
+  const Bytes init =
+      Cat({{0x00}, {0x41}, S(500), {0x41}, S(2), {0x41}, S(6), {0xfc}, U(8), {0x00, 0x00}, {kEnd}});
+  const Bytes user = Cat({{0x00}, {0x41}, S(500), {0x1a}, {0x41}, S(502), {0x1a}, {kEnd}});
+  const Bytes passive =
+      Section(11, Cat({U(1), {0x01}, Sized(Bytes{'x', 'x', 'h', 'e', 'l', 'l', 'o', 0x00})}));
+  const auto strings = [&](bool with_start) {
+    const Bytes bytes =
+        with_start ? Module({Types({kVoidType}), Functions({0, 0}), Memory(), Section(8, U(0)),
+                             Section(12, U(1)), Code({init, user}), passive})
+                   : Module({Types({kVoidType}), Functions({0, 0}), Memory(), Section(12, U(1)),
+                             Code({init, user}), passive});
+    return Compute(bytes).functions.at(1).referenced_strings;
+  };
+  EXPECT_THAT(strings(true), ElementsAre("hello"));
+  EXPECT_TRUE(strings(false).empty());
+}
+
+// Golden ids (§4.5): an accidental change to normalisation, encoding or hashing fails here.
+// A deliberate change is a new scheme (a new prefix), never an edit of these values. The nop
+// values were also computed independently (a short Python script following the encoding in
+// identity.cc), not only copied from a run.
+TEST(IdentityTest, GoldenIds) {
+  const ModuleIdentity nop = Compute(wasm::testing::OneFunctionModule({0x00, 0x01, kEnd}));
+  const ModuleIdentity a = Compute(ModuleA());
+  EXPECT_EQ(nop.functions.at(0).stable_id, "w1:2dbc4f3ab40397dc6b3787919cd21b51");
+  EXPECT_EQ(a.functions.at(0).stable_id, "w1:b300ba8c393dd065f2dbcedf3a391c0c");
+  EXPECT_EQ(base::ToHex(std::span<const std::uint8_t>(a.functions.at(0).structural)),
+            "2e2c92d3073e086b173779dd8d45ffb5");
+  EXPECT_EQ(nop.functions.at(0).minhash[0], 3110790877770408708u);
+}
+
+}  // namespace
+}  // namespace trove::warden::identity
