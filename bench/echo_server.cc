@@ -37,5 +37,6 @@ int main() {
     return 2;
   }
   s = mcp::ServeStdio(server);
+  pool.Wait();  // the Server must outlive every task still on the pool
   return s.ok() ? 0 : 1;
 }

@@ -608,6 +608,8 @@ int Main(int argc, char** argv) {
   }
   stop.store(true);
   watcher.join();
+  // Serving cancelled every request; let the pool finish them before the Server they use goes.
+  pool.Wait();
   if (!status.ok()) {
     std::fprintf(stderr, "conformance_server: %s\n", status.message().c_str());
     return 1;

@@ -200,6 +200,8 @@ class Server {
  public:
   // `pool` and `logger` must outlive the Server. A pool with zero workers runs every handler
   // inline on the reader thread, in arrival order (deterministic transcripts).
+  // REQUIRES before destruction: no task of this Server is left on the pool (after serving
+  // returns, call pool.Wait(); serving has cancelled every request by then).
   Server(ServerInfo info, ServerOptions options, base::ThreadPool& pool,
          const base::Logger& logger);
   ~Server();
