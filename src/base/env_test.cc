@@ -11,17 +11,12 @@
 #include <thread>
 #include <vector>
 
+#include "base/testing/temp_dir.h"
+
 namespace trove::base {
 namespace {
 
 using Names = std::vector<std::string>;
-
-// Makes a fresh directory under the system temporary directory.
-std::string MakeTempDir() {
-  std::string tmpl = (std::filesystem::temp_directory_path() / "trove_env_test_XXXXXX").string();
-  if (mkdtemp(tmpl.data()) == nullptr) return {};
-  return tmpl;
-}
 
 // ---------------------------------------------------------------------------------------------
 // The same contract, checked against both implementations, so MemEnv cannot drift from the
@@ -34,24 +29,19 @@ class EnvContractTest : public ::testing::TestWithParam<EnvKind> {
   void SetUp() override {
     if (GetParam() == EnvKind::kPosix) {
       env_ = std::make_unique<PosixEnv>();
-      root_ = MakeTempDir();
-      ASSERT_FALSE(root_.empty()) << "mkdtemp failed";
+      temp_ = std::make_unique<testing::TempDir>("trove_env_test");
+      root_ = temp_->path();
     } else {
       env_ = std::make_unique<MemEnv>();
       root_ = "/tmp/trove_env_test";
       ASSERT_TRUE(env_->CreateDir(root_).ok());
     }
   }
-  void TearDown() override {
-    if (GetParam() == EnvKind::kPosix && !root_.empty()) {
-      std::error_code ignored;
-      std::filesystem::remove_all(root_, ignored);
-    }
-  }
 
   std::string Path(const std::string& name) const { return root_ + "/" + name; }
 
   std::unique_ptr<Env> env_;
+  std::unique_ptr<testing::TempDir> temp_;  // PosixEnv only
   std::string root_;
 };
 
@@ -382,18 +372,11 @@ TEST(MemEnvTest, ConcurrentUse) {
 
 class PosixEnvTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    root_ = MakeTempDir();
-    ASSERT_FALSE(root_.empty());
-  }
-  void TearDown() override {
-    std::error_code ignored;
-    std::filesystem::remove_all(root_, ignored);
-  }
-  std::string Path(const std::string& name) const { return root_ + "/" + name; }
+  std::string Path(const std::string& name) const { return temp_.Abs(name); }
 
   PosixEnv env_;
-  std::string root_;
+  testing::TempDir temp_{"trove_env_test"};
+  const std::string root_ = temp_.path();
 };
 
 TEST_F(PosixEnvTest, ReadersSeeOldOrNewContentsNeverAMix) {

@@ -14,23 +14,15 @@
 #include <thread>
 #include <vector>
 
+#include "base/testing/temp_dir.h"
+
 namespace trove::base {
 namespace {
 
 // Real files in a fresh temporary directory: WAL and locking need a real filesystem.
 class SqliteTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    std::string tmpl =
-        (std::filesystem::temp_directory_path() / "trove_sqlite_test_XXXXXX").string();
-    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
-    dir_ = tmpl;
-    path_ = dir_ + "/test.db";
-  }
-  void TearDown() override {
-    std::error_code ignored;
-    std::filesystem::remove_all(dir_, ignored);
-  }
+  void SetUp() override { path_ = dir_.Abs("test.db"); }
 
   std::unique_ptr<Database> OpenOrDie(const DatabaseOptions& options = {}) {
     Result<std::unique_ptr<Database>> db = Database::Open(path_, options);
@@ -56,7 +48,7 @@ class SqliteTest : public ::testing::Test {
     return stmt->ColumnInt64(0);
   }
 
-  std::string dir_;
+  testing::TempDir dir_{"trove_sqlite_test"};
   std::string path_;
 };
 
@@ -94,7 +86,7 @@ TEST_F(SqliteTest, OpenMissingWithoutCreateFails) {
 }
 
 TEST_F(SqliteTest, OpenInMissingDirectoryFails) {
-  Result<std::unique_ptr<Database>> db = Database::Open(dir_ + "/no/such/dir/x.db");
+  Result<std::unique_ptr<Database>> db = Database::Open(dir_.Abs("no/such/dir/x.db"));
   ASSERT_FALSE(db.ok());
   EXPECT_EQ(db.status().code(), StatusCode::kIo);
   EXPECT_NE(db.status().message().find("unable to open database file"), std::string::npos)
