@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstring>
+#include <iterator>
 #include <limits>
 #include <set>
 #include <utility>
@@ -21,11 +23,16 @@ using wasm::Opcode;
 // the Opcode enumerator so that reordering instructions.def cannot change an id.
 
 void PutU8(std::string& out, std::uint8_t v) { out.push_back(static_cast<char>(v)); }
+// Little-endian, whatever the host order; one append per value.
 void PutU32(std::string& out, std::uint32_t v) {
-  for (int i = 0; i < 4; ++i) PutU8(out, static_cast<std::uint8_t>(v >> (8 * i)));
+  const char bytes[4] = {static_cast<char>(v), static_cast<char>(v >> 8),
+                         static_cast<char>(v >> 16), static_cast<char>(v >> 24)};
+  out.append(bytes, 4);
 }
 void PutU64(std::string& out, std::uint64_t v) {
-  for (int i = 0; i < 8; ++i) PutU8(out, static_cast<std::uint8_t>(v >> (8 * i)));
+  char bytes[8];
+  for (int i = 0; i < 8; ++i) bytes[i] = static_cast<char>(v >> (8 * i));
+  out.append(bytes, 8);
 }
 void PutStr(std::string& out, std::string_view s) {
   PutU32(out, static_cast<std::uint32_t>(s.size()));
@@ -311,30 +318,74 @@ MinHash ComputeMinHash(std::span<const std::string> tokens) {
   std::vector<std::uint64_t> token_hashes;
   token_hashes.reserve(tokens.size());
   for (const std::string& token : tokens) token_hashes.push_back(Fnv1a64(token));
+  return ComputeMinHashOfTokenHashes(token_hashes);
+}
 
+namespace {
+
+// out[i] = min over grams of Mix64(g ^ seeds[i]), written with GNU vector types (8 lanes of
+// u64) so the 32 independent lanes become 4 vector chains; the clones let a CPU with AVX-512
+// or AVX2 run them natively while the build stays generic x86-64.
+using U64x8 = std::uint64_t __attribute__((vector_size(64)));
+
+#if defined(__x86_64__)
+__attribute__((target_clones("arch=skylake-avx512", "avx2", "default")))
+#endif
+void FoldGrams(const std::uint64_t* grams, std::size_t count, const std::uint64_t* seeds,
+               std::uint64_t* out) {
+  static_assert(kMinHashSize == 32);
+  U64x8 seed[4];
+  U64x8 best[4];
+  std::memcpy(seed, seeds, sizeof(seed));
+  std::memcpy(best, out, sizeof(best));
+  for (std::size_t g = 0; g < count; ++g) {
+    const std::uint64_t gram = grams[g];
+    for (int k = 0; k < 4; ++k) {
+      U64x8 x = seed[k] ^ gram;
+      x ^= x >> 30;
+      x *= 0xbf58476d1ce4e5b9ULL;
+      x ^= x >> 27;
+      x *= 0x94d049bb133111ebULL;
+      x ^= x >> 31;
+      const U64x8 less = reinterpret_cast<U64x8>(x < best[k]);  // all ones where x is less
+      best[k] = (x & less) | (best[k] & ~less);
+    }
+  }
+  std::memcpy(out, best, sizeof(best));
+}
+
+}  // namespace
+
+MinHash ComputeMinHashOfTokenHashes(std::span<const std::uint64_t> token_hashes) {
   std::vector<std::uint64_t> grams;
   if (token_hashes.size() < kGramSize) {
     std::uint64_t g = kGramInit;
     for (std::uint64_t h : token_hashes) g = Mix64(g ^ h);
     grams.push_back(g);
   } else {
+    grams.reserve(token_hashes.size() - kGramSize + 1);
     for (std::size_t i = 0; i + kGramSize <= token_hashes.size(); ++i) {
       std::uint64_t g = kGramInit;
       for (std::size_t k = 0; k < kGramSize; ++k) g = Mix64(g ^ token_hashes[i + k]);
       grams.push_back(g);
     }
   }
-  const std::array<std::uint64_t, kMinHashSize> seeds = MinHashSeeds();
+  static const std::array<std::uint64_t, kMinHashSize> seeds = MinHashSeeds();
   MinHash out;
   out.fill(std::numeric_limits<std::uint64_t>::max());
-  for (std::uint64_t g : grams) {
-    for (std::size_t i = 0; i < kMinHashSize; ++i) out[i] = std::min(out[i], Mix64(g ^ seeds[i]));
-  }
+  FoldGrams(grams.data(), grams.size(), seeds.data(), out.data());
   return out;
 }
 
 std::string FunctionIdentity::BaseId() const {
   return std::string(kSchemePrefix) + base::ToHex(std::span<const std::uint8_t>(base));
+}
+
+std::vector<std::string_view> FunctionIdentity::InstructionMnemonics() const {
+  std::vector<std::string_view> out;
+  out.reserve(opcodes.size());
+  for (wasm::Opcode op : opcodes) out.push_back(wasm::GetOpcodeInfo(op).text);
+  return out;
 }
 
 // --- IdentityBuilder ---
@@ -457,7 +508,8 @@ Status IdentityBuilder::OnFunctionBody(const wasm::FunctionBody& body) {
     PutU32(locals, decl.count);
     PutU8(locals, static_cast<std::uint8_t>(decl.type));
   }
-  f.tokens.clear();
+  f.token_count = 0;
+  f.opcodes.clear();
   Body state;
   state.slot = slot;
   state.hash_prefix = std::move(locals);
@@ -604,9 +656,9 @@ Status IdentityBuilder::OnInstruction(wasm::FuncIndex /*func*/, const wasm::Inst
   if (!body_) return {};
   FunctionIdentity& f = functions_[body_->slot];
   ASSIGN_OR_RETURN(std::string token, EncodeToken(inst));
-  f.tokens.push_back(std::move(token));
-  body_->opcodes.push_back(inst.opcode);
-  f.instruction_mnemonics.emplace_back(wasm::GetOpcodeInfo(inst.opcode).text);
+  body_->token_hashes.push_back(Fnv1a64(token));
+  PutStr(body_->encoded_tokens, token);
+  f.opcodes.push_back(inst.opcode);
   if (IsSkeleton(inst.opcode)) PutOpcode(body_->skeleton, inst.opcode);
 
   if (IsDirectCall(inst.opcode)) {
@@ -653,16 +705,15 @@ Status IdentityBuilder::OnFunctionBodyEnd(wasm::FuncIndex /*func*/) {
   // The reader reports the final `end` too. It stays in the token stream (so every stream
   // has at least one token) and in the skeleton, but not in the instruction count, the
   // mnemonics or the histogram (§3.2: the count excludes only the final `end`).
-  const std::size_t n = body_->opcodes.empty() ? 0 : body_->opcodes.size() - 1;
-  f.instruction_count = static_cast<std::uint32_t>(n);
-  if (!f.instruction_mnemonics.empty()) f.instruction_mnemonics.pop_back();
-  for (std::size_t i = 0; i < n; ++i) {
-    ++f.histogram[static_cast<std::size_t>(ClassifyOpcode(body_->opcodes[i]))];
-  }
+  if (!f.opcodes.empty()) f.opcodes.pop_back();
+  f.opcodes.shrink_to_fit();
+  f.instruction_count = static_cast<std::uint32_t>(f.opcodes.size());
+  for (wasm::Opcode op : f.opcodes) ++f.histogram[static_cast<std::size_t>(ClassifyOpcode(op))];
 
+  f.token_count = static_cast<std::uint32_t>(body_->token_hashes.size());
   std::string input = std::move(body_->hash_prefix);  // signature and locals
-  PutU32(input, static_cast<std::uint32_t>(f.tokens.size()));
-  for (const std::string& token : f.tokens) PutStr(input, token);
+  PutU32(input, f.token_count);
+  input += body_->encoded_tokens;
   f.base = Sha256Prefix(input);
 
   f.structural = Sha256Prefix(body_->skeleton);
@@ -677,19 +728,64 @@ Status IdentityBuilder::OnFunctionBodyEnd(wasm::FuncIndex /*func*/) {
   PutU32(semantic, static_cast<std::uint32_t>(f.call_outs.size()));
   for (const std::string& c : f.call_outs) PutStr(semantic, c);
   f.semantic = Sha256Prefix(semantic);
-  f.minhash = ComputeMinHash(f.tokens);
+  f.minhash = ComputeMinHashOfTokenHashes(body_->token_hashes);
   body_.reset();
   return {};
+}
+
+void IdentityBuilder::IndexSegments() {
+  // Paints each segment over the ones written before it, in write order.
+  std::map<std::uint64_t, Piece> painted;  // keyed by start
+  for (std::size_t i = 0; i < segments_.size(); ++i) {
+    const Segment& s = segments_[i];
+    if (s.bytes.empty()) continue;
+    const std::uint64_t start = s.address;
+    const std::uint64_t end = s.address + s.bytes.size();
+    if (end < start) continue;  // wraps: no constant can address it
+    // Split a piece that begins before `start` and reaches into the new range.
+    auto it = painted.lower_bound(start);
+    if (it != painted.begin()) {
+      auto prev = std::prev(it);
+      if (prev->second.end > start) {
+        Piece tail = prev->second;
+        prev->second.end = start;
+        if (tail.end > end) {
+          tail.start = end;
+          painted[end] = tail;
+        }
+      }
+    }
+    // Remove or trim the pieces that begin inside the new range.
+    it = painted.lower_bound(start);
+    while (it != painted.end() && it->first < end) {
+      Piece piece = it->second;
+      it = painted.erase(it);
+      if (piece.end > end) {
+        piece.start = end;
+        painted[end] = piece;
+        break;
+      }
+    }
+    painted[start] = Piece{start, end, i};
+  }
+  pieces_.clear();
+  pieces_.reserve(painted.size());
+  for (const auto& entry : painted) pieces_.push_back(entry.second);
+}
+
+const IdentityBuilder::Segment* IdentityBuilder::SegmentAt(std::uint64_t address) const {
+  auto it = std::upper_bound(pieces_.begin(), pieces_.end(), address,
+                             [](std::uint64_t a, const Piece& p) { return a < p.start; });
+  if (it == pieces_.begin()) return nullptr;
+  --it;
+  return address < it->end ? &segments_[it->segment] : nullptr;
 }
 
 void IdentityBuilder::ResolveStrings(FunctionIdentity& function,
                                      std::span<const std::uint64_t> constants) const {
   for (std::uint64_t c : constants) {
     // Decision: when active segments overlap, the last one written wins, as at instantiation.
-    const Segment* found = nullptr;
-    for (const Segment& s : segments_) {
-      if (c >= s.address && c - s.address < s.bytes.size()) found = &s;
-    }
+    const Segment* found = SegmentAt(c);
     if (found == nullptr) continue;
     const std::size_t at = c - found->address;
     // Decision: a string lies within one segment; the byte before a string start is read
@@ -810,6 +906,7 @@ void IdentityBuilder::AddInitializedSegments() {
 
 ModuleIdentity IdentityBuilder::Finish() && {
   AddInitializedSegments();
+  IndexSegments();
   for (std::size_t i = 0; i < functions_.size(); ++i) {
     FunctionIdentity& f = functions_[i];
     if (auto it = names_.find(f.func_index); it != names_.end()) f.raw_name = it->second;

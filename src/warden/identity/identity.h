@@ -98,6 +98,8 @@ std::array<std::uint64_t, kMinHashSize> MinHashSeeds();
 // Returns the MinHash of a token stream, each token given as its canonical encoding.
 // Fewer than four tokens form one gram; no token at all forms one empty gram.
 MinHash ComputeMinHash(std::span<const std::string> tokens);
+// The same from the tokens' Fnv1a64 hashes.
+MinHash ComputeMinHashOfTokenHashes(std::span<const std::uint64_t> token_hashes);
 
 // An imported function: its index, "import:<module>.<field>" identity and signature.
 struct ImportedFunction {
@@ -124,8 +126,9 @@ struct FunctionIdentity {
   // calls directly) copies with a constant memory.init. See IdentityBuilder::OnDataSegment.
   std::vector<std::string> referenced_strings;
   std::optional<std::string> raw_name;  // from the name section
-  // Decoded mnemonics in order, the body's final `end` excluded (§3.2).
-  std::vector<std::string> instruction_mnemonics;
+  // Decoded opcodes in order, the body's final `end` excluded (§3.2): two bytes per
+  // instruction rather than a string; InstructionMnemonics() gives the text.
+  std::vector<wasm::Opcode> opcodes;
   bool is_exported = false;
 
   // --- more facts ---
@@ -135,8 +138,9 @@ struct FunctionIdentity {
   std::vector<wasm::FuncIndex> defined_callees;
 
   // --- identity (§4.2) ---
-  // Canonical encoding of each normalised token, the body's final `end` included.
-  std::vector<std::string> tokens;
+  // Normalised tokens hashed, the body's final `end` included (the encodings themselves are
+  // hashed on the fly and not kept).
+  std::uint32_t token_count = 0;
   // First 16 bytes of SHA-256 over signature, locals and token stream.
   Hash128 base{};
   // 0: the base alone; 1: base + callee bases; 2: + exact hash; 3: + ordinal (§4.2).
@@ -152,6 +156,8 @@ struct FunctionIdentity {
 
   // Returns "w1:" + hex(base), the tier-0 id whatever id_tier is.
   std::string BaseId() const;
+  // Returns the FunctionFacts `instruction_mnemonics` (§8.1): the text of each opcode.
+  std::vector<std::string_view> InstructionMnemonics() const;
 };
 
 struct ModuleIdentity {
@@ -188,8 +194,9 @@ class IdentityBuilder final : public wasm::ModuleVisitor {
   // Per-body state between OnFunctionBody and OnFunctionBodyEnd.
   struct Body {
     std::size_t slot = 0;     // index into functions_
-    std::string hash_prefix;  // the encoded signature and locals
-    std::vector<wasm::Opcode> opcodes;
+    std::string hash_prefix;     // the encoded signature and locals
+    std::string encoded_tokens;  // each token length-prefixed, as hashed into the base
+    std::vector<std::uint64_t> token_hashes;
     std::string skeleton;
     std::vector<std::uint64_t> recent_consts;  // the i32.const run just before this point
   };
@@ -200,6 +207,10 @@ class IdentityBuilder final : public wasm::ModuleVisitor {
   std::string EncodeTag(std::uint32_t tag) const;
   const ImportedFunction* ImportedFunctionAt(wasm::FuncIndex func) const;
   void AddInitializedSegments();
+  // Builds pieces_ from segments_.
+  void IndexSegments();
+  // Returns the segment written last that holds `address`, or null.
+  const Segment* SegmentAt(std::uint64_t address) const;
   void ResolveStrings(FunctionIdentity& function, std::span<const std::uint64_t> constants) const;
   static void AssignStableIds(std::vector<FunctionIdentity>& functions,
                               std::uint32_t imported_count);
@@ -223,6 +234,14 @@ class IdentityBuilder final : public wasm::ModuleVisitor {
   };
   std::vector<std::vector<MemoryInit>> memory_inits_;  // per defined function
   std::vector<Segment> segments_;  // memory 0 bytes with a known address, in write order
+  // Disjoint address ranges [start, end) sorted by start, each naming the segment written last
+  // over it: one binary search per constant instead of a scan of every segment.
+  struct Piece {
+    std::uint64_t start = 0;
+    std::uint64_t end = 0;
+    std::size_t segment = 0;  // index into segments_
+  };
+  std::vector<Piece> pieces_;
   std::map<std::uint32_t, std::span<const std::uint8_t>> passive_;  // passive segments
   std::optional<wasm::FuncIndex> start_;
   std::optional<Body> body_;

@@ -59,6 +59,15 @@ Bytes ActiveData(std::int32_t address, std::string_view text) {
   Bytes bytes(text.begin(), text.end());
   return Section(11, Cat({U(1), {0x00, 0x41}, S(address), {kEnd}, Sized(bytes)}));
 }
+// One data section with several active segments of memory 0, written in order.
+Bytes ActiveDataSegments(std::initializer_list<std::pair<std::int32_t, std::string_view>> segments) {
+  Bytes out = U(segments.size());
+  for (const auto& [address, text] : segments) {
+    Bytes bytes(text.begin(), text.end());
+    out = Cat({out, {0x00, 0x41}, S(address), {kEnd}, Sized(bytes)});
+  }
+  return Section(11, out);
+}
 Bytes FunctionNames(std::uint32_t func, std::string_view name) {
   return Section(0, Cat({Name("name"), {0x01}, Sized(Cat({U(1), U(func), Name(name)}))}));
 }
@@ -117,7 +126,8 @@ TEST(IdentityTest, SameBytesGiveSameIdentity) {
     const FunctionIdentity& b = second.functions[i];
     EXPECT_EQ(a.stable_id, b.stable_id);
     EXPECT_EQ(a.base, b.base);
-    EXPECT_EQ(a.tokens, b.tokens);
+    EXPECT_EQ(a.token_count, b.token_count);
+    EXPECT_EQ(a.minhash, b.minhash);
     EXPECT_EQ(a.structural, b.structural);
     EXPECT_EQ(a.semantic, b.semantic);
     EXPECT_EQ(a.histogram, b.histogram);
@@ -213,10 +223,10 @@ TEST(IdentityTest, FactsFromTheModule) {
   EXPECT_THAT(worker.defined_callees, ElementsAre(2u));
   EXPECT_THAT(worker.referenced_strings, ElementsAre("hello world"));
   EXPECT_EQ(worker.instruction_count, 8u);  // the final end excluded
-  EXPECT_THAT(worker.instruction_mnemonics,
+  EXPECT_THAT(worker.InstructionMnemonics(),
               ElementsAre("local.get", "i32.const", "call", "i32.const", "i32.add", "i32.const",
                           "call", "drop"));
-  EXPECT_EQ(worker.tokens.size(), 9u);  // the final end is a token
+  EXPECT_EQ(worker.token_count, 9u);  // the final end is a token
   EXPECT_EQ(worker.histogram[static_cast<std::size_t>(OpClass::kConst)], 3u);
   EXPECT_EQ(worker.histogram[static_cast<std::size_t>(OpClass::kCall)], 2u);
   EXPECT_EQ(worker.histogram[static_cast<std::size_t>(OpClass::kIntArith)], 1u);
@@ -279,6 +289,31 @@ TEST(IdentityTest, ReferencedStringRules) {
               ActiveData(0, long_text)});
   EXPECT_THAT(Compute(long_module).functions.at(0).referenced_strings,
               ElementsAre(std::string(200, 'x')));
+}
+
+TEST(IdentityTest, OverlappingSegmentsResolveToTheLastWritten) {
+  using namespace std::string_view_literals;
+  const auto strings_for = [](std::int32_t address,
+                              std::initializer_list<std::pair<std::int32_t, std::string_view>>
+                                  segments) {
+    const Bytes body = Cat({{0x00, 0x41}, S(address), {0x1a, kEnd}});
+    return Compute(Module({Types({kVoidType}), Functions({0}), Memory(), Code({body}),
+                           ActiveDataSegments(segments)}))
+        .functions.at(0)
+        .referenced_strings;
+  };
+  // A: 100..120 "first-segment-text\0", B over its middle at 106: "BBBB\0".
+  const auto a = std::pair<std::int32_t, std::string_view>(100, "first\0segment\0text\0"sv);
+  const auto b = std::pair<std::int32_t, std::string_view>(106, "\0BBBB\0"sv);
+  EXPECT_THAT(strings_for(107, {a, b}), ElementsAre("BBBB"));  // inside B
+  EXPECT_THAT(strings_for(100, {a, b}), ElementsAre("first"));  // A before B
+  EXPECT_THAT(strings_for(114, {a, b}), ElementsAre("text"));   // A after B
+  // Written the other way round, A covers B entirely: A wins everywhere.
+  EXPECT_THAT(strings_for(106, {b, a}), ElementsAre("segment"));
+  // Disjoint segments out of address order; an address in a gap finds nothing.
+  const auto c = std::pair<std::int32_t, std::string_view>(300, "cccc\0"sv);
+  EXPECT_THAT(strings_for(300, {c, a}), ElementsAre("cccc"));
+  EXPECT_TRUE(strings_for(200, {c, a}).empty());
 }
 
 TEST(IdentityTest, UniquenessTiers) {
