@@ -443,6 +443,7 @@ Status IdentityBuilder::OnFunction(wasm::FuncIndex func, std::uint32_t type_inde
   }
   f.type_signature = std::move(signature).value();
   functions_.push_back(std::move(f));
+  bodies_.emplace_back();
   constants_.emplace_back();
   memory_inits_.emplace_back();
   return {};
@@ -513,7 +514,7 @@ Status IdentityBuilder::OnFunctionBody(const wasm::FunctionBody& body) {
   Body state;
   state.slot = slot;
   state.hash_prefix = std::move(locals);
-  body_ = std::move(state);
+  bodies_[slot] = std::make_unique<Body>(std::move(state));
   return {};
 }
 
@@ -652,14 +653,21 @@ Result<std::string> IdentityBuilder::EncodeToken(const wasm::Instruction& inst) 
   return out;
 }
 
-Status IdentityBuilder::OnInstruction(wasm::FuncIndex /*func*/, const wasm::Instruction& inst) {
-  if (!body_) return {};
-  FunctionIdentity& f = functions_[body_->slot];
+IdentityBuilder::Body* IdentityBuilder::BodyOf(wasm::FuncIndex func) const {
+  if (func < imported_function_count_) return nullptr;
+  const std::size_t slot = func - imported_function_count_;
+  return slot < bodies_.size() ? bodies_[slot].get() : nullptr;
+}
+
+Status IdentityBuilder::OnInstruction(wasm::FuncIndex func, const wasm::Instruction& inst) {
+  Body* state = BodyOf(func);
+  if (state == nullptr) return {};
+  FunctionIdentity& f = functions_[state->slot];
   ASSIGN_OR_RETURN(std::string token, EncodeToken(inst));
-  body_->token_hashes.push_back(Fnv1a64(token));
-  PutStr(body_->encoded_tokens, token);
+  state->token_hashes.push_back(Fnv1a64(token));
+  PutStr(state->encoded_tokens, token);
   f.opcodes.push_back(inst.opcode);
-  if (IsSkeleton(inst.opcode)) PutOpcode(body_->skeleton, inst.opcode);
+  if (IsSkeleton(inst.opcode)) PutOpcode(state->skeleton, inst.opcode);
 
   if (IsDirectCall(inst.opcode)) {
     if (const ImportedFunction* import = ImportedFunctionAt(inst.index)) {
@@ -676,15 +684,15 @@ Status IdentityBuilder::OnInstruction(wasm::FuncIndex /*func*/, const wasm::Inst
       f.call_targets.emplace_back(kIndirectTarget);
     }
   } else if (inst.opcode == Opcode::kI32Const) {
-    constants_[body_->slot].push_back(static_cast<std::uint32_t>(inst.i64));
+    constants_[state->slot].push_back(static_cast<std::uint32_t>(inst.i64));
   } else if (inst.opcode == Opcode::kI64Const && inst.i64 >= 0) {
-    constants_[body_->slot].push_back(static_cast<std::uint64_t>(inst.i64));  // memory64
+    constants_[state->slot].push_back(static_cast<std::uint64_t>(inst.i64));  // memory64
   }
 
-  std::vector<std::uint64_t>& recent = body_->recent_consts;
+  std::vector<std::uint64_t>& recent = state->recent_consts;
   if (inst.opcode == Opcode::kMemoryInit && inst.index2 == 0 && recent.size() >= 3) {
     const std::size_t n = recent.size();
-    memory_inits_[body_->slot].push_back({.segment = inst.index,
+    memory_inits_[state->slot].push_back({.segment = inst.index,
                                           .address = recent[n - 3],
                                           .source = recent[n - 2],
                                           .size = recent[n - 1]});
@@ -699,9 +707,10 @@ Status IdentityBuilder::OnInstruction(wasm::FuncIndex /*func*/, const wasm::Inst
   return {};
 }
 
-Status IdentityBuilder::OnFunctionBodyEnd(wasm::FuncIndex /*func*/) {
-  if (!body_) return {};
-  FunctionIdentity& f = functions_[body_->slot];
+Status IdentityBuilder::OnFunctionBodyEnd(wasm::FuncIndex func) {
+  Body* state = BodyOf(func);
+  if (state == nullptr) return {};
+  FunctionIdentity& f = functions_[state->slot];
   // The reader reports the final `end` too. It stays in the token stream (so every stream
   // has at least one token) and in the skeleton, but not in the instruction count, the
   // mnemonics or the histogram (§3.2: the count excludes only the final `end`).
@@ -710,13 +719,13 @@ Status IdentityBuilder::OnFunctionBodyEnd(wasm::FuncIndex /*func*/) {
   f.instruction_count = static_cast<std::uint32_t>(f.opcodes.size());
   for (wasm::Opcode op : f.opcodes) ++f.histogram[static_cast<std::size_t>(ClassifyOpcode(op))];
 
-  f.token_count = static_cast<std::uint32_t>(body_->token_hashes.size());
-  std::string input = std::move(body_->hash_prefix);  // signature and locals
+  f.token_count = static_cast<std::uint32_t>(state->token_hashes.size());
+  std::string input = std::move(state->hash_prefix);  // signature and locals
   PutU32(input, f.token_count);
-  input += body_->encoded_tokens;
+  input += state->encoded_tokens;
   f.base = Sha256Prefix(input);
 
-  f.structural = Sha256Prefix(body_->skeleton);
+  f.structural = Sha256Prefix(state->skeleton);
   std::set<std::string> call_outs;
   for (const std::string& target : f.call_targets) {
     if (target != kIndirectTarget) call_outs.insert(target);
@@ -728,8 +737,8 @@ Status IdentityBuilder::OnFunctionBodyEnd(wasm::FuncIndex /*func*/) {
   PutU32(semantic, static_cast<std::uint32_t>(f.call_outs.size()));
   for (const std::string& c : f.call_outs) PutStr(semantic, c);
   f.semantic = Sha256Prefix(semantic);
-  f.minhash = ComputeMinHashOfTokenHashes(body_->token_hashes);
-  body_.reset();
+  f.minhash = ComputeMinHashOfTokenHashes(state->token_hashes);
+  bodies_[state->slot].reset();
   return {};
 }
 

@@ -9,13 +9,15 @@
 // Determinism (§4.5): every output depends only on the module bytes; nothing here reads a
 // clock, a random source, a hash seed of the standard library or the iteration order of an
 // unordered container.
-// Thread safety: an IdentityBuilder belongs to the one thread running ReadModule. The free
+// Thread safety: an IdentityBuilder belongs to the one thread running ReadModule, except that
+// bodies of different functions may be visited concurrently (ConcurrentBodies). The free
 // functions may be called from any thread.
 #pragma once
 
 #include <array>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -175,6 +177,9 @@ class IdentityBuilder final : public wasm::ModuleVisitor {
   // REQUIRES: ReadModule over module_bytes with this visitor returned OK.
   ModuleIdentity Finish() &&;
 
+  // Bodies of different functions may be read on several threads (ReadOptions::
+  // decode_threads): each keeps its state in its own slot.
+  bool ConcurrentBodies() const override { return true; }
   Status OnType(std::uint32_t index, const wasm::FuncType& type) override;
   Status OnImport(const wasm::Import& import) override;
   Status OnFunction(wasm::FuncIndex func, std::uint32_t type_index) override;
@@ -201,6 +206,8 @@ class IdentityBuilder final : public wasm::ModuleVisitor {
     std::vector<std::uint64_t> recent_consts;  // the i32.const run just before this point
   };
 
+  // Returns the state of func's body while it is being read, or null.
+  Body* BodyOf(wasm::FuncIndex func) const;
   Result<std::string> TypeSignature(std::uint32_t type_index) const;
   Result<std::string> EncodeToken(const wasm::Instruction& inst) const;
   Result<std::string> EncodeBlockType(const wasm::BlockType& type, std::uint64_t offset) const;
@@ -244,7 +251,7 @@ class IdentityBuilder final : public wasm::ModuleVisitor {
   std::vector<Piece> pieces_;
   std::map<std::uint32_t, std::span<const std::uint8_t>> passive_;  // passive segments
   std::optional<wasm::FuncIndex> start_;
-  std::optional<Body> body_;
+  std::vector<std::unique_ptr<Body>> bodies_;  // per defined function, while its body is read
 };
 
 // Reads `bytes` once and returns the identity of every function.

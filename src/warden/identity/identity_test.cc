@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -41,10 +42,18 @@ Bytes Imports(std::initializer_list<std::pair<std::string, std::uint32_t>> impor
     out = Cat({out, Name("env"), Name(field), {0x00}, U(type)});
   return Section(2, out);
 }
-Bytes Functions(std::initializer_list<std::uint32_t> types) {
+Bytes Functions(std::span<const std::uint32_t> types) {
   Bytes out = U(types.size());
   for (std::uint32_t t : types) out = Cat({out, U(t)});
   return Section(3, out);
+}
+Bytes Functions(std::initializer_list<std::uint32_t> types) {
+  return Functions(std::span<const std::uint32_t>(types.begin(), types.size()));
+}
+Bytes Code(std::span<const Bytes> bodies) {
+  Bytes out = U(bodies.size());
+  for (const Bytes& b : bodies) out = Cat({out, Sized(b)});
+  return Section(10, out);
 }
 Bytes Code(std::initializer_list<Bytes> bodies) {
   Bytes out = U(bodies.size());
@@ -314,6 +323,38 @@ TEST(IdentityTest, OverlappingSegmentsResolveToTheLastWritten) {
   const auto c = std::pair<std::int32_t, std::string_view>(300, "cccc\0"sv);
   EXPECT_THAT(strings_for(300, {c, a}), ElementsAre("cccc"));
   EXPECT_TRUE(strings_for(200, {c, a}).empty());
+}
+
+TEST(IdentityTest, ConcurrentBodiesGiveTheSameIdentity) {
+  // 200 functions: each references one of three strings and calls the previous one; some are
+  // duplicates, so the uniqueness tiers are exercised too.
+  std::vector<std::uint32_t> types;
+  std::vector<Bytes> bodies;
+  for (std::uint32_t i = 0; i < 200; ++i) {
+    types.push_back(0);
+    Bytes body = Cat({{0x00, 0x41}, S(static_cast<std::int32_t>(100 + (i % 3) * 6)), {0x1a}});
+    if (i > 0 && i % 4 != 0) body = Cat({body, {0x10}, U(i - 1)});
+    body.push_back(kEnd);
+    bodies.push_back(body);
+  }
+  const Bytes module =
+      Module({Types({kVoidType}), Functions(types), Memory(), Code(bodies),
+              ActiveData(100, std::string_view("alpha\0bravo\0charl\0", 18))});
+  const ModuleIdentity one = Compute(module);
+  wasm::ReadOptions options;
+  options.decode_threads = 2;
+  Result<ModuleIdentity> two = ComputeModuleIdentity(module, options);
+  ASSERT_TRUE(two.ok()) << two.status().ToString();
+  ASSERT_EQ(two->functions.size(), one.functions.size());
+  for (std::size_t i = 0; i < one.functions.size(); ++i) {
+    SCOPED_TRACE(i);
+    EXPECT_EQ(two->functions[i].stable_id, one.functions[i].stable_id);
+    EXPECT_EQ(two->functions[i].minhash, one.functions[i].minhash);
+    EXPECT_EQ(two->functions[i].structural, one.functions[i].structural);
+    EXPECT_EQ(two->functions[i].referenced_strings, one.functions[i].referenced_strings);
+    EXPECT_EQ(two->functions[i].opcodes, one.functions[i].opcodes);
+  }
+  EXPECT_THAT(one.functions[1].referenced_strings, ElementsAre("bravo"));
 }
 
 TEST(IdentityTest, UniquenessTiers) {

@@ -117,6 +117,12 @@ class ModuleVisitor {
  public:
   virtual ~ModuleVisitor() = default;
 
+  // Returns whether OnFunctionBody, OnInstruction and OnFunctionBodyEnd may be called for
+  // different functions at the same time, from several threads (ReadOptions::decode_threads).
+  // For any one function they still come in order from one thread, and every other hook is
+  // called from the thread running ReadModule, before the first body or after the last.
+  virtual bool ConcurrentBodies() const { return false; }
+
   virtual Status OnType(std::uint32_t /*index*/, const FuncType& /*type*/) { return {}; }
   virtual Status OnImport(const Import& /*import*/) { return {}; }
   // One per defined function: its index (after imported functions) and type index.

@@ -2,9 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <string>
+#include <thread>
 #include <utility>
+#include <vector>
 
 #include "warden/wasm/byte_cursor.h"
 
@@ -60,6 +63,8 @@ class Reader {
   Status ReadCustomSection(ByteCursor& c);
   Status ReadNameSection(ByteCursor& c);
   Status ReadFunctionBody(FuncIndex func, ByteCursor& body);
+  // Decodes framed bodies on options_.decode_threads threads; see ReadOptions.
+  Status ReadBodiesConcurrently(std::vector<ByteCursor>& bodies);
 
   Result<std::uint32_t> ReadItemCount(ByteCursor& c, std::string_view what,
                                       std::uint64_t min_item_bytes);
@@ -517,6 +522,26 @@ Status Reader::ReadCodeSection(ByteCursor& c) {
         fmt::format("code section has {} bodies but the function section declares {}", count,
                     declared_functions_));
   }
+  if (options_.decode_threads > 1 && options_.decode_bodies && visitor_.ConcurrentBodies() &&
+      count > 1) {
+    // Frame every body first. A framing error is returned only if the bodies before it decode
+    // cleanly, as a one-thread read would find it only after them.
+    std::vector<ByteCursor> bodies;
+    bodies.reserve(count);
+    Status framing;
+    for (std::uint32_t i = 0; i < count; ++i) {
+      Result<std::uint32_t> size = c.ReadVarU32("function body size");
+      Result<ByteCursor> body =
+          size.ok() ? c.Take(*size, "function body") : Result<ByteCursor>(size.status());
+      if (!body.ok()) {
+        framing = body.status();
+        break;
+      }
+      bodies.push_back(*body);
+    }
+    RETURN_IF_ERROR(ReadBodiesConcurrently(bodies));
+    return framing;
+  }
   for (std::uint32_t i = 0; i < count; ++i) {
     const FuncIndex func = imported_functions_ + i;
     ASSIGN_OR_RETURN(std::uint32_t size, c.ReadVarU32("function body size"));
@@ -524,6 +549,43 @@ Status Reader::ReadCodeSection(ByteCursor& c) {
     RETURN_IF_ERROR(ReadFunctionBody(func, body).WithContext(fmt::format("function {}", func)));
     ++bodies_read_;
   }
+  return {};
+}
+
+Status Reader::ReadBodiesConcurrently(std::vector<ByteCursor>& bodies) {
+  const std::size_t threads =
+      std::min<std::size_t>(options_.decode_threads, std::max<std::size_t>(bodies.size(), 1));
+  // Contiguous ranges of about equal bytes: range r ends where the running total passes
+  // (r + 1) / threads of all body bytes.
+  std::uint64_t total = 0;
+  for (const ByteCursor& b : bodies) total += b.remaining();
+  std::vector<std::size_t> ends;
+  std::uint64_t running = 0;
+  for (std::size_t i = 0; i < bodies.size(); ++i) {
+    running += bodies[i].remaining();
+    if (running * threads >= total * (ends.size() + 1) && ends.size() + 1 < threads) {
+      ends.push_back(i + 1);
+    }
+  }
+  ends.push_back(bodies.size());
+  std::vector<Status> errors(ends.size());
+  auto decode = [&](std::size_t range) {
+    const std::size_t begin = range == 0 ? 0 : ends[range - 1];
+    for (std::size_t i = begin; i < ends[range]; ++i) {
+      const FuncIndex func = imported_functions_ + static_cast<FuncIndex>(i);
+      Status st = ReadFunctionBody(func, bodies[i]);
+      if (!st.ok()) {
+        errors[range] = std::move(st).WithContext(fmt::format("function {}", func));
+        return;
+      }
+    }
+  };
+  std::vector<std::thread> workers;
+  for (std::size_t r = 1; r < ends.size(); ++r) workers.emplace_back(decode, r);
+  decode(0);
+  for (std::thread& t : workers) t.join();
+  for (Status& st : errors) RETURN_IF_ERROR(std::move(st));
+  bodies_read_ += static_cast<std::uint32_t>(bodies.size());
   return {};
 }
 

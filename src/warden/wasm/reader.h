@@ -7,7 +7,8 @@
 // kResourceExhausted. Hooks may already have been called when an error is returned, so a
 // consumer that must write nothing on failure buffers until ReadModule returns OK.
 // Thread safety: ReadModule keeps no state between calls; concurrent calls with separate
-// visitors are safe.
+// visitors are safe. With ReadOptions::decode_threads > 1 it starts threads of its own for the
+// code section and joins them before it returns.
 #pragma once
 
 #include <cstdint>
@@ -33,6 +34,12 @@ struct ReadOptions {
   // When false, function bodies are framed (OnFunctionBody) but their locals and
   // instructions are not decoded. Default true.
   bool decode_bodies = true;
+  // Threads that decode function bodies, the calling one included, when the visitor allows
+  // it (ModuleVisitor::ConcurrentBodies). The bodies are framed first, then decoded in
+  // contiguous ranges of about equal bytes. The result, and the error returned for a bad
+  // module, are the same as with one thread: the error of the lowest-indexed bad body.
+  // Default 1.
+  std::uint32_t decode_threads = 1;
 };
 
 // Reads `bytes` as a wasm module, reporting to `visitor`. Returns the first error, from the

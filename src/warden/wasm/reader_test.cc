@@ -3,7 +3,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <functional>
 #include <set>
+#include <string>
 #include <vector>
 
 #include "warden/wasm/testing/wasm_builder.h"
@@ -451,6 +454,111 @@ TEST(ReaderMemoryTest, RefNullWithTypeIndexIsUnsupported) {
   Status s = ReadModule(OneFunctionModule({0x00, 0xd0, 0x00, 0x1a, 0x0b}), v);
   EXPECT_EQ(s.code(), base::StatusCode::kUnsupported);
   EXPECT_THAT(s.message(), HasSubstr("heap type: unsupported feature: gc"));
+}
+
+}  // namespace
+}  // namespace trove::warden::wasm
+
+namespace trove::warden::wasm {
+namespace {
+
+// Records each body's instructions in its own slot, so bodies may be read concurrently.
+class PerFunctionVisitor final : public ModuleVisitor {
+ public:
+  explicit PerFunctionVisitor(bool concurrent) : concurrent_(concurrent) {}
+  bool ConcurrentBodies() const override { return concurrent_; }
+  Status OnFunction(FuncIndex /*func*/, std::uint32_t /*type_index*/) override {
+    bodies.emplace_back();
+    return {};
+  }
+  Status OnFunctionBody(const FunctionBody& body) override {
+    bodies.at(body.func_index).push_back("body@" + std::to_string(body.offset));
+    return {};
+  }
+  Status OnInstruction(FuncIndex func, const Instruction& inst) override {
+    bodies.at(func).push_back(std::string(GetOpcodeInfo(inst.opcode).text) + "@" +
+                              std::to_string(inst.offset));
+    return {};
+  }
+  Status OnFunctionBodyEnd(FuncIndex func) override {
+    bodies.at(func).push_back("end");
+    return {};
+  }
+  std::vector<std::vector<std::string>> bodies;
+
+ private:
+  const bool concurrent_;
+};
+
+// A module of `count` functions of type () -> (); body i is `bodies(i)`. Only the first
+// `present` bodies are in the code section (which still says `count`).
+Bytes ManyFunctions(std::size_t count, const std::function<Bytes(std::size_t)>& bodies,
+                    std::size_t present = SIZE_MAX) {
+  Bytes functions = U(count);
+  Bytes code = U(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    functions.push_back(0x00);
+    if (i < present) code = Cat({code, Sized(bodies(i))});
+  }
+  return Module({Section(1, {0x01, 0x60, 0x00, 0x00}), Section(3, functions), Section(10, code)});
+}
+
+Bytes NopBody(std::size_t i) {
+  Bytes body = {0x00};
+  for (std::size_t k = 0; k < i % 7; ++k) body.push_back(0x01);  // nop
+  body = Cat({body, {0x41}, S(static_cast<std::int32_t>(i)), {0x1a, 0x0b}});
+  return body;
+}
+
+TEST(ReaderConcurrencyTest, ThreadsGiveTheSameBodies) {
+  const Bytes module = ManyFunctions(300, NopBody);
+  PerFunctionVisitor one(false);
+  ASSERT_TRUE(ReadModule(module, one).ok());
+  for (std::uint32_t threads : {2u, 3u, 8u}) {
+    PerFunctionVisitor many(true);
+    ReadOptions options;
+    options.decode_threads = threads;
+    ASSERT_TRUE(ReadModule(module, many, options).ok());
+    EXPECT_EQ(many.bodies, one.bodies) << threads << " threads";
+  }
+}
+
+TEST(ReaderConcurrencyTest, ThreadsReportTheLowestBadBody) {
+  // Bodies 120 and 250 end inside a block; the error names function 120 either way.
+  const auto bodies = [](std::size_t i) {
+    return i == 120 || i == 250 ? Bytes{0x00, 0x02, 0x40, 0x0b} : NopBody(i);
+  };
+  const Bytes module = ManyFunctions(300, bodies);
+  PerFunctionVisitor one(false);
+  const Status expected = ReadModule(module, one);
+  ASSERT_EQ(expected.code(), StatusCode::kMalformed);
+  EXPECT_THAT(expected.message(), HasSubstr("function 120"));
+  for (std::uint32_t threads : {2u, 4u}) {
+    PerFunctionVisitor many(true);
+    ReadOptions options;
+    options.decode_threads = threads;
+    EXPECT_EQ(ReadModule(module, many, options).ToString(), expected.ToString());
+  }
+}
+
+TEST(ReaderConcurrencyTest, FramingErrorComesAfterEarlierBodyErrors) {
+  // Body 10 is bad and the code section ends after body 199 of 300: the one-thread read
+  // reports body 10; with body 10 fixed it reports the missing body 200. Threads must agree.
+  for (bool bad_body : {true, false}) {
+    SCOPED_TRACE(bad_body);
+    const auto bodies = [&](std::size_t i) {
+      return bad_body && i == 10 ? Bytes{0x00, 0x02, 0x40, 0x0b} : NopBody(i);
+    };
+    const Bytes module = ManyFunctions(300, bodies, 200);
+    PerFunctionVisitor one(false);
+    const Status expected = ReadModule(module, one);
+    ASSERT_FALSE(expected.ok());
+    EXPECT_THAT(expected.message(), HasSubstr(bad_body ? "function 10" : "function body size"));
+    PerFunctionVisitor many(true);
+    ReadOptions options;
+    options.decode_threads = 2;
+    EXPECT_EQ(ReadModule(module, many, options).ToString(), expected.ToString());
+  }
 }
 
 }  // namespace
