@@ -324,34 +324,74 @@ MinHash ComputeMinHash(std::span<const std::string> tokens) {
 namespace {
 
 // out[i] = min over grams of Mix64(g ^ seeds[i]), written with GNU vector types (8 lanes of
-// u64) so the 32 independent lanes become 4 vector chains; the clones let a CPU with AVX-512
-// or AVX2 run them natively while the build stays generic x86-64.
+// u64) so the 32 independent lanes become 4 vector chains. The build stays generic x86-64, so
+// the same loop is also compiled for AVX-512 (DQ has the 64-bit multiply) and AVX2, and the
+// CPU picks one at run time. (target_clones would pick by CPU model for AVX-512, which misses
+// AMD parts.)
 using U64x8 = std::uint64_t __attribute__((vector_size(64)));
 
+#define TROVE_FOLD_GRAMS_BODY                                                          \
+  static_assert(kMinHashSize == 32);                                                   \
+  U64x8 seed[4];                                                                       \
+  U64x8 best[4];                                                                       \
+  std::memcpy(seed, seeds, sizeof(seed));                                              \
+  std::memcpy(best, out, sizeof(best));                                                \
+  for (std::size_t g = 0; g < count; ++g) {                                            \
+    const std::uint64_t gram = grams[g];                                               \
+    for (int k = 0; k < 4; ++k) {                                                      \
+      U64x8 x = seed[k] ^ gram;                                                        \
+      x ^= x >> 30;                                                                    \
+      x *= 0xbf58476d1ce4e5b9ULL;                                                      \
+      x ^= x >> 27;                                                                    \
+      x *= 0x94d049bb133111ebULL;                                                      \
+      x ^= x >> 31;                                                                    \
+      const U64x8 less = reinterpret_cast<U64x8>(x < best[k]); /* ones where less */   \
+      best[k] = (x & less) | (best[k] & ~less);                                        \
+    }                                                                                  \
+  }                                                                                    \
+  std::memcpy(out, best, sizeof(best));
+
+using FoldFn = void (*)(const std::uint64_t*, std::size_t, const std::uint64_t*,
+                        std::uint64_t*);
+
+void FoldGramsGeneric(const std::uint64_t* grams, std::size_t count, const std::uint64_t* seeds,
+                      std::uint64_t* out) {
+  TROVE_FOLD_GRAMS_BODY
+}
+
 #if defined(__x86_64__)
-__attribute__((target_clones("arch=skylake-avx512", "avx2", "default")))
+__attribute__((target("avx512f,avx512dq,avx512vl"))) void FoldGramsAvx512(
+    const std::uint64_t* grams, std::size_t count, const std::uint64_t* seeds,
+    std::uint64_t* out) {
+  TROVE_FOLD_GRAMS_BODY
+}
+
+__attribute__((target("avx2"))) void FoldGramsAvx2(const std::uint64_t* grams,
+                                                   std::size_t count,
+                                                   const std::uint64_t* seeds,
+                                                   std::uint64_t* out) {
+  TROVE_FOLD_GRAMS_BODY
+}
 #endif
+
+#undef TROVE_FOLD_GRAMS_BODY
+
+FoldFn SelectFoldGrams() {
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+      __builtin_cpu_supports("avx512vl")) {
+    return FoldGramsAvx512;
+  }
+  if (__builtin_cpu_supports("avx2")) return FoldGramsAvx2;
+#endif
+  return FoldGramsGeneric;
+}
+
 void FoldGrams(const std::uint64_t* grams, std::size_t count, const std::uint64_t* seeds,
                std::uint64_t* out) {
-  static_assert(kMinHashSize == 32);
-  U64x8 seed[4];
-  U64x8 best[4];
-  std::memcpy(seed, seeds, sizeof(seed));
-  std::memcpy(best, out, sizeof(best));
-  for (std::size_t g = 0; g < count; ++g) {
-    const std::uint64_t gram = grams[g];
-    for (int k = 0; k < 4; ++k) {
-      U64x8 x = seed[k] ^ gram;
-      x ^= x >> 30;
-      x *= 0xbf58476d1ce4e5b9ULL;
-      x ^= x >> 27;
-      x *= 0x94d049bb133111ebULL;
-      x ^= x >> 31;
-      const U64x8 less = reinterpret_cast<U64x8>(x < best[k]);  // all ones where x is less
-      best[k] = (x & less) | (best[k] & ~less);
-    }
-  }
-  std::memcpy(out, best, sizeof(best));
+  static const FoldFn fold = SelectFoldGrams();
+  fold(grams, count, seeds, out);
 }
 
 }  // namespace
@@ -393,12 +433,12 @@ std::vector<std::string_view> FunctionIdentity::InstructionMnemonics() const {
 IdentityBuilder::IdentityBuilder(std::span<const std::uint8_t> module_bytes)
     : module_bytes_(module_bytes) {}
 
-Result<std::string> IdentityBuilder::TypeSignature(std::uint32_t type_index) const {
-  if (type_index >= types_.size()) {
+Result<std::string_view> IdentityBuilder::TypeSignature(std::uint32_t type_index) const {
+  if (type_index >= type_signatures_.size()) {
     return Status::Malformed(
         fmt::format("type index {} out of range ({} types)", type_index, types_.size()));
   }
-  return SignatureText(types_[type_index]);
+  return std::string_view(type_signatures_[type_index]);
 }
 
 const ImportedFunction* IdentityBuilder::ImportedFunctionAt(wasm::FuncIndex func) const {
@@ -408,6 +448,7 @@ const ImportedFunction* IdentityBuilder::ImportedFunctionAt(wasm::FuncIndex func
 Status IdentityBuilder::OnType(std::uint32_t index, const wasm::FuncType& type) {
   if (index != types_.size()) return Status::Internal("identity: types out of order");
   types_.push_back(type);
+  type_signatures_.push_back(SignatureText(type));
   return {};
 }
 
@@ -417,7 +458,7 @@ Status IdentityBuilder::OnImport(const wasm::Import& import) {
     imported_tags_[import.index] = name;
   } else if (import.kind == wasm::ExternalKind::kFunction) {
     // The Import has no offset of its own; the reader's section context locates the error.
-    Result<std::string> signature = TypeSignature(import.type_index);
+    Result<std::string_view> signature = TypeSignature(import.type_index);
     if (!signature.ok()) {
       return std::move(signature).status().WithContext(fmt::format("import {}", name));
     }
@@ -425,7 +466,7 @@ Status IdentityBuilder::OnImport(const wasm::Import& import) {
                         .module = std::string(import.module),
                         .field = std::string(import.field),
                         .stable_id = "import:" + name,
-                        .type_signature = std::move(signature).value()});
+                        .type_signature = std::string(*signature)});
     imported_function_count_ = static_cast<std::uint32_t>(imports_.size());
   }
   return {};
@@ -437,11 +478,11 @@ Status IdentityBuilder::OnFunction(wasm::FuncIndex func, std::uint32_t type_inde
   }
   FunctionIdentity f;
   f.func_index = func;
-  Result<std::string> signature = TypeSignature(type_index);
+  Result<std::string_view> signature = TypeSignature(type_index);
   if (!signature.ok()) {
     return std::move(signature).status().WithContext(fmt::format("function {}", func));
   }
-  f.type_signature = std::move(signature).value();
+  f.type_signature = std::string(*signature);
   functions_.push_back(std::move(f));
   bodies_.emplace_back();
   constants_.emplace_back();
@@ -518,9 +559,8 @@ Status IdentityBuilder::OnFunctionBody(const wasm::FunctionBody& body) {
   return {};
 }
 
-Result<std::string> IdentityBuilder::EncodeBlockType(const wasm::BlockType& type,
-                                                     std::uint64_t offset) const {
-  std::string out;
+Status IdentityBuilder::EncodeBlockType(std::string& out, const wasm::BlockType& type,
+                                        std::uint64_t offset) const {
   switch (type.kind) {
     case wasm::BlockType::Kind::kEmpty:
       PutU8(out, 0);
@@ -530,14 +570,14 @@ Result<std::string> IdentityBuilder::EncodeBlockType(const wasm::BlockType& type
       PutU8(out, static_cast<std::uint8_t>(type.value));
       break;
     case wasm::BlockType::Kind::kTypeIndex: {
-      Result<std::string> sig = TypeSignature(type.type_index);
+      Result<std::string_view> sig = TypeSignature(type.type_index);
       if (!sig.ok()) return std::move(sig).status().WithContext(fmt::format("{:#x}", offset));
       PutU8(out, 2);
       PutStr(out, *sig);
       break;
     }
   }
-  return out;
+  return {};
 }
 
 std::string IdentityBuilder::EncodeTag(std::uint32_t tag) const {
@@ -552,12 +592,11 @@ std::string IdentityBuilder::EncodeTag(std::uint32_t tag) const {
   return out;
 }
 
-Result<std::string> IdentityBuilder::EncodeToken(const wasm::Instruction& inst) const {
+Status IdentityBuilder::EncodeToken(std::string& out, const wasm::Instruction& inst) const {
   // Operands per §4.2: signatures replace type indices; direct calls to imports become
   // "import:<module>.<field>"; calls to defined functions, constants, ref.func and data and
   // element segment indices are masked (encoded as nothing, or a 0 tag byte where an
   // alternative exists); everything else is kept.
-  std::string out;
   PutOpcode(out, inst.opcode);
   switch (wasm::GetOpcodeInfo(inst.opcode).imm) {
     case ImmKind::kNone:
@@ -571,8 +610,7 @@ Result<std::string> IdentityBuilder::EncodeToken(const wasm::Instruction& inst) 
     case ImmKind::kElem:
       break;
     case ImmKind::kBlockType: {
-      ASSIGN_OR_RETURN(std::string block, EncodeBlockType(inst.block_type, inst.offset));
-      out += block;
+      RETURN_IF_ERROR(EncodeBlockType(out, inst.block_type, inst.offset));
       break;
     }
     case ImmKind::kLabel:
@@ -599,7 +637,7 @@ Result<std::string> IdentityBuilder::EncodeToken(const wasm::Instruction& inst) 
       break;
     }
     case ImmKind::kCallIndirect: {
-      Result<std::string> sig = TypeSignature(inst.index);
+      Result<std::string_view> sig = TypeSignature(inst.index);
       if (!sig.ok()) {
         return std::move(sig).status().WithContext(
             fmt::format("{:#x}: call_indirect", inst.offset));
@@ -639,8 +677,7 @@ Result<std::string> IdentityBuilder::EncodeToken(const wasm::Instruction& inst) 
       out += EncodeTag(inst.index);
       break;
     case ImmKind::kTryTable: {
-      ASSIGN_OR_RETURN(std::string block, EncodeBlockType(inst.block_type, inst.offset));
-      out += block;
+      RETURN_IF_ERROR(EncodeBlockType(out, inst.block_type, inst.offset));
       PutU32(out, static_cast<std::uint32_t>(inst.catches.size()));
       for (const wasm::CatchClause& clause : inst.catches) {
         PutU8(out, clause.kind);
@@ -650,7 +687,7 @@ Result<std::string> IdentityBuilder::EncodeToken(const wasm::Instruction& inst) 
       break;
     }
   }
-  return out;
+  return {};
 }
 
 IdentityBuilder::Body* IdentityBuilder::BodyOf(wasm::FuncIndex func) const {
@@ -663,9 +700,15 @@ Status IdentityBuilder::OnInstruction(wasm::FuncIndex func, const wasm::Instruct
   Body* state = BodyOf(func);
   if (state == nullptr) return {};
   FunctionIdentity& f = functions_[state->slot];
-  ASSIGN_OR_RETURN(std::string token, EncodeToken(inst));
-  state->token_hashes.push_back(Fnv1a64(token));
-  PutStr(state->encoded_tokens, token);
+  // Each token goes into the hash input length-prefixed: encode it in place after a length
+  // placeholder, then patch the length and hash the token's bytes.
+  std::string& encoded = state->encoded_tokens;
+  const std::size_t start = encoded.size();
+  PutU32(encoded, 0);
+  RETURN_IF_ERROR(EncodeToken(encoded, inst));
+  const std::size_t length = encoded.size() - start - 4;
+  for (std::size_t k = 0; k < 4; ++k) encoded[start + k] = static_cast<char>(length >> (8 * k));
+  state->token_hashes.push_back(Fnv1a64(std::string_view(encoded).substr(start + 4, length)));
   f.opcodes.push_back(inst.opcode);
   if (IsSkeleton(inst.opcode)) PutOpcode(state->skeleton, inst.opcode);
 

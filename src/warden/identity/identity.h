@@ -208,9 +208,11 @@ class IdentityBuilder final : public wasm::ModuleVisitor {
 
   // Returns the state of func's body while it is being read, or null.
   Body* BodyOf(wasm::FuncIndex func) const;
-  Result<std::string> TypeSignature(std::uint32_t type_index) const;
-  Result<std::string> EncodeToken(const wasm::Instruction& inst) const;
-  Result<std::string> EncodeBlockType(const wasm::BlockType& type, std::uint64_t offset) const;
+  Result<std::string_view> TypeSignature(std::uint32_t type_index) const;
+  // Append the canonical encoding of a token or a block type to `out`.
+  Status EncodeToken(std::string& out, const wasm::Instruction& inst) const;
+  Status EncodeBlockType(std::string& out, const wasm::BlockType& type,
+                         std::uint64_t offset) const;
   std::string EncodeTag(std::uint32_t tag) const;
   const ImportedFunction* ImportedFunctionAt(wasm::FuncIndex func) const;
   void AddInitializedSegments();
@@ -224,6 +226,7 @@ class IdentityBuilder final : public wasm::ModuleVisitor {
 
   const std::span<const std::uint8_t> module_bytes_;
   std::vector<wasm::FuncType> types_;
+  std::vector<std::string> type_signatures_;  // SignatureText of each type
   std::vector<ImportedFunction> imports_;
   std::map<std::uint32_t, std::string> imported_tags_;  // tag index -> "module.field"
   std::map<wasm::FuncIndex, std::string> names_;        // name section, first name wins
