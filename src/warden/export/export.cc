@@ -169,6 +169,44 @@ std::string ExportHeaders(const ExportInput& input) {
   return out;
 }
 
+namespace {
+
+// "(a, b) -> r" as a C prototype for `ident`.
+std::string Prototype(const std::string& ident, std::string_view signature) {
+  const Signature sig = ParseSignature(signature);
+  const std::string_view ret = sig.results.size() == 1 ? CType(sig.results[0]) : "void";
+  std::string params;
+  for (std::size_t i = 0; i < sig.params.size(); ++i) {
+    params += fmt::format("{}{} p{}", i ? ", " : "", CType(sig.params[i]), i);
+  }
+  return fmt::format("{} {}({})", ret, ident, params.empty() ? "void" : params);
+}
+
+}  // namespace
+
+std::string ExportPseudo(const ExportInput& input,
+                         const std::map<std::uint32_t, std::string>* lifted,
+                         std::string_view why) {
+  std::string out = fmt::format("/* WARDEN pseudo-C of version {} (Emscripten {}). */\n",
+                                input.label, input.emscripten_version.value_or("unknown"));
+  for (const ExportFunction& f : input.functions) {
+    out += fmt::format("\n/* func[{}] {} {} {}", f.index, CommentSafe(f.type_signature),
+                       f.provenance.value_or("unnamed"), Confidence3(f.confidence));
+    if (f.summary && !f.summary->empty()) out += "\n * " + CommentSafe(*f.summary);
+    out += " */\n";
+    out += Prototype(CIdentifier(f.name, f.index), f.type_signature) + " {\n";
+    const auto it = lifted != nullptr ? lifted->find(f.index) : decltype(lifted->end()){};
+    if (lifted != nullptr && it != lifted->end()) {
+      out += it->second;
+    } else {
+      out += fmt::format("  /* not lifted: {}; {} instructions */\n", CommentSafe(why),
+                         f.instruction_count);
+    }
+    out += "}\n";
+  }
+  return out;
+}
+
 std::string ExportKbText(const ExportInput& input) {
   std::string out = fmt::format("# warden kb-text 1 {}\n", input.label);
   for (const ExportFunction& f : input.functions) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -41,6 +42,12 @@ Result<Format> ParseFormat(std::string_view text);
 
 // A C header declaring every defined function with wasm-level types.
 std::string ExportHeaders(const ExportInput& input);
+// Pseudo-C per function: name, type signature, summary, provenance/confidence and the lifted
+// body from `lifted` (LiftModule). When `lifted` is null each body is a note with `why` and
+// the instruction count.
+std::string ExportPseudo(const ExportInput& input,
+                         const std::map<std::uint32_t, std::string>* lifted,
+                         std::string_view why);
 // The stable columnar dump: "# warden kb-text 1 <label>", then tab-separated rows.
 std::string ExportKbText(const ExportInput& input);
 // A Python script for Ghidra's console that renames functions by index or body offset.

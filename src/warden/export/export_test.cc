@@ -84,3 +84,29 @@ TEST(ExportTest, FormatsAndIdentifiers) {
 
 }  // namespace
 }  // namespace trove::warden::exporter
+
+namespace trove::warden::exporter {
+namespace {
+
+TEST(ExportPseudoTest, LiftedAndNotLifted) {
+  ExportInput in;
+  in.label = "v2";
+  in.functions.push_back({.index = 1,
+                          .stable_id = "w1:aa",
+                          .type_signature = "(i32) -> i32",
+                          .name = "inc",
+                          .summary = "adds one",
+                          .provenance = "agent",
+                          .confidence = 0.4,
+                          .instruction_count = 3});
+  const std::map<std::uint32_t, std::string> lifted = {{1, "  return (p0 + 1);\n"}};
+  EXPECT_EQ(ExportPseudo(in, &lifted, ""),
+            "/* WARDEN pseudo-C of version v2 (Emscripten unknown). */\n"
+            "\n/* func[1] (i32) -> i32 agent 0.400\n * adds one */\n"
+            "int32_t inc(int32_t p0) {\n  return (p0 + 1);\n}\n");
+  EXPECT_THAT(ExportPseudo(in, nullptr, "module not found at /x.wasm"),
+              HasSubstr("  /* not lifted: module not found at /x.wasm; 3 instructions */\n"));
+}
+
+}  // namespace
+}  // namespace trove::warden::exporter
