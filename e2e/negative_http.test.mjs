@@ -340,7 +340,7 @@ describe('http: transport rules', () => {
     assert.equal(firstText(res), validationText('schema_probe', [
       'arguments.depth: required property missing',
       'arguments.extra: unexpected property (additionalProperties is false)',
-      'arguments.limit: expected integer, got string',
+      'arguments.limit: expected integer or null, got string',
       "arguments['max files']: must be at least 0; got -3",
     ].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))));
     const enumFail = await sess.request('tools/call', call('schema_probe', { depth: 'L9' }));

@@ -433,32 +433,34 @@ describe('stdio: tool results', () => {
     await withServer(async (s) => {
       await expectInvalid(s, {}, ['arguments.depth: required property missing']);
       await expectInvalid(s, undefined, ['arguments.depth: required property missing']);
-      await expectInvalid(s, { depth: 'L0', limit: '5' }, ['arguments.limit: expected integer, got string']);
-      await expectInvalid(s, { depth: 'L0', limit: 2.5 }, ['arguments.limit: expected integer, got number']);
+      await expectInvalid(s, { depth: 'L0', limit: '5' }, ['arguments.limit: expected integer or null, got string']);
+      await expectInvalid(s, { depth: 'L0', limit: 2.5 }, ['arguments.limit: expected integer or null, got number']);
       await expectInvalid(s, { depth: 'L0', extra: 1 },
         ['arguments.extra: unexpected property (additionalProperties is false)']);
       await expectInvalid(s, { depth: 'L9' }, ['arguments.depth: must be one of "L0", "L1", "L2", "L3"; got "L9"']);
       await expectInvalid(s, { depth: 'L0', limit: 0 }, ['arguments.limit: must be at least 1; got 0']);
       await expectInvalid(s, { depth: 'L0', limit: 1001 }, ['arguments.limit: must be at most 1000; got 1001']);
       await expectInvalid(s, { depth: 'L0', 'max files': -1 }, ["arguments['max files']: must be at least 0; got -1"]);
-      await expectInvalid(s, { depth: 'L0', 'max files': 'many' }, ["arguments['max files']: expected integer, got string"]);
+      await expectInvalid(s, { depth: 'L0', 'max files': 'many' }, ["arguments['max files']: expected integer or null, got string"]);
       await expectInvalid(s, { depth: 'L0', include: ['a', 'b', true] }, ['arguments.include[2]: expected string, got boolean']);
-      await expectInvalid(s, { depth: 'L0', include: 'a' }, ['arguments.include: expected array, got string']);
-      await expectInvalid(s, { depth: 'L0', flag: 'yes' }, ['arguments.flag: expected boolean, got string']);
-      await expectInvalid(s, { depth: 'L0', flag: null }, ['arguments.flag: expected boolean, got null']);
+      await expectInvalid(s, { depth: 'L0', include: 'a' }, ['arguments.include: expected array or null, got string']);
+      await expectInvalid(s, { depth: 'L0', flag: 'yes' }, ['arguments.flag: expected boolean or null, got string']);
+      await expectInvalid(s, { depth: 'L0', flag: 1 }, ['arguments.flag: expected boolean or null, got number']);
       // Every failure, ordered by path.
       await expectInvalid(s, { limit: 'x', extra: true, flag: 'yes' }, [
         'arguments.depth: required property missing',
         'arguments.extra: unexpected property (additionalProperties is false)',
-        'arguments.flag: expected boolean, got string',
-        'arguments.limit: expected integer, got string',
+        'arguments.flag: expected boolean or null, got string',
+        'arguments.limit: expected integer or null, got string',
       ]);
     });
   });
 
   test('valid schema_probe calls reach the handler', { timeout: 20000 }, async () => {
     await withServer(async (s) => {
+      // An optional argument may also be null: it means "not given" (docs/decisions/0010).
       for (const args of [{ depth: 'L0' }, { depth: 'L3', limit: 1000, include: [], 'max files': 0, flag: false },
+        { depth: 'L2', limit: null, include: null, 'max files': null, flag: null },
         { depth: 'L1', limit: 1, include: ['a', 'b'] }]) {
         const r = await probe(s, args);
         assert.notEqual(r.isError, true, `${JSON.stringify(args)}: ${JSON.stringify(r)}`);

@@ -161,7 +161,7 @@ for (const mode of ['stdio', 'http']) {
       assert.deepEqual(ok.structuredContent, { ok: true });
       const bad = await client.callTool({ name: 'schema_probe', arguments: { depth: 'L0', limit: '5' } });
       assert.equal(bad.isError, true);
-      assert.equal(textOf(bad), "invalid arguments for tool 'schema_probe':\narguments.limit: expected integer, got string");
+      assert.equal(textOf(bad), "invalid arguments for tool 'schema_probe':\narguments.limit: expected integer or null, got string");
     });
 
     test('an unknown tool is a -32602 protocol error', { timeout: 20000 }, async () => {

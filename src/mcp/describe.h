@@ -47,6 +47,7 @@ struct FieldOptions {
   std::span<const std::string_view> one_of;
   std::string_view pattern;
   bool not_required = false;
+  bool emit_null = false;
 };
 
 struct InRange {
@@ -102,6 +103,11 @@ struct Pattern {
 // The field has a C++ default and may be omitted on the wire.
 struct NotRequired {
   void Apply(FieldOptions& o) const { o.not_required = true; }
+};
+// For a std::optional output field documented as "T or null": an empty value is written as
+// null instead of being left out, and the field is listed in "required".
+struct EmitNull {
+  void Apply(FieldOptions& o) const { o.emit_null = true; }
 };
 
 template <typename S, typename M>
@@ -183,7 +189,9 @@ Json ObjectSchema() {
                 if (o.maximum) s["maximum"] = static_cast<std::int64_t>(*o.maximum);
               }
               props[std::string(field.name)] = std::move(s);
-              if (!IsOptional<M>::value && !o.not_required) required.push_back(field.name);
+              if ((!IsOptional<M>::value || o.emit_null) && !o.not_required) {
+                required.push_back(field.name);
+              }
             }(),
             ...);
       },
@@ -208,7 +216,15 @@ Json SchemaOf() {
   } else if constexpr (std::is_same_v<T, Json>) {
     return Json::object();
   } else if constexpr (IsOptional<T>::value) {
-    return SchemaOf<typename T::value_type>();
+    // An empty optional is written as null (ToJson) and read from null or absence (FromJson),
+    // so the schema admits null too.
+    Json inner = SchemaOf<typename T::value_type>();
+    auto type = inner.find("type");
+    if (type != inner.end() && type->is_string()) {
+      *type = Json::array({*type, "null"});
+      return inner;
+    }
+    return {{"anyOf", Json::array({std::move(inner), {{"type", "null"}}})}};
   } else if constexpr (IsVector<T>::value) {
     return {{"type", "array"}, {"items", SchemaOf<typename T::value_type>()}};
   } else {
@@ -330,7 +346,7 @@ Json ToJsonValue(const T& v) {
               [&] {
                 using M = std::remove_cvref_t<decltype(v.*(field.member))>;
                 if constexpr (IsOptional<M>::value) {
-                  if (!(v.*(field.member))) return;
+                  if (!(v.*(field.member)) && !field.options.emit_null) return;
                 }
                 o[std::string(field.name)] = ToJsonValue(v.*(field.member));
               }(),

@@ -60,7 +60,7 @@ auto DescribeFields(Tag<Args>) {
 constexpr const char* kInnerSchema =
     R"({"type":"object","properties":{)"
     R"("name":{"type":"string","description":"A name","pattern":"^[a-z]+$"},)"
-    R"("depth":{"type":"integer","description":"How deep","minimum":0,"maximum":10}},)"
+    R"("depth":{"type":["integer","null"],"description":"How deep","minimum":0,"maximum":10}},)"
     R"("required":["name"],"additionalProperties":false})";
 
 // The exact schema of Args, key order included (Json keeps insertion order).
@@ -70,13 +70,13 @@ std::string ExpectedArgsSchema() {
       inner.substr(0, inner.size() - 1) + R"(,"description":"The inner part"})";
   return std::string(R"({"type":"object","properties":{)") +
          R"("version_id":{"type":"integer","description":"A version id from list_versions"},)" +
-         R"("limit":{"type":"integer","description":"Page size; omit for all","minimum":1,"maximum":1000},)" +
+         R"("limit":{"type":["integer","null"],"description":"Page size; omit for all","minimum":1,"maximum":1000},)" +
          R"("include":{"type":"array","items":{"type":"string"},"description":"Paths to include","minItems":0,"maxItems":50},)" +
          R"("inner":)" + inner_with_description + "," +
          R"("level":{"type":"string","description":"Detail level","enum":["L0","L1","L2","L3"]},)" +
          R"("verbose":{"type":"boolean","description":"Say more"},)" +
          R"("ratio":{"type":"number","description":"A ratio","minimum":0.0,"maximum":1.0},)" +
-         R"("extras":{"type":"array","items":)" + inner + R"(,"description":"More inner parts"},)" +
+         R"("extras":{"type":["array","null"],"items":)" + inner + R"(,"description":"More inner parts"},)" +
          R"("note":{"type":"string","description":"A note","minLength":1,"maxLength":200}},)" +
          R"("required":["version_id","include","inner","level","ratio"],)" +
          R"("additionalProperties":false})";
@@ -124,7 +124,7 @@ TEST(SchemaForTest, ScalarKinds) {
             R"("u16":{"type":"integer","description":"U16","maximum":9},)"
             R"("f":{"type":"number","description":"F"},)"
             R"("any":{"description":"Anything"},)"
-            R"("maybe":{"type":"string","description":"Maybe","maxLength":4}},)"
+            R"("maybe":{"type":["string","null"],"description":"Maybe","maxLength":4}},)"
             R"("required":["b","i8","u16","f","any"],"additionalProperties":false})");
 }
 
@@ -162,6 +162,29 @@ TEST(ToJsonTest, OutputIsValidAgainstTheSchema) {
   std::vector<ValidationError> errors =
       ValidateAgainstSchema(SchemaFor<Args>(), ToJson(SampleArgs()));
   EXPECT_TRUE(errors.empty()) << FormatValidationErrors(errors);
+}
+
+struct NullableOut {
+  std::optional<std::string> name;
+  std::optional<double> confidence;
+  std::optional<std::int32_t> limit;
+};
+inline auto DescribeFields(Tag<NullableOut>) {
+  return Fields(Field("name", &NullableOut::name, "A name or null", EmitNull()),
+                Field("confidence", &NullableOut::confidence, "Or null", EmitNull()),
+                Field("limit", &NullableOut::limit, "Left out when empty"));
+}
+
+TEST(ToJsonTest, EmitNullWritesNullAndIsRequired) {
+  EXPECT_EQ(Dump(ToJson(NullableOut{})), R"({"name":null,"confidence":null})");
+  EXPECT_EQ(Dump(ToJson(NullableOut{"x", 0.5, 3})), R"({"name":"x","confidence":0.5,"limit":3})");
+  EXPECT_EQ(Dump(SchemaFor<NullableOut>()["required"]), R"(["name","confidence"])");
+  for (const NullableOut& v : {NullableOut{}, NullableOut{"x", 0.5, 3}}) {
+    std::vector<ValidationError> errors = ValidateAgainstSchema(SchemaFor<NullableOut>(), ToJson(v));
+    EXPECT_TRUE(errors.empty()) << FormatValidationErrors(errors);
+  }
+  // Without null in the schema, a null output would fail the client's validation.
+  EXPECT_FALSE(ValidateAgainstSchema(SchemaFor<NullableOut>(), ParseJson(R"({"name":3,"confidence":null})")).empty());
 }
 
 TEST(FromJsonTest, RoundTrips) {
