@@ -55,6 +55,10 @@ Extractor::Extractor(const ExtractorOptions& options, std::unique_ptr<Ctags> cta
 
 Extractor::~Extractor() = default;
 
+void Extractor::OverrideGrammarForTesting(Language language, const TSLanguage* grammar) {
+  tree_sitter_->OverrideGrammarForTesting(language, grammar);
+}
+
 Routing Extractor::Route(std::string_view path, bool workspace_has_cpp) const {
   return extract::Route(path, workspace_has_cpp, ctags_ ? &ctags_->languages() : nullptr);
 }

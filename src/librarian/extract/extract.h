@@ -24,6 +24,8 @@
 #include "librarian/extract/facts.h"
 #include "librarian/extract/routing.h"
 
+struct TSLanguage;
+
 namespace trove::librarian::extract {
 
 class Ctags;
@@ -59,6 +61,10 @@ class Extractor {
   // The ctags in use, or null.
   const Ctags* ctags() const { return ctags_.get(); }
   const ExtractorOptions& options() const { return options_; }
+
+  // Parses `language` with `grammar` instead of the linked grammar (null restores it), to test
+  // the rejected-grammar fallback. `grammar` must outlive its use.
+  void OverrideGrammarForTesting(Language language, const TSLanguage* grammar);
 
   // Replaces the time limit (tests and the §2.2 retry policy, which doubles it).
   void set_timeout_ms(std::int64_t timeout_ms) { options_.timeout_ms = timeout_ms; }

@@ -678,6 +678,11 @@ class Walker {
 TreeSitterExtractor::TreeSitterExtractor() : parser_(ts_parser_new()) {}
 TreeSitterExtractor::~TreeSitterExtractor() { ts_parser_delete(parser_); }
 
+void TreeSitterExtractor::OverrideGrammarForTesting(Language language,
+                                                    const TSLanguage* grammar) {
+  if (FindGrammar(language) != nullptr) overrides_[static_cast<int>(language)] = grammar;
+}
+
 Result<FileFacts> TreeSitterExtractor::Extract(std::string_view content, Language language,
                                                std::int64_t timeout_micros,
                                                const base::Cancellation* cancel) {
@@ -687,6 +692,7 @@ Result<FileFacts> TreeSitterExtractor::Extract(std::string_view content, Languag
         fmt::format("no tree-sitter grammar for {}", LanguageName(language)));
   }
   const TSLanguage* ts_language = grammar->load();
+  if (const TSLanguage* o = overrides_[static_cast<int>(language)]) ts_language = o;
   if (!ts_parser_set_language(parser_, ts_language)) {
     return Status::Unsupported(fmt::format(
         "tree-sitter: grammar {}@{} has ABI {}, outside the core's {}..{}", grammar->name,

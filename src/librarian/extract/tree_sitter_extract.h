@@ -14,6 +14,7 @@
 #include "librarian/extract/routing.h"
 
 struct TSParser;
+struct TSLanguage;
 
 namespace trove::librarian::extract::internal {
 
@@ -32,8 +33,13 @@ class TreeSitterExtractor {
   Result<FileFacts> Extract(std::string_view content, Language language,
                             std::int64_t timeout_micros, const base::Cancellation* cancel);
 
+  // Makes `language` parse with `grammar` instead of the linked one (null restores it); for
+  // tests of the rejected-grammar path. `grammar` must outlive its use.
+  void OverrideGrammarForTesting(Language language, const TSLanguage* grammar);
+
  private:
   TSParser* parser_;  // owned
+  const TSLanguage* overrides_[kTreeSitterLanguageCount] = {};
 };
 
 }  // namespace trove::librarian::extract::internal
