@@ -133,6 +133,34 @@ Result<std::map<std::string, std::vector<CtagsTag>>> Ctags::TagFiles(
   return out;
 }
 
+std::vector<Ctags::FileTags> Ctags::TagFilesBatched(const std::vector<std::string>& paths,
+                                                    std::int64_t per_file_timeout_micros) const {
+  std::vector<FileTags> out(paths.size());
+  for (std::size_t begin = 0; begin < paths.size(); begin += kCtagsBatchSize) {
+    std::size_t end = std::min(paths.size(), begin + kCtagsBatchSize);
+    std::vector<std::string> batch(paths.begin() + static_cast<std::ptrdiff_t>(begin),
+                                   paths.begin() + static_cast<std::ptrdiff_t>(end));
+    auto run = TagFiles(batch, per_file_timeout_micros * static_cast<std::int64_t>(batch.size()));
+    if (run.ok()) {
+      for (std::size_t i = begin; i < end; ++i) {
+        auto it = run->find(paths[i]);
+        if (it != run->end()) out[i].tags = std::move(it->second);
+      }
+      continue;
+    }
+    for (std::size_t i = begin; i < end; ++i) {
+      auto one = TagFiles({paths[i]}, per_file_timeout_micros);
+      if (!one.ok()) {
+        out[i].status = std::move(one).status();
+        continue;
+      }
+      auto it = one->find(paths[i]);
+      if (it != one->end()) out[i].tags = std::move(it->second);
+    }
+  }
+  return out;
+}
+
 void SymbolsFromTags(const std::vector<CtagsTag>& tags, std::string_view content,
                      FileFacts& facts) {
   internal::LineIndex lines(content);

@@ -11,6 +11,7 @@
 // Thread safety: a Ctags is immutable after Create; TagFiles may run on several threads.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -23,6 +24,9 @@
 #include "librarian/extract/routing.h"
 
 namespace trove::librarian::extract {
+
+// Files per ctags run in TagFilesBatched (spec §6.4).
+inline constexpr std::size_t kCtagsBatchSize = 200;
 
 struct CtagsTag {
   std::string name;
@@ -53,6 +57,17 @@ class Ctags {
   Result<std::map<std::string, std::vector<CtagsTag>>> TagFiles(
       const std::vector<std::string>& paths, std::int64_t timeout_micros,
       std::string_view language_force = {}) const;
+
+  struct FileTags {
+    Status status;  // OK, or the error of the file's own run (kDeadlineExceeded, ...)
+    std::vector<CtagsTag> tags;
+  };
+  // Tags `paths` in runs of up to kCtagsBatchSize files, each run limited to
+  // `per_file_timeout_micros` times its size (0: no limit); a run that fails is retried file
+  // by file, so one slow or crashing file costs only itself (spec §6.4). Returns one entry
+  // per path, in order.
+  std::vector<FileTags> TagFilesBatched(const std::vector<std::string>& paths,
+                                        std::int64_t per_file_timeout_micros) const;
 
  private:
   Ctags(std::string program, std::string version, CtagsLanguages languages)

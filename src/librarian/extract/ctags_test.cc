@@ -134,6 +134,35 @@ TEST_F(CtagsExtractTest, NoSymbolsFallsBackToText) {
   EXPECT_THAT(facts->notes, ElementsAre("ctags: no symbols: plain text"));
 }
 
+TEST(CtagsBatchTest, BatchesAndRetriesFileByFile) {
+  auto ctags = Ctags::Create();
+  if (!ctags.ok()) GTEST_SKIP() << "universal-ctags is not installed";
+  char dir[] = "/tmp/trove_ctags_batch_XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  std::vector<std::string> paths;
+  for (int i = 0; i < 3; ++i) {
+    paths.push_back(fmt::format("{}/f{}.rb", dir, i));
+    std::ofstream(paths.back()) << fmt::format("def m{}\nend\n", i);
+  }
+  auto results = (*ctags)->TagFilesBatched(paths, 0);
+  ASSERT_EQ(results.size(), 3u);
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(results[i].status.ok());
+    ASSERT_EQ(results[i].tags.size(), 1u);
+    EXPECT_EQ(results[i].tags[0].name, fmt::format("m{}", i));
+  }
+  // A path with a newline fails its batch; the retry isolates it.
+  paths.insert(paths.begin() + 1, std::string(dir) + "/bad\nname.rb");
+  results = (*ctags)->TagFilesBatched(paths, 0);
+  ASSERT_EQ(results.size(), 4u);
+  EXPECT_EQ(results[1].status.code(), base::StatusCode::kInvalidArgument);
+  EXPECT_EQ(results[0].tags.size(), 1u);
+  EXPECT_EQ(results[3].tags.size(), 1u);
+  EXPECT_EQ(results[3].tags[0].name, "m2");
+  for (int i = 0; i < 3; ++i) std::remove(fmt::format("{}/f{}.rb", dir, i).c_str());
+  rmdir(dir);
+}
+
 TEST(CtagsMissingTest, MissingProgramMeansText) {
   ExtractorOptions options;
   options.ctags_program = "/nonexistent/trove-no-ctags";
