@@ -144,11 +144,16 @@ class Walker {
     VisitChildren(node, ctx, depth);
   }
 
+  // A cursor walks the children in O(1) per step (ts_node_named_child(node, i) is O(i)).
   void VisitChildren(TSNode node, const Ctx& ctx, int depth) {
-    std::uint32_t n = ts_node_named_child_count(node);
-    for (std::uint32_t i = 0; i < n && status_.ok(); ++i) {
-      Visit(ts_node_named_child(node, i), ctx, depth + 1);
+    TSTreeCursor cursor = ts_tree_cursor_new(node);
+    if (ts_tree_cursor_goto_first_child(&cursor)) {
+      do {
+        TSNode child = ts_tree_cursor_current_node(&cursor);
+        if (ts_node_is_named(child)) Visit(child, ctx, depth + 1);
+      } while (status_.ok() && ts_tree_cursor_goto_next_sibling(&cursor));
     }
+    ts_tree_cursor_delete(&cursor);
   }
 
   std::int32_t AddSymbol(const Def& def, const Ctx& ctx) {

@@ -53,7 +53,9 @@ extract::FileFacts Facts(const std::string& path, const std::string& content, in
 // The child: writes batch after batch of new files until killed. Signals `ready` after its
 // first commit. Never returns.
 [[noreturn]] void Writer(const std::string& db_path, int ready_fd) {
-  auto store = Store::Open(db_path);
+  StoreOptions options;
+  options.trigram = true;
+  auto store = Store::Open(db_path, options);
   if (!store.ok()) _exit(2);
   auto existing = (*store)->CountRows("files");
   if (!existing.ok()) _exit(3);

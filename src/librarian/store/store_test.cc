@@ -39,7 +39,13 @@ class StoreTest : public ::testing::Test {
     auto made = extract::Extractor::Create({});
     ASSERT_TRUE(made.ok());
     extractor_ = std::move(made).value();
-    OpenStore({});
+    OpenStore(WithTrigram());
+  }
+
+  static StoreOptions WithTrigram() {
+    StoreOptions options;
+    options.trigram = true;
+    return options;
   }
 
   void OpenStore(const StoreOptions& options) {
@@ -163,7 +169,7 @@ TEST_F(StoreTest, RoundTrip) {
   EXPECT_TRUE(store_->IntegrityCheck().ok());
 
   // Survives reopening.
-  OpenStore({});
+  OpenStore(WithTrigram());
   EXPECT_FALSE(store_->schema_rebuilt());
   auto again = store_->FileSymbols("src/widget.cc");
   ASSERT_TRUE(again.ok());
@@ -266,16 +272,16 @@ TEST_F(StoreTest, SubstringAndPathSearch) {
   ASSERT_EQ(paths->size(), 1u);
   EXPECT_EQ((*paths)[0].path, "go/server.go");
 
-  // Without the trigram table, substring search is refused, and the setting sticks.
+  EXPECT_TRUE(store_->has_trigram());
+  // Without the trigram table (the default), substring search is refused, and the setting
+  // sticks.
   base::testing::TempDir other("trove_store_test");
-  StoreOptions no_tri;
-  no_tri.trigram = false;
-  auto plain = Store::Open(other.Abs("x.sqlite"), no_tri);
+  auto plain = Store::Open(other.Abs("x.sqlite"), StoreOptions{});
   ASSERT_TRUE(plain.ok());
   EXPECT_FALSE((*plain)->has_trigram());
   EXPECT_EQ((*plain)->SearchSubstring("abc").status().code(), base::StatusCode::kUnsupported);
   plain->reset();
-  auto reopened = Store::Open(other.Abs("x.sqlite"), {});
+  auto reopened = Store::Open(other.Abs("x.sqlite"), WithTrigram());
   ASSERT_TRUE(reopened.ok());
   EXPECT_FALSE((*reopened)->has_trigram());
 }
@@ -380,12 +386,12 @@ TEST_F(StoreTest, IncompatibleSchemaIsRebuilt) {
     ASSERT_TRUE(db.ok());
     ASSERT_TRUE((*db)->Exec("UPDATE meta SET value = '0' WHERE key = 'schema_version'").ok());
   }
-  OpenStore({});
+  OpenStore(WithTrigram());
   EXPECT_TRUE(store_->schema_rebuilt());
   EXPECT_EQ(Count("files"), 0);
   EXPECT_EQ(Count("chunks"), 0);
   EXPECT_TRUE(store_->IntegrityCheck().ok());
-  OpenStore({});
+  OpenStore(WithTrigram());
   EXPECT_FALSE(store_->schema_rebuilt());
 }
 
