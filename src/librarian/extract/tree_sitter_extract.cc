@@ -19,9 +19,6 @@
 namespace trove::librarian::extract::internal {
 namespace {
 
-// Deeper trees (hostile nesting) are not descended further; definitions that deep are rare
-// and the recursion must not exhaust the stack.
-constexpr int kMaxDepth = 1500;
 // How many nodes are visited between deadline and cancellation checks.
 constexpr std::uint32_t kCheckEvery = 4096;
 
@@ -64,13 +61,48 @@ class Walker {
          const base::Cancellation* cancel)
       : src_(src), lang_(lang), facts_(facts), deadline_(deadline), cancel_(cancel) {}
 
+  // Walks the tree depth-first with one cursor, without recursion, so no nesting depth can
+  // exhaust the stack, and each step is O(1) (ts_node_named_child(node, i) is O(i)).
   Status Run(TSNode root) {
-    Ctx ctx;
-    Visit(root, ctx, 0);
+    ctxs_.assign(1, Ctx{});  // 0: top level
+    TSTreeCursor cursor = ts_tree_cursor_new(root);
+    // stack[d]: the index in ctxs_ of the scope that the children of the node at depth d see.
+    std::vector<std::uint32_t> stack;
+    for (;;) {
+      std::uint32_t scope = stack.empty() ? 0 : stack.back();
+      std::uint32_t inner = Enter(ts_tree_cursor_current_node(&cursor), scope);
+      if (!status_.ok()) break;
+      TSNode current = ts_tree_cursor_current_node(&cursor);
+      if (ts_tree_cursor_goto_first_child(&cursor)) {
+        stack.push_back(inner);
+        path_.push_back(current);
+        continue;
+      }
+      bool done = false;
+      while (!ts_tree_cursor_goto_next_sibling(&cursor)) {
+        if (!ts_tree_cursor_goto_parent(&cursor)) {
+          done = true;
+          break;
+        }
+        stack.pop_back();
+        path_.pop_back();
+      }
+      if (done) break;
+    }
+    ts_tree_cursor_delete(&cursor);
     return status_;
   }
 
  private:
+  // Returns the parent of `n`, which must be the node being entered or one of its ancestors
+  // (ts_node_parent searches down from the root on every call).
+  TSNode ParentOf(TSNode n) const {
+    for (std::size_t i = path_.size(); i-- > 0;) {
+      if (ts_node_eq(path_[i], n)) return i > 0 ? path_[i - 1] : TSNode{};
+    }
+    return path_.empty() ? TSNode{} : path_.back();
+  }
+
   bool IsC() const { return lang_ == Language::kC || lang_ == Language::kCpp; }
   bool IsJs() const {
     return lang_ == Language::kJavaScript || lang_ == Language::kTypeScript ||
@@ -111,49 +143,31 @@ class Walker {
     return true;
   }
 
-  void Visit(TSNode node, const Ctx& ctx, int depth) {
-    if (!CheckBudget()) return;
-    if (depth > kMaxDepth) {
-      if (!depth_noted_) {
-        facts_.notes.push_back(fmt::format("tree deeper than {} levels: not descended", kMaxDepth));
-        depth_noted_ = true;
-      }
-      return;
-    }
-    std::optional<Def> def = Classify(node, ctx);
+  // Handles one node seen in scope ctxs_[scope]; returns the scope its children see.
+  std::uint32_t Enter(TSNode node, std::uint32_t scope) {
+    if (!CheckBudget() || !ts_node_is_named(node)) return scope;
+    std::optional<Def> def = Classify(node, ctxs_[scope]);
     if (def) {
-      std::int32_t index = AddSymbol(*def, ctx);
+      std::int32_t index = AddSymbol(*def, ctxs_[scope]);
       Ctx inner;
       inner.prefix = def->qualified;
       inner.parent = index;
       inner.container = def->inner;
-      inner.callable = IsCallable(def->kind) ? index : ctx.callable;
-      VisitChildren(node, inner, depth);
-      return;
+      inner.callable = IsCallable(def->kind) ? index : ctxs_[scope].callable;
+      ctxs_.push_back(std::move(inner));
+      return static_cast<std::uint32_t>(ctxs_.size() - 1);
     }
-    References(node, ctx);
+    References(node, ctxs_[scope]);
     // Scopes that are not symbols but name their children.
     if (lang_ == Language::kRust && Is(node, "impl_item")) {
-      Ctx inner = ctx;
+      Ctx inner = ctxs_[scope];
       std::string type = RustTypeName(Field(node, "type"));
-      if (!type.empty()) inner.prefix = Join(ctx.prefix, type);
+      if (!type.empty()) inner.prefix = Join(inner.prefix, type);
       inner.container = Container::kImpl;
-      VisitChildren(node, inner, depth);
-      return;
+      ctxs_.push_back(std::move(inner));
+      return static_cast<std::uint32_t>(ctxs_.size() - 1);
     }
-    VisitChildren(node, ctx, depth);
-  }
-
-  // A cursor walks the children in O(1) per step (ts_node_named_child(node, i) is O(i)).
-  void VisitChildren(TSNode node, const Ctx& ctx, int depth) {
-    TSTreeCursor cursor = ts_tree_cursor_new(node);
-    if (ts_tree_cursor_goto_first_child(&cursor)) {
-      do {
-        TSNode child = ts_tree_cursor_current_node(&cursor);
-        if (ts_node_is_named(child)) Visit(child, ctx, depth + 1);
-      } while (status_.ok() && ts_tree_cursor_goto_next_sibling(&cursor));
-    }
-    ts_tree_cursor_delete(&cursor);
+    return scope;
   }
 
   std::int32_t AddSymbol(const Def& def, const Ctx& ctx) {
@@ -207,7 +221,7 @@ class Walker {
     // Climb wrappers that carry no text of their own above the definition.
     TSNode anchor = def.span;
     for (;;) {
-      TSNode parent = ts_node_parent(anchor);
+      TSNode parent = ParentOf(anchor);
       if (ts_node_is_null(parent)) break;
       std::string_view t = Type(parent);
       if (t == "template_declaration" || t == "decorated_definition" ||
@@ -580,7 +594,7 @@ class Walker {
                                                      : SymbolKind::kTypeAlias;
       // `type X struct {...}` alone: the span starts at `type`.
       TSNode span = node;
-      TSNode parent = ts_node_parent(node);
+      TSNode parent = ParentOf(node);
       if (Is(parent, "type_declaration") && ts_node_named_child_count(parent) == 1) span = parent;
       return Make(kind, Text(name), ctx, span, type, Container::kClass);
     }
@@ -674,7 +688,8 @@ class Walker {
   const base::Cancellation* cancel_;
   Status status_;
   std::uint32_t visited_ = 0;
-  bool depth_noted_ = false;
+  std::vector<Ctx> ctxs_;     // scopes; children refer to them by index
+  std::vector<TSNode> path_;  // ancestors of the node being entered, root first
   std::unordered_set<std::string> namespaces_;  // C++ namespace names seen in this file
 };
 
