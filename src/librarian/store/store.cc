@@ -518,6 +518,64 @@ Result<std::vector<CallRow>> Store::CallsTo(std::string_view callee, std::size_t
   return ReadCalls(st);
 }
 
+Result<std::vector<ImportRow>> Store::Importers(std::string_view module, std::size_t limit) {
+  ASSIGN_OR_RETURN(base::Statement st,
+                   db_->Prepare("SELECT f.path, i.module, i.line FROM imports i JOIN files f ON "
+                                "f.id = i.file_id WHERE i.module = ?1 ORDER BY f.path, i.line "
+                                "LIMIT ?2"));
+  RETURN_IF_ERROR(st.Bind(1, module));
+  RETURN_IF_ERROR(st.Bind(2, static_cast<std::int64_t>(limit)));
+  std::vector<ImportRow> out;
+  for (;;) {
+    ASSIGN_OR_RETURN(bool row, st.Step());
+    if (!row) return out;
+    out.push_back(ImportRow{st.ColumnText(0), st.ColumnText(1),
+                            static_cast<std::uint32_t>(st.ColumnInt64(2))});
+  }
+}
+
+namespace {
+constexpr const char* kChunkSelect =
+    "SELECT c.id, f.path, c.kind, c.name, c.qualified_name, coalesce(s.target_id, ''), "
+    "c.start_line, c.end_line, c.doc, c.body FROM chunks c JOIN files f ON f.id = c.file_id "
+    "LEFT JOIN symbols s ON s.id = c.symbol_id ";
+Result<std::vector<ChunkRow>> ReadChunks(base::Statement& st) {
+  std::vector<ChunkRow> out;
+  for (;;) {
+    ASSIGN_OR_RETURN(bool row, st.Step());
+    if (!row) return out;
+    ChunkRow c;
+    c.id = st.ColumnInt64(0);
+    c.path = st.ColumnText(1);
+    c.kind = st.ColumnText(2);
+    c.name = st.ColumnText(3);
+    c.qualified_name = st.ColumnText(4);
+    c.target_id = st.ColumnText(5);
+    c.start_line = static_cast<std::uint32_t>(st.ColumnInt64(6));
+    c.end_line = static_cast<std::uint32_t>(st.ColumnInt64(7));
+    c.doc = st.ColumnText(8);
+    c.body = st.ColumnText(9);
+    out.push_back(std::move(c));
+  }
+}
+}  // namespace
+
+Result<std::vector<ChunkRow>> Store::FileChunks(std::string_view path) {
+  ASSIGN_OR_RETURN(base::Statement st,
+                   db_->Prepare(std::string(kChunkSelect) + "WHERE f.path = ?1 ORDER BY c.id"));
+  RETURN_IF_ERROR(st.Bind(1, path));
+  return ReadChunks(st);
+}
+
+Result<std::optional<ChunkRow>> Store::GetChunk(std::int64_t chunk_id) {
+  ASSIGN_OR_RETURN(base::Statement st,
+                   db_->Prepare(std::string(kChunkSelect) + "WHERE c.id = ?1"));
+  RETURN_IF_ERROR(st.Bind(1, chunk_id));
+  ASSIGN_OR_RETURN(std::vector<ChunkRow> rows, ReadChunks(st));
+  if (rows.empty()) return std::optional<ChunkRow>();
+  return std::optional<ChunkRow>(std::move(rows.front()));
+}
+
 Result<std::int64_t> Store::CountRows(std::string_view table) {
   static constexpr std::string_view kTables[] = {"files",   "symbols", "chunks", "imports",
                                                   "calls",   "runs",    "path_fts",

@@ -143,6 +143,19 @@ struct CallRow {
   std::string caller_target_id;  // "" outside any function
 };
 
+struct ChunkRow {
+  std::int64_t id = 0;
+  std::string path;
+  std::string kind;  // ChunkKindName
+  std::string name;
+  std::string qualified_name;
+  std::string target_id;  // of the chunk's symbol; "" for file and window chunks
+  std::uint32_t start_line = 0;
+  std::uint32_t end_line = 0;
+  std::string doc;
+  std::string body;
+};
+
 // BM25 column weights for chunk_fts (spec §6.5 starting weights) and the result limit.
 struct SearchOptions {
   double name_weight = 10;
@@ -204,6 +217,11 @@ class Store {
   Result<std::vector<ImportRow>> FileImports(std::string_view path);
   Result<std::vector<CallRow>> FileCalls(std::string_view path);
   Result<std::vector<CallRow>> CallsTo(std::string_view callee, std::size_t limit = 1000);
+  // Files importing exactly `module` (as written in the import), by path then line.
+  Result<std::vector<ImportRow>> Importers(std::string_view module, std::size_t limit = 1000);
+  // The chunks of one file (symbol chunks in symbol order, then the file chunk or windows).
+  Result<std::vector<ChunkRow>> FileChunks(std::string_view path);
+  Result<std::optional<ChunkRow>> GetChunk(std::int64_t chunk_id);
 
   // BM25 over chunk_fts, best first. An empty match query gives no hits.
   Result<std::vector<ChunkHit>> SearchChunks(std::string_view query,

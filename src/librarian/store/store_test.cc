@@ -166,6 +166,24 @@ TEST_F(StoreTest, RoundTrip) {
   EXPECT_EQ(file_calls->size(), facts.calls.size());
 
   EXPECT_EQ(Count("chunks"), static_cast<std::int64_t>(facts.chunks.size()));
+  auto chunks = store_->FileChunks("src/widget.cc");
+  ASSERT_TRUE(chunks.ok());
+  ASSERT_EQ(chunks->size(), facts.chunks.size());
+  for (std::size_t i = 0; i < chunks->size(); ++i) {
+    EXPECT_EQ((*chunks)[i].body, facts.chunks[i].text);
+    EXPECT_EQ((*chunks)[i].start_line, facts.chunks[i].start_line);
+    EXPECT_EQ((*chunks)[i].kind, extract::ChunkKindName(facts.chunks[i].kind));
+  }
+  auto one = store_->GetChunk(chunks->front().id);
+  ASSERT_TRUE(one.ok() && one->has_value());
+  EXPECT_EQ((*one)->target_id, chunks->front().target_id);
+  EXPECT_EQ((*one)->target_id, "type:src/widget.cc::ns::Widget");
+  Put("src/other.cc", "#include <vector>\nint g() { return 0; }\n");
+  auto importers = store_->Importers("vector");
+  ASSERT_TRUE(importers.ok());
+  ASSERT_EQ(importers->size(), 2u);
+  EXPECT_EQ((*importers)[0].path, "src/other.cc");
+  EXPECT_EQ((*importers)[1].path, "src/widget.cc");
   EXPECT_TRUE(store_->IntegrityCheck().ok());
 
   // Survives reopening.
