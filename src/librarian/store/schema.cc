@@ -1,0 +1,182 @@
+#include "librarian/store/schema.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "librarian/store/store.h"
+
+namespace trove::librarian::store::internal {
+namespace {
+
+// Tables. Spans are 1-based inclusive lines and [start_byte, end_byte) bytes.
+// chunks holds the FTS columns under their FTS names (name, subwords, doc, body, path) so
+// chunk_fts and chunk_tri can be external-content tables over it, kept in step by triggers.
+constexpr const char* kCreate = R"sql(
+CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE runs(
+  id INTEGER PRIMARY KEY,
+  run_id TEXT NOT NULL UNIQUE,
+  state TEXT NOT NULL,
+  mode TEXT NOT NULL,
+  started_at TEXT NOT NULL,
+  finished_at TEXT NOT NULL,
+  options TEXT NOT NULL,
+  tool_versions TEXT NOT NULL,
+  stats TEXT NOT NULL);
+CREATE TABLE files(
+  id INTEGER PRIMARY KEY,
+  path TEXT NOT NULL UNIQUE,
+  sha256 TEXT NOT NULL,
+  language TEXT NOT NULL,
+  extractor TEXT NOT NULL,
+  size INTEGER NOT NULL,
+  mtime_ns INTEGER NOT NULL,
+  status TEXT NOT NULL,
+  parse_error INTEGER NOT NULL,
+  stale INTEGER NOT NULL,
+  run_id TEXT NOT NULL);
+CREATE TABLE symbols(
+  id INTEGER PRIMARY KEY,
+  file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+  ordinal INTEGER NOT NULL,
+  parent_id INTEGER REFERENCES symbols(id) ON DELETE CASCADE,
+  target_id TEXT NOT NULL UNIQUE,
+  name TEXT NOT NULL,
+  qualified_name TEXT NOT NULL,
+  kind TEXT NOT NULL,
+  start_line INTEGER NOT NULL,
+  end_line INTEGER NOT NULL,
+  start_byte INTEGER NOT NULL,
+  end_byte INTEGER NOT NULL,
+  signature TEXT NOT NULL,
+  doc TEXT NOT NULL,
+  span_sha256 TEXT NOT NULL,
+  parse_error INTEGER NOT NULL,
+  end_known INTEGER NOT NULL);
+CREATE INDEX symbols_file ON symbols(file_id);
+CREATE INDEX symbols_name ON symbols(name);
+CREATE INDEX symbols_qualified ON symbols(qualified_name);
+CREATE TABLE chunks(
+  id INTEGER PRIMARY KEY,
+  file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+  symbol_id INTEGER REFERENCES symbols(id) ON DELETE CASCADE,
+  kind TEXT NOT NULL,
+  qualified_name TEXT NOT NULL,
+  start_line INTEGER NOT NULL,
+  end_line INTEGER NOT NULL,
+  name TEXT NOT NULL,
+  subwords TEXT NOT NULL,
+  doc TEXT NOT NULL,
+  body TEXT NOT NULL,
+  path TEXT NOT NULL);
+CREATE INDEX chunks_file ON chunks(file_id);
+CREATE TABLE imports(
+  id INTEGER PRIMARY KEY,
+  file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+  module TEXT NOT NULL,
+  line INTEGER NOT NULL);
+CREATE INDEX imports_file ON imports(file_id);
+CREATE INDEX imports_module ON imports(module);
+CREATE TABLE calls(
+  id INTEGER PRIMARY KEY,
+  file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+  caller_id INTEGER REFERENCES symbols(id) ON DELETE CASCADE,
+  callee TEXT NOT NULL,
+  line INTEGER NOT NULL);
+CREATE INDEX calls_file ON calls(file_id);
+CREATE INDEX calls_callee ON calls(callee);
+
+CREATE VIRTUAL TABLE chunk_fts USING fts5(
+  name, subwords, doc, body, path,
+  content='chunks', content_rowid='id',
+  tokenize='unicode61 remove_diacritics 2');
+CREATE TRIGGER chunks_fts_ai AFTER INSERT ON chunks BEGIN
+  INSERT INTO chunk_fts(rowid, name, subwords, doc, body, path)
+  VALUES (new.id, new.name, new.subwords, new.doc, new.body, new.path);
+END;
+CREATE TRIGGER chunks_fts_ad AFTER DELETE ON chunks BEGIN
+  INSERT INTO chunk_fts(chunk_fts, rowid, name, subwords, doc, body, path)
+  VALUES ('delete', old.id, old.name, old.subwords, old.doc, old.body, old.path);
+END;
+
+-- Paths and their identifier sub-words; rowid = files.id, written by the store.
+CREATE VIRTUAL TABLE path_fts USING fts5(path, words, tokenize='unicode61 remove_diacritics 2');
+)sql";
+
+constexpr const char* kCreateTrigram = R"sql(
+CREATE VIRTUAL TABLE chunk_tri USING fts5(
+  name, path, body, content='chunks', content_rowid='id', tokenize='trigram');
+CREATE TRIGGER chunks_tri_ai AFTER INSERT ON chunks BEGIN
+  INSERT INTO chunk_tri(rowid, name, path, body) VALUES (new.id, new.name, new.path, new.body);
+END;
+CREATE TRIGGER chunks_tri_ad AFTER DELETE ON chunks BEGIN
+  INSERT INTO chunk_tri(chunk_tri, rowid, name, path, body)
+  VALUES ('delete', old.id, old.name, old.path, old.body);
+END;
+)sql";
+
+Result<bool> TableExists(base::Database& db, const char* name) {
+  ASSIGN_OR_RETURN(base::Statement st,
+                   db.Prepare("SELECT 1 FROM sqlite_master WHERE type='table' AND name=?1"));
+  RETURN_IF_ERROR(st.Bind(1, std::string_view(name)));
+  return st.Step();
+}
+
+Status DropAll(base::Database& db) {
+  // Virtual tables first (their shadow tables go with them), then triggers, indexes, tables.
+  std::vector<std::pair<std::string, std::string>> objects;
+  {
+    ASSIGN_OR_RETURN(base::Statement st,
+                     db.Prepare("SELECT type, name FROM sqlite_master WHERE name NOT LIKE "
+                                "'sqlite_%' ORDER BY (sql LIKE 'CREATE VIRTUAL%') DESC"));
+    for (;;) {
+      ASSIGN_OR_RETURN(bool row, st.Step());
+      if (!row) break;
+      objects.emplace_back(st.ColumnText(0), st.ColumnText(1));
+    }
+  }
+  RETURN_IF_ERROR(db.Exec("PRAGMA foreign_keys=OFF"));
+  for (const auto& [type, name] : objects) {
+    if (type != "table") continue;
+    // A shadow table of an already-dropped virtual table is gone; ignore that.
+    ASSIGN_OR_RETURN(bool exists, TableExists(db, name.c_str()));
+    if (exists) RETURN_IF_ERROR(db.Exec(fmt::format("DROP TABLE \"{}\"", name)));
+  }
+  return db.Exec("PRAGMA foreign_keys=ON");
+}
+
+}  // namespace
+
+Result<SchemaState> EnsureSchema(base::Database& db, bool want_trigram) {
+  SchemaState state;
+  ASSIGN_OR_RETURN(bool has_meta, TableExists(db, "meta"));
+  if (has_meta) {
+    ASSIGN_OR_RETURN(base::Statement st,
+                     db.Prepare("SELECT value FROM meta WHERE key='schema_version'"));
+    ASSIGN_OR_RETURN(bool row, st.Step());
+    if (row && st.ColumnText(0) == std::to_string(kSchemaVersion)) {
+      ASSIGN_OR_RETURN(state.trigram, TableExists(db, "chunk_tri"));
+      return state;
+    }
+    state.rebuilt = true;
+  } else {
+    ASSIGN_OR_RETURN(base::Statement st, db.Prepare("SELECT count(*) FROM sqlite_master"));
+    ASSIGN_OR_RETURN(bool row, st.Step());
+    state.rebuilt = row && st.ColumnInt64(0) > 0;  // foreign tables without our meta
+  }
+  if (state.rebuilt) RETURN_IF_ERROR(DropAll(db));
+  ASSIGN_OR_RETURN(base::Transaction tx, db.Begin());
+  RETURN_IF_ERROR(db.Exec(kCreate));
+  if (want_trigram) RETURN_IF_ERROR(db.Exec(kCreateTrigram));
+  RETURN_IF_ERROR(db.Exec(fmt::format(
+      "INSERT INTO meta(key, value) VALUES ('schema_version', '{}'), ('trigram', '{}')",
+      kSchemaVersion, want_trigram ? 1 : 0)));
+  RETURN_IF_ERROR(tx.Commit());
+  state.trigram = want_trigram;
+  return state;
+}
+
+}  // namespace trove::librarian::store::internal

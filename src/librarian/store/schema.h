@@ -1,0 +1,19 @@
+// Internal: the store's DDL and its creation/version check.
+// Thread safety: functions of one Database; see base/sqlite.h.
+#pragma once
+
+#include "base/sqlite.h"
+#include "base/status.h"
+
+namespace trove::librarian::store::internal {
+
+struct SchemaState {
+  bool trigram = false;  // chunk_tri exists
+  bool rebuilt = false;  // an incompatible schema was dropped
+};
+
+// Creates the schema when missing; drops and recreates it when meta.schema_version differs.
+// `want_trigram` applies to a new schema only.
+Result<SchemaState> EnsureSchema(base::Database& db, bool want_trigram);
+
+}  // namespace trove::librarian::store::internal

@@ -1,0 +1,157 @@
+// Lexical search over the store's FTS5 tables (spec §6.5, §6.6).
+#include <string>
+#include <string_view>
+#include <unordered_set>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "base/sqlite.h"
+#include "librarian/extract/identifier.h"
+#include "librarian/store/store.h"
+
+namespace trove::librarian::store {
+namespace {
+
+// A short English stop-word list (spec §6.6); code words such as "get" or "set" stay.
+constexpr std::string_view kStopWords[] = {
+    "a",    "an",   "and",   "are",  "as",   "at",    "be",   "by",    "can",  "do",
+    "does", "for",  "from",  "how",  "i",    "if",    "in",   "into",  "is",   "it",
+    "its",  "of",   "on",    "or",   "so",   "that",  "the",  "their", "then", "there",
+    "this", "to",   "was",   "we",   "what", "when",  "where", "which", "who", "why",
+    "will", "with", "would", "you",
+};
+
+bool IsStopWord(std::string_view w) {
+  for (std::string_view s : kStopWords) {
+    if (s == w) return true;
+  }
+  return false;
+}
+
+// Wraps `term` as an FTS5 string (double quotes, inner quotes doubled).
+std::string Quote(std::string_view term) {
+  std::string out = "\"";
+  for (char c : term) {
+    if (c == '"') out.push_back('"');
+    out.push_back(c);
+  }
+  out.push_back('"');
+  return out;
+}
+
+}  // namespace
+
+std::string BuildMatchQuery(std::string_view text) {
+  std::vector<std::string> terms;
+  std::unordered_set<std::string> seen;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    while (i < text.size() && (text[i] == ' ' || text[i] == '\t' || text[i] == '\n' ||
+                               text[i] == '\r')) {
+      ++i;
+    }
+    std::size_t start = i;
+    while (i < text.size() && text[i] != ' ' && text[i] != '\t' && text[i] != '\n' &&
+           text[i] != '\r') {
+      ++i;
+    }
+    if (i == start) break;
+    // Each alphanumeric run of the word is an identifier: whole and pieces.
+    for (const std::string& w : extract::IndexWords(text.substr(start, i - start))) {
+      if (IsStopWord(w) || !seen.insert(w).second) continue;
+      terms.push_back(w);
+    }
+  }
+  std::string out;
+  for (const std::string& t : terms) {
+    if (!out.empty()) out += " OR ";
+    out += Quote(t);
+  }
+  return out;
+}
+
+Result<std::vector<ChunkHit>> Store::SearchChunks(std::string_view query,
+                                                  const SearchOptions& options) {
+  std::vector<ChunkHit> out;
+  std::string match = BuildMatchQuery(query);
+  if (match.empty() || options.limit == 0) return out;
+  ASSIGN_OR_RETURN(
+      base::Statement st,
+      db_->Prepare("SELECT c.id, f.path, c.kind, c.name, c.qualified_name, "
+                   "coalesce(s.target_id, ''), c.start_line, c.end_line, "
+                   "bm25(chunk_fts, ?1, ?2, ?3, ?4, ?5) AS rank "
+                   "FROM chunk_fts JOIN chunks c ON c.id = chunk_fts.rowid "
+                   "JOIN files f ON f.id = c.file_id LEFT JOIN symbols s ON s.id = c.symbol_id "
+                   "WHERE chunk_fts MATCH ?6 ORDER BY rank, c.id LIMIT ?7"));
+  RETURN_IF_ERROR(st.Bind(1, options.name_weight));
+  RETURN_IF_ERROR(st.Bind(2, options.subwords_weight));
+  RETURN_IF_ERROR(st.Bind(3, options.doc_weight));
+  RETURN_IF_ERROR(st.Bind(4, options.body_weight));
+  RETURN_IF_ERROR(st.Bind(5, options.path_weight));
+  RETURN_IF_ERROR(st.Bind(6, std::string_view(match)));
+  RETURN_IF_ERROR(st.Bind(7, static_cast<std::int64_t>(options.limit)));
+  for (;;) {
+    ASSIGN_OR_RETURN(bool row, st.Step());
+    if (!row) return out;
+    ChunkHit h;
+    h.chunk_id = st.ColumnInt64(0);
+    h.path = st.ColumnText(1);
+    h.kind = st.ColumnText(2);
+    h.name = st.ColumnText(3);
+    h.qualified_name = st.ColumnText(4);
+    h.target_id = st.ColumnText(5);
+    h.start_line = static_cast<std::uint32_t>(st.ColumnInt64(6));
+    h.end_line = static_cast<std::uint32_t>(st.ColumnInt64(7));
+    h.score = -st.ColumnDouble(8);
+    out.push_back(std::move(h));
+  }
+}
+
+Result<std::vector<ChunkHit>> Store::SearchSubstring(std::string_view text, std::size_t limit) {
+  if (!trigram_) return Status::Unsupported("substring search needs the trigram index");
+  std::vector<ChunkHit> out;
+  if (text.size() < 3 || limit == 0) return out;  // trigrams need three characters
+  ASSIGN_OR_RETURN(
+      base::Statement st,
+      db_->Prepare("SELECT c.id, f.path, c.kind, c.name, c.qualified_name, "
+                   "coalesce(s.target_id, ''), c.start_line, c.end_line, bm25(chunk_tri) AS rank "
+                   "FROM chunk_tri JOIN chunks c ON c.id = chunk_tri.rowid "
+                   "JOIN files f ON f.id = c.file_id LEFT JOIN symbols s ON s.id = c.symbol_id "
+                   "WHERE chunk_tri MATCH ?1 ORDER BY rank, c.id LIMIT ?2"));
+  RETURN_IF_ERROR(st.Bind(1, std::string_view(Quote(text))));
+  RETURN_IF_ERROR(st.Bind(2, static_cast<std::int64_t>(limit)));
+  for (;;) {
+    ASSIGN_OR_RETURN(bool row, st.Step());
+    if (!row) return out;
+    ChunkHit h;
+    h.chunk_id = st.ColumnInt64(0);
+    h.path = st.ColumnText(1);
+    h.kind = st.ColumnText(2);
+    h.name = st.ColumnText(3);
+    h.qualified_name = st.ColumnText(4);
+    h.target_id = st.ColumnText(5);
+    h.start_line = static_cast<std::uint32_t>(st.ColumnInt64(6));
+    h.end_line = static_cast<std::uint32_t>(st.ColumnInt64(7));
+    h.score = -st.ColumnDouble(8);
+    out.push_back(std::move(h));
+  }
+}
+
+Result<std::vector<PathHit>> Store::SearchPaths(std::string_view query, std::size_t limit) {
+  std::vector<PathHit> out;
+  std::string match = BuildMatchQuery(query);
+  if (match.empty() || limit == 0) return out;
+  ASSIGN_OR_RETURN(base::Statement st,
+                   db_->Prepare("SELECT path, bm25(path_fts, 2.0, 1.0) AS rank FROM path_fts "
+                                "WHERE path_fts MATCH ?1 ORDER BY rank, path LIMIT ?2"));
+  RETURN_IF_ERROR(st.Bind(1, std::string_view(match)));
+  RETURN_IF_ERROR(st.Bind(2, static_cast<std::int64_t>(limit)));
+  for (;;) {
+    ASSIGN_OR_RETURN(bool row, st.Step());
+    if (!row) return out;
+    out.push_back(PathHit{st.ColumnText(0), -st.ColumnDouble(1)});
+  }
+}
+
+}  // namespace trove::librarian::store

@@ -1,0 +1,602 @@
+#include "librarian/store/store.h"
+
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "base/hash.h"
+#include "base/sqlite.h"
+#include "librarian/extract/identifier.h"
+#include "librarian/store/schema.h"
+
+namespace trove::librarian::store {
+namespace {
+
+using extract::SymbolKind;
+
+std::string_view TargetPrefix(SymbolKind kind) {
+  switch (kind) {
+    case SymbolKind::kFunction:
+    case SymbolKind::kMethod: return "fn";
+    case SymbolKind::kNamespace: return "ns";
+    default: return "type";
+  }
+}
+
+// Words for the `subwords` column: the identifier's index words, its qualified name's pieces,
+// then the pieces of compound identifiers in the body.
+std::string ChunkSubwords(const extract::Chunk& chunk) {
+  std::string out;
+  auto add = [&out](const std::vector<std::string>& words) {
+    for (const std::string& w : words) {
+      if (!out.empty()) out.push_back(' ');
+      out += w;
+    }
+  };
+  if (chunk.kind == extract::ChunkKind::kSymbol) {
+    add(extract::IndexWords(chunk.name));
+    if (chunk.qualified_name != chunk.name) add(extract::SplitIdentifier(chunk.qualified_name));
+  }
+  std::string body = extract::SubwordText(chunk.text);
+  if (!body.empty()) {
+    if (!out.empty()) out.push_back(' ');
+    out += body;
+  }
+  return out;
+}
+
+std::string PathWords(std::string_view path) {
+  std::string out;
+  for (const std::string& w : extract::SplitIdentifier(path)) {
+    if (!out.empty()) out.push_back(' ');
+    out += w;
+  }
+  return out;
+}
+
+Result<FileStatus> ParseStatus(std::string_view name) {
+  for (FileStatus s : {FileStatus::kIndexed, FileStatus::kUnchanged, FileStatus::kSkippedLarge,
+                       FileStatus::kSkippedBinary, FileStatus::kTimedOut, FileStatus::kFailed}) {
+    if (FileStatusName(s) == name) return s;
+  }
+  return Status::Malformed(fmt::format("files.status: unknown value {}", name));
+}
+
+Result<FileRecord> ReadFile(base::Statement& st) {
+  FileRecord f;
+  f.path = st.ColumnText(0);
+  f.sha256 = st.ColumnText(1);
+  f.language = st.ColumnText(2);
+  f.extractor = st.ColumnText(3);
+  f.size = static_cast<std::uint64_t>(st.ColumnInt64(4));
+  f.mtime_ns = st.ColumnInt64(5);
+  ASSIGN_OR_RETURN(f.status, ParseStatus(st.ColumnText(6)));
+  f.parse_error = st.ColumnInt64(7) != 0;
+  f.stale = st.ColumnInt64(8) != 0;
+  f.run_id = st.ColumnText(9);
+  return f;
+}
+constexpr const char* kFileColumns =
+    "path, sha256, language, extractor, size, mtime_ns, status, parse_error, stale, run_id";
+
+RunRecord ReadRun(base::Statement& st) {
+  RunRecord r;
+  r.run_id = st.ColumnText(0);
+  r.state = st.ColumnText(1);
+  r.mode = st.ColumnText(2);
+  r.started_at = st.ColumnText(3);
+  r.finished_at = st.ColumnText(4);
+  r.options_json = st.ColumnText(5);
+  r.tool_versions_json = st.ColumnText(6);
+  r.stats_json = st.ColumnText(7);
+  return r;
+}
+constexpr const char* kRunColumns =
+    "run_id, state, mode, started_at, finished_at, options, tool_versions, stats";
+
+constexpr const char* kSymbolSelect =
+    "SELECT s.id, f.path, s.target_id, s.name, s.qualified_name, s.kind, s.start_line, "
+    "s.end_line, s.start_byte, s.end_byte, s.signature, s.doc, s.span_sha256, s.parse_error, "
+    "s.end_known, coalesce(p.qualified_name, '') FROM symbols s JOIN files f ON f.id = s.file_id "
+    "LEFT JOIN symbols p ON p.id = s.parent_id ";
+
+SymbolRow ReadSymbol(base::Statement& st) {
+  SymbolRow s;
+  s.id = st.ColumnInt64(0);
+  s.path = st.ColumnText(1);
+  s.target_id = st.ColumnText(2);
+  s.name = st.ColumnText(3);
+  s.qualified_name = st.ColumnText(4);
+  s.kind = st.ColumnText(5);
+  s.start_line = static_cast<std::uint32_t>(st.ColumnInt64(6));
+  s.end_line = static_cast<std::uint32_t>(st.ColumnInt64(7));
+  s.start_byte = static_cast<std::uint32_t>(st.ColumnInt64(8));
+  s.end_byte = static_cast<std::uint32_t>(st.ColumnInt64(9));
+  s.signature = st.ColumnText(10);
+  s.doc = st.ColumnText(11);
+  s.span_sha256 = st.ColumnText(12);
+  s.parse_error = st.ColumnInt64(13) != 0;
+  s.end_known = st.ColumnInt64(14) != 0;
+  s.parent_qualified_name = st.ColumnText(15);
+  return s;
+}
+
+Result<std::vector<SymbolRow>> ReadSymbols(base::Statement& st) {
+  std::vector<SymbolRow> out;
+  for (;;) {
+    ASSIGN_OR_RETURN(bool row, st.Step());
+    if (!row) return out;
+    out.push_back(ReadSymbol(st));
+  }
+}
+
+Result<std::optional<std::int64_t>> FileId(base::Database& db, std::string_view path) {
+  ASSIGN_OR_RETURN(base::Statement st, db.Prepare("SELECT id FROM files WHERE path = ?1"));
+  RETURN_IF_ERROR(st.Bind(1, path));
+  ASSIGN_OR_RETURN(bool row, st.Step());
+  if (!row) return std::optional<std::int64_t>();
+  return std::optional<std::int64_t>(st.ColumnInt64(0));
+}
+
+// Deletes the rows that hang off one file (not the file itself).
+Status ClearFileRows(base::Database& db, std::int64_t file_id) {
+  // Children before parents: calls and chunks point at symbols.
+  for (const char* sql : {"DELETE FROM calls WHERE file_id = ?1",
+                          "DELETE FROM imports WHERE file_id = ?1",
+                          "DELETE FROM chunks WHERE file_id = ?1",
+                          "DELETE FROM symbols WHERE file_id = ?1"}) {
+    ASSIGN_OR_RETURN(base::Statement st, db.Prepare(sql));
+    RETURN_IF_ERROR(st.Bind(1, file_id));
+    RETURN_IF_ERROR(st.Step());
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+std::string_view FileStatusName(FileStatus status) {
+  switch (status) {
+    case FileStatus::kIndexed: return "indexed";
+    case FileStatus::kUnchanged: return "unchanged";
+    case FileStatus::kSkippedLarge: return "skipped_large";
+    case FileStatus::kSkippedBinary: return "skipped_binary";
+    case FileStatus::kTimedOut: return "timed_out";
+    case FileStatus::kFailed: return "failed";
+  }
+  return "failed";
+}
+
+Result<std::unique_ptr<Store>> Store::Open(const std::string& path, const StoreOptions& options) {
+  ASSIGN_OR_RETURN(std::unique_ptr<base::Database> db, base::Database::Open(path));
+  ASSIGN_OR_RETURN(internal::SchemaState state, internal::EnsureSchema(*db, options.trigram));
+  return std::unique_ptr<Store>(new Store(std::move(db), state.trigram, state.rebuilt));
+}
+
+Store::Store(std::unique_ptr<base::Database> db, bool trigram, bool rebuilt)
+    : db_(std::move(db)), trigram_(trigram), schema_rebuilt_(rebuilt) {}
+
+Store::~Store() = default;
+
+Status Store::ReplaceFile(const FileRecord& file, const extract::FileFacts& facts,
+                          std::string_view content) {
+  WriteBatch batch;
+  batch.replace.push_back(FileReplace{file, &facts, content});
+  return Apply(batch);
+}
+
+Status Store::DeleteFiles(std::span<const std::string> paths) {
+  WriteBatch batch;
+  batch.remove.assign(paths.begin(), paths.end());
+  return Apply(batch);
+}
+
+Status Store::Apply(const WriteBatch& batch) {
+  ASSIGN_OR_RETURN(base::Transaction tx, db_->Begin());
+  if (batch.run) {
+    const RunRecord& r = *batch.run;
+    ASSIGN_OR_RETURN(
+        base::Statement st,
+        db_->Prepare("INSERT INTO runs(run_id, state, mode, started_at, finished_at, options, "
+                     "tool_versions, stats) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) "
+                     "ON CONFLICT(run_id) DO UPDATE SET state = ?2, mode = ?3, started_at = ?4, "
+                     "finished_at = ?5, options = ?6, tool_versions = ?7, stats = ?8"));
+    RETURN_IF_ERROR(st.Bind(1, std::string_view(r.run_id)));
+    RETURN_IF_ERROR(st.Bind(2, std::string_view(r.state)));
+    RETURN_IF_ERROR(st.Bind(3, std::string_view(r.mode)));
+    RETURN_IF_ERROR(st.Bind(4, std::string_view(r.started_at)));
+    RETURN_IF_ERROR(st.Bind(5, std::string_view(r.finished_at)));
+    RETURN_IF_ERROR(st.Bind(6, std::string_view(r.options_json)));
+    RETURN_IF_ERROR(st.Bind(7, std::string_view(r.tool_versions_json)));
+    RETURN_IF_ERROR(st.Bind(8, std::string_view(r.stats_json)));
+    RETURN_IF_ERROR(st.Step());
+  }
+  for (const FileReplace& r : batch.replace) {
+    RETURN_IF_ERROR(ReplaceLocked(r).WithContext(r.file.path));
+  }
+  for (const FileTouch& t : batch.touch) {
+    ASSIGN_OR_RETURN(base::Statement st,
+                     db_->Prepare("UPDATE files SET size = ?2, mtime_ns = ?3, run_id = ?4, "
+                                  "status = 'unchanged' WHERE path = ?1"));
+    RETURN_IF_ERROR(st.Bind(1, std::string_view(t.path)));
+    RETURN_IF_ERROR(st.Bind(2, t.size));
+    RETURN_IF_ERROR(st.Bind(3, t.mtime_ns));
+    RETURN_IF_ERROR(st.Bind(4, std::string_view(t.run_id)));
+    RETURN_IF_ERROR(st.Step());
+    if (db_->Changes() == 0) return Status::NotFound(fmt::format("touch {}: not stored", t.path));
+  }
+  for (const FileMark& m : batch.mark) {
+    ASSIGN_OR_RETURN(base::Statement st,
+                     db_->Prepare("UPDATE files SET status = ?2, stale = ?3 WHERE path = ?1"));
+    RETURN_IF_ERROR(st.Bind(1, std::string_view(m.path)));
+    RETURN_IF_ERROR(st.Bind(2, FileStatusName(m.status)));
+    RETURN_IF_ERROR(st.Bind(3, m.stale ? 1 : 0));
+    RETURN_IF_ERROR(st.Step());
+    if (db_->Changes() == 0) return Status::NotFound(fmt::format("mark {}: not stored", m.path));
+  }
+  for (const std::string& path : batch.remove) {
+    RETURN_IF_ERROR(RemoveLocked(path).WithContext(path));
+  }
+  return tx.Commit();
+}
+
+Status Store::RemoveLocked(std::string_view path) {
+  ASSIGN_OR_RETURN(std::optional<std::int64_t> id, FileId(*db_, path));
+  if (!id) return Status::Ok();  // already gone: removal is idempotent
+  RETURN_IF_ERROR(ClearFileRows(*db_, *id));
+  for (const char* sql :
+       {"DELETE FROM path_fts WHERE rowid = ?1", "DELETE FROM files WHERE id = ?1"}) {
+    ASSIGN_OR_RETURN(base::Statement st, db_->Prepare(sql));
+    RETURN_IF_ERROR(st.Bind(1, *id));
+    RETURN_IF_ERROR(st.Step());
+  }
+  return Status::Ok();
+}
+
+Status Store::ReplaceLocked(const FileReplace& r) {
+  const FileRecord& f = r.file;
+  if (f.path.empty()) return Status::InvalidArgument("empty path");
+  ASSIGN_OR_RETURN(std::optional<std::int64_t> existing, FileId(*db_, f.path));
+  std::int64_t file_id = 0;
+  if (existing) {
+    file_id = *existing;
+    RETURN_IF_ERROR(ClearFileRows(*db_, file_id));
+  }
+  {
+    ASSIGN_OR_RETURN(
+        base::Statement st,
+        db_->Prepare("INSERT INTO files(path, sha256, language, extractor, size, mtime_ns, "
+                     "status, parse_error, stale, run_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, "
+                     "?9, ?10) ON CONFLICT(path) DO UPDATE SET sha256 = ?2, language = ?3, "
+                     "extractor = ?4, size = ?5, mtime_ns = ?6, status = ?7, parse_error = ?8, "
+                     "stale = ?9, run_id = ?10"));
+    RETURN_IF_ERROR(st.Bind(1, std::string_view(f.path)));
+    RETURN_IF_ERROR(st.Bind(2, std::string_view(f.sha256)));
+    RETURN_IF_ERROR(st.Bind(3, std::string_view(f.language)));
+    RETURN_IF_ERROR(st.Bind(4, std::string_view(f.extractor)));
+    RETURN_IF_ERROR(st.Bind(5, f.size));
+    RETURN_IF_ERROR(st.Bind(6, f.mtime_ns));
+    RETURN_IF_ERROR(st.Bind(7, FileStatusName(f.status)));
+    RETURN_IF_ERROR(st.Bind(8, f.parse_error ? 1 : 0));
+    RETURN_IF_ERROR(st.Bind(9, f.stale ? 1 : 0));
+    RETURN_IF_ERROR(st.Bind(10, std::string_view(f.run_id)));
+    RETURN_IF_ERROR(st.Step());
+  }
+  if (!existing) {
+    file_id = db_->LastInsertRowId();
+    ASSIGN_OR_RETURN(base::Statement st,
+                     db_->Prepare("INSERT INTO path_fts(rowid, path, words) VALUES (?1, ?2, ?3)"));
+    RETURN_IF_ERROR(st.Bind(1, file_id));
+    RETURN_IF_ERROR(st.Bind(2, std::string_view(f.path)));
+    RETURN_IF_ERROR(st.Bind(3, std::string_view(PathWords(f.path))));
+    RETURN_IF_ERROR(st.Step());
+  }
+  if (r.facts == nullptr) return Status::Ok();
+  const extract::FileFacts& facts = *r.facts;
+
+  // Symbols, in order (a parent precedes its children), with their target ids.
+  std::vector<std::int64_t> symbol_ids(facts.symbols.size(), 0);
+  {
+    ASSIGN_OR_RETURN(
+        base::Statement st,
+        db_->Prepare("INSERT INTO symbols(file_id, ordinal, parent_id, target_id, name, "
+                     "qualified_name, kind, start_line, end_line, start_byte, end_byte, "
+                     "signature, doc, span_sha256, parse_error, end_known) VALUES (?1, ?2, ?3, "
+                     "?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)"));
+    std::unordered_map<std::string, int> seen;
+    for (std::size_t i = 0; i < facts.symbols.size(); ++i) {
+      const extract::Symbol& s = facts.symbols[i];
+      std::string target =
+          fmt::format("{}:{}::{}", TargetPrefix(s.kind), f.path, s.qualified_name);
+      int n = ++seen[target];
+      if (n > 1) target += fmt::format("~{}", n);  // overloads, #ifdef alternatives
+      std::string span_hash;
+      if (s.start_byte <= s.end_byte && s.end_byte <= r.content.size()) {
+        span_hash = base::Sha256Hex(r.content.substr(s.start_byte, s.end_byte - s.start_byte));
+      }
+      st.Reset();
+      RETURN_IF_ERROR(st.Bind(1, file_id));
+      RETURN_IF_ERROR(st.Bind(2, static_cast<std::int64_t>(i)));
+      if (s.parent >= 0 && static_cast<std::size_t>(s.parent) < i) {
+        RETURN_IF_ERROR(st.Bind(3, symbol_ids[s.parent]));
+      } else {
+        RETURN_IF_ERROR(st.Bind(3, nullptr));
+      }
+      RETURN_IF_ERROR(st.Bind(4, std::string_view(target)));
+      RETURN_IF_ERROR(st.Bind(5, std::string_view(s.name)));
+      RETURN_IF_ERROR(st.Bind(6, std::string_view(s.qualified_name)));
+      RETURN_IF_ERROR(st.Bind(7, extract::SymbolKindName(s.kind)));
+      RETURN_IF_ERROR(st.Bind(8, s.start_line));
+      RETURN_IF_ERROR(st.Bind(9, s.end_line));
+      RETURN_IF_ERROR(st.Bind(10, s.start_byte));
+      RETURN_IF_ERROR(st.Bind(11, s.end_byte));
+      RETURN_IF_ERROR(st.Bind(12, std::string_view(s.signature)));
+      RETURN_IF_ERROR(st.Bind(13, std::string_view(s.doc)));
+      RETURN_IF_ERROR(st.Bind(14, std::string_view(span_hash)));
+      RETURN_IF_ERROR(st.Bind(15, s.parse_error ? 1 : 0));
+      RETURN_IF_ERROR(st.Bind(16, s.end_known ? 1 : 0));
+      RETURN_IF_ERROR(st.Step());
+      symbol_ids[i] = db_->LastInsertRowId();
+    }
+  }
+  auto symbol_id = [&](std::int32_t index) -> std::optional<std::int64_t> {
+    if (index < 0 || static_cast<std::size_t>(index) >= symbol_ids.size()) return std::nullopt;
+    return symbol_ids[index];
+  };
+  {
+    ASSIGN_OR_RETURN(
+        base::Statement st,
+        db_->Prepare("INSERT INTO chunks(file_id, symbol_id, kind, qualified_name, start_line, "
+                     "end_line, name, subwords, doc, body, path) VALUES (?1, ?2, ?3, ?4, ?5, ?6, "
+                     "?7, ?8, ?9, ?10, ?11)"));
+    for (const extract::Chunk& c : facts.chunks) {
+      st.Reset();
+      RETURN_IF_ERROR(st.Bind(1, file_id));
+      if (auto id = symbol_id(c.symbol)) {
+        RETURN_IF_ERROR(st.Bind(2, *id));
+      } else {
+        RETURN_IF_ERROR(st.Bind(2, nullptr));
+      }
+      RETURN_IF_ERROR(st.Bind(3, extract::ChunkKindName(c.kind)));
+      RETURN_IF_ERROR(st.Bind(4, std::string_view(c.qualified_name)));
+      RETURN_IF_ERROR(st.Bind(5, c.start_line));
+      RETURN_IF_ERROR(st.Bind(6, c.end_line));
+      RETURN_IF_ERROR(st.Bind(7, std::string_view(c.name)));
+      RETURN_IF_ERROR(st.Bind(8, std::string_view(ChunkSubwords(c))));
+      RETURN_IF_ERROR(st.Bind(9, std::string_view(c.doc)));
+      RETURN_IF_ERROR(st.Bind(10, std::string_view(c.text)));
+      RETURN_IF_ERROR(st.Bind(11, std::string_view(f.path)));
+      RETURN_IF_ERROR(st.Step());
+    }
+  }
+  {
+    ASSIGN_OR_RETURN(base::Statement st,
+                     db_->Prepare("INSERT INTO imports(file_id, module, line) VALUES (?1, ?2, ?3)"));
+    for (const extract::Import& i : facts.imports) {
+      st.Reset();
+      RETURN_IF_ERROR(st.Bind(1, file_id));
+      RETURN_IF_ERROR(st.Bind(2, std::string_view(i.module)));
+      RETURN_IF_ERROR(st.Bind(3, i.line));
+      RETURN_IF_ERROR(st.Step());
+    }
+  }
+  {
+    ASSIGN_OR_RETURN(
+        base::Statement st,
+        db_->Prepare("INSERT INTO calls(file_id, caller_id, callee, line) VALUES (?1, ?2, ?3, ?4)"));
+    for (const extract::CallRef& c : facts.calls) {
+      st.Reset();
+      RETURN_IF_ERROR(st.Bind(1, file_id));
+      if (auto id = symbol_id(c.caller)) {
+        RETURN_IF_ERROR(st.Bind(2, *id));
+      } else {
+        RETURN_IF_ERROR(st.Bind(2, nullptr));
+      }
+      RETURN_IF_ERROR(st.Bind(3, std::string_view(c.callee)));
+      RETURN_IF_ERROR(st.Bind(4, c.line));
+      RETURN_IF_ERROR(st.Step());
+    }
+  }
+  return Status::Ok();
+}
+
+Result<std::optional<FileRecord>> Store::GetFile(std::string_view path) {
+  ASSIGN_OR_RETURN(base::Statement st,
+                   db_->Prepare(fmt::format("SELECT {} FROM files WHERE path = ?1", kFileColumns)));
+  RETURN_IF_ERROR(st.Bind(1, path));
+  ASSIGN_OR_RETURN(bool row, st.Step());
+  if (!row) return std::optional<FileRecord>();
+  ASSIGN_OR_RETURN(FileRecord f, ReadFile(st));
+  return std::optional<FileRecord>(std::move(f));
+}
+
+Result<std::vector<FileRecord>> Store::ListFiles() {
+  ASSIGN_OR_RETURN(base::Statement st,
+                   db_->Prepare(fmt::format("SELECT {} FROM files ORDER BY path", kFileColumns)));
+  std::vector<FileRecord> out;
+  for (;;) {
+    ASSIGN_OR_RETURN(bool row, st.Step());
+    if (!row) return out;
+    ASSIGN_OR_RETURN(FileRecord f, ReadFile(st));
+    out.push_back(std::move(f));
+  }
+}
+
+Result<std::optional<RunRecord>> Store::GetRun(std::string_view run_id) {
+  ASSIGN_OR_RETURN(base::Statement st,
+                   db_->Prepare(fmt::format("SELECT {} FROM runs WHERE run_id = ?1", kRunColumns)));
+  RETURN_IF_ERROR(st.Bind(1, run_id));
+  ASSIGN_OR_RETURN(bool row, st.Step());
+  if (!row) return std::optional<RunRecord>();
+  return std::optional<RunRecord>(ReadRun(st));
+}
+
+Result<std::vector<RunRecord>> Store::ListRuns() {
+  ASSIGN_OR_RETURN(base::Statement st,
+                   db_->Prepare(fmt::format("SELECT {} FROM runs ORDER BY id", kRunColumns)));
+  std::vector<RunRecord> out;
+  for (;;) {
+    ASSIGN_OR_RETURN(bool row, st.Step());
+    if (!row) return out;
+    out.push_back(ReadRun(st));
+  }
+}
+
+Result<std::vector<SymbolRow>> Store::FindSymbols(std::string_view name, std::size_t limit) {
+  ASSIGN_OR_RETURN(
+      base::Statement st,
+      db_->Prepare(std::string(kSymbolSelect) +
+                   "WHERE s.id IN (SELECT id FROM symbols WHERE name = ?1 UNION "
+                   "SELECT id FROM symbols WHERE qualified_name = ?1) "
+                   "ORDER BY f.path, s.start_line, s.id LIMIT ?2"));
+  RETURN_IF_ERROR(st.Bind(1, name));
+  RETURN_IF_ERROR(st.Bind(2, static_cast<std::int64_t>(limit)));
+  return ReadSymbols(st);
+}
+
+Result<std::optional<SymbolRow>> Store::GetSymbol(std::string_view target_id) {
+  ASSIGN_OR_RETURN(base::Statement st,
+                   db_->Prepare(std::string(kSymbolSelect) + "WHERE s.target_id = ?1"));
+  RETURN_IF_ERROR(st.Bind(1, target_id));
+  ASSIGN_OR_RETURN(std::vector<SymbolRow> rows, ReadSymbols(st));
+  if (rows.empty()) return std::optional<SymbolRow>();
+  return std::optional<SymbolRow>(std::move(rows.front()));
+}
+
+Result<std::vector<SymbolRow>> Store::FileSymbols(std::string_view path) {
+  ASSIGN_OR_RETURN(base::Statement st, db_->Prepare(std::string(kSymbolSelect) +
+                                                    "WHERE f.path = ?1 ORDER BY s.ordinal"));
+  RETURN_IF_ERROR(st.Bind(1, path));
+  return ReadSymbols(st);
+}
+
+Result<std::vector<ImportRow>> Store::FileImports(std::string_view path) {
+  ASSIGN_OR_RETURN(base::Statement st,
+                   db_->Prepare("SELECT f.path, i.module, i.line FROM imports i JOIN files f ON "
+                                "f.id = i.file_id WHERE f.path = ?1 ORDER BY i.id"));
+  RETURN_IF_ERROR(st.Bind(1, path));
+  std::vector<ImportRow> out;
+  for (;;) {
+    ASSIGN_OR_RETURN(bool row, st.Step());
+    if (!row) return out;
+    out.push_back(ImportRow{st.ColumnText(0), st.ColumnText(1),
+                            static_cast<std::uint32_t>(st.ColumnInt64(2))});
+  }
+}
+
+namespace {
+Result<std::vector<CallRow>> ReadCalls(base::Statement& st) {
+  std::vector<CallRow> out;
+  for (;;) {
+    ASSIGN_OR_RETURN(bool row, st.Step());
+    if (!row) return out;
+    out.push_back(CallRow{st.ColumnText(0), st.ColumnText(1),
+                          static_cast<std::uint32_t>(st.ColumnInt64(2)), st.ColumnText(3)});
+  }
+}
+constexpr const char* kCallSelect =
+    "SELECT f.path, c.callee, c.line, coalesce(s.target_id, '') FROM calls c JOIN files f ON "
+    "f.id = c.file_id LEFT JOIN symbols s ON s.id = c.caller_id ";
+}  // namespace
+
+Result<std::vector<CallRow>> Store::FileCalls(std::string_view path) {
+  ASSIGN_OR_RETURN(base::Statement st,
+                   db_->Prepare(std::string(kCallSelect) + "WHERE f.path = ?1 ORDER BY c.id"));
+  RETURN_IF_ERROR(st.Bind(1, path));
+  return ReadCalls(st);
+}
+
+Result<std::vector<CallRow>> Store::CallsTo(std::string_view callee, std::size_t limit) {
+  ASSIGN_OR_RETURN(base::Statement st,
+                   db_->Prepare(std::string(kCallSelect) +
+                                "WHERE c.callee = ?1 ORDER BY f.path, c.line LIMIT ?2"));
+  RETURN_IF_ERROR(st.Bind(1, callee));
+  RETURN_IF_ERROR(st.Bind(2, static_cast<std::int64_t>(limit)));
+  return ReadCalls(st);
+}
+
+Result<std::vector<ImportRow>> Store::Importers(std::string_view module, std::size_t limit) {
+  ASSIGN_OR_RETURN(base::Statement st,
+                   db_->Prepare("SELECT f.path, i.module, i.line FROM imports i JOIN files f ON "
+                                "f.id = i.file_id WHERE i.module = ?1 ORDER BY f.path, i.line "
+                                "LIMIT ?2"));
+  RETURN_IF_ERROR(st.Bind(1, module));
+  RETURN_IF_ERROR(st.Bind(2, static_cast<std::int64_t>(limit)));
+  std::vector<ImportRow> out;
+  for (;;) {
+    ASSIGN_OR_RETURN(bool row, st.Step());
+    if (!row) return out;
+    out.push_back(ImportRow{st.ColumnText(0), st.ColumnText(1),
+                            static_cast<std::uint32_t>(st.ColumnInt64(2))});
+  }
+}
+
+namespace {
+constexpr const char* kChunkSelect =
+    "SELECT c.id, f.path, c.kind, c.name, c.qualified_name, coalesce(s.target_id, ''), "
+    "c.start_line, c.end_line, c.doc, c.body FROM chunks c JOIN files f ON f.id = c.file_id "
+    "LEFT JOIN symbols s ON s.id = c.symbol_id ";
+Result<std::vector<ChunkRow>> ReadChunks(base::Statement& st) {
+  std::vector<ChunkRow> out;
+  for (;;) {
+    ASSIGN_OR_RETURN(bool row, st.Step());
+    if (!row) return out;
+    ChunkRow c;
+    c.id = st.ColumnInt64(0);
+    c.path = st.ColumnText(1);
+    c.kind = st.ColumnText(2);
+    c.name = st.ColumnText(3);
+    c.qualified_name = st.ColumnText(4);
+    c.target_id = st.ColumnText(5);
+    c.start_line = static_cast<std::uint32_t>(st.ColumnInt64(6));
+    c.end_line = static_cast<std::uint32_t>(st.ColumnInt64(7));
+    c.doc = st.ColumnText(8);
+    c.body = st.ColumnText(9);
+    out.push_back(std::move(c));
+  }
+}
+}  // namespace
+
+Result<std::vector<ChunkRow>> Store::FileChunks(std::string_view path) {
+  ASSIGN_OR_RETURN(base::Statement st,
+                   db_->Prepare(std::string(kChunkSelect) + "WHERE f.path = ?1 ORDER BY c.id"));
+  RETURN_IF_ERROR(st.Bind(1, path));
+  return ReadChunks(st);
+}
+
+Result<std::optional<ChunkRow>> Store::GetChunk(std::int64_t chunk_id) {
+  ASSIGN_OR_RETURN(base::Statement st,
+                   db_->Prepare(std::string(kChunkSelect) + "WHERE c.id = ?1"));
+  RETURN_IF_ERROR(st.Bind(1, chunk_id));
+  ASSIGN_OR_RETURN(std::vector<ChunkRow> rows, ReadChunks(st));
+  if (rows.empty()) return std::optional<ChunkRow>();
+  return std::optional<ChunkRow>(std::move(rows.front()));
+}
+
+Result<std::int64_t> Store::CountRows(std::string_view table) {
+  static constexpr std::string_view kTables[] = {"files",   "symbols", "chunks", "imports",
+                                                  "calls",   "runs",    "path_fts",
+                                                  "chunk_fts", "chunk_tri"};
+  bool known = false;
+  for (std::string_view t : kTables) known = known || t == table;
+  if (!known) return Status::InvalidArgument(fmt::format("count: unknown table {}", table));
+  ASSIGN_OR_RETURN(base::Statement st, db_->Prepare(fmt::format("SELECT count(*) FROM {}", table)));
+  ASSIGN_OR_RETURN(bool row, st.Step());
+  if (!row) return Status::Internal("count returned no row");
+  return st.ColumnInt64(0);
+}
+
+Status Store::IntegrityCheck() {
+  RETURN_IF_ERROR(db_->IntegrityCheck());
+  RETURN_IF_ERROR(db_->Exec("INSERT INTO chunk_fts(chunk_fts) VALUES ('integrity-check')"));
+  RETURN_IF_ERROR(db_->Exec("INSERT INTO path_fts(path_fts) VALUES ('integrity-check')"));
+  if (trigram_) {
+    RETURN_IF_ERROR(db_->Exec("INSERT INTO chunk_tri(chunk_tri) VALUES ('integrity-check')"));
+  }
+  return Status::Ok();
+}
+
+}  // namespace trove::librarian::store

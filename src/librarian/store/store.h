@@ -1,0 +1,255 @@
+// Store: Librarian's knowledge store, one SQLite file (`.librarian/librarian.sqlite`, spec §1.7)
+// in WAL mode: files, symbols, function-level chunks, imports, call references and runs, with
+// FTS5 indexes over chunks (BM25 with per-column weights, spec §6.5), over paths and their
+// sub-words, and optionally a trigram index for substring search.
+//
+// Writes go through Apply: one WriteBatch is one transaction, so a crash (kill -9 included)
+// leaves every file either fully at its old state or fully at its new one (spec §2.2), and a
+// run's checkpoint commits with the batch it describes. Reads see the last committed state;
+// readers in other connections run beside the one writer (WAL).
+//
+// Schema: see schema.cc. A database whose `meta.schema_version` differs from kSchemaVersion is
+// dropped and rebuilt on Open (spec §1.7: an incompatible version forces a full rebuild);
+// schema_rebuilt() tells the caller to re-index everything.
+//
+// Thread safety: one thread uses a Store at a time (its connection has no mutex). Open one
+// Store per thread; separate Stores on one file may be used concurrently.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "librarian/extract/facts.h"
+
+namespace trove::base {
+class Database;
+}
+
+namespace trove::librarian::store {
+
+inline constexpr int kSchemaVersion = 1;
+
+struct StoreOptions {
+  // Whether a new database gets the trigram table `chunk_tri` (substring search). Its index
+  // runs to a multiple of the text and, measured on this repository's sources, roughly triples
+  // the store's write time, so it is opt-in per workspace (spec §6.5). An existing database
+  // keeps the setting it was created with. Default false.
+  bool trigram = false;
+};
+
+// spec §1.2 file statuses.
+enum class FileStatus : std::uint8_t {
+  kIndexed,
+  kUnchanged,
+  kSkippedLarge,
+  kSkippedBinary,
+  kTimedOut,
+  kFailed,
+};
+// "indexed", "unchanged", "skipped_large", "skipped_binary", "timed_out", "failed".
+std::string_view FileStatusName(FileStatus status);
+
+struct FileRecord {
+  std::string path;  // workspace-relative, `/`-separated
+  std::string sha256;
+  std::string language;   // FileFacts::language, or "" for skipped files
+  std::string extractor;  // FileFacts::extractor
+  std::uint64_t size = 0;
+  std::int64_t mtime_ns = 0;
+  FileStatus status = FileStatus::kIndexed;
+  bool parse_error = false;
+  bool stale = false;   // a timed-out re-extraction kept the previous rows (spec §2.2)
+  std::string run_id;   // the run that last changed it
+};
+
+// Replace everything stored for `file.path` with `facts` (which must describe `content`).
+struct FileReplace {
+  FileRecord file;
+  const extract::FileFacts* facts = nullptr;  // null: the file record only (e.g. skipped)
+  std::string_view content;                   // for span hashes
+};
+
+// Same content, new mtime/size (spec §2.3 "touched").
+struct FileTouch {
+  std::string path;
+  std::uint64_t size = 0;
+  std::int64_t mtime_ns = 0;
+  std::string run_id;
+};
+
+// Status change without touching the rows (timed_out keeps the previous entry, marked stale).
+struct FileMark {
+  std::string path;
+  FileStatus status = FileStatus::kTimedOut;
+  bool stale = true;
+};
+
+struct RunRecord {
+  std::string run_id;       // run_<yyyymmddThhmmssZ>_<4 hex>
+  std::string state;        // running, succeeded, failed, cancelled
+  std::string mode;         // full, incremental, noop
+  std::string started_at;   // RFC 3339
+  std::string finished_at;  // "" while running
+  std::string options_json;
+  std::string tool_versions_json;
+  std::string stats_json;
+};
+
+// One transaction's worth of changes, applied in this order: run, replace, touch, mark,
+// remove.
+struct WriteBatch {
+  std::optional<RunRecord> run;  // inserted or replaced (a checkpoint)
+  std::vector<FileReplace> replace;
+  std::vector<FileTouch> touch;
+  std::vector<FileMark> mark;
+  std::vector<std::string> remove;  // vanished files: the file and all its rows
+};
+
+struct SymbolRow {
+  std::int64_t id = 0;
+  std::string path;
+  std::string target_id;  // fn:<path>::<qualified>, type:..., ns:..., "~2" for repeats
+  std::string name;
+  std::string qualified_name;
+  std::string kind;  // SymbolKindName
+  std::uint32_t start_line = 0;
+  std::uint32_t end_line = 0;
+  std::uint32_t start_byte = 0;
+  std::uint32_t end_byte = 0;
+  std::string signature;
+  std::string doc;
+  std::string span_sha256;
+  bool parse_error = false;
+  bool end_known = true;
+  std::string parent_qualified_name;  // "" at top level
+};
+
+struct ImportRow {
+  std::string path;  // the importing file
+  std::string module;
+  std::uint32_t line = 0;
+};
+
+struct CallRow {
+  std::string path;    // the calling file
+  std::string callee;  // called name
+  std::uint32_t line = 0;
+  std::string caller_target_id;  // "" outside any function
+};
+
+struct ChunkRow {
+  std::int64_t id = 0;
+  std::string path;
+  std::string kind;  // ChunkKindName
+  std::string name;
+  std::string qualified_name;
+  std::string target_id;  // of the chunk's symbol; "" for file and window chunks
+  std::uint32_t start_line = 0;
+  std::uint32_t end_line = 0;
+  std::string doc;
+  std::string body;
+};
+
+// BM25 column weights for chunk_fts (spec §6.5 starting weights) and the result limit.
+struct SearchOptions {
+  double name_weight = 10;
+  double subwords_weight = 5;
+  double doc_weight = 3;
+  double body_weight = 1;
+  double path_weight = 2;
+  std::size_t limit = 20;
+};
+
+struct ChunkHit {
+  std::int64_t chunk_id = 0;
+  std::string path;
+  std::string kind;  // ChunkKindName
+  std::string name;
+  std::string qualified_name;
+  std::string target_id;  // of the chunk's symbol; "" for file and window chunks
+  std::uint32_t start_line = 0;
+  std::uint32_t end_line = 0;
+  double score = 0;  // -bm25: higher is better; a ranking signal, not a probability
+};
+
+struct PathHit {
+  std::string path;
+  double score = 0;
+};
+
+// Returns the FTS5 query for `text`: its words split as identifiers (spec §6.6), whole and
+// pieces, lower-cased, stop words dropped, each quoted, OR-combined; "" when nothing is left.
+// FTS5 operators in `text` ("NEAR", "*", ":", quotes) become plain terms or vanish.
+std::string BuildMatchQuery(std::string_view text);
+
+class Store {
+ public:
+  // Opens or creates the store at `path` (":memory:" for tests: no WAL).
+  static Result<std::unique_ptr<Store>> Open(const std::string& path,
+                                             const StoreOptions& options = {});
+  Store(const Store&) = delete;
+  Store& operator=(const Store&) = delete;
+  ~Store();
+
+  // Applies `batch` in one transaction; on error nothing of it is kept.
+  Status Apply(const WriteBatch& batch);
+  // Apply with one replacement.
+  Status ReplaceFile(const FileRecord& file, const extract::FileFacts& facts,
+                     std::string_view content);
+  // Apply with removals only.
+  Status DeleteFiles(std::span<const std::string> paths);
+
+  Result<std::optional<FileRecord>> GetFile(std::string_view path);
+  Result<std::vector<FileRecord>> ListFiles();  // sorted by path
+  Result<std::optional<RunRecord>> GetRun(std::string_view run_id);
+  Result<std::vector<RunRecord>> ListRuns();  // in insertion order
+
+  // Symbols whose name or qualified name equals `name`, by path then line.
+  Result<std::vector<SymbolRow>> FindSymbols(std::string_view name, std::size_t limit = 100);
+  Result<std::optional<SymbolRow>> GetSymbol(std::string_view target_id);
+  Result<std::vector<SymbolRow>> FileSymbols(std::string_view path);
+  Result<std::vector<ImportRow>> FileImports(std::string_view path);
+  Result<std::vector<CallRow>> FileCalls(std::string_view path);
+  Result<std::vector<CallRow>> CallsTo(std::string_view callee, std::size_t limit = 1000);
+  // Files importing exactly `module` (as written in the import), by path then line.
+  Result<std::vector<ImportRow>> Importers(std::string_view module, std::size_t limit = 1000);
+  // The chunks of one file (symbol chunks in symbol order, then the file chunk or windows).
+  Result<std::vector<ChunkRow>> FileChunks(std::string_view path);
+  Result<std::optional<ChunkRow>> GetChunk(std::int64_t chunk_id);
+
+  // BM25 over chunk_fts, best first. An empty match query gives no hits.
+  Result<std::vector<ChunkHit>> SearchChunks(std::string_view query,
+                                             const SearchOptions& options = {});
+  // Substring search over chunk names, paths and bodies (trigram; needs >= 3 characters).
+  // kUnsupported when the store has no trigram table.
+  Result<std::vector<ChunkHit>> SearchSubstring(std::string_view text, std::size_t limit = 20);
+  // BM25 over paths and their sub-words, best first.
+  Result<std::vector<PathHit>> SearchPaths(std::string_view query, std::size_t limit = 20);
+
+  // Counts for tests and audits.
+  Result<std::int64_t> CountRows(std::string_view table);
+
+  bool has_trigram() const { return trigram_; }
+  bool schema_rebuilt() const { return schema_rebuilt_; }
+  // Runs PRAGMA integrity_check and the FTS5 integrity checks.
+  Status IntegrityCheck();
+  // The connection, for layers that add their own tables (packs, ledger).
+  base::Database& db() { return *db_; }
+
+ private:
+  Store(std::unique_ptr<base::Database> db, bool trigram, bool rebuilt);
+  Status ReplaceLocked(const FileReplace& r);
+  Status RemoveLocked(std::string_view path);
+
+  const std::unique_ptr<base::Database> db_;
+  const bool trigram_;
+  const bool schema_rebuilt_;
+};
+
+}  // namespace trove::librarian::store

@@ -1,0 +1,417 @@
+// Store round trip, FTS5/BM25 ranking sanity, incremental replacement and removal.
+#include "librarian/store/store.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "base/hash.h"
+#include "base/sqlite.h"
+#include "base/testing/temp_dir.h"
+#include "librarian/extract/extract.h"
+
+namespace trove::librarian::store {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::Contains;
+using ::testing::IsEmpty;
+using ::testing::Not;
+
+std::string ReadFixture(const std::string& name) {
+  std::ifstream in(std::string(TROVE_LIBRARIAN_TESTDATA) + "/extract/" + name, std::ios::binary);
+  EXPECT_TRUE(in.good()) << name;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+class StoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto made = extract::Extractor::Create({});
+    ASSERT_TRUE(made.ok());
+    extractor_ = std::move(made).value();
+    OpenStore(WithTrigram());
+  }
+
+  static StoreOptions WithTrigram() {
+    StoreOptions options;
+    options.trigram = true;
+    return options;
+  }
+
+  void OpenStore(const StoreOptions& options) {
+    store_.reset();
+    auto opened = Store::Open(dir_.Abs("librarian.sqlite"), options);
+    ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+    store_ = std::move(opened).value();
+  }
+
+  // Extracts `content` as `path` and stores it; returns the facts.
+  extract::FileFacts Put(const std::string& path, const std::string& content,
+                         const std::string& run = "run_1") {
+    auto facts = extractor_->Extract(path, content, extractor_->Route(path, true));
+    EXPECT_TRUE(facts.ok()) << facts.status().ToString();
+    FileRecord file;
+    file.path = path;
+    file.sha256 = base::Sha256Hex(content);
+    file.language = facts->language;
+    file.extractor = facts->extractor;
+    file.size = content.size();
+    file.mtime_ns = 1000;
+    file.parse_error = facts->parse_error;
+    file.run_id = run;
+    Status s = store_->ReplaceFile(file, *facts, content);
+    EXPECT_TRUE(s.ok()) << s.ToString();
+    return std::move(facts).value();
+  }
+
+  void PutFixture(const std::string& path, const std::string& fixture) {
+    Put(path, ReadFixture(fixture));
+  }
+
+  std::vector<std::string> TopNames(std::string_view query, std::size_t n = 3) {
+    SearchOptions options;
+    options.limit = n;
+    auto hits = store_->SearchChunks(query, options);
+    EXPECT_TRUE(hits.ok()) << hits.status().ToString();
+    std::vector<std::string> out;
+    if (!hits.ok()) return out;
+    for (const ChunkHit& h : *hits) out.push_back(h.path + ":" + h.qualified_name);
+    return out;
+  }
+
+  std::int64_t Count(std::string_view table) {
+    auto n = store_->CountRows(table);
+    EXPECT_TRUE(n.ok()) << n.status().ToString();
+    return n.ok() ? *n : -1;
+  }
+
+  base::testing::TempDir dir_{"trove_store_test"};
+  std::unique_ptr<extract::Extractor> extractor_;
+  std::unique_ptr<Store> store_;
+};
+
+TEST_F(StoreTest, RoundTrip) {
+  std::string content = ReadFixture("widget.cc");
+  extract::FileFacts facts = Put("src/widget.cc", content);
+
+  auto file = store_->GetFile("src/widget.cc");
+  ASSERT_TRUE(file.ok());
+  ASSERT_TRUE(file->has_value());
+  EXPECT_EQ((*file)->sha256, base::Sha256Hex(content));
+  EXPECT_EQ((*file)->language, "cpp");
+  EXPECT_EQ((*file)->extractor, "tree-sitter:cpp@0.23.4");
+  EXPECT_EQ((*file)->size, content.size());
+  EXPECT_EQ((*file)->status, FileStatus::kIndexed);
+  EXPECT_EQ((*file)->run_id, "run_1");
+
+  auto symbols = store_->FileSymbols("src/widget.cc");
+  ASSERT_TRUE(symbols.ok());
+  ASSERT_EQ(symbols->size(), facts.symbols.size());
+  for (std::size_t i = 0; i < facts.symbols.size(); ++i) {
+    const extract::Symbol& want = facts.symbols[i];
+    const SymbolRow& got = (*symbols)[i];
+    EXPECT_EQ(got.qualified_name, want.qualified_name);
+    EXPECT_EQ(got.kind, extract::SymbolKindName(want.kind));
+    EXPECT_EQ(got.start_line, want.start_line);
+    EXPECT_EQ(got.end_line, want.end_line);
+    EXPECT_EQ(got.start_byte, want.start_byte);
+    EXPECT_EQ(got.end_byte, want.end_byte);
+    EXPECT_EQ(got.signature, want.signature);
+    EXPECT_EQ(got.doc, want.doc);
+    EXPECT_EQ(got.span_sha256,
+              base::Sha256Hex(content.substr(want.start_byte, want.end_byte - want.start_byte)));
+  }
+  auto dtor = store_->GetSymbol("fn:src/widget.cc::ns::Widget::~Widget");
+  ASSERT_TRUE(dtor.ok());
+  ASSERT_TRUE(dtor->has_value());
+  EXPECT_EQ((*dtor)->kind, "method");
+  EXPECT_EQ((*dtor)->start_line, 28u);
+  EXPECT_EQ((*dtor)->parent_qualified_name, "ns");
+  auto cls = store_->GetSymbol("type:src/widget.cc::ns::Widget");
+  ASSERT_TRUE(cls.ok() && cls->has_value());
+  EXPECT_EQ((*cls)->doc, "Widget holds a list of sizes.");
+
+  auto by_name = store_->FindSymbols("add");
+  ASSERT_TRUE(by_name.ok());
+  ASSERT_EQ(by_name->size(), 1u);
+  EXPECT_EQ((*by_name)[0].target_id, "fn:src/widget.cc::add");
+  auto by_qualified = store_->FindSymbols("ns::Widget::size");
+  ASSERT_TRUE(by_qualified.ok());
+  ASSERT_EQ(by_qualified->size(), 1u);
+  EXPECT_EQ((*by_qualified)[0].name, "size");
+
+  auto imports = store_->FileImports("src/widget.cc");
+  ASSERT_TRUE(imports.ok());
+  ASSERT_EQ(imports->size(), 2u);
+  EXPECT_EQ((*imports)[0].module, "widget.h");
+  EXPECT_EQ((*imports)[1].line, 2u);
+
+  auto calls = store_->CallsTo("add");
+  ASSERT_TRUE(calls.ok());
+  ASSERT_EQ(calls->size(), 1u);
+  EXPECT_EQ((*calls)[0].caller_target_id, "fn:src/widget.cc::twice");
+  EXPECT_EQ((*calls)[0].line, 41u);
+  auto file_calls = store_->FileCalls("src/widget.cc");
+  ASSERT_TRUE(file_calls.ok());
+  EXPECT_EQ(file_calls->size(), facts.calls.size());
+
+  EXPECT_EQ(Count("chunks"), static_cast<std::int64_t>(facts.chunks.size()));
+  auto chunks = store_->FileChunks("src/widget.cc");
+  ASSERT_TRUE(chunks.ok());
+  ASSERT_EQ(chunks->size(), facts.chunks.size());
+  for (std::size_t i = 0; i < chunks->size(); ++i) {
+    EXPECT_EQ((*chunks)[i].body, facts.chunks[i].text);
+    EXPECT_EQ((*chunks)[i].start_line, facts.chunks[i].start_line);
+    EXPECT_EQ((*chunks)[i].kind, extract::ChunkKindName(facts.chunks[i].kind));
+  }
+  auto one = store_->GetChunk(chunks->front().id);
+  ASSERT_TRUE(one.ok() && one->has_value());
+  EXPECT_EQ((*one)->target_id, chunks->front().target_id);
+  EXPECT_EQ((*one)->target_id, "type:src/widget.cc::ns::Widget");
+  Put("src/other.cc", "#include <vector>\nint g() { return 0; }\n");
+  auto importers = store_->Importers("vector");
+  ASSERT_TRUE(importers.ok());
+  ASSERT_EQ(importers->size(), 2u);
+  EXPECT_EQ((*importers)[0].path, "src/other.cc");
+  EXPECT_EQ((*importers)[1].path, "src/widget.cc");
+  EXPECT_TRUE(store_->IntegrityCheck().ok());
+
+  // Survives reopening.
+  OpenStore(WithTrigram());
+  EXPECT_FALSE(store_->schema_rebuilt());
+  auto again = store_->FileSymbols("src/widget.cc");
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->size(), facts.symbols.size());
+}
+
+TEST_F(StoreTest, RunsRoundTrip) {
+  WriteBatch batch;
+  batch.run = RunRecord{"run_20260101T000000Z_abcd", "running", "full", "2026-01-01T00:00:00.000Z",
+                        "", "{}", "{\"ctags\":\"5.9\"}", "{\"files\":0}"};
+  ASSERT_TRUE(store_->Apply(batch).ok());
+  batch.run->state = "succeeded";
+  batch.run->stats_json = "{\"files\":3}";
+  ASSERT_TRUE(store_->Apply(batch).ok());
+  auto runs = store_->ListRuns();
+  ASSERT_TRUE(runs.ok());
+  ASSERT_EQ(runs->size(), 1u);
+  EXPECT_EQ((*runs)[0].state, "succeeded");
+  EXPECT_EQ((*runs)[0].stats_json, "{\"files\":3}");
+  auto run = store_->GetRun("run_20260101T000000Z_abcd");
+  ASSERT_TRUE(run.ok() && run->has_value());
+  EXPECT_EQ((*run)->tool_versions_json, "{\"ctags\":\"5.9\"}");
+}
+
+TEST_F(StoreTest, SearchRanksTheNamedFunctionFirst) {
+  PutFixture("src/widget.cc", "widget.cc");
+  PutFixture("py/shapes.py", "shapes.py");
+  PutFixture("go/server.go", "server.go");
+  PutFixture("web/app.js", "app.js");
+  PutFixture("rs/lib.rs", "lib.rs");
+  PutFixture("java/Shop.java", "Shop.java");
+
+  EXPECT_THAT(TopNames("load_shapes", 1), ElementsAre("py/shapes.py:load_shapes"));
+  EXPECT_THAT(TopNames("twice", 1), ElementsAre("src/widget.cc:twice"));
+  EXPECT_THAT(TopNames("NewServer", 1), ElementsAre("go/server.go:NewServer"));
+  // Sub-words find a camelCase name from plain words.
+  EXPECT_THAT(TopNames("new server", 1), ElementsAre("go/server.go:NewServer"));
+  EXPECT_THAT(TopNames("greetAll", 1), ElementsAre("web/app.js:Greeter.greetAll"));
+  // A doc sentence's words find the documented symbol.
+  EXPECT_THAT(TopNames("counter of words", 1), ElementsAre("rs/lib.rs:Counter"));
+
+  // Scores are descending and the target id comes with the hit.
+  auto hits = store_->SearchChunks("compute");
+  ASSERT_TRUE(hits.ok());
+  ASSERT_GE(hits->size(), 2u);  // the definition and its caller
+  EXPECT_EQ((*hits)[0].target_id, "fn:rs/lib.rs::compute");
+  for (std::size_t i = 1; i < hits->size(); ++i) EXPECT_GE((*hits)[i - 1].score, (*hits)[i].score);
+}
+
+TEST_F(StoreTest, ColumnWeightsChangeTheRanking) {
+  // "area" is the name of one chunk and a word in the body of another.
+  Put("a.py", "def area():\n    return 1\n");
+  Put("b.py", "def other():\n    area = 2\n    area = 3\n    return area\n");
+  SearchOptions by_name;
+  by_name.limit = 1;
+  auto hits = store_->SearchChunks("area", by_name);
+  ASSERT_TRUE(hits.ok());
+  ASSERT_EQ(hits->size(), 1u);
+  EXPECT_EQ((*hits)[0].path, "a.py");
+  SearchOptions body_only = by_name;
+  body_only.name_weight = 0;
+  body_only.subwords_weight = 0;
+  body_only.doc_weight = 0;
+  body_only.path_weight = 0;
+  hits = store_->SearchChunks("area", body_only);
+  ASSERT_TRUE(hits.ok());
+  ASSERT_EQ(hits->size(), 1u);
+  EXPECT_EQ((*hits)[0].path, "b.py");
+}
+
+TEST_F(StoreTest, FtsOperatorsAreNeutralized) {
+  PutFixture("py/shapes.py", "shapes.py");
+  for (std::string_view q : {"\"unbalanced", "load* NEAR(a b)", "name:area OR", "AND", ":", "*",
+                             "^area", "(area", "-area", "shapes.py"}) {
+    auto hits = store_->SearchChunks(q);
+    EXPECT_TRUE(hits.ok()) << q << ": " << hits.status().ToString();
+  }
+  EXPECT_EQ(BuildMatchQuery("How does parseHttp work?"),
+            "\"parsehttp\" OR \"parse\" OR \"http\" OR \"work\"");
+  EXPECT_EQ(BuildMatchQuery("the of"), "");
+  EXPECT_EQ(BuildMatchQuery("a\"b NEAR c"), "\"near\"");
+  auto none = store_->SearchChunks("the");
+  ASSERT_TRUE(none.ok());
+  EXPECT_THAT(*none, IsEmpty());
+}
+
+TEST_F(StoreTest, SubstringAndPathSearch) {
+  PutFixture("go/server.go", "server.go");
+  PutFixture("java/HttpClient.java", "Shop.java");
+  auto hits = store_->SearchSubstring("AndServ");
+  ASSERT_TRUE(hits.ok()) << hits.status().ToString();
+  ASSERT_FALSE(hits->empty());
+  EXPECT_EQ((*hits)[0].qualified_name, "Server.Start");
+  auto paths = store_->SearchPaths("http client");
+  ASSERT_TRUE(paths.ok());
+  ASSERT_FALSE(paths->empty());
+  EXPECT_EQ((*paths)[0].path, "java/HttpClient.java");
+  paths = store_->SearchPaths("server");
+  ASSERT_TRUE(paths.ok());
+  ASSERT_EQ(paths->size(), 1u);
+  EXPECT_EQ((*paths)[0].path, "go/server.go");
+
+  EXPECT_TRUE(store_->has_trigram());
+  // Without the trigram table (the default), substring search is refused, and the setting
+  // sticks.
+  base::testing::TempDir other("trove_store_test");
+  auto plain = Store::Open(other.Abs("x.sqlite"), StoreOptions{});
+  ASSERT_TRUE(plain.ok());
+  EXPECT_FALSE((*plain)->has_trigram());
+  EXPECT_EQ((*plain)->SearchSubstring("abc").status().code(), base::StatusCode::kUnsupported);
+  plain->reset();
+  auto reopened = Store::Open(other.Abs("x.sqlite"), WithTrigram());
+  ASSERT_TRUE(reopened.ok());
+  EXPECT_FALSE((*reopened)->has_trigram());
+}
+
+TEST_F(StoreTest, IncrementalUpdateReplacesOnlyTheChangedFile) {
+  PutFixture("src/widget.cc", "widget.cc");
+  PutFixture("py/shapes.py", "shapes.py");
+  Put("go/util.go", "package util\n\nfunc OldName() int {\n\treturn 1\n}\n");
+  auto before_cc = store_->FileSymbols("src/widget.cc");
+  auto before_py = store_->FileSymbols("py/shapes.py");
+  ASSERT_TRUE(before_cc.ok() && before_py.ok());
+  std::int64_t chunks_before = Count("chunks");
+
+  Put("go/util.go", "package util\n\nfunc NewName() int {\n\treturn 2\n}\n\nfunc Extra() {}\n",
+      "run_2");
+
+  // The other files' rows are untouched: same row ids, same run.
+  auto after_cc = store_->FileSymbols("src/widget.cc");
+  auto after_py = store_->FileSymbols("py/shapes.py");
+  ASSERT_TRUE(after_cc.ok() && after_py.ok());
+  ASSERT_EQ(after_cc->size(), before_cc->size());
+  for (std::size_t i = 0; i < after_cc->size(); ++i) EXPECT_EQ((*after_cc)[i].id, (*before_cc)[i].id);
+  ASSERT_EQ(after_py->size(), before_py->size());
+  for (std::size_t i = 0; i < after_py->size(); ++i) EXPECT_EQ((*after_py)[i].id, (*before_py)[i].id);
+  EXPECT_EQ((*store_->GetFile("src/widget.cc"))->run_id, "run_1");
+  EXPECT_EQ((*store_->GetFile("go/util.go"))->run_id, "run_2");
+
+  // The changed file holds exactly its new content.
+  auto util = store_->FileSymbols("go/util.go");
+  ASSERT_TRUE(util.ok());
+  std::vector<std::string> names;
+  for (const SymbolRow& s : *util) names.push_back(s.name);
+  EXPECT_THAT(names, ElementsAre("NewName", "Extra"));
+  EXPECT_THAT(*store_->FindSymbols("OldName"), IsEmpty());
+  EXPECT_THAT(TopNames("OldName", 20), Not(Contains("go/util.go:OldName")));
+  EXPECT_THAT(*store_->SearchSubstring("OldName"), IsEmpty());
+  EXPECT_THAT(TopNames("NewName", 1), ElementsAre("go/util.go:NewName"));
+  EXPECT_EQ(Count("chunks"), chunks_before + 1);  // one more function chunk
+  EXPECT_EQ(Count("files"), 3);
+  EXPECT_TRUE(store_->IntegrityCheck().ok());
+
+  // Deleting a vanished file removes it and everything hanging off it.
+  std::vector<std::string> gone = {"py/shapes.py", "not/stored.py"};
+  ASSERT_TRUE(store_->DeleteFiles(gone).ok());
+  EXPECT_FALSE(store_->GetFile("py/shapes.py")->has_value());
+  EXPECT_THAT(*store_->FileSymbols("py/shapes.py"), IsEmpty());
+  EXPECT_THAT(*store_->FileImports("py/shapes.py"), IsEmpty());
+  EXPECT_THAT(*store_->FileCalls("py/shapes.py"), IsEmpty());
+  EXPECT_THAT(TopNames("load_shapes"), IsEmpty());
+  EXPECT_THAT(*store_->SearchPaths("shapes"), IsEmpty());
+  EXPECT_THAT(*store_->SearchSubstring("load_shapes"), IsEmpty());
+  EXPECT_EQ(Count("files"), 2);
+  EXPECT_EQ(Count("path_fts"), 2);
+  EXPECT_TRUE(store_->IntegrityCheck().ok());
+}
+
+TEST_F(StoreTest, TouchAndMark) {
+  Put("a.py", "def f():\n    pass\n");
+  WriteBatch batch;
+  batch.touch.push_back(FileTouch{"a.py", 18, 2000, "run_2"});
+  batch.mark.push_back(FileMark{"a.py", FileStatus::kTimedOut, true});
+  ASSERT_TRUE(store_->Apply(batch).ok());
+  auto f = store_->GetFile("a.py");
+  ASSERT_TRUE(f.ok() && f->has_value());
+  EXPECT_EQ((*f)->mtime_ns, 2000);
+  EXPECT_EQ((*f)->status, FileStatus::kTimedOut);
+  EXPECT_TRUE((*f)->stale);
+  EXPECT_EQ(store_->FileSymbols("a.py")->size(), 1u);  // the previous entry is kept
+  WriteBatch missing;
+  missing.touch.push_back(FileTouch{"nope.py", 1, 1, "run_2"});
+  EXPECT_EQ(store_->Apply(missing).code(), base::StatusCode::kNotFound);
+}
+
+TEST_F(StoreTest, BatchIsAllOrNothing) {
+  extract::FileFacts facts;
+  facts.language = "text";
+  facts.extractor = "text";
+  WriteBatch batch;
+  FileRecord good;
+  good.path = "good.txt";
+  batch.replace.push_back(FileReplace{good, &facts, ""});
+  FileRecord bad;  // empty path: refused
+  batch.replace.push_back(FileReplace{bad, &facts, ""});
+  EXPECT_FALSE(store_->Apply(batch).ok());
+  EXPECT_FALSE(store_->GetFile("good.txt")->has_value());
+  EXPECT_EQ(Count("files"), 0);
+}
+
+TEST_F(StoreTest, OverloadsGetSuffixedTargetIds) {
+  Put("o.cc", "int f(int x) { return x; }\nint f(double x) { return 1; }\nint f() { return 0; }\n");
+  auto symbols = store_->FileSymbols("o.cc");
+  ASSERT_TRUE(symbols.ok());
+  std::vector<std::string> ids;
+  for (const SymbolRow& s : *symbols) ids.push_back(s.target_id);
+  EXPECT_THAT(ids, ElementsAre("fn:o.cc::f", "fn:o.cc::f~2", "fn:o.cc::f~3"));
+}
+
+TEST_F(StoreTest, IncompatibleSchemaIsRebuilt) {
+  Put("a.py", "def f():\n    pass\n");
+  {
+    auto db = base::Database::Open(dir_.Abs("librarian.sqlite"));
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE((*db)->Exec("UPDATE meta SET value = '0' WHERE key = 'schema_version'").ok());
+  }
+  OpenStore(WithTrigram());
+  EXPECT_TRUE(store_->schema_rebuilt());
+  EXPECT_EQ(Count("files"), 0);
+  EXPECT_EQ(Count("chunks"), 0);
+  EXPECT_TRUE(store_->IntegrityCheck().ok());
+  OpenStore(WithTrigram());
+  EXPECT_FALSE(store_->schema_rebuilt());
+}
+
+}  // namespace
+}  // namespace trove::librarian::store
