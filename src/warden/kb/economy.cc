@@ -47,9 +47,7 @@ std::string InvalidWrite(const SymbolWrite& write) {
 
 }  // namespace
 
-std::string_view ProvenanceName(Provenance p) {
-  return kProvenanceNames[static_cast<int>(p) - 1];
-}
+std::string_view ProvenanceName(Provenance p) { return kProvenanceNames[static_cast<int>(p) - 1]; }
 
 std::optional<Provenance> ParseProvenance(std::string_view label) {
   for (int i = 0; i < 5; ++i) {
@@ -109,8 +107,8 @@ Decision Decide(const std::optional<ExistingSymbol>& existing, const SymbolWrite
   // 2. Absent or unnamed slot.
   if (!existing.has_value() || !existing->name.has_value()) {
     return {.accepted = true,
-            .reason = clears ? "accepted: human clear of an unnamed slot"
-                             : "accepted: slot was unnamed",
+            .reason =
+                clears ? "accepted: human clear of an unnamed slot" : "accepted: slot was unnamed",
             .rule = 2,
             .clears = clears};
   }
@@ -239,8 +237,8 @@ Result<Decision> Kb::HumanClear(HumanChannel channel, std::string_view stable_id
 Result<Decision> Kb::SeedExport(SeedSource source, std::string_view stable_id, std::string name,
                                 std::string details_json) {
   ASSIGN_OR_RETURN(base::Transaction txn, db_->Begin());
-  ASSIGN_OR_RETURN(Decision decision, SeedInTransaction(source, stable_id, std::move(name),
-                                                        std::move(details_json)));
+  ASSIGN_OR_RETURN(Decision decision,
+                   SeedInTransaction(source, stable_id, std::move(name), std::move(details_json)));
   RETURN_IF_ERROR(txn.Commit());
   return decision;
 }
@@ -271,10 +269,9 @@ Result<Decision> Kb::DiffCarry(std::string_view from_label, std::string_view to_
         fmt::format("diff labels \"{}\" and \"{}\" must be non-empty and without spaces",
                     from_label, to_label));
   }
-  return UpsertSymbol(stable_id,
-                      FromProposal(Provenance::kDiffCarry,
-                                   fmt::format("diff:{}->{}", from_label, to_label),
-                                   std::move(proposal)));
+  return UpsertSymbol(stable_id, FromProposal(Provenance::kDiffCarry,
+                                              fmt::format("diff:{}->{}", from_label, to_label),
+                                              std::move(proposal)));
 }
 
 Result<Decision> Kb::AgentPropose(std::string_view backend, std::string_view stable_id,
@@ -285,8 +282,7 @@ Result<Decision> Kb::AgentPropose(std::string_view backend, std::string_view sta
         "McpPropose)",
         backend));
   }
-  return UpsertSymbol(stable_id, FromProposal(Provenance::kAgent,
-                                              fmt::format("agent:{}", backend),
+  return UpsertSymbol(stable_id, FromProposal(Provenance::kAgent, fmt::format("agent:{}", backend),
                                               std::move(proposal)));
 }
 
@@ -383,7 +379,8 @@ Result<Decision> Kb::UpsertInTransaction(std::string_view stable_id, const Symbo
                      "confidence = excluded.confidence, locked = excluded.locked, "
                      "updated_at = excluded.updated_at"));
     RETURN_IF_ERROR(stmt.Bind(1, stable_id));
-    RETURN_IF_ERROR(name.has_value() ? stmt.Bind(2, std::string_view(*name)) : stmt.Bind(2, nullptr));
+    RETURN_IF_ERROR(name.has_value() ? stmt.Bind(2, std::string_view(*name))
+                                     : stmt.Bind(2, nullptr));
     RETURN_IF_ERROR(summary.has_value() ? stmt.Bind(3, std::string_view(*summary))
                                         : stmt.Bind(3, nullptr));
     RETURN_IF_ERROR(type_signature.has_value() ? stmt.Bind(4, std::string_view(*type_signature))

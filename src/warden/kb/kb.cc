@@ -138,9 +138,8 @@ std::string DefaultProject(const std::string& path) {
 // ---- list_functions cursors: base64url("c1|version|imports|unnamed|below|provenance|last")
 
 std::string FilterKey(const FunctionQuery& q) {
-  std::string below = q.below.has_value()
-                          ? fmt::format("{:016x}", std::bit_cast<std::uint64_t>(*q.below))
-                          : "-";
+  std::string below =
+      q.below.has_value() ? fmt::format("{:016x}", std::bit_cast<std::uint64_t>(*q.below)) : "-";
   std::string prov = q.provenance.has_value() ? base::Base64UrlEncode(*q.provenance) : "-";
   return fmt::format("{}|{}|{}|{}|{}", q.version_id, q.include_imports ? 1 : 0,
                      q.unnamed_only ? 1 : 0, below, prov);
@@ -221,8 +220,8 @@ std::string FormatTimestamp(std::int64_t micros) {
   const time_t t = static_cast<time_t>(seconds);
   struct tm tm {};
   gmtime_r(&t, &tm);
-  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z", tm.tm_year + 1900,
-                     tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, rem / 1000);
+  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z", tm.tm_year + 1900, tm.tm_mon + 1,
+                     tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, rem / 1000);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -243,16 +242,14 @@ Result<std::unique_ptr<Kb>> Kb::Open(base::Env& env, const std::string& path,
   if (!memory && !env.FileExists(path) && !options.create_if_missing) {
     return Status::NotFound(fmt::format("open {}: no such file", path));
   }
-  ASSIGN_OR_RETURN(
-      std::unique_ptr<base::Database> db,
-      base::Database::Open(path, base::DatabaseOptions{.busy_timeout_ms = 5000,
-                                                       .create_if_missing =
-                                                           options.create_if_missing}));
+  ASSIGN_OR_RETURN(std::unique_ptr<base::Database> db,
+                   base::Database::Open(path, base::DatabaseOptions{
+                                                  .busy_timeout_ms = 5000,
+                                                  .create_if_missing = options.create_if_missing}));
   const std::string project = options.project.empty() ? DefaultProject(path) : options.project;
   RETURN_IF_ERROR(internal::PrepareDatabase(*db, options.create_if_missing, project)
                       .WithContext(fmt::format("open {}", path)));
-  return std::unique_ptr<Kb>(
-      new Kb(env, path, std::move(db), options.store_progress_for_testing));
+  return std::unique_ptr<Kb>(new Kb(env, path, std::move(db), options.store_progress_for_testing));
 }
 
 std::string Kb::Now() { return FormatTimestamp(env_.NowMicros()); }
@@ -265,7 +262,8 @@ Result<std::string> Kb::Project() {
 }
 
 Status Kb::RequireVersion(std::int64_t version_id) {
-  ASSIGN_OR_RETURN(base::Statement stmt, db_->Prepare("SELECT 1 FROM module_versions WHERE id = ?"));
+  ASSIGN_OR_RETURN(base::Statement stmt,
+                   db_->Prepare("SELECT 1 FROM module_versions WHERE id = ?"));
   RETURN_IF_ERROR(stmt.Bind(1, version_id));
   ASSIGN_OR_RETURN(bool row, stmt.Step());
   if (!row) return Status::NotFound(fmt::format("unknown version_id {}", version_id));
@@ -302,9 +300,8 @@ Result<StoreResult> Kb::StoreVersion(const VersionRecord& version,
   }
   for (const SeedName& seed : seeds) {
     if (!by_index.contains(seed.func_index)) {
-      return Status::InvalidArgument(
-          fmt::format("store version: seed names function {}, which is not in the version",
-                      seed.func_index));
+      return Status::InvalidArgument(fmt::format(
+          "store version: seed names function {}, which is not in the version", seed.func_index));
     }
   }
 
@@ -432,10 +429,10 @@ Result<StoreResult> Kb::StoreVersion(const VersionRecord& version,
                           {"label", label},
                           {"func_index", seed.func_index},
                           {"source", SeedSourceName(seed.source)}};
-    ASSIGN_OR_RETURN(Decision decision,
-                     SeedInTransaction(seed.source, f.stable_id, seed.name,
-                                       details.dump(-1, ' ', false,
-                                                    json::error_handler_t::replace)));
+    ASSIGN_OR_RETURN(
+        Decision decision,
+        SeedInTransaction(seed.source, f.stable_id, seed.name,
+                          details.dump(-1, ' ', false, json::error_handler_t::replace)));
     auto& counts = decision.accepted ? result.seeds_accepted : result.seeds_rejected;
     ++counts[static_cast<std::size_t>(seed.source)];
   }
@@ -475,9 +472,9 @@ VersionInfo ReadVersion(const base::Statement& s) {
 }  // namespace
 
 Result<std::vector<VersionInfo>> Kb::ListVersions() {
-  ASSIGN_OR_RETURN(base::Statement stmt,
-                   db_->Prepare(fmt::format("SELECT {} FROM module_versions ORDER BY id",
-                                            kVersionColumns)));
+  ASSIGN_OR_RETURN(
+      base::Statement stmt,
+      db_->Prepare(fmt::format("SELECT {} FROM module_versions ORDER BY id", kVersionColumns)));
   std::vector<VersionInfo> out;
   for (;;) {
     ASSIGN_OR_RETURN(bool row, stmt.Step());
@@ -488,9 +485,9 @@ Result<std::vector<VersionInfo>> Kb::ListVersions() {
 }
 
 Result<VersionInfo> Kb::GetVersion(std::int64_t version_id) {
-  ASSIGN_OR_RETURN(base::Statement stmt,
-                   db_->Prepare(fmt::format("SELECT {} FROM module_versions WHERE id = ?",
-                                            kVersionColumns)));
+  ASSIGN_OR_RETURN(
+      base::Statement stmt,
+      db_->Prepare(fmt::format("SELECT {} FROM module_versions WHERE id = ?", kVersionColumns)));
   RETURN_IF_ERROR(stmt.Bind(1, version_id));
   ASSIGN_OR_RETURN(bool row, stmt.Step());
   if (!row) return Status::NotFound(fmt::format("unknown version_id {}", version_id));
@@ -545,9 +542,8 @@ Result<Coverage> Kb::GetCoverage(std::int64_t version_id) {
   if (!row) return c;
   c.defined = stmt.ColumnInt64(0);
   c.named = stmt.ColumnInt64(1);
-  c.coverage_pct = c.defined == 0 ? 0.0
-                                  : static_cast<double>(c.named) * 100.0 /
-                                        static_cast<double>(c.defined);
+  c.coverage_pct =
+      c.defined == 0 ? 0.0 : static_cast<double>(c.named) * 100.0 / static_cast<double>(c.defined);
   c.human_named = stmt.ColumnInt64(2);
   c.export_named = stmt.ColumnInt64(3);
   c.oracle_named = stmt.ColumnInt64(4);
@@ -594,7 +590,8 @@ Result<FunctionPage> Kb::ListFunctions(const FunctionQuery& query) {
   for (;;) {
     ASSIGN_OR_RETURN(bool row, stmt.Step());
     if (!row) break;
-    if (query.limit.has_value() && page.functions.size() == static_cast<std::size_t>(*query.limit)) {
+    if (query.limit.has_value() &&
+        page.functions.size() == static_cast<std::size_t>(*query.limit)) {
       page.next_cursor = EncodeCursor(query, page.functions.back().index);
       break;
     }
@@ -619,8 +616,8 @@ Result<std::optional<StoredFunction>> Kb::GetFunction(std::int64_t version_id,
   RETURN_IF_ERROR(RequireVersion(version_id));
   ASSIGN_OR_RETURN(
       base::Statement stmt,
-      db_->Prepare(fmt::format(
-          "SELECT {} FROM functions WHERE version_id = ? AND func_index = ?", kFunctionColumns)));
+      db_->Prepare(fmt::format("SELECT {} FROM functions WHERE version_id = ? AND func_index = ?",
+                               kFunctionColumns)));
   RETURN_IF_ERROR(stmt.Bind(1, version_id));
   RETURN_IF_ERROR(stmt.Bind(2, func_index));
   ASSIGN_OR_RETURN(bool row, stmt.Step());
@@ -645,8 +642,7 @@ Result<std::optional<FunctionFacts>> Kb::GetFunctionFacts(std::int64_t version_i
                     .is_exported = !r.export_names.empty()});
 }
 
-Result<std::vector<std::uint32_t>> Kb::Callers(std::int64_t version_id,
-                                               std::uint32_t func_index) {
+Result<std::vector<std::uint32_t>> Kb::Callers(std::int64_t version_id, std::uint32_t func_index) {
   RETURN_IF_ERROR(RequireVersion(version_id));
   ASSIGN_OR_RETURN(base::Statement stmt,
                    db_->Prepare("SELECT DISTINCT f.func_index FROM functions f, "
@@ -717,8 +713,9 @@ Result<std::optional<SymbolRecord>> Kb::GetSymbol(std::string_view stable_id) {
 Result<std::uint32_t> Kb::ResolveFunction(std::int64_t version_id, std::string_view spec) {
   RETURN_IF_ERROR(RequireVersion(version_id));
   // Collects (index, stable_id) rows of a query with the version as ?1 and `arg` as ?2.
-  auto matches = [&](std::string_view sql,
-                     std::string_view arg) -> Result<std::vector<std::pair<std::uint32_t, std::string>>> {
+  auto matches =
+      [&](std::string_view sql,
+          std::string_view arg) -> Result<std::vector<std::pair<std::uint32_t, std::string>>> {
     ASSIGN_OR_RETURN(base::Statement stmt, db_->Prepare(sql));
     RETURN_IF_ERROR(stmt.Bind(1, version_id));
     RETURN_IF_ERROR(stmt.Bind(2, arg));
@@ -742,8 +739,8 @@ Result<std::uint32_t> Kb::ResolveFunction(std::int64_t version_id, std::string_v
       }
       if (rows.size() > 5) list += ", ...";
       return Status::InvalidArgument(
-          fmt::format("{} is ambiguous in version_id {}: {} functions match ({})", what,
-                      version_id, rows.size(), list));
+          fmt::format("{} is ambiguous in version_id {}: {} functions match ({})", what, version_id,
+                      rows.size(), list));
     }
     return rows.front().first;
   };
@@ -837,9 +834,9 @@ Result<InitResult> Init(base::Env& env, const std::string& dir, const std::strin
     name = (ec ? std::filesystem::path(root) : abs).lexically_normal().filename().string();
     if (name.empty()) name = "warden";
   }
-  ASSIGN_OR_RETURN(std::unique_ptr<Kb> kb,
-                   Kb::Open(env, result.db_path,
-                            KbOptions{.create_if_missing = true, .project = name}));
+  ASSIGN_OR_RETURN(
+      std::unique_ptr<Kb> kb,
+      Kb::Open(env, result.db_path, KbOptions{.create_if_missing = true, .project = name}));
   ASSIGN_OR_RETURN(result.project, kb->Project());
   return result;
 }

@@ -112,8 +112,8 @@ class Kb {
   // nothing recorded).
 
   // The human write: provenance human, confidence 1.0, actor human:cli or human:lib; locked.
-  Result<Decision> HumanSetName(HumanChannel channel, std::string_view stable_id,
-                                std::string name, std::optional<std::string> summary = {},
+  Result<Decision> HumanSetName(HumanChannel channel, std::string_view stable_id, std::string name,
+                                std::optional<std::string> summary = {},
                                 std::string details_json = "{}");
   // The human `--clear`: empties name and summary and releases the lock, recorded as a human
   // action (provenance human).
@@ -196,8 +196,8 @@ Result<std::string> FindDatabase(base::Env& env, const std::optional<std::string
                                  const std::string& cwd);
 
 struct InitResult {
-  std::string db_path;  // dir/.warden/warden.db
-  std::string project;  // meta.project as stored
+  std::string db_path;   // dir/.warden/warden.db
+  std::string project;   // meta.project as stored
   bool created = false;  // false: it already existed (a no-op)
 };
 // `warden init`: creates dir/.warden/warden.db with meta.project = `project` (empty: the name

@@ -45,8 +45,8 @@ class KbTest : public ::testing::Test {
   }
   // Stores v1: 2 imports, 4 defined functions (indices 2..5).
   StoreResult StoreV1(Kb& kb, std::vector<SeedName> seeds = {}) {
-    auto r = kb.StoreVersion(MakeVersion("v1", std::string(64, 'a'), 2, 4), MakeFunctions(2, 4),
-                             seeds);
+    auto r =
+        kb.StoreVersion(MakeVersion("v1", std::string(64, 'a'), 2, 4), MakeFunctions(2, 4), seeds);
     EXPECT_TRUE(r.ok()) << r.status().ToString();
     return r.ok() ? *r : StoreResult{};
   }
@@ -74,9 +74,11 @@ TEST_F(KbTest, CreatesSchemaMetaAndPragmas) {
   EXPECT_EQ(Count(*kb, "PRAGMA foreign_keys"), 1);
   EXPECT_EQ(Count(*kb, "PRAGMA busy_timeout"), 5000);
   EXPECT_EQ(Count(*kb, "PRAGMA synchronous"), 1);  // NORMAL
-  for (const char* table : {"meta", "module_versions", "functions", "symbols", "evidence", "diffs"}) {
+  for (const char* table :
+       {"meta", "module_versions", "functions", "symbols", "evidence", "diffs"}) {
     EXPECT_EQ(Count(*kb, std::string("SELECT count(*) FROM sqlite_schema WHERE type = 'table' "
-                                     "AND name = '") + table + "'"),
+                                     "AND name = '") +
+                             table + "'"),
               1)
         << table;
   }
@@ -112,9 +114,10 @@ TEST_F(KbTest, RefusesForeignDatabases) {
 
   {
     auto db = base::Database::Open(dir_.Abs("producer.db"));
-    ASSERT_TRUE((*db)->Exec("CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
-                            "INSERT INTO meta VALUES ('schema_version', '1'), "
-                            "('producer', 'someone-else')")
+    ASSERT_TRUE((*db)
+                    ->Exec("CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+                           "INSERT INTO meta VALUES ('schema_version', '1'), "
+                           "('producer', 'someone-else')")
                     .ok());
   }
   kb = Kb::Open(env_, dir_.Abs("producer.db"));
@@ -126,7 +129,8 @@ TEST_F(KbTest, RefusesForeignDatabases) {
 TEST_F(KbTest, RefusesNewerSchema) {
   {
     auto kb = OpenNew();
-    ASSERT_TRUE(KbTestPeer::Db(*kb).Exec("UPDATE meta SET value = '2' WHERE key = 'schema_version'").ok());
+    ASSERT_TRUE(
+        KbTestPeer::Db(*kb).Exec("UPDATE meta SET value = '2' WHERE key = 'schema_version'").ok());
   }
   auto kb = Kb::Open(env_, dir_.Abs("kb.db"));
   ASSERT_FALSE(kb.ok());
@@ -140,9 +144,10 @@ TEST_F(KbTest, RefusesNewerSchema) {
 TEST_F(KbTest, StoreVersionRoundTrips) {
   auto kb = OpenNew();
   const std::vector<FunctionRecord> functions = MakeFunctions(2, 4);
-  StoreResult r = StoreV1(*kb, {{.func_index = 2, .name = "main", .source = SeedSource::kExport},
-                               {.func_index = 3, .name = "helper", .source = SeedSource::kNameSection},
-                               {.func_index = 3, .name = "helper2", .source = SeedSource::kGlue}});
+  StoreResult r =
+      StoreV1(*kb, {{.func_index = 2, .name = "main", .source = SeedSource::kExport},
+                    {.func_index = 3, .name = "helper", .source = SeedSource::kNameSection},
+                    {.func_index = 3, .name = "helper2", .source = SeedSource::kGlue}});
   EXPECT_EQ(r.version_id, 1);
   EXPECT_EQ(r.label, "v1");
   EXPECT_FALSE(r.already_ingested);
@@ -210,7 +215,8 @@ TEST_F(KbTest, DuplicateLabelAndSameBytes) {
   auto kb = OpenNew();
   StoreV1(*kb);
   // Same bytes, any label: the existing version, nothing written.
-  auto again = kb->StoreVersion(MakeVersion("other", std::string(64, 'a'), 2, 4), MakeFunctions(2, 4));
+  auto again =
+      kb->StoreVersion(MakeVersion("other", std::string(64, 'a'), 2, 4), MakeFunctions(2, 4));
   ASSERT_TRUE(again.ok());
   EXPECT_TRUE(again->already_ingested);
   EXPECT_EQ(again->version_id, 1);
@@ -270,7 +276,8 @@ TEST_F(KbTest, ResolveVersion) {
   auto kb = OpenNew();
   EXPECT_EQ(kb->ResolveVersion(std::nullopt).status().code(), StatusCode::kNotFound);
   StoreV1(*kb);
-  ASSERT_TRUE(kb->StoreVersion(MakeVersion("v2", std::string(64, 'b'), 2, 4), MakeFunctions(2, 4)).ok());
+  ASSERT_TRUE(
+      kb->StoreVersion(MakeVersion("v2", std::string(64, 'b'), 2, 4), MakeFunctions(2, 4)).ok());
   EXPECT_EQ(*kb->ResolveVersion(std::nullopt), 2);
   EXPECT_EQ(*kb->ResolveVersion("v1"), 1);
   EXPECT_EQ(*kb->ResolveVersion("1"), 1);
@@ -286,7 +293,8 @@ TEST_F(KbTest, CoverageAndListFunctions) {
   const auto functions = MakeFunctions(2, 4);
   StoreV1(*kb, {{.func_index = 2, .name = "main", .source = SeedSource::kExport}});
   ASSERT_TRUE(kb->HumanSetName(HumanChannel::kCli, functions[3].stable_id, "parse").ok());
-  ASSERT_TRUE(kb->OracleWrite("exact", functions[4].stable_id, {.name = "memcpy", .confidence = 0.9}).ok());
+  ASSERT_TRUE(
+      kb->OracleWrite("exact", functions[4].stable_id, {.name = "memcpy", .confidence = 0.9}).ok());
   ASSERT_TRUE(kb->McpPropose(functions[5].stable_id, "guess", "", 0.3).ok());
 
   auto c = kb->GetCoverage(1);
@@ -351,11 +359,12 @@ TEST_F(KbTest, CoverageAndListFunctions) {
   // A cursor from another query is refused; limits are bounded.
   auto first = kb->ListFunctions({.version_id = 1, .limit = 1});
   ASSERT_TRUE(first->next_cursor.has_value());
-  EXPECT_EQ(kb->ListFunctions({.version_id = 1, .include_imports = true, .limit = 1,
-                               .cursor = first->next_cursor})
-                .status()
-                .code(),
-            StatusCode::kInvalidArgument);
+  EXPECT_EQ(
+      kb->ListFunctions(
+            {.version_id = 1, .include_imports = true, .limit = 1, .cursor = first->next_cursor})
+          .status()
+          .code(),
+      StatusCode::kInvalidArgument);
   EXPECT_EQ(kb->ListFunctions({.version_id = 1, .limit = 1, .cursor = "garbage!"}).status().code(),
             StatusCode::kInvalidArgument);
   EXPECT_EQ(kb->ListFunctions({.version_id = 1, .limit = 0}).status().code(),
@@ -417,16 +426,23 @@ TEST_F(KbTest, WritePathsFixProvenanceAndActor) {
     std::string actor;
   };
   std::vector<Case> cases;
-  cases.push_back({kb->HumanSetName(HumanChannel::kCli, functions[0].stable_id, "a"), "human", "human:cli"});
-  cases.push_back({kb->HumanSetName(HumanChannel::kLib, functions[1].stable_id, "b"), "human", "human:lib"});
-  cases.push_back({kb->SeedExport(SeedSource::kGlue, functions[2].stable_id, "c"), "export", "ingest:glue"});
-  cases.push_back({kb->OracleWrite("fuzzy", functions[3].stable_id, {.name = "d", .confidence = 0.9}),
-                   "oracle", "oracle:fuzzy"});
-  cases.push_back({kb->DiffCarry("v1", "v2", functions[4].stable_id, {.name = "e", .confidence = 0.8}),
-                   "diff-carry", "diff:v1->v2"});
-  cases.push_back({kb->AgentPropose("offline", functions[5].stable_id, {.name = "f", .confidence = 0.35}),
-                   "agent", "agent:offline"});
-  cases.push_back({kb->McpPropose(functions[6].stable_id, "g", "does g", 0.5), "agent", "agent:mcp"});
+  cases.push_back(
+      {kb->HumanSetName(HumanChannel::kCli, functions[0].stable_id, "a"), "human", "human:cli"});
+  cases.push_back(
+      {kb->HumanSetName(HumanChannel::kLib, functions[1].stable_id, "b"), "human", "human:lib"});
+  cases.push_back(
+      {kb->SeedExport(SeedSource::kGlue, functions[2].stable_id, "c"), "export", "ingest:glue"});
+  cases.push_back(
+      {kb->OracleWrite("fuzzy", functions[3].stable_id, {.name = "d", .confidence = 0.9}), "oracle",
+       "oracle:fuzzy"});
+  cases.push_back(
+      {kb->DiffCarry("v1", "v2", functions[4].stable_id, {.name = "e", .confidence = 0.8}),
+       "diff-carry", "diff:v1->v2"});
+  cases.push_back(
+      {kb->AgentPropose("offline", functions[5].stable_id, {.name = "f", .confidence = 0.35}),
+       "agent", "agent:offline"});
+  cases.push_back(
+      {kb->McpPropose(functions[6].stable_id, "g", "does g", 0.5), "agent", "agent:mcp"});
   for (std::size_t i = 0; i < cases.size(); ++i) {
     ASSERT_TRUE(cases[i].decision.ok()) << cases[i].decision.status().ToString();
     EXPECT_TRUE(cases[i].decision->accepted) << cases[i].decision->reason;
@@ -452,10 +468,9 @@ TEST_F(KbTest, WritePathsFixProvenanceAndActor) {
                 .status()
                 .code(),
             StatusCode::kInvalidArgument);
-  EXPECT_EQ(kb->OracleWrite("", functions[5].stable_id, {.name = "x", .confidence = 0.9})
-                .status()
-                .code(),
-            StatusCode::kInvalidArgument);
+  EXPECT_EQ(
+      kb->OracleWrite("", functions[5].stable_id, {.name = "x", .confidence = 0.9}).status().code(),
+      StatusCode::kInvalidArgument);
   EXPECT_EQ(kb->AgentPropose("offline", functions[5].stable_id,
                              {.name = "x", .confidence = 0.9, .details_json = "[1]"})
                 .status()
@@ -483,7 +498,9 @@ TEST_F(KbTest, HumanLockAndClear) {
   const auto functions = MakeFunctions(2, 4);
   StoreV1(*kb);
   const std::string& id = functions[2].stable_id;
-  ASSERT_TRUE(kb->OracleWrite("exact", id, {.name = "memcpy", .summary = "copies", .confidence = 0.95}).ok());
+  ASSERT_TRUE(
+      kb->OracleWrite("exact", id, {.name = "memcpy", .summary = "copies", .confidence = 0.95})
+          .ok());
   auto d = kb->McpPropose(id, "copy", "", 0.6);
   EXPECT_EQ(d->reason, "rejected: existing oracle annotation has confidence 0.950 >= 0.600");
   d = kb->HumanSetName(HumanChannel::kCli, id, "my_memcpy");
@@ -528,13 +545,14 @@ TEST_F(KbTest, InvalidWriteIsRecordedAndUnknownProvenanceNeedsThePeer) {
   EXPECT_FALSE(d->accepted);
   d = kb->McpPropose(functions[2].stable_id, "x", "", std::nan(""));
   EXPECT_FALSE(d->accepted);
-  d = KbTestPeer::Upsert(*kb, functions[2].stable_id,
-                         SymbolWrite{.name = "x", .provenance = "wizard", .actor = "t", .confidence = 0.5});
+  d = KbTestPeer::Upsert(
+      *kb, functions[2].stable_id,
+      SymbolWrite{.name = "x", .provenance = "wizard", .actor = "t", .confidence = 0.5});
   EXPECT_FALSE(d->accepted);
   EXPECT_EQ(d->rule, 1);
   auto trail = kb->Evidence(functions[2].stable_id);
   ASSERT_EQ(trail->size(), 3u);
-  EXPECT_EQ((*trail)[0].name, "bad\\xff");  // kept printable
+  EXPECT_EQ((*trail)[0].name, "bad\\xff");           // kept printable
   EXPECT_FALSE((*trail)[1].confidence.has_value());  // NaN
   EXPECT_EQ(Count(*kb, "SELECT count(*) FROM symbols"), 0);
 }
@@ -546,7 +564,8 @@ TEST_F(KbTest, EvidenceIsAppendOnly) {
   base::Database& db = KbTestPeer::Db(*kb);
   Status update = db.Exec("UPDATE evidence SET accepted = 0");
   EXPECT_FALSE(update.ok());
-  EXPECT_NE(update.message().find("evidence is append-only"), std::string::npos) << update.ToString();
+  EXPECT_NE(update.message().find("evidence is append-only"), std::string::npos)
+      << update.ToString();
   Status del = db.Exec("DELETE FROM evidence");
   EXPECT_FALSE(del.ok());
   EXPECT_NE(del.message().find("evidence is append-only"), std::string::npos);
@@ -569,10 +588,12 @@ TEST_F(KbTest, SymbolsTableRefusesOutOfRangeConfidence) {
   // Defence in depth behind the gate: the CHECK constraints.
   base::Database& db = KbTestPeer::Db(*kb);
   const std::string t = std::string("sym") + "bols";
-  EXPECT_FALSE(db.Exec("INSERT INTO " + t + " VALUES ('x', 'n', NULL, NULL, 'agent', 'a', 1.5, 0, "
+  EXPECT_FALSE(db.Exec("INSERT INTO " + t +
+                       " VALUES ('x', 'n', NULL, NULL, 'agent', 'a', 1.5, 0, "
                        "'t', 't')")
                    .ok());
-  EXPECT_FALSE(db.Exec("INSERT INTO " + t + " VALUES ('x', 'n', NULL, NULL, 'wizard', 'a', 0.5, 0, "
+  EXPECT_FALSE(db.Exec("INSERT INTO " + t +
+                       " VALUES ('x', 'n', NULL, NULL, 'wizard', 'a', 0.5, 0, "
                        "'t', 't')")
                    .ok());
 }

@@ -102,7 +102,9 @@ class Generator {
  public:
   explicit Generator(std::uint64_t seed) : rng_(seed) {}
 
-  std::size_t Pick(std::size_t n) { return std::uniform_int_distribution<std::size_t>(0, n - 1)(rng_); }
+  std::size_t Pick(std::size_t n) {
+    return std::uniform_int_distribution<std::size_t>(0, n - 1)(rng_);
+  }
   bool Chance(double p) { return std::bernoulli_distribution(p)(rng_); }
 
   double Confidence() {
@@ -112,7 +114,10 @@ class Generator {
     if (r < 17) return std::uniform_real_distribution<double>(0.0, 1.0)(rng_);
     static const double kBad[] = {std::numeric_limits<double>::quiet_NaN(),
                                   std::numeric_limits<double>::infinity(),
-                                  -std::numeric_limits<double>::infinity(), -0.1, 1.0000001, 2.0};
+                                  -std::numeric_limits<double>::infinity(),
+                                  -0.1,
+                                  1.0000001,
+                                  2.0};
     return kBad[Pick(std::size(kBad))];
   }
 
@@ -303,8 +308,8 @@ std::tuple<std::string, bool, std::string, std::string, std::string> LastEvidenc
       "ORDER BY id DESC LIMIT 1");
   auto row = stmt->Step();
   EXPECT_TRUE(row.ok() && *row);
-  return {stmt->ColumnText(0), stmt->ColumnInt64(1) != 0, stmt->ColumnText(2),
-          stmt->ColumnText(3), stmt->ColumnText(4)};
+  return {stmt->ColumnText(0), stmt->ColumnInt64(1) != 0, stmt->ColumnText(2), stmt->ColumnText(3),
+          stmt->ColumnText(4)};
 }
 
 std::int64_t EvidenceCount(Kb& kb) {
@@ -324,7 +329,8 @@ TEST(EconomyPropertyTest, RealGate) {
   Kb& kb = **opened;
   ASSERT_TRUE(KbTestPeer::Db(kb).Exec("PRAGMA synchronous=OFF").ok());
   const auto functions = testing::MakeFunctions(0, 3);
-  ASSERT_TRUE(kb.StoreVersion(testing::MakeVersion("v1", std::string(64, 'a'), 0, 3), functions).ok());
+  ASSERT_TRUE(
+      kb.StoreVersion(testing::MakeVersion("v1", std::string(64, 'a'), 0, 3), functions).ok());
   std::vector<std::string> ids;
   for (const FunctionRecord& f : functions) ids.push_back(f.stable_id);
 
@@ -335,7 +341,8 @@ TEST(EconomyPropertyTest, RealGate) {
   for (int step = 0; step < kSteps; ++step) {
     SCOPED_TRACE(::testing::Message() << "step " << step);
     const bool unknown = gen.Chance(0.02);
-    const std::string id = unknown ? "w1:ffffffffffffffffffffffffffffffff" : ids[gen.Pick(ids.size())];
+    const std::string id =
+        unknown ? "w1:ffffffffffffffffffffffffffffffff" : ids[gen.Pick(ids.size())];
     auto [name, valid] = gen.Name();
     GenWrite w{.name = name, .name_valid = valid, .summary = gen.Summary()};
     const std::string summary_text = w.summary.value_or("");
@@ -352,8 +359,10 @@ TEST(EconomyPropertyTest, RealGate) {
       }
       case 2: {
         const bool cli = gen.Chance(0.5);
-        w = GenWrite{.name = std::nullopt, .provenance = "human",
-                     .actor = cli ? "human:cli" : "human:lib", .confidence = 1.0};
+        w = GenWrite{.name = std::nullopt,
+                     .provenance = "human",
+                     .actor = cli ? "human:cli" : "human:lib",
+                     .confidence = 1.0};
         d = kb.HumanClear(cli ? HumanChannel::kCli : HumanChannel::kLib, id);
         break;
       }
@@ -374,13 +383,15 @@ TEST(EconomyPropertyTest, RealGate) {
         w.provenance = "oracle";
         w.actor = "oracle:fuzzy";
         w.confidence = gen.Confidence();
-        d = kb.OracleWrite("fuzzy", id, {.name = name, .summary = w.summary, .confidence = w.confidence});
+        d = kb.OracleWrite("fuzzy", id,
+                           {.name = name, .summary = w.summary, .confidence = w.confidence});
         break;
       case 5:
         w.provenance = "diff-carry";
         w.actor = "diff:v1->v2";
         w.confidence = gen.Confidence();
-        d = kb.DiffCarry("v1", "v2", id, {.name = name, .summary = w.summary, .confidence = w.confidence});
+        d = kb.DiffCarry("v1", "v2", id,
+                         {.name = name, .summary = w.summary, .confidence = w.confidence});
         break;
       case 6:
       case 7: {
@@ -389,7 +400,9 @@ TEST(EconomyPropertyTest, RealGate) {
         w.actor = offline ? "agent:offline" : "agent:openai";
         w.confidence = gen.Confidence();
         d = kb.AgentPropose(offline ? "offline" : "openai", id,
-                            {.name = name, .summary = w.summary, .confidence = w.confidence,
+                            {.name = name,
+                             .summary = w.summary,
+                             .confidence = w.confidence,
                              .details_json = R"({"model":"m"})"});
         break;
       }

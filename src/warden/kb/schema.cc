@@ -159,13 +159,14 @@ Status Initialise(base::Database& db, std::string_view project) {
 }  // namespace
 
 Status PrepareDatabase(base::Database& db, bool allow_init, std::string_view project) {
-  ASSIGN_OR_RETURN(std::int64_t has_meta,
-                   CountRows(db, "SELECT count(*) FROM sqlite_schema "
-                                 "WHERE type = 'table' AND name = 'meta'"));
+  ASSIGN_OR_RETURN(std::int64_t has_meta, CountRows(db,
+                                                    "SELECT count(*) FROM sqlite_schema "
+                                                    "WHERE type = 'table' AND name = 'meta'"));
   if (has_meta == 0) {
     ASSIGN_OR_RETURN(std::int64_t tables,
-                     CountRows(db, "SELECT count(*) FROM sqlite_schema "
-                                   "WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"));
+                     CountRows(db,
+                               "SELECT count(*) FROM sqlite_schema "
+                               "WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"));
     if (tables != 0) {
       return Status::Malformed("not a WARDEN database (it has tables but no meta table)");
     }
@@ -180,9 +181,8 @@ Status PrepareDatabase(base::Database& db, bool allow_init, std::string_view pro
     return Status::Malformed("not a WARDEN database (meta.producer is missing)");
   }
   if (*producer != kProducer) {
-    return Status::Malformed(
-        fmt::format("not a WARDEN database (meta.producer is \"{}\", expected \"{}\")", *producer,
-                    kProducer));
+    return Status::Malformed(fmt::format(
+        "not a WARDEN database (meta.producer is \"{}\", expected \"{}\")", *producer, kProducer));
   }
   ASSIGN_OR_RETURN(std::optional<std::string> version_text, MetaValue(db, "schema_version"));
   if (!version_text.has_value()) {
@@ -193,9 +193,9 @@ Status PrepareDatabase(base::Database& db, bool allow_init, std::string_view pro
   const char* end = begin + version_text->size();
   auto [ptr, ec] = std::from_chars(begin, end, version);
   if (ec != std::errc() || ptr != end || version < 1) {
-    return Status::Malformed(fmt::format(
-        "not a WARDEN database (meta.schema_version \"{}\" is not a positive integer)",
-        *version_text));
+    return Status::Malformed(
+        fmt::format("not a WARDEN database (meta.schema_version \"{}\" is not a positive integer)",
+                    *version_text));
   }
   if (version > kSchemaVersion) {
     return Status::Unsupported(

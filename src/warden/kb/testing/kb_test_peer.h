@@ -51,8 +51,10 @@ inline std::vector<FunctionRecord> MakeFunctions(std::uint32_t imported, std::ui
     f.norm_hash = f.stable_id.substr(3);
     f.exact_hash = std::string(64, 'e');
     f.structural_hash = std::string(32, 's');
-    for (std::size_t k = 0; k < kMinHashValues; ++k) f.minhash[k] = 0x0102030405060708ull * (k + d + 1);
-    for (std::size_t k = 0; k < kHistogramClasses; ++k) f.histogram[k] = static_cast<std::uint32_t>(k * d);
+    for (std::size_t k = 0; k < kMinHashValues; ++k)
+      f.minhash[k] = 0x0102030405060708ull * (k + d + 1);
+    for (std::size_t k = 0; k < kHistogramClasses; ++k)
+      f.histogram[k] = static_cast<std::uint32_t>(k * d);
     f.call_outs = {"env.imp0"};
     if (d > 0) f.defined_callees = {imported + d - 1, imported + d - 1};
     f.instruction_count = 10 + d;
