@@ -49,31 +49,44 @@ Status RunWorker(const std::string& path, int worker) {
     const std::string& id = functions[pick(kSymbols)].stable_id;
     const std::string name = kNames[pick(3)];
     const double c = kConf[pick(std::size(kConf))];
-    Result<Decision> d = Status::Internal("unset");
-    switch (pick(10)) {
-      case 0:
-        d = kb->HumanSetName(HumanChannel::kLib, id, name);
-        break;
-      case 1:
-        d = kb->HumanClear(HumanChannel::kCli, id);
-        break;
-      case 2:
-        d = kb->SeedExport(SeedSource::kExport, id, name);
-        break;
-      case 3:
-      case 4:
-        d = kb->OracleWrite("exact", id, {.name = name, .confidence = c});
-        break;
-      case 5:
-        d = kb->DiffCarry("v1", "v2", id, {.name = name, .confidence = c});
-        break;
-      case 6:
-      case 7:
-        d = kb->AgentPropose("offline", id, {.name = name, .summary = "s", .confidence = c});
-        break;
-      default:
-        d = kb->McpPropose(id, name, "", c);
-        break;
+    const std::size_t path_choice = pick(10);
+    auto attempt = [&]() -> Result<Decision> {
+      Result<Decision> d = Status::Internal("unset");
+      switch (path_choice) {
+        case 0:
+          d = kb->HumanSetName(HumanChannel::kLib, id, name);
+          break;
+        case 1:
+          d = kb->HumanClear(HumanChannel::kCli, id);
+          break;
+        case 2:
+          d = kb->SeedExport(SeedSource::kExport, id, name);
+          break;
+        case 3:
+        case 4:
+          d = kb->OracleWrite("exact", id, {.name = name, .confidence = c});
+          break;
+        case 5:
+          d = kb->DiffCarry("v1", "v2", id, {.name = name, .confidence = c});
+          break;
+        case 6:
+        case 7:
+          d = kb->AgentPropose("offline", id, {.name = name, .summary = "s", .confidence = c});
+          break;
+        default:
+          d = kb->McpPropose(id, name, "", c);
+          break;
+      }
+      return d;
+    };
+    // kResourceExhausted is "database is busy" from BEGIN IMMEDIATE after the 5 s busy timeout
+    // (possible on a loaded machine, and under ASan): it comes before the gate reads E, so
+    // nothing was decided or recorded, and a caller retries. Any other error is a failure.
+    Result<Decision> d = attempt();
+    for (int retry = 0;
+         retry < 20 && !d.ok() && d.status().code() == base::StatusCode::kResourceExhausted;
+         ++retry) {
+      d = attempt();
     }
     RETURN_IF_ERROR(d.status().WithContext(fmt::format("worker {} write {}", worker, i)));
   }
