@@ -626,6 +626,22 @@ Result<std::optional<StoredFunction>> Kb::GetFunction(std::int64_t version_id,
       StoredFunction{.version_id = version_id, .record = ReadFunction(stmt)});
 }
 
+Result<std::vector<FunctionRecord>> Kb::FunctionRecords(std::int64_t version_id) {
+  RETURN_IF_ERROR(RequireVersion(version_id));
+  ASSIGN_OR_RETURN(base::Statement stmt,
+                   db_->Prepare(fmt::format("SELECT {} FROM functions WHERE version_id = ? "
+                                            "ORDER BY func_index",
+                                            kFunctionColumns)));
+  RETURN_IF_ERROR(stmt.Bind(1, version_id));
+  std::vector<FunctionRecord> out;
+  for (;;) {
+    ASSIGN_OR_RETURN(bool row, stmt.Step());
+    if (!row) break;
+    out.push_back(ReadFunction(stmt));
+  }
+  return out;
+}
+
 Result<std::optional<FunctionFacts>> Kb::GetFunctionFacts(std::int64_t version_id,
                                                           std::uint32_t func_index) {
   ASSIGN_OR_RETURN(std::optional<StoredFunction> f, GetFunction(version_id, func_index));

@@ -153,6 +153,9 @@ class Kb {
   // Everything stored about func_index in version_id; nullopt when there is no such function.
   Result<std::optional<StoredFunction>> GetFunction(std::int64_t version_id,
                                                     std::uint32_t func_index);
+  // Every stored function of the version, imports included, in index order (for the diff
+  // engine and the Oracle, which compare whole versions).
+  Result<std::vector<FunctionRecord>> FunctionRecords(std::int64_t version_id);
   // The FunctionFacts; nullopt when the function is missing or imported.
   Result<std::optional<FunctionFacts>> GetFunctionFacts(std::int64_t version_id,
                                                         std::uint32_t func_index);

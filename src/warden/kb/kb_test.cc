@@ -177,6 +177,19 @@ TEST_F(KbTest, StoreVersionRoundTrips) {
   EXPECT_EQ(Count(*kb, "SELECT length(minhash) FROM functions WHERE func_index = 4"), 256);
   EXPECT_EQ(Count(*kb, "SELECT length(histogram) FROM functions WHERE func_index = 4"), 84);
 
+  auto all = kb->FunctionRecords(1);
+  ASSERT_TRUE(all.ok());
+  ASSERT_EQ(all->size(), functions.size());
+  for (std::size_t i = 0; i < functions.size(); ++i) {
+    EXPECT_EQ((*all)[i].func_index, functions[i].func_index);
+    EXPECT_EQ((*all)[i].stable_id, functions[i].stable_id);
+    EXPECT_EQ((*all)[i].is_import, functions[i].is_import);
+    EXPECT_EQ((*all)[i].import_field, functions[i].import_field);
+    EXPECT_EQ((*all)[i].exact_hash, functions[i].is_import ? "" : functions[i].exact_hash);
+    EXPECT_EQ((*all)[i].referenced_strings, functions[i].referenced_strings);
+  }
+  EXPECT_EQ(kb->FunctionRecords(9).status().code(), StatusCode::kNotFound);
+
   auto facts = kb->GetFunctionFacts(1, 3);
   ASSERT_TRUE(facts.ok() && facts->has_value());
   EXPECT_EQ((*facts)->stable_id, functions[3].stable_id);
