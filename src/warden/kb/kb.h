@@ -99,8 +99,9 @@ class Kb {
   // names through the gate (provenance export) and their evidence. Any failure rolls back
   // everything. When a version with the same sha256 exists, returns it with
   // already_ingested = true and writes nothing. A duplicate explicit label is kAlreadyExists.
-  // REQUIRES: functions hold imported_count imports and defined_count defined functions,
-  // distinct indices; every seed names one of them.
+  // Records that disagree (counts other than imported_count/defined_count, a repeated index,
+  // an empty stable_id, a seed naming no function of the version) are kInvalidArgument,
+  // checked before anything is written.
   Result<StoreResult> StoreVersion(const VersionRecord& version,
                                    const std::vector<FunctionRecord>& functions,
                                    const std::vector<SeedName>& seeds = {});
