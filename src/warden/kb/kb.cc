@@ -1,0 +1,860 @@
+#include "warden/kb/kb.h"
+
+#include <fmt/core.h>
+#include <time.h>
+
+#include <bit>
+#include <charconv>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <unordered_map>
+
+#include "base/env.h"
+#include "base/hash.h"
+#include "base/sqlite.h"
+#include "warden/kb/schema.h"
+
+namespace trove::warden::kb {
+
+namespace {
+
+using nlohmann::json;
+
+constexpr int kMaxPageSize = 1000;
+
+std::string ToJson(const std::vector<std::string>& values) {
+  return json(values).dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+std::string ToJson(const std::vector<std::uint32_t>& values) { return json(values).dump(); }
+
+// Parses a JSON array of strings written by ToJson; anything else reads as empty.
+std::vector<std::string> StringsFromJson(const std::string& text) {
+  std::vector<std::string> out;
+  const json parsed = json::parse(text, nullptr, false);
+  if (!parsed.is_array()) return out;
+  for (const json& v : parsed) {
+    if (v.is_string()) out.push_back(v.get<std::string>());
+  }
+  return out;
+}
+
+std::vector<std::uint32_t> IndicesFromJson(const std::string& text) {
+  std::vector<std::uint32_t> out;
+  const json parsed = json::parse(text, nullptr, false);
+  if (!parsed.is_array()) return out;
+  for (const json& v : parsed) {
+    if (v.is_number_unsigned()) out.push_back(v.get<std::uint32_t>());
+  }
+  return out;
+}
+
+std::string JoinMnemonics(const std::vector<std::string>& mnemonics) {
+  std::string out;
+  for (const std::string& m : mnemonics) {
+    if (!out.empty()) out += ' ';
+    out += m;
+  }
+  return out;
+}
+
+std::vector<std::string> SplitMnemonics(std::string_view text) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t end = text.find(' ', start);
+    if (end == std::string_view::npos) end = text.size();
+    out.emplace_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
+template <typename T, std::size_t N>
+std::string PackLe(const std::array<T, N>& values) {
+  std::string out;
+  out.reserve(N * sizeof(T));
+  for (T v : values) {
+    for (std::size_t b = 0; b < sizeof(T); ++b) {
+      out += static_cast<char>(static_cast<std::uint64_t>(v) >> (8 * b) & 0xff);
+    }
+  }
+  return out;
+}
+
+template <typename T, std::size_t N>
+std::array<T, N> UnpackLe(std::string_view bytes) {
+  std::array<T, N> out{};
+  if (bytes.size() != N * sizeof(T)) return out;
+  for (std::size_t i = 0; i < N; ++i) {
+    std::uint64_t v = 0;
+    for (std::size_t b = 0; b < sizeof(T); ++b) {
+      v |= static_cast<std::uint64_t>(static_cast<unsigned char>(bytes[i * sizeof(T) + b]))
+           << (8 * b);
+    }
+    out[i] = static_cast<T>(v);
+  }
+  return out;
+}
+
+Status BindOptional(base::Statement& stmt, int index, const std::optional<std::string>& value) {
+  return value.has_value() ? stmt.Bind(index, std::string_view(*value)) : stmt.Bind(index, nullptr);
+}
+
+std::optional<std::string> OptionalText(const base::Statement& stmt, int column) {
+  if (stmt.ColumnIsNull(column)) return std::nullopt;
+  return stmt.ColumnText(column);
+}
+
+bool AllDigits(std::string_view text) {
+  if (text.empty() || text.size() > 10) return false;
+  for (char c : text) {
+    if (c < '0' || c > '9') return false;
+  }
+  return true;
+}
+
+std::optional<std::uint32_t> ParseIndex(std::string_view text) {
+  if (!AllDigits(text)) return std::nullopt;
+  std::uint64_t v = 0;
+  std::from_chars(text.data(), text.data() + text.size(), v);
+  if (v > UINT32_MAX) return std::nullopt;
+  return static_cast<std::uint32_t>(v);
+}
+
+// The project name a new database gets by default: the directory holding it, or the project
+// directory for `<dir>/.warden/warden.db`.
+std::string DefaultProject(const std::string& path) {
+  std::error_code ec;
+  std::filesystem::path abs = std::filesystem::absolute(path, ec);
+  if (ec) abs = path;
+  abs = abs.lexically_normal();
+  std::filesystem::path dir = abs.parent_path();
+  if (dir.filename() == ".warden") dir = dir.parent_path();
+  std::string name = dir.filename().string();
+  return name.empty() ? "warden" : name;
+}
+
+// ---- list_functions cursors: base64url("c1|version|imports|unnamed|below|provenance|last")
+
+std::string FilterKey(const FunctionQuery& q) {
+  std::string below =
+      q.below.has_value() ? fmt::format("{:016x}", std::bit_cast<std::uint64_t>(*q.below)) : "-";
+  std::string prov = q.provenance.has_value() ? base::Base64UrlEncode(*q.provenance) : "-";
+  return fmt::format("{}|{}|{}|{}|{}", q.version_id, q.include_imports ? 1 : 0,
+                     q.unnamed_only ? 1 : 0, below, prov);
+}
+
+std::string EncodeCursor(const FunctionQuery& q, std::uint32_t last_index) {
+  return base::Base64UrlEncode(fmt::format("c1|{}|{}", FilterKey(q), last_index));
+}
+
+// Returns the last index of the previous page, or kInvalidArgument when `cursor` was not made
+// for this query.
+Result<std::int64_t> DecodeCursor(const FunctionQuery& q, std::string_view cursor) {
+  const Status bad = Status::InvalidArgument(
+      "cursor: not a next_cursor of this list_functions query (same version and filters)");
+  Result<std::string> text = base::Base64UrlDecode(cursor);
+  if (!text.ok()) return bad;
+  const std::string prefix = fmt::format("c1|{}|", FilterKey(q));
+  if (text->compare(0, prefix.size(), prefix) != 0) return bad;
+  std::optional<std::uint32_t> last = ParseIndex(std::string_view(*text).substr(prefix.size()));
+  if (!last.has_value()) return bad;
+  return static_cast<std::int64_t>(*last);
+}
+
+constexpr std::string_view kFunctionColumns =
+    "func_index, is_import, import_module, import_field, type_signature, stable_id, id_tier, "
+    "norm_hash, exact_hash, structural_hash, minhash, histogram, call_outs_json, callees_json, "
+    "instruction_count, body_offset, body_size, raw_name, export_names_json, call_targets_json, "
+    "referenced_strings_json, mnemonics";
+
+FunctionRecord ReadFunction(const base::Statement& s) {
+  FunctionRecord r;
+  r.func_index = static_cast<std::uint32_t>(s.ColumnInt64(0));
+  r.is_import = s.ColumnInt64(1) != 0;
+  r.import_module = s.ColumnText(2);
+  r.import_field = s.ColumnText(3);
+  r.type_signature = s.ColumnText(4);
+  r.stable_id = s.ColumnText(5);
+  r.id_tier = static_cast<int>(s.ColumnInt64(6));
+  r.norm_hash = s.ColumnText(7);
+  r.exact_hash = s.ColumnText(8);
+  r.structural_hash = s.ColumnText(9);
+  r.minhash = UnpackLe<std::uint64_t, kMinHashValues>(s.ColumnBlob(10));
+  r.histogram = UnpackLe<std::uint32_t, kHistogramClasses>(s.ColumnBlob(11));
+  r.call_outs = StringsFromJson(s.ColumnText(12));
+  r.defined_callees = IndicesFromJson(s.ColumnText(13));
+  r.instruction_count = static_cast<std::uint32_t>(s.ColumnInt64(14));
+  r.body_offset = static_cast<std::uint64_t>(s.ColumnInt64(15));
+  r.body_size = static_cast<std::uint64_t>(s.ColumnInt64(16));
+  r.raw_name = OptionalText(s, 17);
+  r.export_names = StringsFromJson(s.ColumnText(18));
+  r.call_targets = StringsFromJson(s.ColumnText(19));
+  r.referenced_strings = StringsFromJson(s.ColumnText(20));
+  r.instruction_mnemonics = SplitMnemonics(s.ColumnText(21));
+  return r;
+}
+
+std::string_view SeedSourceName(SeedSource source) {
+  switch (source) {
+    case SeedSource::kNameSection:
+      return "name-section";
+    case SeedSource::kGlue:
+      return "glue";
+    case SeedSource::kExport:
+      return "export";
+  }
+  return "unknown";
+}
+
+}  // namespace
+
+std::string FormatTimestamp(std::int64_t micros) {
+  std::int64_t seconds = micros / 1'000'000;
+  std::int64_t rem = micros % 1'000'000;
+  if (rem < 0) {
+    rem += 1'000'000;
+    --seconds;
+  }
+  const time_t t = static_cast<time_t>(seconds);
+  struct tm tm {};
+  gmtime_r(&t, &tm);
+  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z", tm.tm_year + 1900, tm.tm_mon + 1,
+                     tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, rem / 1000);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Open
+
+Kb::Kb(base::Env& env, std::string path, std::unique_ptr<base::Database> db,
+       std::function<void(std::size_t)> store_progress)
+    : env_(env),
+      path_(std::move(path)),
+      db_(std::move(db)),
+      store_progress_(std::move(store_progress)) {}
+
+Kb::~Kb() = default;
+
+Result<std::unique_ptr<Kb>> Kb::Open(base::Env& env, const std::string& path,
+                                     const KbOptions& options) {
+  const bool memory = path == ":memory:";
+  if (!memory && !env.FileExists(path) && !options.create_if_missing) {
+    return Status::NotFound(fmt::format("open {}: no such file", path));
+  }
+  ASSIGN_OR_RETURN(std::unique_ptr<base::Database> db,
+                   base::Database::Open(path, base::DatabaseOptions{
+                                                  .busy_timeout_ms = 5000,
+                                                  .create_if_missing = options.create_if_missing}));
+  const std::string project = options.project.empty() ? DefaultProject(path) : options.project;
+  RETURN_IF_ERROR(internal::PrepareDatabase(*db, options.create_if_missing, project)
+                      .WithContext(fmt::format("open {}", path)));
+  return std::unique_ptr<Kb>(new Kb(env, path, std::move(db), options.store_progress_for_testing));
+}
+
+std::string Kb::Now() { return FormatTimestamp(env_.NowMicros()); }
+
+Result<std::string> Kb::Project() {
+  ASSIGN_OR_RETURN(base::Statement stmt,
+                   db_->Prepare("SELECT value FROM meta WHERE key = 'project'"));
+  ASSIGN_OR_RETURN(bool row, stmt.Step());
+  return row ? stmt.ColumnText(0) : std::string();
+}
+
+Status Kb::RequireVersion(std::int64_t version_id) {
+  ASSIGN_OR_RETURN(base::Statement stmt,
+                   db_->Prepare("SELECT 1 FROM module_versions WHERE id = ?"));
+  RETURN_IF_ERROR(stmt.Bind(1, version_id));
+  ASSIGN_OR_RETURN(bool row, stmt.Step());
+  if (!row) return Status::NotFound(fmt::format("unknown version_id {}", version_id));
+  return Status::Ok();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Ingest
+
+Result<StoreResult> Kb::StoreVersion(const VersionRecord& version,
+                                     const std::vector<FunctionRecord>& functions,
+                                     const std::vector<SeedName>& seeds) {
+  // Validate before taking the write lock.
+  std::uint32_t imports = 0;
+  std::unordered_map<std::uint32_t, const FunctionRecord*> by_index;
+  by_index.reserve(functions.size());
+  for (const FunctionRecord& f : functions) {
+    if (f.is_import) ++imports;
+    if (f.stable_id.empty()) {
+      return Status::InvalidArgument(
+          fmt::format("store version: function {} has no stable_id", f.func_index));
+    }
+    if (!by_index.emplace(f.func_index, &f).second) {
+      return Status::InvalidArgument(
+          fmt::format("store version: function index {} appears twice", f.func_index));
+    }
+  }
+  if (imports != version.imported_count ||
+      functions.size() - imports != static_cast<std::size_t>(version.defined_count)) {
+    return Status::InvalidArgument(fmt::format(
+        "store version: the version counts {} imported and {} defined functions, the records "
+        "hold {} and {}",
+        version.imported_count, version.defined_count, imports, functions.size() - imports));
+  }
+  for (const SeedName& seed : seeds) {
+    if (!by_index.contains(seed.func_index)) {
+      return Status::InvalidArgument(fmt::format(
+          "store version: seed names function {}, which is not in the version", seed.func_index));
+    }
+  }
+
+  ASSIGN_OR_RETURN(base::Transaction txn, db_->Begin());
+  StoreResult result;
+  // The same bytes already ingested: nothing to write.
+  {
+    ASSIGN_OR_RETURN(base::Statement stmt,
+                     db_->Prepare("SELECT id, label FROM module_versions WHERE sha256 = ? "
+                                  "ORDER BY id LIMIT 1"));
+    RETURN_IF_ERROR(stmt.Bind(1, std::string_view(version.sha256)));
+    ASSIGN_OR_RETURN(bool row, stmt.Step());
+    if (row) {
+      result.version_id = stmt.ColumnInt64(0);
+      result.label = stmt.ColumnText(1);
+      result.already_ingested = true;
+      return result;  // the transaction rolls back: nothing was written
+    }
+  }
+  ASSIGN_OR_RETURN(base::Statement label_taken,
+                   db_->Prepare("SELECT 1 FROM module_versions WHERE label = ?"));
+  std::string label = version.label;
+  if (label.empty()) {
+    ASSIGN_OR_RETURN(base::Statement count, db_->Prepare("SELECT count(*) FROM module_versions"));
+    ASSIGN_OR_RETURN(bool row, count.Step());
+    std::int64_t n = row ? count.ColumnInt64(0) + 1 : 1;
+    for (;; ++n) {
+      label = fmt::format("v{}", n);
+      label_taken.Reset();
+      RETURN_IF_ERROR(label_taken.Bind(1, std::string_view(label)));
+      ASSIGN_OR_RETURN(bool taken, label_taken.Step());
+      if (!taken) break;
+    }
+  } else {
+    RETURN_IF_ERROR(label_taken.Bind(1, std::string_view(label)));
+    ASSIGN_OR_RETURN(bool taken, label_taken.Step());
+    if (taken) {
+      return Status::AlreadyExists(fmt::format("label \"{}\" is already used by a version", label));
+    }
+  }
+
+  const std::string now = Now();
+  {
+    ASSIGN_OR_RETURN(
+        base::Statement stmt,
+        db_->Prepare("INSERT INTO module_versions(label, wasm_path, sha256, size, imported_count, "
+                     "defined_count, emscripten_version, emscripten_version_source, "
+                     "shared_memory, memory_count, memory64, features_json, producers_json, "
+                     "glue_path, glue_json, ingested_at) "
+                     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+    RETURN_IF_ERROR(stmt.Bind(1, std::string_view(label)));
+    RETURN_IF_ERROR(stmt.Bind(2, std::string_view(version.wasm_path)));
+    RETURN_IF_ERROR(stmt.Bind(3, std::string_view(version.sha256)));
+    RETURN_IF_ERROR(stmt.Bind(4, version.size));
+    RETURN_IF_ERROR(stmt.Bind(5, version.imported_count));
+    RETURN_IF_ERROR(stmt.Bind(6, version.defined_count));
+    RETURN_IF_ERROR(BindOptional(stmt, 7, version.emscripten_version));
+    RETURN_IF_ERROR(BindOptional(stmt, 8, version.emscripten_version_source));
+    RETURN_IF_ERROR(stmt.Bind(9, version.shared_memory ? 1 : 0));
+    RETURN_IF_ERROR(stmt.Bind(10, version.memory_count));
+    RETURN_IF_ERROR(stmt.Bind(11, version.memory64 ? 1 : 0));
+    RETURN_IF_ERROR(stmt.Bind(12, std::string_view(version.features_json)));
+    RETURN_IF_ERROR(stmt.Bind(13, std::string_view(version.producers_json)));
+    RETURN_IF_ERROR(BindOptional(stmt, 14, version.glue_path));
+    RETURN_IF_ERROR(BindOptional(stmt, 15, version.glue_json));
+    RETURN_IF_ERROR(stmt.Bind(16, std::string_view(now)));
+    RETURN_IF_ERROR(stmt.Step());
+  }
+  result.version_id = db_->LastInsertRowId();
+  result.label = label;
+
+  {
+    ASSIGN_OR_RETURN(
+        base::Statement stmt,
+        db_->Prepare(fmt::format("INSERT INTO functions(version_id, {}) VALUES (?1, ?2, ?3, ?4, "
+                                 "?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, "
+                                 "?18, ?19, ?20, ?21, ?22, ?23)",
+                                 kFunctionColumns)));
+    std::size_t done = 0;
+    for (const FunctionRecord& f : functions) {
+      stmt.Reset();
+      RETURN_IF_ERROR(stmt.Bind(1, result.version_id));
+      RETURN_IF_ERROR(stmt.Bind(2, f.func_index));
+      RETURN_IF_ERROR(stmt.Bind(3, f.is_import ? 1 : 0));
+      if (f.is_import) {
+        RETURN_IF_ERROR(stmt.Bind(4, std::string_view(f.import_module)));
+        RETURN_IF_ERROR(stmt.Bind(5, std::string_view(f.import_field)));
+      } else {
+        RETURN_IF_ERROR(stmt.Bind(4, nullptr));
+        RETURN_IF_ERROR(stmt.Bind(5, nullptr));
+      }
+      RETURN_IF_ERROR(stmt.Bind(6, std::string_view(f.type_signature)));
+      RETURN_IF_ERROR(stmt.Bind(7, std::string_view(f.stable_id)));
+      RETURN_IF_ERROR(stmt.Bind(8, f.id_tier));
+      if (f.is_import) {
+        for (int i = 9; i <= 13; ++i) RETURN_IF_ERROR(stmt.Bind(i, nullptr));
+      } else {
+        RETURN_IF_ERROR(stmt.Bind(9, std::string_view(f.norm_hash)));
+        RETURN_IF_ERROR(stmt.Bind(10, std::string_view(f.exact_hash)));
+        RETURN_IF_ERROR(stmt.Bind(11, std::string_view(f.structural_hash)));
+        RETURN_IF_ERROR(stmt.BindBlob(12, PackLe(f.minhash)));
+        RETURN_IF_ERROR(stmt.BindBlob(13, PackLe(f.histogram)));
+      }
+      RETURN_IF_ERROR(stmt.Bind(14, std::string_view(ToJson(f.call_outs))));
+      RETURN_IF_ERROR(stmt.Bind(15, std::string_view(ToJson(f.defined_callees))));
+      RETURN_IF_ERROR(stmt.Bind(16, f.instruction_count));
+      RETURN_IF_ERROR(stmt.Bind(17, f.body_offset));
+      RETURN_IF_ERROR(stmt.Bind(18, f.body_size));
+      RETURN_IF_ERROR(BindOptional(stmt, 19, f.raw_name));
+      RETURN_IF_ERROR(stmt.Bind(20, std::string_view(ToJson(f.export_names))));
+      RETURN_IF_ERROR(stmt.Bind(21, std::string_view(ToJson(f.call_targets))));
+      RETURN_IF_ERROR(stmt.Bind(22, std::string_view(ToJson(f.referenced_strings))));
+      RETURN_IF_ERROR(stmt.Bind(23, std::string_view(JoinMnemonics(f.instruction_mnemonics))));
+      RETURN_IF_ERROR(stmt.Step().status().WithContext(
+          fmt::format("store version: function {}", f.func_index)));
+      ++done;
+      if (store_progress_) store_progress_(done);
+    }
+  }
+
+  // Seeds go through the gate, inside this transaction.
+  for (const SeedName& seed : seeds) {
+    const FunctionRecord& f = *by_index.at(seed.func_index);
+    const json details = {{"version_id", result.version_id},
+                          {"label", label},
+                          {"func_index", seed.func_index},
+                          {"source", SeedSourceName(seed.source)}};
+    ASSIGN_OR_RETURN(
+        Decision decision,
+        SeedInTransaction(seed.source, f.stable_id, seed.name,
+                          details.dump(-1, ' ', false, json::error_handler_t::replace)));
+    auto& counts = decision.accepted ? result.seeds_accepted : result.seeds_rejected;
+    ++counts[static_cast<std::size_t>(seed.source)];
+  }
+  RETURN_IF_ERROR(txn.Commit());
+  return result;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Queries
+
+namespace {
+
+constexpr std::string_view kVersionColumns =
+    "id, label, emscripten_version, emscripten_version_source, imported_count, defined_count, "
+    "shared_memory, memory_count, memory64, sha256, size, wasm_path, glue_path, ingested_at";
+
+VersionInfo ReadVersion(const base::Statement& s) {
+  VersionInfo v;
+  v.id = s.ColumnInt64(0);
+  v.label = s.ColumnText(1);
+  v.emscripten_version = OptionalText(s, 2);
+  v.emscripten_version_source = OptionalText(s, 3);
+  v.imported = s.ColumnInt64(4);
+  v.defined = s.ColumnInt64(5);
+  v.functions = v.imported + v.defined;
+  v.shared_memory = s.ColumnInt64(6) != 0;
+  v.memory_count = s.ColumnInt64(7);
+  v.memory64 = s.ColumnInt64(8) != 0;
+  v.sha256 = s.ColumnText(9);
+  v.size = static_cast<std::uint64_t>(s.ColumnInt64(10));
+  v.wasm_path = s.ColumnText(11);
+  v.glue_path = OptionalText(s, 12);
+  v.ingested_at = s.ColumnText(13);
+  return v;
+}
+
+}  // namespace
+
+Result<std::vector<VersionInfo>> Kb::ListVersions() {
+  ASSIGN_OR_RETURN(
+      base::Statement stmt,
+      db_->Prepare(fmt::format("SELECT {} FROM module_versions ORDER BY id", kVersionColumns)));
+  std::vector<VersionInfo> out;
+  for (;;) {
+    ASSIGN_OR_RETURN(bool row, stmt.Step());
+    if (!row) break;
+    out.push_back(ReadVersion(stmt));
+  }
+  return out;
+}
+
+Result<VersionInfo> Kb::GetVersion(std::int64_t version_id) {
+  ASSIGN_OR_RETURN(
+      base::Statement stmt,
+      db_->Prepare(fmt::format("SELECT {} FROM module_versions WHERE id = ?", kVersionColumns)));
+  RETURN_IF_ERROR(stmt.Bind(1, version_id));
+  ASSIGN_OR_RETURN(bool row, stmt.Step());
+  if (!row) return Status::NotFound(fmt::format("unknown version_id {}", version_id));
+  return ReadVersion(stmt);
+}
+
+Result<std::int64_t> Kb::ResolveVersion(std::optional<std::string_view> spec) {
+  if (!spec.has_value()) {
+    ASSIGN_OR_RETURN(base::Statement stmt, db_->Prepare("SELECT max(id) FROM module_versions"));
+    ASSIGN_OR_RETURN(bool row, stmt.Step());
+    if (!row || stmt.ColumnIsNull(0)) {
+      return Status::NotFound("the KB has no version yet (run 'warden ingest')");
+    }
+    return stmt.ColumnInt64(0);
+  }
+  {
+    ASSIGN_OR_RETURN(base::Statement stmt,
+                     db_->Prepare("SELECT id FROM module_versions WHERE label = ?"));
+    RETURN_IF_ERROR(stmt.Bind(1, *spec));
+    ASSIGN_OR_RETURN(bool row, stmt.Step());
+    if (row) return stmt.ColumnInt64(0);
+  }
+  if (AllDigits(*spec)) {
+    std::int64_t id = 0;
+    std::from_chars(spec->data(), spec->data() + spec->size(), id);
+    ASSIGN_OR_RETURN(base::Statement stmt,
+                     db_->Prepare("SELECT id FROM module_versions WHERE id = ?"));
+    RETURN_IF_ERROR(stmt.Bind(1, id));
+    ASSIGN_OR_RETURN(bool row, stmt.Step());
+    if (row) return id;
+  }
+  return Status::NotFound(fmt::format("unknown version \"{}\"", *spec));
+}
+
+Result<Coverage> Kb::GetCoverage(std::int64_t version_id) {
+  RETURN_IF_ERROR(RequireVersion(version_id));
+  ASSIGN_OR_RETURN(
+      base::Statement stmt,
+      db_->Prepare("SELECT count(*), count(s.name), "
+                   "coalesce(sum(s.name IS NOT NULL AND s.provenance = 'human'), 0), "
+                   "coalesce(sum(s.name IS NOT NULL AND s.provenance = 'export'), 0), "
+                   "coalesce(sum(s.name IS NOT NULL AND s.provenance = 'oracle'), 0), "
+                   "coalesce(sum(s.name IS NOT NULL AND s.provenance = 'diff-carry'), 0), "
+                   "coalesce(sum(s.name IS NOT NULL AND s.provenance = 'agent'), 0), "
+                   "coalesce(sum(s.locked = 1), 0), "
+                   "avg(CASE WHEN s.name IS NOT NULL THEN s.confidence END) "
+                   "FROM functions f LEFT JOIN symbols s ON s.stable_id = f.stable_id "
+                   "WHERE f.version_id = ? AND f.is_import = 0"));
+  RETURN_IF_ERROR(stmt.Bind(1, version_id));
+  ASSIGN_OR_RETURN(bool row, stmt.Step());
+  Coverage c;
+  if (!row) return c;
+  c.defined = stmt.ColumnInt64(0);
+  c.named = stmt.ColumnInt64(1);
+  c.coverage_pct =
+      c.defined == 0 ? 0.0 : static_cast<double>(c.named) * 100.0 / static_cast<double>(c.defined);
+  c.human_named = stmt.ColumnInt64(2);
+  c.export_named = stmt.ColumnInt64(3);
+  c.oracle_named = stmt.ColumnInt64(4);
+  c.diff_carry_named = stmt.ColumnInt64(5);
+  c.agent_named = stmt.ColumnInt64(6);
+  c.locked = stmt.ColumnInt64(7);
+  if (!stmt.ColumnIsNull(8)) c.mean_confidence = stmt.ColumnDouble(8);
+  return c;
+}
+
+Result<FunctionPage> Kb::ListFunctions(const FunctionQuery& query) {
+  if (query.limit.has_value() && (*query.limit < 1 || *query.limit > kMaxPageSize)) {
+    return Status::InvalidArgument(
+        fmt::format("limit: must be between 1 and {}, got {}", kMaxPageSize, *query.limit));
+  }
+  if (query.provenance.has_value() && !ParseProvenance(*query.provenance).has_value()) {
+    return Status::InvalidArgument(
+        fmt::format("provenance: unknown provenance \"{}\"", *query.provenance));
+  }
+  RETURN_IF_ERROR(RequireVersion(query.version_id));
+  std::int64_t after = -1;
+  if (query.cursor.has_value()) {
+    ASSIGN_OR_RETURN(after, DecodeCursor(query, *query.cursor));
+  }
+  ASSIGN_OR_RETURN(
+      base::Statement stmt,
+      db_->Prepare("SELECT f.func_index, f.stable_id, f.type_signature, s.name, s.provenance, "
+                   "s.confidence, s.locked, f.is_import "
+                   "FROM functions f LEFT JOIN symbols s ON s.stable_id = f.stable_id "
+                   "WHERE f.version_id = ?1 AND (?2 OR f.is_import = 0) AND f.func_index > ?3 "
+                   "AND (?4 = 0 OR s.name IS NULL) "
+                   "AND (?5 IS NULL OR s.name IS NULL OR s.confidence < ?5) "
+                   "AND (?6 IS NULL OR (s.name IS NOT NULL AND s.provenance = ?6)) "
+                   "ORDER BY f.func_index LIMIT ?7"));
+  RETURN_IF_ERROR(stmt.Bind(1, query.version_id));
+  RETURN_IF_ERROR(stmt.Bind(2, query.include_imports ? 1 : 0));
+  RETURN_IF_ERROR(stmt.Bind(3, after));
+  RETURN_IF_ERROR(stmt.Bind(4, query.unnamed_only ? 1 : 0));
+  RETURN_IF_ERROR(query.below.has_value() ? stmt.Bind(5, *query.below) : stmt.Bind(5, nullptr));
+  RETURN_IF_ERROR(BindOptional(stmt, 6, query.provenance));
+  // One row more than the page tells whether another page follows.
+  RETURN_IF_ERROR(stmt.Bind(7, query.limit.has_value() ? *query.limit + 1 : -1));
+  FunctionPage page;
+  for (;;) {
+    ASSIGN_OR_RETURN(bool row, stmt.Step());
+    if (!row) break;
+    if (query.limit.has_value() &&
+        page.functions.size() == static_cast<std::size_t>(*query.limit)) {
+      page.next_cursor = EncodeCursor(query, page.functions.back().index);
+      break;
+    }
+    FunctionRow r;
+    r.index = static_cast<std::uint32_t>(stmt.ColumnInt64(0));
+    r.stable_id = stmt.ColumnText(1);
+    r.type = OptionalText(stmt, 2);
+    r.name = OptionalText(stmt, 3);
+    if (r.name.has_value()) {
+      r.provenance = stmt.ColumnText(4);
+      r.confidence = stmt.ColumnDouble(5);
+      r.locked = stmt.ColumnInt64(6) != 0;
+    }
+    r.is_import = stmt.ColumnInt64(7) != 0;
+    page.functions.push_back(std::move(r));
+  }
+  return page;
+}
+
+Result<std::optional<StoredFunction>> Kb::GetFunction(std::int64_t version_id,
+                                                      std::uint32_t func_index) {
+  RETURN_IF_ERROR(RequireVersion(version_id));
+  ASSIGN_OR_RETURN(
+      base::Statement stmt,
+      db_->Prepare(fmt::format("SELECT {} FROM functions WHERE version_id = ? AND func_index = ?",
+                               kFunctionColumns)));
+  RETURN_IF_ERROR(stmt.Bind(1, version_id));
+  RETURN_IF_ERROR(stmt.Bind(2, func_index));
+  ASSIGN_OR_RETURN(bool row, stmt.Step());
+  if (!row) return std::optional<StoredFunction>();
+  return std::optional<StoredFunction>(
+      StoredFunction{.version_id = version_id, .record = ReadFunction(stmt)});
+}
+
+Result<std::vector<FunctionRecord>> Kb::FunctionRecords(std::int64_t version_id) {
+  RETURN_IF_ERROR(RequireVersion(version_id));
+  ASSIGN_OR_RETURN(base::Statement stmt,
+                   db_->Prepare(fmt::format("SELECT {} FROM functions WHERE version_id = ? "
+                                            "ORDER BY func_index",
+                                            kFunctionColumns)));
+  RETURN_IF_ERROR(stmt.Bind(1, version_id));
+  std::vector<FunctionRecord> out;
+  for (;;) {
+    ASSIGN_OR_RETURN(bool row, stmt.Step());
+    if (!row) break;
+    out.push_back(ReadFunction(stmt));
+  }
+  return out;
+}
+
+Result<std::optional<FunctionFacts>> Kb::GetFunctionFacts(std::int64_t version_id,
+                                                          std::uint32_t func_index) {
+  ASSIGN_OR_RETURN(std::optional<StoredFunction> f, GetFunction(version_id, func_index));
+  if (!f.has_value() || f->record.is_import) return std::optional<FunctionFacts>();
+  FunctionRecord& r = f->record;
+  return std::optional<FunctionFacts>(
+      FunctionFacts{.func_index = r.func_index,
+                    .stable_id = std::move(r.stable_id),
+                    .type_signature = std::move(r.type_signature),
+                    .call_targets = std::move(r.call_targets),
+                    .referenced_strings = std::move(r.referenced_strings),
+                    .raw_name = std::move(r.raw_name),
+                    .instruction_mnemonics = std::move(r.instruction_mnemonics),
+                    .is_exported = !r.export_names.empty()});
+}
+
+Result<std::vector<std::uint32_t>> Kb::Callers(std::int64_t version_id, std::uint32_t func_index) {
+  RETURN_IF_ERROR(RequireVersion(version_id));
+  ASSIGN_OR_RETURN(base::Statement stmt,
+                   db_->Prepare("SELECT DISTINCT f.func_index FROM functions f, "
+                                "json_each(f.callees_json) j "
+                                "WHERE f.version_id = ? AND j.value = ? ORDER BY f.func_index"));
+  RETURN_IF_ERROR(stmt.Bind(1, version_id));
+  RETURN_IF_ERROR(stmt.Bind(2, func_index));
+  std::vector<std::uint32_t> out;
+  for (;;) {
+    ASSIGN_OR_RETURN(bool row, stmt.Step());
+    if (!row) break;
+    out.push_back(static_cast<std::uint32_t>(stmt.ColumnInt64(0)));
+  }
+  return out;
+}
+
+Result<std::vector<EvidenceEntry>> Kb::Evidence(std::string_view stable_id) {
+  ASSIGN_OR_RETURN(base::Statement stmt,
+                   db_->Prepare("SELECT id, at, actor, provenance, name, summary, confidence, "
+                                "accepted, reason, details_json FROM evidence "
+                                "WHERE stable_id = ? ORDER BY id"));
+  RETURN_IF_ERROR(stmt.Bind(1, stable_id));
+  std::vector<EvidenceEntry> out;
+  for (;;) {
+    ASSIGN_OR_RETURN(bool row, stmt.Step());
+    if (!row) break;
+    EvidenceEntry e;
+    e.id = stmt.ColumnInt64(0);
+    e.at = stmt.ColumnText(1);
+    e.actor = stmt.ColumnText(2);
+    e.provenance = stmt.ColumnText(3);
+    e.name = OptionalText(stmt, 4);
+    e.summary = OptionalText(stmt, 5);
+    if (!stmt.ColumnIsNull(6)) e.confidence = stmt.ColumnDouble(6);
+    e.accepted = stmt.ColumnInt64(7) != 0;
+    e.reason = stmt.ColumnText(8);
+    e.details_json = stmt.ColumnText(9);
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+Result<std::optional<SymbolRecord>> Kb::GetSymbol(std::string_view stable_id) {
+  SymbolRecord s;
+  {
+    ASSIGN_OR_RETURN(base::Statement stmt,
+                     db_->Prepare("SELECT name, summary, type_signature, provenance, actor, "
+                                  "confidence, locked, created_at, updated_at "
+                                  "FROM symbols WHERE stable_id = ?"));
+    RETURN_IF_ERROR(stmt.Bind(1, stable_id));
+    ASSIGN_OR_RETURN(bool row, stmt.Step());
+    if (!row) return std::optional<SymbolRecord>();
+    s.stable_id = std::string(stable_id);
+    s.name = OptionalText(stmt, 0);
+    s.summary = OptionalText(stmt, 1);
+    s.type_signature = OptionalText(stmt, 2);
+    s.provenance = stmt.ColumnText(3);
+    s.actor = stmt.ColumnText(4);
+    s.confidence = stmt.ColumnDouble(5);
+    s.locked = stmt.ColumnInt64(6) != 0;
+    s.created_at = stmt.ColumnText(7);
+    s.updated_at = stmt.ColumnText(8);
+  }
+  ASSIGN_OR_RETURN(s.evidence, Evidence(stable_id));
+  return std::optional<SymbolRecord>(std::move(s));
+}
+
+Result<std::uint32_t> Kb::ResolveFunction(std::int64_t version_id, std::string_view spec) {
+  RETURN_IF_ERROR(RequireVersion(version_id));
+  // Collects (index, stable_id) rows of a query with the version as ?1 and `arg` as ?2.
+  auto matches =
+      [&](std::string_view sql,
+          std::string_view arg) -> Result<std::vector<std::pair<std::uint32_t, std::string>>> {
+    ASSIGN_OR_RETURN(base::Statement stmt, db_->Prepare(sql));
+    RETURN_IF_ERROR(stmt.Bind(1, version_id));
+    RETURN_IF_ERROR(stmt.Bind(2, arg));
+    std::vector<std::pair<std::uint32_t, std::string>> out;
+    for (;;) {
+      ASSIGN_OR_RETURN(bool row, stmt.Step());
+      if (!row) break;
+      out.emplace_back(static_cast<std::uint32_t>(stmt.ColumnInt64(0)), stmt.ColumnText(1));
+    }
+    return out;
+  };
+  auto unique = [&](const std::vector<std::pair<std::uint32_t, std::string>>& rows,
+                    std::string_view what) -> Result<std::uint32_t> {
+    if (rows.empty()) {
+      return Status::NotFound(fmt::format("no function {} in version_id {}", what, version_id));
+    }
+    if (rows.size() > 1) {
+      std::string list;
+      for (std::size_t i = 0; i < rows.size() && i < 5; ++i) {
+        list += fmt::format("{}func[{}] {}", i == 0 ? "" : ", ", rows[i].first, rows[i].second);
+      }
+      if (rows.size() > 5) list += ", ...";
+      return Status::InvalidArgument(
+          fmt::format("{} is ambiguous in version_id {}: {} functions match ({})", what, version_id,
+                      rows.size(), list));
+    }
+    return rows.front().first;
+  };
+  constexpr std::string_view kByIndex =
+      "SELECT func_index, stable_id FROM functions WHERE version_id = ?1 AND func_index = ?2";
+
+  std::string_view index_text = spec;
+  if (spec.starts_with("func[") && spec.ends_with("]")) {
+    index_text = spec.substr(5, spec.size() - 6);
+    if (!ParseIndex(index_text).has_value()) {
+      return Status::InvalidArgument(fmt::format("malformed function reference \"{}\"", spec));
+    }
+  }
+  if (std::optional<std::uint32_t> index = ParseIndex(index_text)) {
+    ASSIGN_OR_RETURN(auto rows, matches(kByIndex, std::to_string(*index)));
+    return unique(rows, fmt::format("func[{}]", *index));
+  }
+  if (spec.starts_with("w1:")) {
+    std::string hex(spec.substr(3));
+    for (char& c : hex) {
+      if (c >= 'A' && c <= 'F') c = static_cast<char>(c - 'A' + 'a');
+      if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) {
+        return Status::InvalidArgument(fmt::format("malformed stable_id \"{}\"", spec));
+      }
+    }
+    if (hex.size() < 8) {
+      return Status::InvalidArgument(fmt::format(
+          "stable_id prefix \"{}\" is too short: give at least 8 hex digits after w1:", spec));
+    }
+    ASSIGN_OR_RETURN(auto rows,
+                     matches("SELECT func_index, stable_id FROM functions "
+                             "WHERE version_id = ?1 AND stable_id GLOB ?2 ORDER BY func_index",
+                             "w1:" + hex + "*"));
+    return unique(rows, fmt::format("with stable_id {}", spec));
+  }
+  if (spec.starts_with("import:")) {
+    ASSIGN_OR_RETURN(auto rows,
+                     matches("SELECT func_index, stable_id FROM functions "
+                             "WHERE version_id = ?1 AND stable_id = ?2 ORDER BY func_index",
+                             spec));
+    return unique(rows, fmt::format("with stable_id {}", spec));
+  }
+  ASSIGN_OR_RETURN(auto by_symbol,
+                   matches("SELECT f.func_index, f.stable_id FROM functions f "
+                           "JOIN symbols s ON s.stable_id = f.stable_id "
+                           "WHERE f.version_id = ?1 AND s.name = ?2 ORDER BY f.func_index",
+                           spec));
+  if (!by_symbol.empty()) return unique(by_symbol, fmt::format("named \"{}\"", spec));
+  ASSIGN_OR_RETURN(auto by_raw,
+                   matches("SELECT func_index, stable_id FROM functions "
+                           "WHERE version_id = ?1 AND raw_name = ?2 ORDER BY func_index",
+                           spec));
+  return unique(by_raw, fmt::format("named \"{}\"", spec));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Discovery and init
+
+Result<std::string> FindDatabase(base::Env& env, const std::optional<std::string>& db_flag,
+                                 const std::string& cwd) {
+  if (db_flag.has_value()) return *db_flag;
+  std::string dir = cwd;
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  for (;;) {
+    const std::string candidate = (dir == "/" ? "" : dir) + "/.warden/warden.db";
+    if (env.FileExists(candidate)) return candidate;
+    if (dir == "/" || dir.empty()) break;
+    const std::size_t slash = dir.rfind('/');
+    if (slash == std::string::npos) break;
+    dir = slash == 0 ? "/" : dir.substr(0, slash);
+  }
+  std::string local = cwd;
+  while (local.size() > 1 && local.back() == '/') local.pop_back();
+  local += local == "/" ? "warden.db" : "/warden.db";
+  if (env.FileExists(local)) return local;
+  return Status::NotFound(std::string(kNoDatabaseMessage));
+}
+
+Result<InitResult> Init(base::Env& env, const std::string& dir, const std::string& project) {
+  std::string root = dir;
+  while (root.size() > 1 && root.back() == '/') root.pop_back();
+  const std::string warden_dir = root + "/.warden";
+  InitResult result;
+  result.db_path = warden_dir + "/warden.db";
+  result.created = !env.FileExists(result.db_path);
+  RETURN_IF_ERROR(env.CreateDir(warden_dir));
+  std::string name = project;
+  if (name.empty()) {
+    std::error_code ec;
+    std::filesystem::path abs = std::filesystem::absolute(root, ec);
+    name = (ec ? std::filesystem::path(root) : abs).lexically_normal().filename().string();
+    if (name.empty()) name = "warden";
+  }
+  ASSIGN_OR_RETURN(
+      std::unique_ptr<Kb> kb,
+      Kb::Open(env, result.db_path, KbOptions{.create_if_missing = true, .project = name}));
+  ASSIGN_OR_RETURN(result.project, kb->Project());
+  return result;
+}
+
+}  // namespace trove::warden::kb

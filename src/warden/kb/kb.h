@@ -1,0 +1,214 @@
+// Kb: one WARDEN knowledge base, stored as one SQLite file in WAL mode (spec warden.md §10.1).
+//
+// `functions` is the per-version appearance log, `symbols` the durable annotation layer keyed
+// on stable_id, `evidence` the append-only trail of every symbol write attempt. Every symbol
+// write goes through the economy gate (economy.h): the write entry points below differ only in
+// the path they stand for, and each path fixes its provenance and actor (§5.3), so no caller —
+// least of all an MCP peer — can choose either. Each runs read E → decide → write → append
+// evidence in one BEGIN IMMEDIATE transaction.
+//
+// Errors, for the CLI's exit codes (§2.3):
+//   * Open and Init: every error means "KB missing, unreadable, not a WARDEN database or of a
+//     newer schema" (exit 3): kNotFound (no file), kMalformed (not SQLite, or not WARDEN:
+//     message contains "not a WARDEN database"), kUnsupported (newer schema_version), kIo.
+//   * FindDatabase: kNotFound with exactly kNoDatabaseMessage (exit 3).
+//   * StoreVersion: kAlreadyExists for a duplicate label (exit 2); kInvalidArgument for
+//     inconsistent records.
+//   * ResolveVersion, ResolveFunction and queries naming a version: kNotFound for an unknown
+//     version, function or stable_id (exit 6); kInvalidArgument for an ambiguous or malformed
+//     reference, a bad limit or a foreign cursor (exit 2).
+//   * kResourceExhausted: the database stayed busy past the 5 s busy timeout.
+//
+// Thread safety: one thread uses a Kb at a time; open one per worker. Separate Kb objects on
+// the same file, in one process or many, may be used concurrently: writes are serialised by
+// SQLite's write lock, reads run beside them (WAL).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "warden/kb/economy.h"
+#include "warden/kb/records.h"
+
+namespace trove::base {
+class Database;
+class Env;
+}  // namespace trove::base
+
+namespace trove::warden::kb {
+
+// The schema this code writes and reads (meta.schema_version).
+inline constexpr int kSchemaVersion = 1;
+inline constexpr std::string_view kProducer = "trove-warden";
+// The message of FindDatabase when nothing is found (§2.1).
+inline constexpr std::string_view kNoDatabaseMessage =
+    "no WARDEN database found (run 'warden init' or pass --db)";
+
+struct KbOptions {
+  // Creates the file (and the schema) when it does not exist; otherwise a missing file is
+  // kNotFound and no file is created. Default false. Only `init`, `demo` and `ingest --db`
+  // create a database.
+  bool create_if_missing = false;
+  // meta.project of a newly created database; empty: the name of the directory holding the
+  // file (of the project directory for `.warden/warden.db`). Ignored for an existing database.
+  std::string project;
+  // Test hook: StoreVersion calls it after each function row it inserts, inside the
+  // transaction, with the number inserted so far. Default none.
+  std::function<void(std::size_t)> store_progress_for_testing;
+};
+
+// Which human path a human write came by; picks the actor (`human:cli`, `human:lib`).
+enum class HumanChannel { kCli, kLib };
+
+// A name proposed by a non-human path. It has no provenance or actor field: the entry point
+// supplies both.
+struct Proposal {
+  std::string name;
+  std::optional<std::string> summary;
+  double confidence = 0.0;
+  // A JSON object recorded in the evidence row (backend, model, pass, score components...).
+  // Never put secrets here.
+  std::string details_json = "{}";
+};
+
+class Kb {
+ public:
+  // Opens the KB at `path`; applies the schema (CREATE ... IF NOT EXISTS) and the pragmas
+  // (WAL, foreign_keys, busy_timeout 5000, synchronous NORMAL) on every open. Refuses a
+  // non-WARDEN database and a newer schema_version. `env` (the clock) must outlive the Kb.
+  static Result<std::unique_ptr<Kb>> Open(base::Env& env, const std::string& path,
+                                          const KbOptions& options = {});
+  Kb(const Kb&) = delete;
+  Kb& operator=(const Kb&) = delete;
+  ~Kb();
+
+  const std::string& path() const { return path_; }
+  // Returns meta.project.
+  Result<std::string> Project();
+
+  // --- Ingest (kb.cc) ---
+
+  // Stores one version in one transaction: the version row, a row per function, the seed
+  // names through the gate (provenance export) and their evidence. Any failure rolls back
+  // everything. When a version with the same sha256 exists, returns it with
+  // already_ingested = true and writes nothing. A duplicate explicit label is kAlreadyExists.
+  // Records that disagree (counts other than imported_count/defined_count, a repeated index,
+  // an empty stable_id, a seed naming no function of the version) are kInvalidArgument,
+  // checked before anything is written.
+  Result<StoreResult> StoreVersion(const VersionRecord& version,
+                                   const std::vector<FunctionRecord>& functions,
+                                   const std::vector<SeedName>& seeds = {});
+
+  // --- Symbol writes: the only ways to change `symbols` (economy.cc) ---
+  // Each returns the gate's Decision (also for rejections, which are recorded in evidence),
+  // or a Status when the database failed. A stable_id in no version's functions is rejected
+  // without an evidence row. details_json must be a JSON object (else kInvalidArgument,
+  // nothing recorded).
+
+  // The human write: provenance human, confidence 1.0, actor human:cli or human:lib; locked.
+  Result<Decision> HumanSetName(HumanChannel channel, std::string_view stable_id, std::string name,
+                                std::optional<std::string> summary = {},
+                                std::string details_json = "{}");
+  // The human `--clear`: empties name and summary and releases the lock, recorded as a human
+  // action (provenance human).
+  Result<Decision> HumanClear(HumanChannel channel, std::string_view stable_id,
+                              std::string details_json = "{}");
+  // Ingest seeding: provenance export, confidence 1.0, actor ingest:name-section,
+  // ingest:glue or ingest:export.
+  Result<Decision> SeedExport(SeedSource source, std::string_view stable_id, std::string name,
+                              std::string details_json = "{}");
+  // The Oracle: provenance oracle, actor oracle:<pass>.
+  Result<Decision> OracleWrite(std::string_view pass, std::string_view stable_id,
+                               Proposal proposal);
+  // Diff carry-over: provenance diff-carry, actor diff:<from>-><to>.
+  Result<Decision> DiffCarry(std::string_view from_label, std::string_view to_label,
+                             std::string_view stable_id, Proposal proposal);
+  // An agent pass: provenance agent, actor agent:<backend>. `backend` is a lower-case
+  // selector ([a-z0-9][a-z0-9._-]*, not "mcp"); anything else is kInvalidArgument.
+  Result<Decision> AgentPropose(std::string_view backend, std::string_view stable_id,
+                                Proposal proposal);
+  // MCP propose_symbol: provenance agent and actor agent:mcp, injected here.
+  Result<Decision> McpPropose(std::string_view stable_id, std::string name,
+                              std::optional<std::string> summary, double confidence);
+
+  // --- Queries (kb.cc) ---
+
+  // Every version, in id order.
+  Result<std::vector<VersionInfo>> ListVersions();
+  // The version with id `version_id`, or kNotFound.
+  Result<VersionInfo> GetVersion(std::int64_t version_id);
+  // Resolves a `<version>` argument: a label (an exact label match wins) or a numeric id;
+  // none: the most recently ingested version. kNotFound when none matches or the KB has no
+  // version.
+  Result<std::int64_t> ResolveVersion(std::optional<std::string_view> spec);
+  Result<Coverage> GetCoverage(std::int64_t version_id);
+  // Functions in index order, a page at a time when query.limit is set.
+  Result<FunctionPage> ListFunctions(const FunctionQuery& query);
+  // Everything stored about func_index in version_id; nullopt when there is no such function.
+  Result<std::optional<StoredFunction>> GetFunction(std::int64_t version_id,
+                                                    std::uint32_t func_index);
+  // Every stored function of the version, imports included, in index order (for the diff
+  // engine and the Oracle, which compare whole versions).
+  Result<std::vector<FunctionRecord>> FunctionRecords(std::int64_t version_id);
+  // The FunctionFacts; nullopt when the function is missing or imported.
+  Result<std::optional<FunctionFacts>> GetFunctionFacts(std::int64_t version_id,
+                                                        std::uint32_t func_index);
+  // Indices of the functions of the version that call func_index directly, ascending.
+  Result<std::vector<std::uint32_t>> Callers(std::int64_t version_id, std::uint32_t func_index);
+  // The symbol with its evidence trail oldest first; nullopt when no symbol row exists.
+  Result<std::optional<SymbolRecord>> GetSymbol(std::string_view stable_id);
+  // The evidence trail of stable_id, oldest first (also when no symbol row exists).
+  Result<std::vector<EvidenceEntry>> Evidence(std::string_view stable_id);
+  // Resolves a `<func>` argument (§2.1) in a version to its index: a decimal index, func[N],
+  // a stable_id or a unique prefix of >= 8 hex digits after "w1:", or a name unique in the
+  // version (the current symbol name, else the name-section name).
+  Result<std::uint32_t> ResolveFunction(std::int64_t version_id, std::string_view spec);
+
+ private:
+  friend class KbTestPeer;
+  Kb(base::Env& env, std::string path, std::unique_ptr<base::Database> db,
+     std::function<void(std::size_t)> store_progress);
+
+  // The gate (economy.cc): one BEGIN IMMEDIATE transaction around UpsertInTransaction.
+  Result<Decision> UpsertSymbol(std::string_view stable_id, const SymbolWrite& write);
+  // Reads E, decides, writes `symbols` on accept, appends the evidence row.
+  // REQUIRES: a write transaction is open on db_.
+  Result<Decision> UpsertInTransaction(std::string_view stable_id, const SymbolWrite& write);
+  // The export write of SeedExport, inside the caller's transaction (StoreVersion).
+  Result<Decision> SeedInTransaction(SeedSource source, std::string_view stable_id,
+                                     std::string name, std::string details_json);
+  Status RequireVersion(std::int64_t version_id);
+  std::string Now();
+
+  base::Env& env_;
+  const std::string path_;
+  const std::unique_ptr<base::Database> db_;
+  const std::function<void(std::size_t)> store_progress_;
+};
+
+// Finds the KB per §2.1: `db_flag` when given (returned as is); else the nearest
+// `.warden/warden.db` in `cwd` or a parent; else `cwd/warden.db`; else kNotFound with
+// exactly kNoDatabaseMessage. REQUIRES: cwd is absolute.
+Result<std::string> FindDatabase(base::Env& env, const std::optional<std::string>& db_flag,
+                                 const std::string& cwd);
+
+struct InitResult {
+  std::string db_path;   // dir/.warden/warden.db
+  std::string project;   // meta.project as stored
+  bool created = false;  // false: it already existed (a no-op)
+};
+// `warden init`: creates dir/.warden/warden.db with meta.project = `project` (empty: the name
+// of `dir`). Re-running is a no-op that validates the existing database.
+Result<InitResult> Init(base::Env& env, const std::string& dir, const std::string& project);
+
+// Formats microseconds since the epoch as YYYY-MM-DDTHH:MM:SS.mmmZ.
+std::string FormatTimestamp(std::int64_t micros);
+
+}  // namespace trove::warden::kb

@@ -1,0 +1,654 @@
+// Kb over real SQLite files in a TempDir: open/schema checks, ingest atomicity, the queries,
+// the write paths and the append-only evidence trail.
+#include "warden/kb/kb.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+
+#include "base/env.h"
+#include "base/sqlite.h"
+#include "base/testing/temp_dir.h"
+#include "warden/kb/testing/kb_test_peer.h"
+
+namespace trove::warden::kb {
+namespace {
+
+using base::StatusCode;
+using base::testing::TempDir;
+using testing::MakeFunctions;
+using testing::MakeVersion;
+
+std::int64_t Count(Kb& kb, const std::string& sql) {
+  auto stmt = KbTestPeer::Db(kb).Prepare(sql);
+  EXPECT_TRUE(stmt.ok()) << stmt.status().ToString();
+  auto row = stmt->Step();
+  EXPECT_TRUE(row.ok() && *row);
+  return stmt->ColumnInt64(0);
+}
+
+std::string Text(Kb& kb, const std::string& sql) {
+  auto stmt = KbTestPeer::Db(kb).Prepare(sql);
+  EXPECT_TRUE(stmt.ok()) << stmt.status().ToString();
+  auto row = stmt->Step();
+  EXPECT_TRUE(row.ok() && *row);
+  return stmt->ColumnText(0);
+}
+
+class KbTest : public ::testing::Test {
+ protected:
+  std::unique_ptr<Kb> OpenNew(const std::string& name = "kb.db") {
+    auto kb = Kb::Open(env_, dir_.Abs(name), KbOptions{.create_if_missing = true});
+    EXPECT_TRUE(kb.ok()) << kb.status().ToString();
+    return kb.ok() ? std::move(*kb) : nullptr;
+  }
+  // Stores v1: 2 imports, 4 defined functions (indices 2..5).
+  StoreResult StoreV1(Kb& kb, std::vector<SeedName> seeds = {}) {
+    auto r =
+        kb.StoreVersion(MakeVersion("v1", std::string(64, 'a'), 2, 4), MakeFunctions(2, 4), seeds);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? *r : StoreResult{};
+  }
+
+  TempDir dir_{"trove_kb_test"};
+  base::PosixEnv env_;
+};
+
+// ---- Open and schema
+
+TEST_F(KbTest, OpenNeverCreatesUnlessAsked) {
+  auto kb = Kb::Open(env_, dir_.Abs("missing.db"));
+  ASSERT_FALSE(kb.ok());
+  EXPECT_EQ(kb.status().code(), StatusCode::kNotFound);
+  EXPECT_FALSE(env_.FileExists(dir_.Abs("missing.db")));
+}
+
+TEST_F(KbTest, CreatesSchemaMetaAndPragmas) {
+  auto kb = OpenNew();
+  ASSERT_NE(kb, nullptr);
+  EXPECT_EQ(Text(*kb, "SELECT value FROM meta WHERE key = 'schema_version'"), "1");
+  EXPECT_EQ(Text(*kb, "SELECT value FROM meta WHERE key = 'producer'"), "trove-warden");
+  EXPECT_EQ(*kb->Project(), dir_.path().substr(dir_.path().rfind('/') + 1));
+  EXPECT_EQ(Text(*kb, "PRAGMA journal_mode"), "wal");
+  EXPECT_EQ(Count(*kb, "PRAGMA foreign_keys"), 1);
+  EXPECT_EQ(Count(*kb, "PRAGMA busy_timeout"), 5000);
+  EXPECT_EQ(Count(*kb, "PRAGMA synchronous"), 1);  // NORMAL
+  for (const char* table :
+       {"meta", "module_versions", "functions", "symbols", "evidence", "diffs"}) {
+    EXPECT_EQ(Count(*kb, std::string("SELECT count(*) FROM sqlite_schema WHERE type = 'table' "
+                                     "AND name = '") +
+                             table + "'"),
+              1)
+        << table;
+  }
+  // Re-opening re-applies the schema idempotently and keeps meta.
+  kb.reset();
+  auto again = Kb::Open(env_, dir_.Abs("kb.db"), KbOptions{.project = "ignored"});
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(*(*again)->Project(), dir_.path().substr(dir_.path().rfind('/') + 1));
+}
+
+TEST_F(KbTest, RefusesForeignDatabases) {
+  {
+    auto db = base::Database::Open(dir_.Abs("other.db"));
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE((*db)->Exec("CREATE TABLE t(x)").ok());
+  }
+  auto kb = Kb::Open(env_, dir_.Abs("other.db"), KbOptions{.create_if_missing = true});
+  ASSERT_FALSE(kb.ok());
+  EXPECT_EQ(kb.status().code(), StatusCode::kMalformed);
+  EXPECT_NE(kb.status().message().find("not a WARDEN database"), std::string::npos);
+
+  std::ofstream(dir_.Abs("text.db")) << "this is not sqlite at all, just some text padding it\n";
+  kb = Kb::Open(env_, dir_.Abs("text.db"));
+  ASSERT_FALSE(kb.ok());
+  EXPECT_EQ(kb.status().code(), StatusCode::kMalformed) << kb.status().ToString();
+
+  // An empty file is initialised only when creation was asked for.
+  std::ofstream(dir_.Abs("empty.db")).flush();
+  kb = Kb::Open(env_, dir_.Abs("empty.db"));
+  ASSERT_FALSE(kb.ok());
+  EXPECT_NE(kb.status().message().find("not a WARDEN database"), std::string::npos);
+  EXPECT_TRUE(Kb::Open(env_, dir_.Abs("empty.db"), KbOptions{.create_if_missing = true}).ok());
+
+  {
+    auto db = base::Database::Open(dir_.Abs("producer.db"));
+    ASSERT_TRUE((*db)
+                    ->Exec("CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+                           "INSERT INTO meta VALUES ('schema_version', '1'), "
+                           "('producer', 'someone-else')")
+                    .ok());
+  }
+  kb = Kb::Open(env_, dir_.Abs("producer.db"));
+  ASSERT_FALSE(kb.ok());
+  EXPECT_EQ(kb.status().code(), StatusCode::kMalformed);
+  EXPECT_NE(kb.status().message().find("someone-else"), std::string::npos);
+}
+
+TEST_F(KbTest, RefusesNewerSchema) {
+  {
+    auto kb = OpenNew();
+    ASSERT_TRUE(
+        KbTestPeer::Db(*kb).Exec("UPDATE meta SET value = '2' WHERE key = 'schema_version'").ok());
+  }
+  auto kb = Kb::Open(env_, dir_.Abs("kb.db"));
+  ASSERT_FALSE(kb.ok());
+  EXPECT_EQ(kb.status().code(), StatusCode::kUnsupported);
+  EXPECT_NE(kb.status().message().find("schema_version 2"), std::string::npos)
+      << kb.status().ToString();
+}
+
+// ---- Ingest
+
+TEST_F(KbTest, StoreVersionRoundTrips) {
+  auto kb = OpenNew();
+  const std::vector<FunctionRecord> functions = MakeFunctions(2, 4);
+  StoreResult r =
+      StoreV1(*kb, {{.func_index = 2, .name = "main", .source = SeedSource::kExport},
+                    {.func_index = 3, .name = "helper", .source = SeedSource::kNameSection},
+                    {.func_index = 3, .name = "helper2", .source = SeedSource::kGlue}});
+  EXPECT_EQ(r.version_id, 1);
+  EXPECT_EQ(r.label, "v1");
+  EXPECT_FALSE(r.already_ingested);
+  EXPECT_EQ(r.seeds_accepted[static_cast<int>(SeedSource::kExport)], 1);
+  EXPECT_EQ(r.seeds_accepted[static_cast<int>(SeedSource::kNameSection)], 1);
+  EXPECT_EQ(r.seeds_rejected[static_cast<int>(SeedSource::kGlue)], 1);  // equal rank, 1.0 >= 1.0
+
+  auto versions = kb->ListVersions();
+  ASSERT_TRUE(versions.ok());
+  ASSERT_EQ(versions->size(), 1u);
+  EXPECT_EQ((*versions)[0].functions, 6);
+  EXPECT_EQ((*versions)[0].defined, 4);
+  EXPECT_EQ((*versions)[0].sha256, std::string(64, 'a'));
+  EXPECT_EQ((*versions)[0].ingested_at.size(), 24u);
+
+  auto stored = kb->GetFunction(1, 4);
+  ASSERT_TRUE(stored.ok() && stored->has_value());
+  const FunctionRecord& got = (*stored)->record;
+  const FunctionRecord& want = functions[4];
+  EXPECT_EQ(got.stable_id, want.stable_id);
+  EXPECT_EQ(got.minhash, want.minhash);
+  EXPECT_EQ(got.histogram, want.histogram);
+  EXPECT_EQ(got.defined_callees, want.defined_callees);
+  EXPECT_EQ(got.call_outs, want.call_outs);
+  EXPECT_EQ(got.instruction_mnemonics, want.instruction_mnemonics);
+  EXPECT_EQ(got.body_offset, want.body_offset);
+  EXPECT_EQ(Count(*kb, "SELECT length(minhash) FROM functions WHERE func_index = 4"), 256);
+  EXPECT_EQ(Count(*kb, "SELECT length(histogram) FROM functions WHERE func_index = 4"), 84);
+
+  auto all = kb->FunctionRecords(1);
+  ASSERT_TRUE(all.ok());
+  ASSERT_EQ(all->size(), functions.size());
+  for (std::size_t i = 0; i < functions.size(); ++i) {
+    EXPECT_EQ((*all)[i].func_index, functions[i].func_index);
+    EXPECT_EQ((*all)[i].stable_id, functions[i].stable_id);
+    EXPECT_EQ((*all)[i].is_import, functions[i].is_import);
+    EXPECT_EQ((*all)[i].import_field, functions[i].import_field);
+    EXPECT_EQ((*all)[i].exact_hash, functions[i].is_import ? "" : functions[i].exact_hash);
+    EXPECT_EQ((*all)[i].referenced_strings, functions[i].referenced_strings);
+  }
+  EXPECT_EQ(kb->FunctionRecords(9).status().code(), StatusCode::kNotFound);
+
+  auto facts = kb->GetFunctionFacts(1, 3);
+  ASSERT_TRUE(facts.ok() && facts->has_value());
+  EXPECT_EQ((*facts)->stable_id, functions[3].stable_id);
+  EXPECT_EQ((*facts)->call_targets, (std::vector<std::string>{"env.imp0", "<indirect>"}));
+  EXPECT_EQ((*facts)->referenced_strings, (std::vector<std::string>{"hello world"}));
+  EXPECT_FALSE((*facts)->is_exported);
+  auto import_facts = kb->GetFunctionFacts(1, 0);
+  ASSERT_TRUE(import_facts.ok());
+  EXPECT_FALSE(import_facts->has_value());
+  auto missing = kb->GetFunctionFacts(1, 99);
+  ASSERT_TRUE(missing.ok());
+  EXPECT_FALSE(missing->has_value());
+  EXPECT_EQ(kb->GetFunctionFacts(7, 3).status().code(), StatusCode::kNotFound);
+
+  auto callers = kb->Callers(1, 3);
+  ASSERT_TRUE(callers.ok());
+  EXPECT_EQ(*callers, (std::vector<std::uint32_t>{4}));
+
+  auto symbol = kb->GetSymbol(functions[3].stable_id);
+  ASSERT_TRUE(symbol.ok() && symbol->has_value());
+  EXPECT_EQ((*symbol)->name, "helper");
+  EXPECT_EQ((*symbol)->provenance, "export");
+  EXPECT_EQ((*symbol)->actor, "ingest:name-section");
+  EXPECT_EQ((*symbol)->type_signature, "() -> ()");
+  EXPECT_DOUBLE_EQ((*symbol)->confidence, 1.0);
+  EXPECT_FALSE((*symbol)->locked);
+  ASSERT_EQ((*symbol)->evidence.size(), 2u);
+  EXPECT_TRUE((*symbol)->evidence[0].accepted);
+  EXPECT_FALSE((*symbol)->evidence[1].accepted);
+  EXPECT_EQ((*symbol)->evidence[1].actor, "ingest:glue");
+  EXPECT_NE((*symbol)->evidence[0].details_json.find("\"func_index\":3"), std::string::npos)
+      << (*symbol)->evidence[0].details_json;
+}
+
+TEST_F(KbTest, DuplicateLabelAndSameBytes) {
+  auto kb = OpenNew();
+  StoreV1(*kb);
+  // Same bytes, any label: the existing version, nothing written.
+  auto again =
+      kb->StoreVersion(MakeVersion("other", std::string(64, 'a'), 2, 4), MakeFunctions(2, 4));
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(again->already_ingested);
+  EXPECT_EQ(again->version_id, 1);
+  EXPECT_EQ(again->label, "v1");
+  EXPECT_EQ(Count(*kb, "SELECT count(*) FROM module_versions"), 1);
+  EXPECT_EQ(Count(*kb, "SELECT count(*) FROM functions"), 6);
+  // Different bytes, taken label.
+  auto dup = kb->StoreVersion(MakeVersion("v1", std::string(64, 'b'), 2, 4), MakeFunctions(2, 4));
+  ASSERT_FALSE(dup.ok());
+  EXPECT_EQ(dup.status().code(), StatusCode::kAlreadyExists);
+  EXPECT_EQ(Count(*kb, "SELECT count(*) FROM module_versions"), 1);
+  // Default label: v<N>.
+  auto v2 = kb->StoreVersion(MakeVersion("", std::string(64, 'b'), 2, 4), MakeFunctions(2, 4));
+  ASSERT_TRUE(v2.ok());
+  EXPECT_EQ(v2->label, "v2");
+  EXPECT_EQ(v2->version_id, 2);
+}
+
+TEST_F(KbTest, InconsistentRecordsAreRefused) {
+  auto kb = OpenNew();
+  auto r = kb->StoreVersion(MakeVersion("v1", std::string(64, 'a'), 2, 5), MakeFunctions(2, 4));
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+  auto functions = MakeFunctions(2, 4);
+  functions[3].func_index = 2;
+  r = kb->StoreVersion(MakeVersion("v1", std::string(64, 'a'), 2, 4), functions);
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+  r = kb->StoreVersion(MakeVersion("v1", std::string(64, 'a'), 2, 4), MakeFunctions(2, 4),
+                       {{.func_index = 42, .name = "x"}});
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(Count(*kb, "SELECT count(*) FROM module_versions"), 0);
+}
+
+TEST_F(KbTest, FailureMidStoreRollsBackEverything) {
+  auto kb = OpenNew();
+  // A test-only trigger makes the 5th function row fail after the version row, four function
+  // rows and nothing else were written.
+  ASSERT_TRUE(KbTestPeer::Db(*kb)
+                  .Exec("CREATE TRIGGER fail_at_5 BEFORE INSERT ON functions "
+                        "WHEN NEW.func_index = 5 BEGIN SELECT RAISE(ABORT, 'boom'); END")
+                  .ok());
+  auto r = kb->StoreVersion(MakeVersion("v1", std::string(64, 'a'), 2, 4), MakeFunctions(2, 4),
+                            {{.func_index = 2, .name = "main"}});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("boom"), std::string::npos) << r.status().ToString();
+  for (const char* table : {"module_versions", "functions", "symbols", "evidence"}) {
+    EXPECT_EQ(Count(*kb, std::string("SELECT count(*) FROM ") + table), 0) << table;
+  }
+  ASSERT_TRUE(KbTestPeer::Db(*kb).Exec("DROP TRIGGER fail_at_5").ok());
+  StoreResult ok = StoreV1(*kb, {{.func_index = 2, .name = "main"}});
+  EXPECT_EQ(ok.label, "v1");
+  EXPECT_EQ(Count(*kb, "SELECT count(*) FROM evidence"), 1);
+}
+
+// ---- Queries
+
+TEST_F(KbTest, ResolveVersion) {
+  auto kb = OpenNew();
+  EXPECT_EQ(kb->ResolveVersion(std::nullopt).status().code(), StatusCode::kNotFound);
+  StoreV1(*kb);
+  ASSERT_TRUE(
+      kb->StoreVersion(MakeVersion("v2", std::string(64, 'b'), 2, 4), MakeFunctions(2, 4)).ok());
+  EXPECT_EQ(*kb->ResolveVersion(std::nullopt), 2);
+  EXPECT_EQ(*kb->ResolveVersion("v1"), 1);
+  EXPECT_EQ(*kb->ResolveVersion("1"), 1);
+  EXPECT_EQ(*kb->ResolveVersion("2"), 2);
+  EXPECT_EQ(kb->ResolveVersion("3").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(kb->ResolveVersion("v9").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(kb->GetVersion(9).status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(kb->GetVersion(2)->label, "v2");
+}
+
+TEST_F(KbTest, CoverageAndListFunctions) {
+  auto kb = OpenNew();
+  const auto functions = MakeFunctions(2, 4);
+  StoreV1(*kb, {{.func_index = 2, .name = "main", .source = SeedSource::kExport}});
+  ASSERT_TRUE(kb->HumanSetName(HumanChannel::kCli, functions[3].stable_id, "parse").ok());
+  ASSERT_TRUE(
+      kb->OracleWrite("exact", functions[4].stable_id, {.name = "memcpy", .confidence = 0.9}).ok());
+  ASSERT_TRUE(kb->McpPropose(functions[5].stable_id, "guess", "", 0.3).ok());
+
+  auto c = kb->GetCoverage(1);
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->defined, 4);
+  EXPECT_EQ(c->named, 4);
+  EXPECT_DOUBLE_EQ(c->coverage_pct, 100.0);
+  EXPECT_EQ(c->human_named, 1);
+  EXPECT_EQ(c->export_named, 1);
+  EXPECT_EQ(c->oracle_named, 1);
+  EXPECT_EQ(c->agent_named, 1);
+  EXPECT_EQ(c->locked, 1);
+  EXPECT_NEAR(*c->mean_confidence, (1.0 + 1.0 + 0.9 + 0.3) / 4, 1e-12);
+  ASSERT_TRUE(kb->HumanClear(HumanChannel::kCli, functions[3].stable_id).ok());
+  c = kb->GetCoverage(1);
+  EXPECT_EQ(c->named, 3);
+  EXPECT_DOUBLE_EQ(c->coverage_pct, 75.0);
+  EXPECT_EQ(c->locked, 0);
+  EXPECT_EQ(kb->GetCoverage(5).status().code(), StatusCode::kNotFound);
+
+  auto all = kb->ListFunctions({.version_id = 1});
+  ASSERT_TRUE(all.ok());
+  ASSERT_EQ(all->functions.size(), 4u);
+  EXPECT_FALSE(all->next_cursor.has_value());
+  EXPECT_EQ(all->functions[0].index, 2u);
+  EXPECT_EQ(all->functions[0].name, "main");
+  EXPECT_EQ(all->functions[0].provenance, "export");
+  EXPECT_FALSE(all->functions[1].name.has_value());  // cleared
+  EXPECT_FALSE(all->functions[1].provenance.has_value());
+  EXPECT_FALSE(all->functions[1].confidence.has_value());
+  EXPECT_EQ(all->functions[3].confidence, 0.3);
+
+  auto with_imports = kb->ListFunctions({.version_id = 1, .include_imports = true});
+  ASSERT_EQ(with_imports->functions.size(), 6u);
+  EXPECT_TRUE(with_imports->functions[0].is_import);
+  EXPECT_EQ(with_imports->functions[0].type, "(i32) -> ()");
+
+  auto below = kb->ListFunctions({.version_id = 1, .below = 0.95});
+  ASSERT_EQ(below->functions.size(), 3u);  // unnamed, 0.9, 0.3
+  auto unnamed = kb->ListFunctions({.version_id = 1, .unnamed_only = true});
+  ASSERT_EQ(unnamed->functions.size(), 1u);
+  auto oracle = kb->ListFunctions({.version_id = 1, .provenance = "oracle"});
+  ASSERT_EQ(oracle->functions.size(), 1u);
+  EXPECT_EQ(kb->ListFunctions({.version_id = 1, .provenance = "wizard"}).status().code(),
+            StatusCode::kInvalidArgument);
+
+  // Paging: every row exactly once, in order, while writes happen between pages.
+  FunctionQuery q{.version_id = 1, .include_imports = true, .limit = 4};
+  std::vector<std::uint32_t> seen;
+  for (int page = 0; page < 10; ++page) {
+    auto p = kb->ListFunctions(q);
+    ASSERT_TRUE(p.ok()) << p.status().ToString();
+    for (const FunctionRow& row : p->functions) seen.push_back(row.index);
+    ASSERT_TRUE(kb->McpPropose(functions[2].stable_id, "n" + std::to_string(page), "", 0.1).ok());
+    if (!p->next_cursor.has_value()) break;
+    q.cursor = p->next_cursor;
+  }
+  EXPECT_EQ(seen, (std::vector<std::uint32_t>{0, 1, 2, 3, 4, 5}));
+  // Exactly one page: no next cursor.
+  auto exact = kb->ListFunctions({.version_id = 1, .limit = 4});
+  EXPECT_FALSE(exact->next_cursor.has_value());
+  // A cursor from another query is refused; limits are bounded.
+  auto first = kb->ListFunctions({.version_id = 1, .limit = 1});
+  ASSERT_TRUE(first->next_cursor.has_value());
+  EXPECT_EQ(
+      kb->ListFunctions(
+            {.version_id = 1, .include_imports = true, .limit = 1, .cursor = first->next_cursor})
+          .status()
+          .code(),
+      StatusCode::kInvalidArgument);
+  EXPECT_EQ(kb->ListFunctions({.version_id = 1, .limit = 1, .cursor = "garbage!"}).status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(kb->ListFunctions({.version_id = 1, .limit = 0}).status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(kb->ListFunctions({.version_id = 1, .limit = 1001}).status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_TRUE(kb->ListFunctions({.version_id = 1, .limit = 1000}).ok());
+  EXPECT_EQ(kb->ListFunctions({.version_id = 3}).status().code(), StatusCode::kNotFound);
+}
+
+TEST_F(KbTest, ResolveFunction) {
+  auto kb = OpenNew();
+  // Two defined functions whose ids share 8 hex digits after w1:.
+  const std::vector<std::string> ids = {"w1:abcdef0100000000000000000000aaaa",
+                                        "w1:abcdef0100000000000000000000bbbb",
+                                        "w1:1234567800000000000000000000cccc"};
+  auto functions = MakeFunctions(1, 4, ids);
+  functions[3].raw_name = "raw_only";
+  ASSERT_TRUE(kb->StoreVersion(MakeVersion("v1", std::string(64, 'a'), 1, 4), functions).ok());
+  ASSERT_TRUE(kb->HumanSetName(HumanChannel::kLib, ids[2], "named_fn").ok());
+
+  EXPECT_EQ(*kb->ResolveFunction(1, "2"), 2u);
+  EXPECT_EQ(*kb->ResolveFunction(1, "func[3]"), 3u);
+  EXPECT_EQ(*kb->ResolveFunction(1, "0"), 0u);
+  EXPECT_EQ(*kb->ResolveFunction(1, ids[1]), 2u);
+  EXPECT_EQ(*kb->ResolveFunction(1, "w1:12345678"), 3u);
+  EXPECT_EQ(*kb->ResolveFunction(1, "w1:ABCDEF0100000000000000000000AAAA"), 1u);
+  EXPECT_EQ(*kb->ResolveFunction(1, "import:env.imp0"), 0u);
+  EXPECT_EQ(*kb->ResolveFunction(1, "named_fn"), 3u);
+  EXPECT_EQ(*kb->ResolveFunction(1, "raw_only"), 3u);
+
+  auto ambiguous = kb->ResolveFunction(1, "w1:abcdef01");
+  EXPECT_EQ(ambiguous.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(ambiguous.status().message().find("ambiguous"), std::string::npos);
+  EXPECT_EQ(kb->ResolveFunction(1, "w1:1234567").status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(kb->ResolveFunction(1, "w1:zz345678").status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(kb->ResolveFunction(1, "func[x]").status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(kb->ResolveFunction(1, "99").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(kb->ResolveFunction(1, "func[99]").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(kb->ResolveFunction(1, "w1:99999999").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(kb->ResolveFunction(1, "nosuchname").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(kb->ResolveFunction(4, "1").status().code(), StatusCode::kNotFound);
+
+  // A name given to two functions is ambiguous.
+  ASSERT_TRUE(kb->HumanSetName(HumanChannel::kLib, ids[0], "twin").ok());
+  ASSERT_TRUE(kb->HumanSetName(HumanChannel::kLib, ids[1], "twin").ok());
+  EXPECT_EQ(kb->ResolveFunction(1, "twin").status().code(), StatusCode::kInvalidArgument);
+}
+
+// ---- Write paths
+
+TEST_F(KbTest, WritePathsFixProvenanceAndActor) {
+  auto kb = OpenNew();
+  const auto functions = MakeFunctions(0, 7);
+  ASSERT_TRUE(kb->StoreVersion(MakeVersion("v1", std::string(64, 'a'), 0, 7), functions).ok());
+  struct Case {
+    Result<Decision> decision;
+    std::string provenance;
+    std::string actor;
+  };
+  std::vector<Case> cases;
+  cases.push_back(
+      {kb->HumanSetName(HumanChannel::kCli, functions[0].stable_id, "a"), "human", "human:cli"});
+  cases.push_back(
+      {kb->HumanSetName(HumanChannel::kLib, functions[1].stable_id, "b"), "human", "human:lib"});
+  cases.push_back(
+      {kb->SeedExport(SeedSource::kGlue, functions[2].stable_id, "c"), "export", "ingest:glue"});
+  cases.push_back(
+      {kb->OracleWrite("fuzzy", functions[3].stable_id, {.name = "d", .confidence = 0.9}), "oracle",
+       "oracle:fuzzy"});
+  cases.push_back(
+      {kb->DiffCarry("v1", "v2", functions[4].stable_id, {.name = "e", .confidence = 0.8}),
+       "diff-carry", "diff:v1->v2"});
+  cases.push_back(
+      {kb->AgentPropose("offline", functions[5].stable_id, {.name = "f", .confidence = 0.35}),
+       "agent", "agent:offline"});
+  cases.push_back(
+      {kb->McpPropose(functions[6].stable_id, "g", "does g", 0.5), "agent", "agent:mcp"});
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    ASSERT_TRUE(cases[i].decision.ok()) << cases[i].decision.status().ToString();
+    EXPECT_TRUE(cases[i].decision->accepted) << cases[i].decision->reason;
+    EXPECT_EQ(cases[i].decision->reason, "accepted: slot was unnamed");
+    auto s = kb->GetSymbol(functions[i].stable_id);
+    ASSERT_TRUE(s.ok() && s->has_value());
+    EXPECT_EQ((*s)->provenance, cases[i].provenance);
+    EXPECT_EQ((*s)->actor, cases[i].actor);
+    EXPECT_EQ((*s)->locked, cases[i].provenance == "human");
+    ASSERT_EQ((*s)->evidence.size(), 1u);
+    EXPECT_EQ((*s)->evidence[0].actor, cases[i].actor);
+    EXPECT_EQ((*s)->evidence[0].provenance, cases[i].provenance);
+  }
+  auto mcp = kb->GetSymbol(functions[6].stable_id);
+  EXPECT_EQ((*mcp)->summary, "does g");
+  EXPECT_EQ((*mcp)->evidence[0].details_json, R"({"channel":"mcp"})");
+  // The MCP actor cannot be forged through the agent path; bad path parts are refused.
+  EXPECT_EQ(kb->AgentPropose("mcp", functions[5].stable_id, {.name = "x", .confidence = 0.9})
+                .status()
+                .code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(kb->AgentPropose("Open AI", functions[5].stable_id, {.name = "x", .confidence = 0.9})
+                .status()
+                .code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(
+      kb->OracleWrite("", functions[5].stable_id, {.name = "x", .confidence = 0.9}).status().code(),
+      StatusCode::kInvalidArgument);
+  EXPECT_EQ(kb->AgentPropose("offline", functions[5].stable_id,
+                             {.name = "x", .confidence = 0.9, .details_json = "[1]"})
+                .status()
+                .code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(Count(*kb, "SELECT count(*) FROM evidence"), 7);
+}
+
+TEST_F(KbTest, UnknownStableIdIsRejectedWithoutEvidence) {
+  auto kb = OpenNew();
+  StoreV1(*kb);
+  auto d = kb->McpPropose("w1:00000000000000000000000000000000", "x", "", 0.9);
+  ASSERT_TRUE(d.ok());
+  EXPECT_FALSE(d->accepted);
+  EXPECT_EQ(d->reason, "rejected: unknown stable_id w1:00000000000000000000000000000000");
+  d = kb->HumanSetName(HumanChannel::kCli, "w1:nope", "x");
+  ASSERT_TRUE(d.ok());
+  EXPECT_FALSE(d->accepted);
+  EXPECT_EQ(Count(*kb, "SELECT count(*) FROM evidence"), 0);
+  EXPECT_EQ(Count(*kb, "SELECT count(*) FROM symbols"), 0);
+}
+
+TEST_F(KbTest, HumanLockAndClear) {
+  auto kb = OpenNew();
+  const auto functions = MakeFunctions(2, 4);
+  StoreV1(*kb);
+  const std::string& id = functions[2].stable_id;
+  ASSERT_TRUE(
+      kb->OracleWrite("exact", id, {.name = "memcpy", .summary = "copies", .confidence = 0.95})
+          .ok());
+  auto d = kb->McpPropose(id, "copy", "", 0.6);
+  EXPECT_EQ(d->reason, "rejected: existing oracle annotation has confidence 0.950 >= 0.600");
+  d = kb->HumanSetName(HumanChannel::kCli, id, "my_memcpy");
+  EXPECT_TRUE(d->accepted);
+  auto s = kb->GetSymbol(id);
+  EXPECT_TRUE((*s)->locked);
+  EXPECT_EQ((*s)->summary, "copies");  // kept: the human gave no summary
+  d = kb->McpPropose(id, "copy", "", 1.0);
+  EXPECT_FALSE(d->accepted);
+  EXPECT_EQ(d->reason, "rejected: locked by a human (human:cli)");
+  d = kb->SeedExport(SeedSource::kExport, id, "exported", "{}");
+  EXPECT_FALSE(d->accepted);
+  // Clear: recorded, unlocked, unnamed; then anything valid is accepted again.
+  d = kb->HumanClear(HumanChannel::kCli, id);
+  ASSERT_TRUE(d.ok());
+  EXPECT_TRUE(d->accepted);
+  EXPECT_TRUE(d->clears);
+  s = kb->GetSymbol(id);
+  ASSERT_TRUE(s->has_value());
+  EXPECT_FALSE((*s)->name.has_value());
+  EXPECT_FALSE((*s)->summary.has_value());
+  EXPECT_FALSE((*s)->locked);
+  EXPECT_EQ((*s)->provenance, "human");
+  EXPECT_EQ((*s)->confidence, 0.0);
+  d = kb->McpPropose(id, "copy", "", 0.1);
+  EXPECT_TRUE(d->accepted);
+  EXPECT_EQ(d->reason, "accepted: slot was unnamed");
+  s = kb->GetSymbol(id);
+  ASSERT_EQ((*s)->evidence.size(), 7u);
+  // Oldest first, with increasing ids.
+  for (std::size_t i = 1; i < (*s)->evidence.size(); ++i) {
+    EXPECT_LT((*s)->evidence[i - 1].id, (*s)->evidence[i].id);
+  }
+  EXPECT_EQ((*s)->evidence[5].reason.rfind("accepted: human clear", 0), 0u);
+}
+
+TEST_F(KbTest, InvalidWriteIsRecordedAndUnknownProvenanceNeedsThePeer) {
+  auto kb = OpenNew();
+  const auto functions = MakeFunctions(2, 4);
+  StoreV1(*kb);
+  auto d = kb->McpPropose(functions[2].stable_id, "bad\xff", "", 0.5);
+  EXPECT_FALSE(d->accepted);
+  d = kb->McpPropose(functions[2].stable_id, "x", "", std::nan(""));
+  EXPECT_FALSE(d->accepted);
+  d = KbTestPeer::Upsert(
+      *kb, functions[2].stable_id,
+      SymbolWrite{.name = "x", .provenance = "wizard", .actor = "t", .confidence = 0.5});
+  EXPECT_FALSE(d->accepted);
+  EXPECT_EQ(d->rule, 1);
+  auto trail = kb->Evidence(functions[2].stable_id);
+  ASSERT_EQ(trail->size(), 3u);
+  EXPECT_EQ((*trail)[0].name, "bad\\xff");           // kept printable
+  EXPECT_FALSE((*trail)[1].confidence.has_value());  // NaN
+  EXPECT_EQ(Count(*kb, "SELECT count(*) FROM symbols"), 0);
+}
+
+TEST_F(KbTest, EvidenceIsAppendOnly) {
+  auto kb = OpenNew();
+  const auto functions = MakeFunctions(2, 4);
+  StoreV1(*kb, {{.func_index = 2, .name = "main"}});
+  base::Database& db = KbTestPeer::Db(*kb);
+  Status update = db.Exec("UPDATE evidence SET accepted = 0");
+  EXPECT_FALSE(update.ok());
+  EXPECT_NE(update.message().find("evidence is append-only"), std::string::npos)
+      << update.ToString();
+  Status del = db.Exec("DELETE FROM evidence");
+  EXPECT_FALSE(del.ok());
+  EXPECT_NE(del.message().find("evidence is append-only"), std::string::npos);
+  EXPECT_FALSE(db.Exec("INSERT OR REPLACE INTO evidence(id, stable_id, at, actor, provenance, "
+                       "accepted, reason, details_json) SELECT id, 'x', at, actor, provenance, "
+                       "accepted, reason, details_json FROM evidence")
+                   .ok());
+  EXPECT_EQ(Count(*kb, "SELECT count(*) FROM evidence"), 1);
+  EXPECT_EQ(Text(*kb, "SELECT name FROM evidence"), "main");
+  // Deleting a version cascades its functions, but symbols and evidence survive.
+  ASSERT_TRUE(db.Exec("DELETE FROM module_versions WHERE id = 1").ok());
+  EXPECT_EQ(Count(*kb, "SELECT count(*) FROM functions"), 0);
+  EXPECT_EQ(Count(*kb, "SELECT count(*) FROM symbols"), 1);
+  EXPECT_EQ(Count(*kb, "SELECT count(*) FROM evidence"), 1);
+}
+
+TEST_F(KbTest, SymbolsTableRefusesOutOfRangeConfidence) {
+  auto kb = OpenNew();
+  StoreV1(*kb);
+  // Defence in depth behind the gate: the CHECK constraints.
+  base::Database& db = KbTestPeer::Db(*kb);
+  const std::string t = std::string("sym") + "bols";
+  EXPECT_FALSE(db.Exec("INSERT INTO " + t +
+                       " VALUES ('x', 'n', NULL, NULL, 'agent', 'a', 1.5, 0, "
+                       "'t', 't')")
+                   .ok());
+  EXPECT_FALSE(db.Exec("INSERT INTO " + t +
+                       " VALUES ('x', 'n', NULL, NULL, 'wizard', 'a', 0.5, 0, "
+                       "'t', 't')")
+                   .ok());
+}
+
+// ---- Discovery and init
+
+TEST_F(KbTest, FindDatabase) {
+  const std::string project = dir_.Abs("proj");
+  const std::string deep = project + "/a/b/c";
+  ASSERT_TRUE(env_.CreateDir(deep).ok());
+  auto none = FindDatabase(env_, std::nullopt, deep);
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(none.status().message(), "no WARDEN database found (run 'warden init' or pass --db)");
+  EXPECT_EQ(*FindDatabase(env_, std::string("/x/y.db"), deep), "/x/y.db");
+
+  // ./warden.db is found when no .warden is above.
+  ASSERT_TRUE(env_.WriteFile(deep + "/warden.db", "").ok());
+  EXPECT_EQ(*FindDatabase(env_, std::nullopt, deep + "/"), deep + "/warden.db");
+
+  auto init = Init(env_, project, "");
+  ASSERT_TRUE(init.ok()) << init.status().ToString();
+  EXPECT_TRUE(init->created);
+  EXPECT_EQ(init->project, "proj");
+  EXPECT_EQ(init->db_path, project + "/.warden/warden.db");
+  // The nearest .warden wins over ./warden.db.
+  EXPECT_EQ(*FindDatabase(env_, std::nullopt, deep), project + "/.warden/warden.db");
+  EXPECT_EQ(*FindDatabase(env_, std::nullopt, project), project + "/.warden/warden.db");
+  ASSERT_TRUE(Init(env_, deep, "inner").ok());
+  EXPECT_EQ(*FindDatabase(env_, std::nullopt, deep), deep + "/.warden/warden.db");
+
+  // Idempotent: the second init is a no-op that keeps the project name.
+  auto again = Init(env_, project, "other");
+  ASSERT_TRUE(again.ok());
+  EXPECT_FALSE(again->created);
+  EXPECT_EQ(again->project, "proj");
+}
+
+TEST(FormatTimestampTest, Utc) {
+  EXPECT_EQ(FormatTimestamp(0), "1970-01-01T00:00:00.000Z");
+  EXPECT_EQ(FormatTimestamp(1'704'067'200'123'456), "2024-01-01T00:00:00.123Z");
+}
+
+}  // namespace
+}  // namespace trove::warden::kb
