@@ -358,7 +358,7 @@ Result<Decision> Kb::UpsertInTransaction(std::string_view stable_id, const Symbo
     double confidence = write.confidence;
     bool locked = false;
     if (decision.clears) {
-      // The emptied slot: unnamed, unlocked, confidence 0 (docs/decisions/0007-warden-kb.md).
+      // The emptied slot: unnamed, unlocked, confidence 0 (docs/decisions/0008-warden-kb.md).
       confidence = 0.0;
     } else {
       locked = write.provenance == ProvenanceName(Provenance::kHuman);

@@ -66,7 +66,7 @@ struct FunctionRecord {
   std::optional<std::string> raw_name;  // name-section name
   std::vector<std::string> export_names;
   // FunctionFacts fields (§8.1) that the §10.1 columns do not hold; stored in extra columns
-  // (docs/decisions/0007-warden-kb.md).
+  // (docs/decisions/0008-warden-kb.md).
   std::vector<std::string> call_targets;
   std::vector<std::string> referenced_strings;
   std::vector<std::string> instruction_mnemonics;

@@ -13,7 +13,7 @@ namespace trove::warden::kb::internal {
 // Booleans are INTEGER 0/1. Extra `functions` columns beyond §10.1 (call_targets_json,
 // referenced_strings_json, mnemonics) hold the FunctionFacts fields that the listed columns
 // cannot give back; minhash holds 32 x u64 LE, the width identity computes
-// (docs/decisions/0007-warden-kb.md).
+// (docs/decisions/0008-warden-kb.md).
 const std::string_view kSchemaSql = R"sql(
 CREATE TABLE IF NOT EXISTS meta (
   key   TEXT PRIMARY KEY,
