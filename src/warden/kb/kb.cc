@@ -12,6 +12,7 @@
 #include "base/env.h"
 #include "base/hash.h"
 #include "base/sqlite.h"
+#include "warden/wasm/instruction.h"
 #include "warden/kb/schema.h"
 
 namespace trove::warden::kb {
@@ -45,27 +46,6 @@ std::vector<std::uint32_t> IndicesFromJson(const std::string& text) {
   if (!parsed.is_array()) return out;
   for (const json& v : parsed) {
     if (v.is_number_unsigned()) out.push_back(v.get<std::uint32_t>());
-  }
-  return out;
-}
-
-std::string JoinMnemonics(const std::vector<std::string>& mnemonics) {
-  std::string out;
-  for (const std::string& m : mnemonics) {
-    if (!out.empty()) out += ' ';
-    out += m;
-  }
-  return out;
-}
-
-std::vector<std::string> SplitMnemonics(std::string_view text) {
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  while (start < text.size()) {
-    std::size_t end = text.find(' ', start);
-    if (end == std::string_view::npos) end = text.size();
-    out.emplace_back(text.substr(start, end - start));
-    start = end + 1;
   }
   return out;
 }
@@ -167,7 +147,7 @@ constexpr std::string_view kFunctionColumns =
     "func_index, is_import, import_module, import_field, type_signature, stable_id, id_tier, "
     "norm_hash, exact_hash, structural_hash, minhash, histogram, call_outs_json, callees_json, "
     "instruction_count, body_offset, body_size, raw_name, export_names_json, call_targets_json, "
-    "referenced_strings_json, mnemonics";
+    "referenced_strings_json, opcodes";
 
 FunctionRecord ReadFunction(const base::Statement& s) {
   FunctionRecord r;
@@ -192,7 +172,7 @@ FunctionRecord ReadFunction(const base::Statement& s) {
   r.export_names = StringsFromJson(s.ColumnText(18));
   r.call_targets = StringsFromJson(s.ColumnText(19));
   r.referenced_strings = StringsFromJson(s.ColumnText(20));
-  r.instruction_mnemonics = SplitMnemonics(s.ColumnText(21));
+  r.opcodes = s.ColumnBlob(21);
   return r;
 }
 
@@ -414,7 +394,7 @@ Result<StoreResult> Kb::StoreVersion(const VersionRecord& version,
       RETURN_IF_ERROR(stmt.Bind(20, std::string_view(ToJson(f.export_names))));
       RETURN_IF_ERROR(stmt.Bind(21, std::string_view(ToJson(f.call_targets))));
       RETURN_IF_ERROR(stmt.Bind(22, std::string_view(ToJson(f.referenced_strings))));
-      RETURN_IF_ERROR(stmt.Bind(23, std::string_view(JoinMnemonics(f.instruction_mnemonics))));
+      RETURN_IF_ERROR(stmt.BindBlob(23, f.opcodes));
       RETURN_IF_ERROR(stmt.Step().status().WithContext(
           fmt::format("store version: function {}", f.func_index)));
       ++done;
@@ -647,6 +627,10 @@ Result<std::optional<FunctionFacts>> Kb::GetFunctionFacts(std::int64_t version_i
   ASSIGN_OR_RETURN(std::optional<StoredFunction> f, GetFunction(version_id, func_index));
   if (!f.has_value() || f->record.is_import) return std::optional<FunctionFacts>();
   FunctionRecord& r = f->record;
+  std::optional<std::vector<std::string_view>> mnemonics = wasm::DecodeOpcodeStream(r.opcodes);
+  if (!mnemonics) {
+    return Status::Malformed(fmt::format("stored opcodes of function {} are corrupt", func_index));
+  }
   return std::optional<FunctionFacts>(
       FunctionFacts{.func_index = r.func_index,
                     .stable_id = std::move(r.stable_id),
@@ -654,7 +638,8 @@ Result<std::optional<FunctionFacts>> Kb::GetFunctionFacts(std::int64_t version_i
                     .call_targets = std::move(r.call_targets),
                     .referenced_strings = std::move(r.referenced_strings),
                     .raw_name = std::move(r.raw_name),
-                    .instruction_mnemonics = std::move(r.instruction_mnemonics),
+                    .instruction_mnemonics =
+                        std::vector<std::string>(mnemonics->begin(), mnemonics->end()),
                     .is_exported = !r.export_names.empty()});
 }
 

@@ -172,7 +172,7 @@ TEST_F(KbTest, StoreVersionRoundTrips) {
   EXPECT_EQ(got.histogram, want.histogram);
   EXPECT_EQ(got.defined_callees, want.defined_callees);
   EXPECT_EQ(got.call_outs, want.call_outs);
-  EXPECT_EQ(got.instruction_mnemonics, want.instruction_mnemonics);
+  EXPECT_EQ(got.opcodes, want.opcodes);
   EXPECT_EQ(got.body_offset, want.body_offset);
   EXPECT_EQ(Count(*kb, "SELECT length(minhash) FROM functions WHERE func_index = 4"), 256);
   EXPECT_EQ(Count(*kb, "SELECT length(histogram) FROM functions WHERE func_index = 4"), 84);
@@ -195,6 +195,9 @@ TEST_F(KbTest, StoreVersionRoundTrips) {
   EXPECT_EQ((*facts)->stable_id, functions[3].stable_id);
   EXPECT_EQ((*facts)->call_targets, (std::vector<std::string>{"env.imp0", "<indirect>"}));
   EXPECT_EQ((*facts)->referenced_strings, (std::vector<std::string>{"hello world"}));
+  EXPECT_EQ((*facts)->instruction_mnemonics,
+            (std::vector<std::string>{"local.get", "i32.const", "call", "i32.add", "i32x4.add",
+                                      "select t"}));
   EXPECT_FALSE((*facts)->is_exported);
   auto import_facts = kb->GetFunctionFacts(1, 0);
   ASSERT_TRUE(import_facts.ok());

@@ -69,7 +69,10 @@ struct FunctionRecord {
   // (docs/decisions/0008-warden-kb.md).
   std::vector<std::string> call_targets;
   std::vector<std::string> referenced_strings;
-  std::vector<std::string> instruction_mnemonics;
+  // The body's opcodes, final `end` excluded, in their binary encoding (wasm::
+  // AppendOpcodeStream): about a byte per instruction, where the mnemonics as text would be
+  // ten. GetFunctionFacts gives the mnemonics.
+  std::string opcodes;
 };
 
 // Where a seeded name was read from (§3.3); it picks the actor of the export write (§5.3).

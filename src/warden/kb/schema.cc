@@ -11,7 +11,7 @@
 namespace trove::warden::kb::internal {
 
 // Booleans are INTEGER 0/1. Extra `functions` columns beyond §10.1 (call_targets_json,
-// referenced_strings_json, mnemonics) hold the FunctionFacts fields that the listed columns
+// referenced_strings_json, opcodes) hold the FunctionFacts fields that the listed columns
 // cannot give back; minhash holds 32 x u64 LE, the width identity computes
 // (docs/decisions/0008-warden-kb.md).
 const std::string_view kSchemaSql = R"sql(
@@ -62,7 +62,7 @@ CREATE TABLE IF NOT EXISTS functions (
   export_names_json       TEXT NOT NULL,
   call_targets_json       TEXT NOT NULL,
   referenced_strings_json TEXT NOT NULL,
-  mnemonics               TEXT NOT NULL,
+  opcodes                 BLOB NOT NULL,
   PRIMARY KEY (version_id, func_index)
 );
 CREATE INDEX IF NOT EXISTS functions_stable_id ON functions(stable_id);

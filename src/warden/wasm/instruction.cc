@@ -2,6 +2,9 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
 
 namespace trove::warden::wasm {
 
@@ -55,4 +58,50 @@ constexpr bool TableIsIndexedByOpcode() {
 static_assert(TableIsIndexedByOpcode());
 
 }  // namespace
+void AppendOpcodeStream(std::string& out, const std::vector<Opcode>& opcodes) {
+  for (Opcode op : opcodes) {
+    const OpcodeInfo& info = GetOpcodeInfo(op);
+    if (info.prefix == 0) {
+      out.push_back(static_cast<char>(info.code));
+      continue;
+    }
+    out.push_back(static_cast<char>(info.prefix));
+    std::uint32_t code = info.code;
+    do {
+      std::uint8_t byte = code & 0x7f;
+      code >>= 7;
+      if (code != 0) byte |= 0x80;
+      out.push_back(static_cast<char>(byte));
+    } while (code != 0);
+  }
+}
+
+std::optional<std::vector<std::string_view>> DecodeOpcodeStream(std::string_view stream) {
+  std::vector<std::string_view> out;
+  std::size_t i = 0;
+  while (i < stream.size()) {
+    const std::uint8_t first = static_cast<std::uint8_t>(stream[i++]);
+    std::optional<Opcode> op = LookupOpcode(0, first);
+    if (!op) {
+      std::uint32_t code = 0;
+      int shift = 0;
+      bool done = false;
+      while (i < stream.size() && shift < 35) {
+        const std::uint8_t b = static_cast<std::uint8_t>(stream[i++]);
+        code |= static_cast<std::uint32_t>(b & 0x7f) << shift;
+        shift += 7;
+        if ((b & 0x80) == 0) {
+          done = true;
+          break;
+        }
+      }
+      if (!done) return std::nullopt;
+      op = LookupOpcode(first, code);
+      if (!op) return std::nullopt;
+    }
+    out.push_back(GetOpcodeInfo(*op).text);
+  }
+  return out;
+}
+
 }  // namespace trove::warden::wasm

@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -130,5 +131,13 @@ struct Instruction {
   std::vector<ValType> types;
   std::vector<CatchClause> catches;
 };
+
+// Appends each opcode in its binary encoding: one byte, or a prefix byte and the LEB128 code.
+// The stream stays decodable if instructions.def is reordered (it stores no enumerators).
+void AppendOpcodeStream(std::string& out, const std::vector<Opcode>& opcodes);
+
+// Returns the text-format mnemonic of each opcode of a stream written by AppendOpcodeStream;
+// nullopt when the stream is malformed.
+std::optional<std::vector<std::string_view>> DecodeOpcodeStream(std::string_view stream);
 
 }  // namespace trove::warden::wasm

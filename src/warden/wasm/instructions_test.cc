@@ -193,3 +193,35 @@ TEST(InstructionsTest, AtomicFenceNeedsZeroByte) {
 
 }  // namespace
 }  // namespace trove::warden::wasm
+
+namespace trove::warden::wasm {
+namespace {
+
+TEST(OpcodeStreamTest, EveryOpcodeRoundTrips) {
+  std::vector<Opcode> all;
+  for (const OpcodeInfo& info : kOpcodeTable) all.push_back(info.opcode);
+  std::string stream;
+  AppendOpcodeStream(stream, all);
+  std::optional<std::vector<std::string_view>> back = DecodeOpcodeStream(stream);
+  ASSERT_TRUE(back.has_value());
+  ASSERT_EQ(back->size(), all.size());
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    EXPECT_EQ((*back)[i], GetOpcodeInfo(all[i]).text);
+  }
+  // One byte for a one-byte opcode, a prefix and LEB128 for the others.
+  std::string small;
+  AppendOpcodeStream(small, {Opcode::kNop, Opcode::kI32x4Add});
+  EXPECT_EQ(small, std::string("\x01\xfd\xae\x01", 4));
+}
+
+TEST(OpcodeStreamTest, MalformedStreamsAreRejected) {
+  EXPECT_FALSE(DecodeOpcodeStream(std::string("\xfd", 1)).has_value());          // cut
+  EXPECT_FALSE(DecodeOpcodeStream(std::string("\xfd\xae", 2)).has_value());      // cut LEB
+  EXPECT_FALSE(DecodeOpcodeStream(std::string("\xfd\xff\x7f", 3)).has_value());  // no such
+  EXPECT_FALSE(DecodeOpcodeStream(std::string("\x27", 1)).has_value());          // unassigned
+  EXPECT_TRUE(DecodeOpcodeStream("").has_value());
+}
+
+}  // namespace
+}  // namespace trove::warden::wasm
+

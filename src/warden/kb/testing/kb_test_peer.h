@@ -62,7 +62,9 @@ inline std::vector<FunctionRecord> MakeFunctions(std::uint32_t imported, std::ui
     f.body_size = 20;
     f.call_targets = {"env.imp0", "<indirect>"};
     f.referenced_strings = {"hello world"};
-    f.instruction_mnemonics = {"local.get", "i32.const", "call", "i32.add"};
+    // local.get, i32.const, call, i32.add, then a prefixed one: i32x4.add (0xfd 0xae 0x01)
+    // and "select t", whose mnemonic has a space.
+    f.opcodes = std::string("\x20\x41\x10\x6a\xfd\xae\x01\x1c", 8);
     out.push_back(std::move(f));
   }
   return out;
