@@ -93,7 +93,7 @@ struct Loaded {
   GlueFacts glue;
 };
 
-Loaded Load(const Fixture& f) {
+Loaded LoadUncached(const Fixture& f) {
   Loaded out;
   const std::string bytes = ReadFileOrEmpty(kDir + f.name + ".wasm");
   EXPECT_FALSE(bytes.empty()) << f.name;
@@ -107,6 +107,14 @@ Loaded Load(const Fixture& f) {
   EXPECT_TRUE(glue.ok()) << f.name;
   if (glue.ok()) out.glue = std::move(glue).value();
   return out;
+}
+
+// Each fixture is read once per test binary.
+const Loaded& Load(const Fixture& f) {
+  static std::map<std::string, Loaded>* cache = new std::map<std::string, Loaded>();
+  auto it = cache->find(f.name);
+  if (it == cache->end()) it = cache->emplace(f.name, LoadUncached(f)).first;
+  return it->second;
 }
 
 // The export key the glue binds to Module["_" + c_name].
@@ -152,7 +160,7 @@ TEST(FixturesTest, ManifestMatchesFiles) {
 TEST(FixturesTest, EveryModuleReadsAndMatchesItsSource) {
   for (const Fixture& f : AllFixtures()) {
     SCOPED_TRACE(f.name);
-    const Loaded m = Load(f);
+    const Loaded& m = Load(f);
     const ModuleSummary& s = m.summary;
     EXPECT_EQ(s.imported_functions, m.identity.imports.size());
     EXPECT_EQ(s.defined_functions, m.identity.functions.size());
@@ -234,8 +242,8 @@ TEST(FixturesTest, NamedTwinsHaveTheSameFunctionsAndStableIds) {
   for (const Fixture& f : AllFixtures()) {
     if (!f.named) continue;
     SCOPED_TRACE(f.name);
-    const Loaded named = Load(f);
-    const Loaded plain = Load(Fixture{f.plain, f.threads, false, f.plain});
+    const Loaded& named = Load(f);
+    const Loaded& plain = Load(Fixture{f.plain, f.threads, false, f.plain});
     EXPECT_EQ(named.summary.imported_functions, plain.summary.imported_functions);
     EXPECT_EQ(named.summary.defined_functions, plain.summary.defined_functions);
     ASSERT_EQ(named.identity.functions.size(), plain.identity.functions.size());

@@ -269,12 +269,15 @@ void Scanner::CollectMarkers(const Token& t) {
   static constexpr std::array<std::string_view, 6> kNamed = {
       "PThread",           "ENVIRONMENT_IS_PTHREAD", "PROXY_TO_PTHREAD",
       "PTHREAD_POOL_SIZE", "SharedArrayBuffer",      "pthreadPoolSize"};
-  if (t.kind == TokenKind::kIdentifier || t.kind == TokenKind::kString) {
-    for (std::string_view m : kNamed) {
-      if (t.text == m) AddMarker(m);
+  if ((t.kind == TokenKind::kIdentifier || t.kind == TokenKind::kString) && !t.text.empty()) {
+    const char first = t.text[0];
+    if (first == 'P' || first == 'E' || first == 'S' || first == 'p') {
+      for (std::string_view m : kNamed) {
+        if (t.text == m) AddMarker(m);
+      }
     }
     constexpr std::string_view kDynCall = "dynCall_";
-    if (t.text.substr(0, kDynCall.size()) == kDynCall &&
+    if (first == 'd' && t.text.substr(0, kDynCall.size()) == kDynCall &&
         IsDynCallSignature(t.text.substr(kDynCall.size()))) {
       dyncalls_.insert(std::string(t.text.substr(kDynCall.size())));
     }
