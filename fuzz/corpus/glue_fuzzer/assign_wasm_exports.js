@@ -1,0 +1,1 @@
+function assignWasmExports(wasmExports) { _f = Module['_f'] = createExportWrapper('f', wasmExports['f'], 1); _g = wasmExports['g']; } function r(i) { wasmExports = i.exports; assignWasmExports(wasmExports); }

@@ -1,0 +1,1 @@
+var asmLibraryArg={"b":_emscripten_resize_heap,"a":_fd_write};var info={"env":asmLibraryArg,"wasi_snapshot_preview1":asmLibraryArg};var dynCall_jiji=Module["dynCall_jiji"]=createExportWrapper("dynCall_jiji");

@@ -1,0 +1,1 @@
+(async function(){function a(c){c=gd=c.exports;k._sqlite3_free=c.R;da=k._malloc=c.Ia;return gd}var b={a:ed};})();var ed={a:(a,b)=>{E(a)},b:Zb};

@@ -1,0 +1,2 @@
+/* Emscripten SDK version 3.1.30 */ // Emscripten SDK: 5.0.5
+var PThread={init:function(){var pthreadPoolSize=2;new Worker(u)}};if(ENVIRONMENT_IS_PTHREAD){}wasmMemory=new WebAssembly.Memory({'initial':256,'shared':true});var s=`a${b+`c${d}`}e`;var r=/[/'"]\//g;
