@@ -2,7 +2,7 @@
 // no network, byte-identical output for the same facts and callee names.
 //
 // The name comes from the strongest evidence, first match wins (Decision details in
-// docs/decisions/0007-agents-offline-heuristics.md):
+// docs/decisions/0007-agents-backends-and-pass.md):
 //   1. a referenced string:        str_<first words of the string>_<hex6>   confidence 0.35
 //   2. a single forwarded import:  wrap_<field>_<hex6>                        confidence 0.35
 //   3. shape of a leaf:            get_<hex6> (one load, no store),
