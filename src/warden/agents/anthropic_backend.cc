@@ -53,6 +53,13 @@ BackendReply ParseMessage(const std::string& body) {
 
 }  // namespace
 
+AnthropicBackend::AnthropicBackend(ProviderConfig config, ProviderOptions options)
+    : config_(std::move(config)),
+      options_(options),
+      session_(std::make_unique<internal::HttpSession>()) {}
+
+AnthropicBackend::~AnthropicBackend() = default;
+
 Result<BackendReply> AnthropicBackend::Propose(const FunctionFacts& facts,
                                                std::span<const CalleeName> callees,
                                                base::Cancellation& cancel) {
@@ -63,11 +70,10 @@ Result<BackendReply> AnthropicBackend::Propose(const FunctionFacts& facts,
       {"system", internal::SystemPrompt()},
       {"messages",
        Json::array({{{"role", "user"}, {"content", internal::UserPrompt(facts, callees)}}})},
-      {"tools",
-       Json::array({{{"name", kAnthropicToolName},
-                     {"description",
-                      "Record the proposed name for the function, or an abstention."},
-                     {"input_schema", schema}}})},
+      {"tools", Json::array({{{"name", kAnthropicToolName},
+                              {"description",
+                               "Record the proposed name for the function, or an abstention."},
+                              {"input_schema", schema}}})},
       {"tool_choice", {{"type", "tool"}, {"name", kAnthropicToolName}}}};
   internal::HttpRequest request;
   request.url = config_.base_url + "/v1/messages";
@@ -78,7 +84,7 @@ Result<BackendReply> AnthropicBackend::Propose(const FunctionFacts& facts,
   request.body = body.dump(-1, ' ', false, Json::error_handler_t::replace);
   ASSIGN_OR_RETURN(
       internal::PostResult posted,
-      internal::PostWithRetry("anthropic", request, options_, config_.api_key, cancel));
+      internal::PostWithRetry(*session_, "anthropic", request, options_, config_.api_key, cancel));
   BackendReply reply = ParseMessage(posted.response.body);
   reply.retries = posted.retries;
   return reply;

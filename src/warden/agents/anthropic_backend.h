@@ -7,9 +7,15 @@
 // Thread safety: one thread at a time (like every Backend).
 #pragma once
 
+#include <memory>
+
 #include "warden/agents/backend.h"
 
 namespace trove::warden::agents {
+
+namespace internal {
+class HttpSession;
+}  // namespace internal
 
 inline constexpr std::string_view kAnthropicVersion = "2023-06-01";
 inline constexpr std::string_view kAnthropicToolName = "propose_function_name";
@@ -17,8 +23,8 @@ inline constexpr std::string_view kAnthropicToolName = "propose_function_name";
 class AnthropicBackend final : public Backend {
  public:
   // REQUIRES: config.api_key is not empty (MakeBackend checks availability).
-  AnthropicBackend(ProviderConfig config, ProviderOptions options)
-      : config_(std::move(config)), options_(options) {}
+  AnthropicBackend(ProviderConfig config, ProviderOptions options);
+  ~AnthropicBackend() override;
 
   std::string_view name() const override { return "anthropic"; }
   std::optional<std::string> model() const override { return config_.model; }
@@ -28,6 +34,7 @@ class AnthropicBackend final : public Backend {
  private:
   const ProviderConfig config_;
   const ProviderOptions options_;
+  const std::unique_ptr<internal::HttpSession> session_;
 };
 
 }  // namespace trove::warden::agents

@@ -42,9 +42,10 @@ std::string Unavailable(const BackendInfo& info, std::string_view config_prefix)
   if (!HttpsSupported()) {
     why = fmt::format("this build's {} is missing", kHttpsComponent);
   } else {
-    why = fmt::format("{} is not set (set it in the environment or with 'warden config set "
-                      "{}.api_key ...')",
-                      info.requirements.front(), config_prefix);
+    why = fmt::format(
+        "{} is not set (set it in the environment or with 'warden config set "
+        "{}.api_key ...')",
+        info.requirements.front(), config_prefix);
   }
   return fmt::format("{} backend unavailable: {}", info.name, why);
 }
@@ -141,8 +142,7 @@ Result<std::unique_ptr<Backend>> MakeBackend(std::string_view selector,
   if (name == "openai") {
     return std::unique_ptr<Backend>(std::make_unique<OpenAiBackend>(std::move(provider), options));
   }
-  return std::unique_ptr<Backend>(
-      std::make_unique<AnthropicBackend>(std::move(provider), options));
+  return std::unique_ptr<Backend>(std::make_unique<AnthropicBackend>(std::move(provider), options));
 }
 
 }  // namespace trove::warden::agents

@@ -102,13 +102,13 @@ bool HttpsSupported();
 
 // Knobs of the provider clients; the defaults are those of §8.3, tests shorten them.
 struct ProviderOptions {
-  std::int64_t timeout_ms = 60'000;       // whole request
+  std::int64_t timeout_ms = 60'000;  // whole request
   std::int64_t connect_timeout_ms = 10'000;
-  int max_retries = 3;                    // for 429 and 5xx
-  std::int64_t backoff_base_ms = 1'000;   // retry k waits base * 2^(k-1), k = 1..max_retries
-  std::int64_t max_backoff_ms = 30'000;   // cap, also on a server's Retry-After
+  int max_retries = 3;                   // for 429 and 5xx
+  std::int64_t backoff_base_ms = 1'000;  // retry k waits base * 2^(k-1), k = 1..max_retries
+  std::int64_t max_backoff_ms = 30'000;  // cap, also on a server's Retry-After
   std::size_t max_response_bytes = 8 << 20;
-  int max_output_tokens = 1024;           // Anthropic's required max_tokens
+  int max_output_tokens = 1024;  // Anthropic's required max_tokens
 };
 
 // Returns the backend for `selector` (any CanonicalBackendName input) with model `model_flag`

@@ -19,8 +19,8 @@ std::optional<std::string> FromFile(const std::map<std::string, std::string>& fi
   return it->second;
 }
 
-std::string Resolve(const ConfigSources& sources, std::string_view env_var,
-                    const std::string& key, std::string_view fallback) {
+std::string Resolve(const ConfigSources& sources, std::string_view env_var, const std::string& key,
+                    std::string_view fallback) {
   if (!env_var.empty() && sources.getenv) {
     if (auto v = NonEmpty(sources.getenv(env_var))) return *v;
   }
@@ -55,14 +55,12 @@ AgentConfig ResolveAgentConfig(const ConfigSources& sources) {
   config.backend = Resolve(sources, "", "agent.backend", "");
   config.openai.api_key = Resolve(sources, kOpenAiKeyVar, "openai.api_key", "");
   config.openai.model = Resolve(sources, "", "openai.model", kOpenAiDefaultModel);
-  config.openai.base_url =
-      StripTrailingSlashes(Resolve(sources, kOpenAiBaseUrlVar, "openai.base_url",
-                                   kOpenAiDefaultBaseUrl));
+  config.openai.base_url = StripTrailingSlashes(
+      Resolve(sources, kOpenAiBaseUrlVar, "openai.base_url", kOpenAiDefaultBaseUrl));
   config.anthropic.api_key = Resolve(sources, kAnthropicKeyVar, "anthropic.api_key", "");
   config.anthropic.model = Resolve(sources, "", "anthropic.model", kAnthropicDefaultModel);
-  config.anthropic.base_url =
-      StripTrailingSlashes(Resolve(sources, kAnthropicBaseUrlVar, "anthropic.base_url",
-                                   kAnthropicDefaultBaseUrl));
+  config.anthropic.base_url = StripTrailingSlashes(
+      Resolve(sources, kAnthropicBaseUrlVar, "anthropic.base_url", kAnthropicDefaultBaseUrl));
   return config;
 }
 

@@ -32,12 +32,15 @@ TEST(ResolveAgentConfigTest, Defaults) {
 }
 
 TEST(ResolveAgentConfigTest, EnvironmentOverProjectOverGlobal) {
-  AgentConfig c = ResolveAgentConfig(Sources(
-      {{"OPENAI_API_KEY", "env-key"}, {"ANTHROPIC_BASE_URL", "http://127.0.0.1:9/"}},
-      {{"openai.api_key", "project-key"}, {"openai.model", "project-model"},
-       {"anthropic.api_key", "project-anthropic"}},
-      {{"openai.model", "global-model"}, {"anthropic.api_key", "global-anthropic"},
-       {"anthropic.base_url", "http://global"}, {"agent.backend", "anthropic"}}));
+  AgentConfig c = ResolveAgentConfig(
+      Sources({{"OPENAI_API_KEY", "env-key"}, {"ANTHROPIC_BASE_URL", "http://127.0.0.1:9/"}},
+              {{"openai.api_key", "project-key"},
+               {"openai.model", "project-model"},
+               {"anthropic.api_key", "project-anthropic"}},
+              {{"openai.model", "global-model"},
+               {"anthropic.api_key", "global-anthropic"},
+               {"anthropic.base_url", "http://global"},
+               {"agent.backend", "anthropic"}}));
   EXPECT_EQ(c.openai.api_key, "env-key");
   EXPECT_EQ(c.openai.model, "project-model");
   EXPECT_EQ(c.anthropic.api_key, "project-anthropic");
@@ -46,8 +49,8 @@ TEST(ResolveAgentConfigTest, EnvironmentOverProjectOverGlobal) {
 }
 
 TEST(ResolveAgentConfigTest, EmptyEnvironmentValueCountsAsUnset) {
-  AgentConfig c = ResolveAgentConfig(
-      Sources({{"OPENAI_API_KEY", ""}}, {}, {{"openai.api_key", "global-key"}}));
+  AgentConfig c =
+      ResolveAgentConfig(Sources({{"OPENAI_API_KEY", ""}}, {}, {{"openai.api_key", "global-key"}}));
   EXPECT_EQ(c.openai.api_key, "global-key");
 }
 
@@ -112,12 +115,12 @@ TEST(BackendRegistryTest, AutoPrefersConfiguredThenOpenAiThenAnthropicThenOfflin
   EXPECT_EQ(*ResolveAutoBackend(ResolveAgentConfig(Sources({}))), "offline");
   EXPECT_EQ(*ResolveAutoBackend(ResolveAgentConfig(Sources({{"ANTHROPIC_API_KEY", "a"}}))),
             "anthropic");
-  EXPECT_EQ(*ResolveAutoBackend(ResolveAgentConfig(
-                Sources({{"ANTHROPIC_API_KEY", "a"}, {"OPENAI_API_KEY", "o"}}))),
+  EXPECT_EQ(*ResolveAutoBackend(
+                ResolveAgentConfig(Sources({{"ANTHROPIC_API_KEY", "a"}, {"OPENAI_API_KEY", "o"}}))),
             "openai");
-  EXPECT_EQ(*ResolveAutoBackend(ResolveAgentConfig(Sources(
-                {{"ANTHROPIC_API_KEY", "a"}, {"OPENAI_API_KEY", "o"}},
-                {{"agent.backend", "anthropic"}}))),
+  EXPECT_EQ(*ResolveAutoBackend(
+                ResolveAgentConfig(Sources({{"ANTHROPIC_API_KEY", "a"}, {"OPENAI_API_KEY", "o"}},
+                                           {{"agent.backend", "anthropic"}}))),
             "anthropic");
   // A configured backend that is unavailable falls through the order.
   EXPECT_EQ(*ResolveAutoBackend(ResolveAgentConfig(
@@ -126,8 +129,8 @@ TEST(BackendRegistryTest, AutoPrefersConfiguredThenOpenAiThenAnthropicThenOfflin
   EXPECT_EQ(*ResolveAutoBackend(ResolveAgentConfig(
                 Sources({{"OPENAI_API_KEY", "o"}}, {{"agent.backend", "offline"}}))),
             "offline");
-  EXPECT_FALSE(ResolveAutoBackend(ResolveAgentConfig(Sources({}, {{"agent.backend", "gpt"}})))
-                   .ok());
+  EXPECT_FALSE(
+      ResolveAutoBackend(ResolveAgentConfig(Sources({}, {{"agent.backend", "gpt"}}))).ok());
 }
 
 TEST(BackendRegistryTest, MakeBackendNamesModelsAndRefusesMissingKeys) {

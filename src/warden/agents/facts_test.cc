@@ -31,10 +31,9 @@ Bytes TestModule() {
   Bytes helper = Cat({{0x00, 0x41}, S(16), {0x0b}});
   Bytes code = Section(10, Cat({U(2), Sized(entry), Sized(helper)}));
   std::string text("hello world\0", 12);
-  Bytes data = Section(11, Cat({U(1), {0x00, 0x41}, S(16), {0x0b},
-                                Sized(Bytes(text.begin(), text.end()))}));
-  Bytes names =
-      Section(0, Cat({Name("name"), {0x01}, Sized(Cat({U(1), U(2), Name("helper")}))}));
+  Bytes data =
+      Section(11, Cat({U(1), {0x00, 0x41}, S(16), {0x0b}, Sized(Bytes(text.begin(), text.end()))}));
+  Bytes names = Section(0, Cat({Name("name"), {0x01}, Sized(Cat({U(1), U(2), Name("helper")}))}));
   return Module({types, imports, functions, memory, exports, code, data, names});
 }
 

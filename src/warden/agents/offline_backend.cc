@@ -104,8 +104,7 @@ std::string JoinList(const std::vector<std::string>& items) {
 std::string Summary(const FunctionFacts& facts, std::span<const CalleeName> callees,
                     std::string_view evidence) {
   std::string out = fmt::format("Offline heuristic name from {}. Signature {}; {} instructions",
-                                evidence, facts.type_signature,
-                                facts.instruction_mnemonics.size());
+                                evidence, facts.type_signature, facts.instruction_mnemonics.size());
   if (!facts.referenced_strings.empty()) {
     out += fmt::format("; references {} string{}", facts.referenced_strings.size(),
                        facts.referenced_strings.size() == 1 ? "" : "s");

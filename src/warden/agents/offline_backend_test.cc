@@ -74,8 +74,7 @@ TEST(OfflineBackendTest, ShapesOfLeaves) {
   EXPECT_EQ(OfflineProposal(Facts(1, {"i32.load", "i32.store"}), {}).name, "sub_3f9c2a");
   EXPECT_EQ(OfflineProposal(Facts(1, {"i32.load", "i32.load8_u"}), {}).name, "sub_3f9c2a");
   EXPECT_EQ(OfflineProposal(Facts(1, {"nop"}), {}).name, "sub_3f9c2a");
-  EXPECT_DOUBLE_EQ(OfflineProposal(Facts(1, {"i32.load"}), {}).confidence,
-                   kOfflineShapeConfidence);
+  EXPECT_DOUBLE_EQ(OfflineProposal(Facts(1, {"i32.load"}), {}).confidence, kOfflineShapeConfidence);
 }
 
 TEST(OfflineBackendTest, CallsMakeAFunctionNoLeaf) {
@@ -98,9 +97,9 @@ TEST(OfflineBackendTest, SummaryCarriesCallContextWithoutQuotes) {
 }
 
 TEST(OfflineBackendTest, DeterministicAndAlwaysVerified) {
-  std::vector<FunctionFacts> all = {
-      Facts(1, {"i32.const"}), Facts(2, {"i32.load"}), Facts(3, {"call"}),
-      Facts(4, {"local.get", "i32.store"}), Facts(5, {"block", "br_if", "end"})};
+  std::vector<FunctionFacts> all = {Facts(1, {"i32.const"}), Facts(2, {"i32.load"}),
+                                    Facts(3, {"call"}), Facts(4, {"local.get", "i32.store"}),
+                                    Facts(5, {"block", "br_if", "end"})};
   all[2].call_targets = {"env.emscripten_memcpy_big"};
   all[4].referenced_strings = {"unexpected \"quoted\" token", "x"};
   std::vector<CalleeName> callees = {{9, "named_callee"}};

@@ -19,8 +19,8 @@ BackendReply ParseResponse(const std::string& body) {
     reply.note = "malformed model output: the response body is not a JSON object";
     return reply;
   }
-  if (auto status = doc.find("status"); status != doc.end() && status->is_string() &&
-                                        status->get<std::string>() == "incomplete") {
+  if (auto status = doc.find("status");
+      status != doc.end() && status->is_string() && status->get<std::string>() == "incomplete") {
     reply.note = "malformed model output: the response is incomplete";
     return reply;
   }
@@ -55,29 +55,36 @@ BackendReply ParseResponse(const std::string& body) {
 
 }  // namespace
 
+OpenAiBackend::OpenAiBackend(ProviderConfig config, ProviderOptions options)
+    : config_(std::move(config)),
+      options_(options),
+      session_(std::make_unique<internal::HttpSession>()) {}
+
+OpenAiBackend::~OpenAiBackend() = default;
+
 Result<BackendReply> OpenAiBackend::Propose(const FunctionFacts& facts,
                                             std::span<const CalleeName> callees,
                                             base::Cancellation& cancel) {
   Json schema = Json::parse(internal::ProposalSchemaJson());
-  Json body = {
-      {"model", config_.model},
-      {"instructions", internal::SystemPrompt()},
-      {"input", internal::UserPrompt(facts, callees)},
-      {"store", false},
-      {"text",
-       {{"format",
-         {{"type", "json_schema"},
-          {"name", internal::kSchemaName},
-          {"schema", schema},
-          {"strict", true}}}}}};
+  Json body = {{"model", config_.model},
+               {"instructions", internal::SystemPrompt()},
+               {"input", internal::UserPrompt(facts, callees)},
+               {"store", false},
+               {"text",
+                {{"format",
+                  {{"type", "json_schema"},
+                   {"name", internal::kSchemaName},
+                   {"schema", schema},
+                   {"strict", true}}}}}};
   internal::HttpRequest request;
   request.url = config_.base_url + "/v1/responses";
   request.headers = {{"Authorization", "Bearer " + config_.api_key},
                      {"Content-Type", "application/json"},
                      {"Accept", "application/json"}};
   request.body = body.dump(-1, ' ', false, Json::error_handler_t::replace);
-  ASSIGN_OR_RETURN(internal::PostResult posted,
-                   internal::PostWithRetry("openai", request, options_, config_.api_key, cancel));
+  ASSIGN_OR_RETURN(
+      internal::PostResult posted,
+      internal::PostWithRetry(*session_, "openai", request, options_, config_.api_key, cancel));
   BackendReply reply = ParseResponse(posted.response.body);
   reply.retries = posted.retries;
   return reply;

@@ -4,15 +4,21 @@
 // Thread safety: one thread at a time (like every Backend).
 #pragma once
 
+#include <memory>
+
 #include "warden/agents/backend.h"
 
 namespace trove::warden::agents {
 
+namespace internal {
+class HttpSession;
+}  // namespace internal
+
 class OpenAiBackend final : public Backend {
  public:
   // REQUIRES: config.api_key is not empty (MakeBackend checks availability).
-  OpenAiBackend(ProviderConfig config, ProviderOptions options)
-      : config_(std::move(config)), options_(options) {}
+  OpenAiBackend(ProviderConfig config, ProviderOptions options);
+  ~OpenAiBackend() override;
 
   std::string_view name() const override { return "openai"; }
   std::optional<std::string> model() const override { return config_.model; }
@@ -22,6 +28,7 @@ class OpenAiBackend final : public Backend {
  private:
   const ProviderConfig config_;
   const ProviderOptions options_;
+  const std::unique_ptr<internal::HttpSession> session_;
 };
 
 }  // namespace trove::warden::agents

@@ -164,17 +164,17 @@ Result<RunSummary> RunAgentPass(AgentStore& store, Backend& backend, const PassO
       continue;
     }
 
-    AgentWrite write{.stable_id = facts.stable_id,
-                     .name = proposal.name,
-                     .summary = proposal.summary,
-                     .confidence = proposal.confidence,
-                     .actor = actor,
-                     .details_json =
-                         EvidenceDetails(options, pass_id, backend, facts, proposal, *reply)};
+    AgentWrite write{
+        .stable_id = facts.stable_id,
+        .name = proposal.name,
+        .summary = proposal.summary,
+        .confidence = proposal.confidence,
+        .actor = actor,
+        .details_json = EvidenceDetails(options, pass_id, backend, facts, proposal, *reply)};
     ASSIGN_OR_RETURN(WriteOutcome outcome, options.dry_run ? store.PreviewAgentProposal(write)
                                                            : store.WriteAgentProposal(write));
-    detail.reason = options.dry_run ? "dry run, nothing written: " + outcome.reason
-                                    : outcome.reason;
+    detail.reason =
+        options.dry_run ? "dry run, nothing written: " + outcome.reason : outcome.reason;
     if (outcome.accepted) {
       ++summary.written;
       detail.outcome = DetailOutcome::kWritten;

@@ -140,8 +140,8 @@ TEST(AgentPassTest, OfflinePassIsByteIdenticalAcrossRuns) {
 
 TEST(AgentPassTest, CallersSeeTheNamesTheirCalleesJustGot) {
   FakeAgentStore store({F(1, {2, 3}), F(2), F(3)});
-  store.SetSymbol(Id(3), SymbolState{.name = "known_helper", .provenance = "oracle",
-                                     .confidence = 0.9});
+  store.SetSymbol(Id(3),
+                  SymbolState{.name = "known_helper", .provenance = "oracle", .confidence = 0.9});
   ScriptedBackend backend([](const FunctionFacts& f) {
     return Result<BackendReply>(Propose("fn_" + std::to_string(f.func_index), 0.4));
   });
@@ -156,12 +156,13 @@ TEST(AgentPassTest, CallersSeeTheNamesTheirCalleesJustGot) {
 
 TEST(AgentPassTest, SkipsLockedAndConfidentSymbols) {
   FakeAgentStore store({F(1), F(2), F(3), F(4)});
-  store.SetSymbol(Id(1), SymbolState{.name = "human_name", .provenance = "human",
-                                     .confidence = 1.0, .locked = true});
-  store.SetSymbol(Id(2), SymbolState{.name = "oracle_name", .provenance = "oracle",
-                                     .confidence = 0.5});
-  store.SetSymbol(Id(3), SymbolState{.name = "weak_agent", .provenance = "agent",
-                                     .confidence = 0.3});
+  store.SetSymbol(
+      Id(1),
+      SymbolState{.name = "human_name", .provenance = "human", .confidence = 1.0, .locked = true});
+  store.SetSymbol(Id(2),
+                  SymbolState{.name = "oracle_name", .provenance = "oracle", .confidence = 0.5});
+  store.SetSymbol(Id(3),
+                  SymbolState{.name = "weak_agent", .provenance = "agent", .confidence = 0.3});
   ScriptedBackend backend(
       [](const FunctionFacts&) { return Result<BackendReply>(Propose("better_name", 0.45)); });
   base::Cancellation cancel;
@@ -177,12 +178,13 @@ TEST(AgentPassTest, SkipsLockedAndConfidentSymbols) {
 
 TEST(AgentPassTest, AllVisitsConfidentButNeverLockedAndTheEconomyDecides) {
   FakeAgentStore store({F(1), F(2), F(3)});
-  store.SetSymbol(Id(1), SymbolState{.name = "human_name", .provenance = "human",
-                                     .confidence = 1.0, .locked = true});
-  store.SetSymbol(Id(2), SymbolState{.name = "oracle_name", .provenance = "oracle",
-                                     .confidence = 0.9});
-  store.SetSymbol(Id(3), SymbolState{.name = "weak_oracle", .provenance = "oracle",
-                                     .confidence = 0.6});
+  store.SetSymbol(
+      Id(1),
+      SymbolState{.name = "human_name", .provenance = "human", .confidence = 1.0, .locked = true});
+  store.SetSymbol(Id(2),
+                  SymbolState{.name = "oracle_name", .provenance = "oracle", .confidence = 0.9});
+  store.SetSymbol(Id(3),
+                  SymbolState{.name = "weak_oracle", .provenance = "oracle", .confidence = 0.6});
   ScriptedBackend backend(
       [](const FunctionFacts&) { return Result<BackendReply>(Propose("agent_name", 0.7)); });
   base::Cancellation cancel;
@@ -226,8 +228,8 @@ TEST(AgentPassTest, VerifierBlocksInventedCitationsBeforeTheGate) {
 
 TEST(AgentPassTest, LimitCapsBackendCalls) {
   FakeAgentStore store({F(1), F(2), F(3), F(4), F(5)});
-  store.SetSymbol(Id(1), SymbolState{.name = "locked", .provenance = "human",
-                                     .confidence = 1, .locked = true});
+  store.SetSymbol(
+      Id(1), SymbolState{.name = "locked", .provenance = "human", .confidence = 1, .locked = true});
   ScriptedBackend backend(
       [](const FunctionFacts&) { return Result<BackendReply>(Propose("some_name", 0.3)); });
   base::Cancellation cancel;
@@ -250,8 +252,8 @@ TEST(AgentPassTest, LimitCapsBackendCalls) {
 
 TEST(AgentPassTest, DryRunWritesNothingButReportsDecisions) {
   FakeAgentStore store({F(1), F(2)});
-  store.SetSymbol(Id(2), SymbolState{.name = "oracle_name", .provenance = "oracle",
-                                     .confidence = 0.45});
+  store.SetSymbol(Id(2),
+                  SymbolState{.name = "oracle_name", .provenance = "oracle", .confidence = 0.45});
   ScriptedBackend backend(
       [](const FunctionFacts&) { return Result<BackendReply>(Propose("agent_name", 0.4)); });
   base::Cancellation cancel;
@@ -349,10 +351,8 @@ TEST(RunSummaryToJsonTest, FieldsInSpecOrder) {
                                 .name = "x",
                                 .confidence = 0.25,
                                 .reason = "rejected by verifier: name is shorter than 2"});
-  s.details.push_back(RunDetail{.func_index = 5,
-                                .stable_id = "w1:cd",
-                                .outcome = DetailOutcome::kError,
-                                .reason = "boom"});
+  s.details.push_back(RunDetail{
+      .func_index = 5, .stable_id = "w1:cd", .outcome = DetailOutcome::kError, .reason = "boom"});
   EXPECT_EQ(RunSummaryToJson(s),
             R"({"backend":"offline","considered":3,"proposed":2,"written":1,)"
             R"("rejected_by_verifier":1,"rejected_by_economy":0,"skipped_existing":1,)"

@@ -13,6 +13,7 @@
 #include <deque>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <thread>
 
 #include "warden/agents/anthropic_backend.h"
@@ -66,6 +67,10 @@ class FakeProvider {
   std::vector<std::string> failures() {
     std::lock_guard<std::mutex> lock(mu_);
     return failures_;
+  }
+  std::set<int> client_ports() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return client_ports_;
   }
   std::string last_prompt() {
     std::lock_guard<std::mutex> lock(mu_);
@@ -127,6 +132,7 @@ class FakeProvider {
     {
       std::lock_guard<std::mutex> lock(mu_);
       ++requests_;
+      client_ports_.insert(req.remote_port);
       std::string prompt;
       std::string problem = Check(req, prompt);
       last_prompt_ = prompt;
@@ -161,6 +167,7 @@ class FakeProvider {
   std::mutex mu_;
   std::deque<Scripted> script_;
   int requests_ = 0;
+  std::set<int> client_ports_;  // one per connection the client opened
   std::vector<std::string> failures_;
   std::string last_prompt_;
   std::vector<std::string> expect_in_prompt_;
@@ -172,12 +179,11 @@ std::string Answer(Kind kind, const std::string& text) {
     return Json{{"id", "resp_1"},
                 {"object", "response"},
                 {"status", "completed"},
-                {"output",
-                 Json::array({Json{{"type", "reasoning"}, {"summary", Json::array()}},
-                              Json{{"type", "message"},
-                                   {"role", "assistant"},
-                                   {"content", Json::array({Json{{"type", "output_text"},
-                                                                 {"text", text}}})}}})}}
+                {"output", Json::array({Json{{"type", "reasoning"}, {"summary", Json::array()}},
+                                        Json{{"type", "message"},
+                                             {"role", "assistant"},
+                                             {"content", Json::array({Json{{"type", "output_text"},
+                                                                           {"text", text}}})}}})}}
         .dump();
   }
   Json content;
@@ -240,16 +246,16 @@ class ProviderBackendTest : public ::testing::TestWithParam<Kind> {
   std::unique_ptr<Backend> Make(FakeProvider& server, ProviderOptions options = {}) {
     if (options.timeout_ms == ProviderOptions{}.timeout_ms) options.timeout_ms = 10'000;
     options.backoff_base_ms = 1;
-    auto backend = MakeBackend(selector(), std::string(model()), Config(server.base_url()),
-                               options);
+    auto backend =
+        MakeBackend(selector(), std::string(model()), Config(server.base_url()), options);
     EXPECT_TRUE(backend.ok()) << backend.status().ToString();
     return std::move(backend).value();
   }
 
   static std::string ProposalJson(const std::string& name, double confidence,
                                   std::vector<std::string> cited, const std::string& summary) {
-    return Json{{"abstain", false},        {"name", name},
-                {"summary", summary},      {"confidence", confidence},
+    return Json{{"abstain", false},          {"name", name},
+                {"summary", summary},        {"confidence", confidence},
                 {"type_signature", nullptr}, {"cited_strings", cited}}
         .dump();
   }
@@ -259,8 +265,7 @@ TEST_P(ProviderBackendTest, ValidProposalAndTheRequestItWasAskedWith) {
   FakeProvider server(kind(), model());
   server.ExpectInPrompt({Facts().stable_id, "cannot open file %s", "env.fd_write",
                          "(i32, i32) -> i32", "named_callee"});
-  server.Push({200, Answer(kind(), ProposalJson("open_file_checked", 0.8,
-                                                {"cannot open file %s"},
+  server.Push({200, Answer(kind(), ProposalJson("open_file_checked", 0.8, {"cannot open file %s"},
                                                 "Opens a file; logs \"cannot open file\"."))});
   auto backend = Make(server);
   EXPECT_EQ(backend->name(), internal_name());
@@ -278,6 +283,21 @@ TEST_P(ProviderBackendTest, ValidProposalAndTheRequestItWasAskedWith) {
   EXPECT_EQ(reply->retries, 0);
   EXPECT_EQ(server.requests(), 1);
   EXPECT_EQ(server.last_prompt().find(kKey), std::string::npos);
+}
+
+TEST_P(ProviderBackendTest, ConsecutiveCallsShareOneConnection) {
+  FakeProvider server(kind(), model());
+  server.Push({200, Answer(kind(), ProposalJson("first_name", 0.4, {}, "One."))});
+  server.Push({200, Answer(kind(), ProposalJson("second_name", 0.4, {}, "Two."))});
+  auto backend = Make(server);
+  base::Cancellation cancel;
+  ASSERT_TRUE(backend->Propose(Facts(1), {}, cancel).ok());
+  Result<BackendReply> second = backend->Propose(Facts(2), {}, cancel);
+  ASSERT_TRUE(second.ok());
+  ASSERT_TRUE(second->proposal.has_value());
+  EXPECT_EQ(second->proposal->name, "second_name");
+  EXPECT_EQ(server.requests(), 2);
+  EXPECT_EQ(server.client_ports().size(), 1u);
 }
 
 TEST_P(ProviderBackendTest, Abstention) {
@@ -484,7 +504,7 @@ INSTANTIATE_TEST_SUITE_P(Providers, ProviderBackendTest,
                          ::testing::Values(Kind::kOpenAi, Kind::kAnthropic),
                          [](const ::testing::TestParamInfo<Kind>& param_info) {
                            return param_info.param == Kind::kOpenAi ? std::string("OpenAi")
-                                                              : std::string("Anthropic");
+                                                                    : std::string("Anthropic");
                          });
 
 TEST(ProviderTransportTest, ConnectionRefusedIsAnIoErrorOfThatFunctionOnly) {
@@ -502,8 +522,8 @@ TEST(ProviderTransportTest, ConnectionRefusedIsAnIoErrorOfThatFunctionOnly) {
     port = ntohs(addr.sin_port);
     close(fd);
   }
-  ProviderConfig config{.api_key = kKey, .model = "m",
-                        .base_url = "http://127.0.0.1:" + std::to_string(port)};
+  ProviderConfig config{
+      .api_key = kKey, .model = "m", .base_url = "http://127.0.0.1:" + std::to_string(port)};
   ProviderOptions options;
   options.backoff_base_ms = 1;
   options.timeout_ms = 5'000;

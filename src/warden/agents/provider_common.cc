@@ -27,9 +27,6 @@ bool CurlReady() {
   return ready;
 }
 
-struct CurlDeleter {
-  void operator()(CURL* curl) const { curl_easy_cleanup(curl); }
-};
 struct SlistDeleter {
   void operator()(curl_slist* list) const { curl_slist_free_all(list); }
 };
@@ -91,8 +88,8 @@ bool SleepUnlessCancelled(std::int64_t ms, base::Cancellation& cancel) {
   while (std::chrono::steady_clock::now() < deadline) {
     if (cancel.requested()) return false;
     auto left = deadline - std::chrono::steady_clock::now();
-    std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(
-        left, std::chrono::milliseconds(20)));
+    std::this_thread::sleep_for(
+        std::min<std::chrono::steady_clock::duration>(left, std::chrono::milliseconds(20)));
   }
   return !cancel.requested();
 }
@@ -150,12 +147,21 @@ std::string Redact(std::string text, std::string_view secret) {
   return text;
 }
 
-Result<HttpResponse> HttpPost(std::string_view provider, const HttpRequest& request,
-                              const ProviderOptions& options, base::Cancellation& cancel) {
-  if (!CurlReady()) return Status::Internal(fmt::format("{}: libcurl failed to initialise", provider));
+HttpSession::HttpSession() : curl_(CurlReady() ? curl_easy_init() : nullptr) {}
+
+HttpSession::~HttpSession() {
+  if (curl_ != nullptr) curl_easy_cleanup(static_cast<CURL*>(curl_));
+}
+
+Result<HttpResponse> HttpSession::Post(std::string_view provider, const HttpRequest& request,
+                                       const ProviderOptions& options, base::Cancellation& cancel) {
+  if (curl_ == nullptr) {
+    return Status::Internal(fmt::format("{}: libcurl failed to initialise", provider));
+  }
   if (cancel.requested()) return Status::Cancelled("agent pass cancelled");
-  std::unique_ptr<CURL, CurlDeleter> curl(curl_easy_init());
-  if (!curl) return Status::Internal(fmt::format("{}: curl_easy_init failed", provider));
+  CURL* h = static_cast<CURL*>(curl_);
+  // Clears the options of the previous request; live connections and caches stay.
+  curl_easy_reset(h);
 
   std::unique_ptr<curl_slist, SlistDeleter> headers;
   for (const auto& [name, value] : request.headers) {
@@ -171,7 +177,6 @@ Result<HttpResponse> HttpPost(std::string_view provider, const HttpRequest& requ
   transfer.cancel = &cancel;
   char error_buffer[CURL_ERROR_SIZE] = {0};
 
-  CURL* h = curl.get();
   curl_easy_setopt(h, CURLOPT_URL, request.url.c_str());
   curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
   curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);  // threads: no SIGALRM for DNS timeouts
@@ -200,8 +205,8 @@ Result<HttpResponse> HttpPost(std::string_view provider, const HttpRequest& requ
         fmt::format("{}: request timed out after {} ms", provider, options.timeout_ms));
   }
   if (transfer.too_large) {
-    return Status::ResourceExhausted(fmt::format("{}: response larger than {} bytes", provider,
-                                                 options.max_response_bytes));
+    return Status::ResourceExhausted(
+        fmt::format("{}: response larger than {} bytes", provider, options.max_response_bytes));
   }
   if (code != CURLE_OK) {
     // The error buffer names the host or the TLS failure, never a header.
@@ -215,12 +220,12 @@ Result<HttpResponse> HttpPost(std::string_view provider, const HttpRequest& requ
   return response;
 }
 
-Result<PostResult> PostWithRetry(std::string_view provider, const HttpRequest& request,
-                                 const ProviderOptions& options, std::string_view secret,
-                                 base::Cancellation& cancel) {
+Result<PostResult> PostWithRetry(HttpSession& session, std::string_view provider,
+                                 const HttpRequest& request, const ProviderOptions& options,
+                                 std::string_view secret, base::Cancellation& cancel) {
   PostResult result;
   for (int attempt = 0;; ++attempt) {
-    ASSIGN_OR_RETURN(HttpResponse response, HttpPost(provider, request, options, cancel));
+    ASSIGN_OR_RETURN(HttpResponse response, session.Post(provider, request, options, cancel));
     long status = response.status;
     if (status >= 200 && status < 300) {
       result.response = std::move(response);
@@ -230,8 +235,7 @@ Result<PostResult> PostWithRetry(std::string_view provider, const HttpRequest& r
     if (status == 401 || status == 403) {
       // The provider's text for a bad key may echo part of it: not quoted at all.
       return Status::PermissionDenied(
-          fmt::format("{}: authentication failed (HTTP {}); check the API key", provider,
-                      status));
+          fmt::format("{}: authentication failed (HTTP {}); check the API key", provider, status));
     }
     std::string excerpt = ProviderErrorExcerpt(response.body, secret);
     std::string suffix = excerpt.empty() ? "" : ": " + excerpt;
@@ -240,8 +244,8 @@ Result<PostResult> PostWithRetry(std::string_view provider, const HttpRequest& r
       return Status::InvalidArgument(fmt::format("{}: HTTP {}{}", provider, status, suffix));
     }
     if (attempt >= options.max_retries) {
-      std::string message = fmt::format("{}: HTTP {} after {} attempts{}", provider, status,
-                                        attempt + 1, suffix);
+      std::string message =
+          fmt::format("{}: HTTP {} after {} attempts{}", provider, status, attempt + 1, suffix);
       if (status == 429) return Status::ResourceExhausted(std::move(message));
       return Status::Io(std::move(message));
     }
@@ -276,10 +280,9 @@ std::string UserPrompt(const FunctionFacts& facts, std::span<const CalleeName> c
   doc["referenced_strings"] = facts.referenced_strings;
   doc["raw_name"] = facts.raw_name ? Json(*facts.raw_name) : Json(nullptr);
   std::size_t kept = std::min(facts.instruction_mnemonics.size(), kPromptMnemonics);
-  doc["instruction_mnemonics"] =
-      std::vector<std::string>(facts.instruction_mnemonics.begin(),
-                               facts.instruction_mnemonics.begin() +
-                                   static_cast<std::ptrdiff_t>(kept));
+  doc["instruction_mnemonics"] = std::vector<std::string>(
+      facts.instruction_mnemonics.begin(),
+      facts.instruction_mnemonics.begin() + static_cast<std::ptrdiff_t>(kept));
   doc["is_exported"] = facts.is_exported;
   doc["export_names"] = facts.export_names;
   Json named = Json::array();
@@ -298,20 +301,18 @@ std::string UserPrompt(const FunctionFacts& facts, std::span<const CalleeName> c
 
 std::string ProposalSchemaJson() {
   Json nullable_string = {{"type", Json::array({"string", "null"})}};
-  Json schema = {
-      {"type", "object"},
-      {"properties",
-       {{"abstain", {{"type", "boolean"}}},
-        {"name", nullable_string},
-        {"summary", nullable_string},
-        {"confidence", {{"type", Json::array({"number", "null"})}}},
-        {"type_signature", nullable_string},
-        {"cited_strings",
-         {{"type", Json::array({"array", "null"})}, {"items", {{"type", "string"}}}}}}},
-      {"required",
-       Json::array({"abstain", "name", "summary", "confidence", "type_signature",
-                    "cited_strings"})},
-      {"additionalProperties", false}};
+  Json schema = {{"type", "object"},
+                 {"properties",
+                  {{"abstain", {{"type", "boolean"}}},
+                   {"name", nullable_string},
+                   {"summary", nullable_string},
+                   {"confidence", {{"type", Json::array({"number", "null"})}}},
+                   {"type_signature", nullable_string},
+                   {"cited_strings",
+                    {{"type", Json::array({"array", "null"})}, {"items", {{"type", "string"}}}}}}},
+                 {"required", Json::array({"abstain", "name", "summary", "confidence",
+                                           "type_signature", "cited_strings"})},
+                 {"additionalProperties", false}};
   return Dump(schema);
 }
 

@@ -5,7 +5,8 @@
 //
 // Secrets: the API key travels only in request headers. No message built here contains a
 // header, and Redact() removes the key from any provider text quoted in an error.
-// Thread safety: free functions; HttpPost may run on several threads at once.
+// Thread safety: an HttpSession belongs to one thread at a time; the free functions may run on
+// several threads at once.
 #pragma once
 
 #include <cstdint>
@@ -35,11 +36,24 @@ struct HttpResponse {
   std::optional<std::int64_t> retry_after_seconds;  // Retry-After, when numeric
 };
 
-// POSTs `request` once. Any HTTP status is a response; transport failures are errors:
-// kDeadlineExceeded (timeout), kCancelled (`cancel` was set), kResourceExhausted (response
-// over options.max_response_bytes), kIo (anything else). `provider` prefixes messages.
-Result<HttpResponse> HttpPost(std::string_view provider, const HttpRequest& request,
-                              const ProviderOptions& options, base::Cancellation& cancel);
+// HttpSession: one libcurl easy handle reused by every request of a backend, so that the calls
+// of a pass share a connection (and its TLS session) instead of one handshake per function.
+class HttpSession {
+ public:
+  HttpSession();
+  ~HttpSession();
+  HttpSession(const HttpSession&) = delete;
+  HttpSession& operator=(const HttpSession&) = delete;
+
+  // POSTs `request` once. Any HTTP status is a response; transport failures are errors:
+  // kDeadlineExceeded (timeout), kCancelled (`cancel` was set), kResourceExhausted (response
+  // over options.max_response_bytes), kIo (anything else). `provider` prefixes messages.
+  Result<HttpResponse> Post(std::string_view provider, const HttpRequest& request,
+                            const ProviderOptions& options, base::Cancellation& cancel);
+
+ private:
+  void* curl_;  // CURL*, opaque so that this header needs no curl.h; null if init failed
+};
 
 struct PostResult {
   HttpResponse response;  // a 2xx response
@@ -51,9 +65,9 @@ struct PostResult {
 // max_backoff_ms); 401 and 403 are kPermissionDenied at once; other statuses are
 // kInvalidArgument; exhausted retries are kResourceExhausted (429) or kIo (5xx). `secret` is
 // redacted from every message.
-Result<PostResult> PostWithRetry(std::string_view provider, const HttpRequest& request,
-                                 const ProviderOptions& options, std::string_view secret,
-                                 base::Cancellation& cancel);
+Result<PostResult> PostWithRetry(HttpSession& session, std::string_view provider,
+                                 const HttpRequest& request, const ProviderOptions& options,
+                                 std::string_view secret, base::Cancellation& cancel);
 
 // Returns `text` with every occurrence of `secret` (when not empty) replaced by "[redacted]".
 std::string Redact(std::string text, std::string_view secret);

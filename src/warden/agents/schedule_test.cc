@@ -11,7 +11,8 @@ FunctionFacts F(std::uint32_t index, std::vector<std::uint32_t> callees,
   f.func_index = index;
   f.stable_id = "w1:" + std::to_string(index);
   f.defined_callees = std::move(callees);
-  for (std::size_t i = 0; i < call_targets; ++i) f.call_targets.push_back("env.f" + std::to_string(i));
+  for (std::size_t i = 0; i < call_targets; ++i)
+    f.call_targets.push_back("env.f" + std::to_string(i));
   return f;
 }
 
@@ -42,8 +43,7 @@ TEST(ScheduleTest, CycleIsOneLayer) {
 
 TEST(ScheduleTest, TiesByCallTargetsThenIndex) {
   // All leaves: one layer, ordered by number of call targets, then index.
-  std::vector<FunctionFacts> fs = {F(5, {}, 2), F(3, {}, 1), F(9, {}, 0), F(4, {}, 1),
-                                   F(1, {}, 2)};
+  std::vector<FunctionFacts> fs = {F(5, {}, 2), F(3, {}, 1), F(9, {}, 0), F(4, {}, 1), F(1, {}, 2)};
   EXPECT_EQ(Indices(fs, ScheduleOrder(fs)), (std::vector<std::uint32_t>{9, 3, 4, 1, 5}));
 }
 

@@ -202,8 +202,8 @@ Verdict VerifyProposal(const FunctionFacts& facts, const Proposal& proposal) {
     bool found = false;
     for (const std::string& s : facts.referenced_strings) found = found || s == cited;
     if (!found) {
-      Fail(verdict, fmt::format("cited string \"{}\" is not referenced by the function",
-                                Excerpt(cited)));
+      Fail(verdict,
+           fmt::format("cited string \"{}\" is not referenced by the function", Excerpt(cited)));
     }
   }
 

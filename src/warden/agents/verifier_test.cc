@@ -30,10 +30,10 @@ TEST(IsIdentifierTest, Table) {
     bool ok;
   };
   const Case cases[] = {
-      {"a", true},          {"_", true},          {"abc_123", true},   {"std::sort", true},
-      {"a::b::c", true},    {"A_b9", true},       {"", false},         {"9abc", false},
-      {"a-b", false},       {"a::", false},       {"::a", false},      {"a:::b", false},
-      {"a:b", false},       {"a::9b", false},     {"a b", false},      {"caf\xc3\xa9", false},
+      {"a", true},       {"_", true},      {"abc_123", true}, {"std::sort", true},
+      {"a::b::c", true}, {"A_b9", true},   {"", false},       {"9abc", false},
+      {"a-b", false},    {"a::", false},   {"::a", false},    {"a:::b", false},
+      {"a:b", false},    {"a::9b", false}, {"a b", false},    {"caf\xc3\xa9", false},
   };
   for (const Case& c : cases) EXPECT_EQ(IsIdentifier(c.name), c.ok) << c.name;
 }
@@ -51,9 +51,9 @@ TEST(VerifyProposalTest, NameRules) {
   };
   const Case cases[] = {
       {"ab", true},
-      {"a", false},                      // shorter than 2
-      {std::string(128, 'a'), true},     // exactly the limit
-      {std::string(129, 'a'), false},    // over it
+      {"a", false},                    // shorter than 2
+      {std::string(128, 'a'), true},   // exactly the limit
+      {std::string(129, 'a'), false},  // over it
       {"bad name", false},
       {"ns::fn", true},
       {"1st", false},
@@ -68,7 +68,7 @@ TEST(VerifyProposalTest, NameRules) {
 TEST(VerifyProposalTest, ConfidenceRange) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   const double inf = std::numeric_limits<double>::infinity();
-  const std::pair<double, bool> cases[] = {{0.0, true},  {1.0, true}, {0.5, true},
+  const std::pair<double, bool> cases[] = {{0.0, true},    {1.0, true},   {0.5, true},
                                            {-0.01, false}, {1.01, false}, {nan, false},
                                            {inf, false},   {-inf, false}};
   for (auto [confidence, ok] : cases) {
@@ -100,8 +100,8 @@ TEST(VerifyProposalTest, QuotedLiteralsInTheSummary) {
   };
   const Case cases[] = {
       {"Reports \"out of memory\".", true},
-      {"Reports \"memory\".", true},              // a substring suffices
-      {"Reports \"disk full\".", false},          // not referenced
+      {"Reports \"memory\".", true},               // a substring suffices
+      {"Reports \"disk full\".", false},           // not referenced
       {"Short \"abc\" literals are free.", true},  // under 4 characters
       {"Two: \"out of\" and \"open: %s\".", true},
       {"Two: \"out of\" and \"closed\".", false},
@@ -139,13 +139,13 @@ TEST(VerifyProposalTest, TypeSignatureRefinement) {
       {"(i32, i32) -> i32", true},
       {"(const char* path, int flags) -> int", true},
       {"(i32 a, i32 b) -> (i32)", true},
-      {"(i32) -> i32", false},            // parameter count
-      {"(i32, i32) -> ()", false},        // result count
+      {"(i32) -> i32", false},      // parameter count
+      {"(i32, i32) -> ()", false},  // result count
       {"(i32, i32) -> (i32, i32)", false},
-      {"(i32, i32)", false},              // no arrow
-      {"i32, i32 -> i32", false},         // no parentheses
-      {"(i32, ) -> i32", false},          // empty entry
-      {"(i32; i32) -> i32", false},       // bad character
+      {"(i32, i32)", false},         // no arrow
+      {"i32, i32 -> i32", false},    // no parentheses
+      {"(i32, ) -> i32", false},     // empty entry
+      {"(i32; i32) -> i32", false},  // bad character
       {"", false},
   };
   for (const Case& c : cases) {

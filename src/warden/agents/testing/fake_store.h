@@ -46,8 +46,8 @@ class FakeAgentStore final : public AgentStore {
   Result<WriteOutcome> WriteAgentProposal(const AgentWrite& write) override {
     WriteOutcome outcome = Decide(write);
     if (outcome.accepted) {
-      symbols_[write.stable_id] = SymbolState{
-          .name = write.name, .provenance = "agent", .confidence = write.confidence};
+      symbols_[write.stable_id] =
+          SymbolState{.name = write.name, .provenance = "agent", .confidence = write.confidence};
     }
     attempts_.push_back(Attempt{write, outcome});
     return outcome;
