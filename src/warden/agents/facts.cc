@@ -1,5 +1,6 @@
 #include "warden/agents/facts.h"
 
+#include <nlohmann/json.hpp>
 #include <set>
 
 #include "base/hash.h"
@@ -24,6 +25,19 @@ FunctionFacts FactsFromIdentity(const identity::FunctionIdentity& function) {
     if (seen.insert(callee).second) facts.defined_callees.push_back(callee);
   }
   return facts;
+}
+
+std::string FunctionFactsToJson(const FunctionFacts& facts) {
+  nlohmann::ordered_json doc;
+  doc["func_index"] = facts.func_index;
+  doc["stable_id"] = facts.stable_id;
+  doc["type_signature"] = facts.type_signature;
+  doc["call_targets"] = facts.call_targets;
+  doc["referenced_strings"] = facts.referenced_strings;
+  doc["raw_name"] = facts.raw_name ? nlohmann::ordered_json(*facts.raw_name) : nullptr;
+  doc["instruction_mnemonics"] = facts.instruction_mnemonics;
+  doc["is_exported"] = facts.is_exported;
+  return doc.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
 namespace {

@@ -46,6 +46,10 @@ struct CalleeName {
 // Returns the facts of `function` (defined_callees deduplicated, first occurrence kept).
 FunctionFacts FactsFromIdentity(const identity::FunctionIdentity& function);
 
+// Returns the §8.1 object as compact JSON: exactly the eight fields of get_function_facts, in
+// table order, with all mnemonics (MCP returns them complete).
+std::string FunctionFactsToJson(const FunctionFacts& facts);
+
 // Returns the first 6 hex digits of the stable_id base (the digits after "w1:"), or, for an id
 // without them, 6 hex digits of its SHA-256 so that the result is still deterministic.
 std::string StableIdHex6(const std::string& stable_id);

@@ -69,5 +69,23 @@ TEST(FactsFromIdentityTest, CarriesEverySection81Field) {
   EXPECT_EQ(p.name, "str_hello_world_" + base_hex);
 }
 
+TEST(FunctionFactsToJsonTest, ExactlyTheEightFieldsInOrder) {
+  FunctionFacts f;
+  f.func_index = 3;
+  f.stable_id = "w1:ab";
+  f.type_signature = "() -> ()";
+  f.call_targets = {"env.log", "<indirect>"};
+  f.referenced_strings = {"say \"hi\""};
+  f.instruction_mnemonics = {"nop"};
+  f.export_names = {"not_in_the_object"};
+  f.defined_callees = {4};
+  EXPECT_EQ(FunctionFactsToJson(f),
+            R"({"func_index":3,"stable_id":"w1:ab","type_signature":"() -> ()",)"
+            R"("call_targets":["env.log","<indirect>"],"referenced_strings":["say \"hi\""],)"
+            R"("raw_name":null,"instruction_mnemonics":["nop"],"is_exported":false})");
+  f.raw_name = "named";
+  EXPECT_NE(FunctionFactsToJson(f).find(R"("raw_name":"named")"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace trove::warden::agents
