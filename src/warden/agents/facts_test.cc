@@ -80,9 +80,9 @@ TEST(FunctionFactsToJsonTest, ExactlyTheEightFieldsInOrder) {
   f.export_names = {"not_in_the_object"};
   f.defined_callees = {4};
   EXPECT_EQ(FunctionFactsToJson(f),
-            R"({"func_index":3,"stable_id":"w1:ab","type_signature":"() -> ()",)"
-            R"("call_targets":["env.log","<indirect>"],"referenced_strings":["say \"hi\""],)"
-            R"("raw_name":null,"instruction_mnemonics":["nop"],"is_exported":false})");
+            R"j({"func_index":3,"stable_id":"w1:ab","type_signature":"() -> ()",)j"
+            R"j("call_targets":["env.log","<indirect>"],"referenced_strings":["say \"hi\""],)j"
+            R"j("raw_name":null,"instruction_mnemonics":["nop"],"is_exported":false})j");
   f.raw_name = "named";
   EXPECT_NE(FunctionFactsToJson(f).find(R"("raw_name":"named")"), std::string::npos);
 }
