@@ -176,6 +176,12 @@ Result<HttpResponse> HttpSession::Post(std::string_view provider, const HttpRequ
   transfer.max_bytes = options.max_response_bytes;
   transfer.cancel = &cancel;
   char error_buffer[CURL_ERROR_SIZE] = {0};
+  // Declared after what the handle points at, so it runs first on every return: the handle
+  // keeps no pointer to this frame between requests (not even into curl_easy_cleanup).
+  struct ResetOnExit {
+    CURL* handle;
+    ~ResetOnExit() { curl_easy_reset(handle); }
+  } reset_on_exit{h};
 
   curl_easy_setopt(h, CURLOPT_URL, request.url.c_str());
   curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
