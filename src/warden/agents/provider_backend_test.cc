@@ -339,6 +339,32 @@ TEST_P(ProviderBackendTest, MalformedOutputIsAnAbstentionWithANote) {
   EXPECT_EQ(reply->note.rfind("malformed model output: ", 0), 0u) << reply->note;
 }
 
+TEST_P(ProviderBackendTest, RefusalIsAnAbstentionWithANote) {
+  FakeProvider server(kind(), model());
+  std::string body;
+  if (kind() == Kind::kOpenAi) {
+    body =
+        Json{{"status", "completed"},
+             {"output",
+              Json::array({Json{{"type", "message"},
+                                {"content", Json::array({Json{{"type", "refusal"},
+                                                              {"refusal", "I can't help"}}})}}})}}
+            .dump();
+  } else {
+    body = Json{{"type", "message"},
+                {"content", Json::array({Json{{"type", "text"}, {"text", "I can't help"}}})},
+                {"stop_reason", "refusal"}}
+               .dump();
+  }
+  server.Push({200, body});
+  auto backend = Make(server);
+  base::Cancellation cancel;
+  Result<BackendReply> reply = backend->Propose(Facts(), {}, cancel);
+  ASSERT_TRUE(reply.ok()) << reply.status().ToString();
+  EXPECT_FALSE(reply->proposal.has_value());
+  EXPECT_EQ(reply->note, "the model refused");
+}
+
 TEST_P(ProviderBackendTest, RetriesA429ThenSucceeds) {
   FakeProvider server(kind(), model());
   server.Push({429, ErrorBody("rate limited")});
