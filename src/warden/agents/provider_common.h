@@ -1,0 +1,88 @@
+// What the two provider backends share (spec warden.md §8.3): the HTTP POST over libcurl
+// with the bounded retry policy, the prompt, the output schema of the provider contract and
+// the parser of a model's answer. Internal to agents/; the backends are in openai_backend.h
+// and anthropic_backend.h.
+//
+// Secrets: the API key travels only in request headers. No message built here contains a
+// header, and Redact() removes the key from any provider text quoted in an error.
+// Thread safety: an HttpSession belongs to one thread at a time; the free functions may run on
+// several threads at once.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "base/cancellation.h"
+#include "base/status.h"
+#include "warden/agents/backend.h"
+#include "warden/agents/facts.h"
+
+namespace trove::warden::agents::internal {
+
+struct HttpRequest {
+  std::string url;
+  std::vector<std::pair<std::string, std::string>> headers;  // may hold the key: never print
+  std::string body;
+};
+
+struct HttpResponse {
+  long status = 0;
+  std::string body;
+  std::optional<std::int64_t> retry_after_seconds;  // Retry-After, when numeric
+};
+
+// HttpSession: one libcurl easy handle reused by every request of a backend, so that the calls
+// of a pass share a connection (and its TLS session) instead of one handshake per function.
+class HttpSession {
+ public:
+  HttpSession();
+  ~HttpSession();
+  HttpSession(const HttpSession&) = delete;
+  HttpSession& operator=(const HttpSession&) = delete;
+
+  // POSTs `request` once. Any HTTP status is a response; transport failures are errors:
+  // kDeadlineExceeded (timeout), kCancelled (`cancel` was set), kResourceExhausted (response
+  // over options.max_response_bytes), kIo (anything else). `provider` prefixes messages.
+  Result<HttpResponse> Post(std::string_view provider, const HttpRequest& request,
+                            const ProviderOptions& options, base::Cancellation& cancel);
+
+ private:
+  void* curl_;  // CURL*, opaque so that this header needs no curl.h; null if init failed
+};
+
+struct PostResult {
+  HttpResponse response;  // a 2xx response
+  int retries = 0;
+};
+
+// POSTs with the §8.3 policy: 429 and 5xx are retried up to options.max_retries times, waiting
+// backoff_base_ms * 2^(k-1) before retry k (or the server's Retry-After, both capped at
+// max_backoff_ms); 401 and 403 are kPermissionDenied at once; other statuses are
+// kInvalidArgument; exhausted retries are kResourceExhausted (429) or kIo (5xx). `secret` is
+// redacted from every message.
+Result<PostResult> PostWithRetry(HttpSession& session, std::string_view provider,
+                                 const HttpRequest& request, const ProviderOptions& options,
+                                 std::string_view secret, base::Cancellation& cancel);
+
+// Returns `text` with every occurrence of `secret` (when not empty) replaced by "[redacted]".
+std::string Redact(std::string text, std::string_view secret);
+
+// The system instructions of both providers: the contract and the hallucination constraint.
+std::string SystemPrompt();
+// The user prompt: the facts as JSON (at most kPromptMnemonics mnemonics) and the callee names.
+std::string UserPrompt(const FunctionFacts& facts, std::span<const CalleeName> callees);
+// The JSON Schema of the answer, as JSON text (an object schema; every field present,
+// optional ones nullable, so it also suits OpenAI's strict mode).
+std::string ProposalSchemaJson();
+inline constexpr std::string_view kSchemaName = "warden_proposal";
+
+// Parses a model's answer text (one JSON object, optionally inside a ``` fence) into a reply:
+// a proposal, a clean abstention, or an abstention with a note when it is malformed.
+BackendReply ParseModelText(std::string_view text);
+
+}  // namespace trove::warden::agents::internal
