@@ -57,7 +57,10 @@ struct Shared {
 
 class Parser {
  public:
-  Parser(Shared& shared, std::vector<Token> tokens) : s_(shared), tokens_(std::move(tokens)) {}
+  // `text` holds the tokens' text: the file, or an f-string interpolation whose tokens were
+  // shifted by `shift` to file offsets.
+  Parser(Shared& shared, std::vector<Token> tokens, const SourceBuffer& text, std::uint32_t shift = 0)
+      : s_(shared), tokens_(std::move(tokens)), text_(text), shift_(shift) {}
 
   ast::Module ParseModuleDecl();
   Expr ParseExprTop() { return ParseExpr(); }
@@ -81,7 +84,11 @@ class Parser {
   }
   Span PrevSpan() const { return prev_; }
   std::string TokenText(const Token& t) const {
-    return std::string(s_.source->text().substr(t.range.begin, t.range.size()));
+    return std::string(text_.text().substr(t.range.begin - shift_, t.range.size()));
+  }
+  std::string Found(const Token& t) const {
+    if (t.kind == K::kIdent) return "Ident(" + ast::RustDebugString(TokenText(t)) + ")";
+    return TokenDebug(t, text_);
   }
   bool IsName(K kind) const { return kind == K::kIdent || lex::IsContextualKeyword(kind); }
 
@@ -91,7 +98,7 @@ class Parser {
     const Token& t = Peek();
     ParseDiagnostic d;
     d.code = "E0100";
-    d.message = fmt::format("expected {}, found {} at {}", expected, TokenDebug(t, *s_.source), SpanText(TokSpan(t)));
+    d.message = fmt::format("expected {}, found {} at {}", expected, Found(t), SpanText(TokSpan(t)));
     d.range = t.range;
     d.suggestion = "check for missing delimiters or keywords";
     if (auto closer = Closer(expected)) {
@@ -260,6 +267,8 @@ class Parser {
 
   Shared& s_;
   std::vector<Token> tokens_;
+  const SourceBuffer& text_;
+  std::uint32_t shift_;
   std::size_t pos_ = 0;
   Span prev_;
 };
@@ -944,7 +953,7 @@ TypeExpr Parser::ParseType() {
     tuple.args = std::move(elems);
     return tuple;
   }
-  if (Check(K::kIdent) && TokenText(Peek()) == "dyn" && IsName(PeekKind(1))) {
+  if (Check(K::kIdent) && TokenText(Peek()) == "dyn") {
     Advance();
     TypeExpr t;
     t.kind = TypeKind::kDynTrait;
@@ -1582,7 +1591,6 @@ Expr Parser::ParseFString() {
   e.kind = ExprKind::kStringInterp;
   e.span = TokSpan(t);
   e.extra = std::make_unique<ast::ExprExtra>();
-  if (value.unclosed_brace) FailEof("closing `}` in f-string interpolation");
   for (const lex::FStringPart& part : value.parts) {
     ast::StringPart sp;
     if (part.kind == lex::FStringPart::Kind::kText) {
@@ -1612,10 +1620,13 @@ Expr Parser::ParseFString() {
       tok.range.end += sp.base;
       tok.range.file = s_.source->id();
     }
-    Parser sub(s_, std::move(lexed->tokens));
+    Parser sub(s_, std::move(lexed->tokens), *sub_source, sp.base);
     sp.expr = std::make_unique<Expr>(sub.ParseExprTop());
     e.extra->parts.push_back(std::move(sp));
   }
+  // Upstream scans the body left to right: interpolations before an unclosed `{` are parsed
+  // (and report their errors) first.
+  if (value.unclosed_brace) FailEof("closing `}` in f-string interpolation");
   if (e.extra->parts.empty()) e.extra->parts.emplace_back();
   Advance();
   return e;
@@ -1743,7 +1754,7 @@ Result<ParseResult> ParseModule(const SourceBuffer& source, const ParseOptions& 
   Shared shared;
   shared.source = &source;
   shared.options = &options;
-  Parser parser(shared, std::move(lexed.tokens));
+  Parser parser(shared, std::move(lexed.tokens), source);
   try {
     ast::Module module = parser.ParseModuleDecl();
     if (options.recover || shared.diagnostics.empty()) result.module = std::move(module);

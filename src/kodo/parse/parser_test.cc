@@ -700,6 +700,21 @@ TEST(ParserErrorTest, FailFastReportsOnlyTheFirstError) {
   EXPECT_EQ(r.diagnostics[0].range->begin, 24u);
 }
 
+TEST(ParserErrorTest, FStringPartsBeforeAnUnclosedBraceReportFirst) {
+  // Upstream scans the body left to right: `{a +}` fails before the unclosed `{b` is seen.
+  ParseDiagnostic d = OneError("module m { fn f() { let s = f\"{a +} {b\" } }");
+  EXPECT_EQ(d.message, "unexpected end of input, expected expression");
+  d = OneError("module m { fn f() { let s = f\"{a} {b\" } }");
+  EXPECT_EQ(d.message, "unexpected end of input, expected closing `}` in f-string interpolation");
+}
+
+TEST(ParserErrorTest, FStringSubExpressionTokensUseTheirOwnText) {
+  // The escape before `x` shifts file offsets against the decoded text; the name is still `y`.
+  const ParseDiagnostic d = OneError("module m { fn f() { let s = f\"{(\\\"q\\\" y)}\" } }");
+  EXPECT_EQ(d.code, "E0100");
+  EXPECT_EQ(d.message.rfind("expected RParen, found Ident(\"y\") at ", 0), 0u) << d.message;
+}
+
 TEST(ParserErrorTest, F_StringSubExpressionLexError) {
   const ParseDiagnostic d = OneError("module m { fn f() { let s = f\"{a # b}\" } }");
   EXPECT_EQ(d.code, "E0001");
@@ -792,9 +807,9 @@ TEST(ParserDepthTest, DeepNestingIsAnErrorNotACrash) {
     if (open == "[") {
       src = "module m { intent i { k: ";
     }
-    for (int i = 0; i < 100000; ++i) src += open;
+    for (int i = 0; i < 5000; ++i) src += open;
     src += "1";
-    for (int i = 0; i < 100000; ++i) src += close;
+    for (int i = 0; i < 5000; ++i) src += close;
     src += open == "[" ? " } }" : " } }";
     ParseOptions options;
     options.lex.max_tokens = std::size_t{1} << 24;
