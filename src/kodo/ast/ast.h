@@ -200,16 +200,16 @@ enum class StmtKind : std::uint8_t {
   kExpr,        // value
   kReturn,      // value (optional: has_value)
   kWhile,       // value = condition, body
-  kFor,         // name, value = start, value2 = end, inclusive, body
+  kFor,         // name, value = start, extra->value2 = end, inclusive, body
   kForIn,       // name, value = iterable, body
   kAssign,      // name, value
-  kIfLet,       // pattern, value, body, else_body
+  kIfLet,       // pattern, value, body, extra->else_body
   kBreak,
   kContinue,
   kSpawn,       // body
-  kParallel,    // body.stmts (body.span is unused and equals span)
-  kSelect,      // select_arms
-  kForall,      // forall_bindings, body
+  kParallel,    // body.stmts (body.span equals span)
+  kSelect,      // extra->select_arms
+  kForall,      // extra->forall_bindings, body
 };
 
 struct SelectArm {
@@ -226,6 +226,8 @@ struct ForallBinding {
   Span span;
 };
 
+struct StmtExtra;
+
 struct Stmt {
   StmtKind kind = StmtKind::kExpr;
   bool mutable_ = false;
@@ -236,8 +238,20 @@ struct Stmt {
   std::optional<TypeExpr> ty;
   std::unique_ptr<Pattern> pattern;
   Expr value;
-  Expr value2;
   Block body;
+  // The payloads of the rarer statements (For's end, IfLet's else, Select, Forall), kept out of
+  // line so that the common statements stay small.
+  std::unique_ptr<StmtExtra> extra;
+
+  Stmt();
+  Stmt(Stmt&&) noexcept;
+  Stmt& operator=(Stmt&&) noexcept;
+  ~Stmt();
+  StmtExtra& Extra();  // creates `extra` on first use
+};
+
+struct StmtExtra {
+  Expr value2;
   std::optional<Block> else_body;
   std::vector<SelectArm> select_arms;
   std::vector<ForallBinding> forall_bindings;

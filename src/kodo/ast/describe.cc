@@ -412,6 +412,8 @@ class Printer {
   }
 
   void StmtOf(const Stmt& s) {
+    static const std::vector<SelectArm> kNoArms;
+    static const std::vector<ForallBinding> kNoBindings;
     switch (s.kind) {
       case StmtKind::kLet:
       case StmtKind::kLetPattern:
@@ -467,7 +469,7 @@ class Printer {
         Raw(", start: ");
         ExprOf(s.value);
         Raw(", end: ");
-        ExprOf(s.value2);
+        ExprOf(s.extra->value2);
         Raw(", inclusive: ");
         Bool(s.inclusive);
         Raw(", body: ");
@@ -504,7 +506,11 @@ class Printer {
         Raw(", body: ");
         BlockOf(s.body);
         Raw(", else_body: ");
-        OptBlock(s.else_body);
+        if (s.extra) {
+          OptBlock(s.extra->else_body);
+        } else {
+          Raw("None");
+        }
         Raw(" }");
         return;
       case StmtKind::kBreak:
@@ -531,7 +537,7 @@ class Printer {
         Raw("Select { span: ");
         SpanOf(s.span);
         Raw(", arms: ");
-        List(s.select_arms, [&](const SelectArm& arm) {
+        List(s.extra ? s.extra->select_arms : kNoArms, [&](const SelectArm& arm) {
           Raw("SelectArm { channel: ");
           ExprOf(arm.channel);
           Raw(", binding: ");
@@ -550,7 +556,7 @@ class Printer {
         Raw("Forall { span: ");
         SpanOf(s.span);
         Raw(", bindings: ");
-        List(s.forall_bindings, [&](const ForallBinding& b) {
+        List(s.extra ? s.extra->forall_bindings : kNoBindings, [&](const ForallBinding& b) {
           Raw("(");
           Str(b.name);
           Sep();

@@ -220,7 +220,7 @@ class Parser {
   // --- Expressions --------------------------------------------------------------------------
   Expr ParseExpr();
   Expr ParseCoalesce();
-  Expr ParseBinary(int level);
+  Expr ParseBinary(int min_level);
   Expr ParseUnary();
   Expr ParsePostfix();
   Expr ParsePrimary();
@@ -1164,7 +1164,7 @@ Stmt Parser::ParseFor() {
     s.kind = StmtKind::kFor;
     s.inclusive = iter.flag;
     s.value = std::move(iter.operands[0]);
-    s.value2 = std::move(iter.operands[1]);
+    s.Extra().value2 = std::move(iter.operands[1]);
   } else {
     s.kind = StmtKind::kForIn;
     s.value = std::move(iter);
@@ -1186,8 +1186,8 @@ Stmt Parser::ParseIfLet() {
   Span end = s.body.span;
   if (Check(K::kElse)) {
     Advance();
-    s.else_body = ParseBlock();
-    end = s.else_body->span;
+    s.Extra().else_body = ParseBlock();
+    end = s.extra->else_body->span;
   }
   s.span = start.Merge(end);
   return s;
@@ -1209,7 +1209,7 @@ Stmt Parser::ParseSelect() {
     Expect(K::kPipe);
     arm.body = ParseBlock();
     arm.span = ast::ExprSpan(arm.channel).Merge(arm.body.span);
-    s.select_arms.push_back(std::move(arm));
+    s.Extra().select_arms.push_back(std::move(arm));
   }
   s.span = start.Merge(TokSpan(Expect(K::kRBrace)));
   return s;
@@ -1226,7 +1226,7 @@ Stmt Parser::ParseForall() {
     Expect(K::kColon);
     b.ty = ParseType();
     b.span = bstart.Merge(PrevSpan());
-    s.forall_bindings.push_back(std::move(b));
+    s.Extra().forall_bindings.push_back(std::move(b));
     if (!Check(K::kComma)) break;
     Advance();
   }
@@ -1252,56 +1252,49 @@ Expr Parser::ParseExpr() {
   return left;
 }
 
-Expr Parser::ParseCoalesce() {
-  Expr left = ParseBinary(0);
-  while (Check(K::kQuestionQuestion)) {
-    Advance();
-    Expr right = ParseBinary(0);
-    left = MakeBinary(ExprKind::kNullCoalesce, ast::BinOp::kAdd, std::move(left), std::move(right));
-  }
-  return left;
-}
-
 namespace {
-// Binary precedence levels, lowest first: ||, &&, == !=, < > <= >=, + -, * / %.
-constexpr int kBinaryLevels = 6;
-std::optional<ast::BinOp> BinaryAt(int level, K kind) {
-  switch (level) {
-    case 0: if (kind == K::kPipePipe) return ast::BinOp::kOr; break;
-    case 1: if (kind == K::kAmpAmp) return ast::BinOp::kAnd; break;
-    case 2:
-      if (kind == K::kEqEq) return ast::BinOp::kEq;
-      if (kind == K::kBangEq) return ast::BinOp::kNe;
-      break;
-    case 3:
-      if (kind == K::kLt) return ast::BinOp::kLt;
-      if (kind == K::kGt) return ast::BinOp::kGt;
-      if (kind == K::kLtEq) return ast::BinOp::kLe;
-      if (kind == K::kGtEq) return ast::BinOp::kGe;
-      break;
-    case 4:
-      if (kind == K::kPlus) return ast::BinOp::kAdd;
-      if (kind == K::kMinus) return ast::BinOp::kSub;
-      break;
-    case 5:
-      if (kind == K::kStar) return ast::BinOp::kMul;
-      if (kind == K::kSlash) return ast::BinOp::kDiv;
-      if (kind == K::kPercent) return ast::BinOp::kMod;
-      break;
-    default:
-      break;
+// Binary operators by precedence level, lowest first (kodo.md §3, §6): 0 `??`, 1 `||`, 2 `&&`,
+// 3 `== !=`, 4 `< > <= >=`, 5 `+ -`, 6 `* / %`. All are left-associative.
+constexpr int kNoOperator = -1;
+constexpr int kTopLevel = 0;
+struct BinaryInfo {
+  int level = kNoOperator;
+  ast::BinOp op = ast::BinOp::kAdd;
+};
+BinaryInfo BinaryOf(K kind) {
+  switch (kind) {
+    case K::kQuestionQuestion: return {0, ast::BinOp::kAdd};
+    case K::kPipePipe: return {1, ast::BinOp::kOr};
+    case K::kAmpAmp: return {2, ast::BinOp::kAnd};
+    case K::kEqEq: return {3, ast::BinOp::kEq};
+    case K::kBangEq: return {3, ast::BinOp::kNe};
+    case K::kLt: return {4, ast::BinOp::kLt};
+    case K::kGt: return {4, ast::BinOp::kGt};
+    case K::kLtEq: return {4, ast::BinOp::kLe};
+    case K::kGtEq: return {4, ast::BinOp::kGe};
+    case K::kPlus: return {5, ast::BinOp::kAdd};
+    case K::kMinus: return {5, ast::BinOp::kSub};
+    case K::kStar: return {6, ast::BinOp::kMul};
+    case K::kSlash: return {6, ast::BinOp::kDiv};
+    case K::kPercent: return {6, ast::BinOp::kMod};
+    default: return {};
   }
-  return std::nullopt;
 }
 }  // namespace
 
-Expr Parser::ParseBinary(int level) {
-  if (level == kBinaryLevels) return ParseUnary();
-  Expr left = ParseBinary(level + 1);
-  while (auto op = BinaryAt(level, PeekKind())) {
+Expr Parser::ParseCoalesce() { return ParseBinary(kTopLevel); }
+
+// Precedence climbing: parses operators of level >= `min_level`; the right operand of a level-L
+// operator takes only operators of level > L, which makes every level left-associative.
+Expr Parser::ParseBinary(int min_level) {
+  Expr left = ParseUnary();
+  while (true) {
+    const BinaryInfo info = BinaryOf(PeekKind());
+    if (info.level < min_level) break;  // also stops at kNoOperator
     Advance();
-    Expr right = ParseBinary(level + 1);
-    left = MakeBinary(ExprKind::kBinaryOp, *op, std::move(left), std::move(right));
+    Expr right = ParseBinary(info.level + 1);
+    left = MakeBinary(info.level == 0 ? ExprKind::kNullCoalesce : ExprKind::kBinaryOp, info.op,
+                      std::move(left), std::move(right));
   }
   return left;
 }

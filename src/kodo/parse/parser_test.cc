@@ -392,16 +392,16 @@ TEST(ParserStmtTest, IfLetSpawnParallelSelectForall) {
   r = Parse(src);
   ASSERT_TRUE(r.ok()) << r.diagnostics[0].message;
   const ast::Stmt& sel = r.module->functions[0].body.stmts[0];
-  ASSERT_EQ(sel.select_arms.size(), 2u);
-  EXPECT_EQ(sel.select_arms[1].binding, "s");
-  EXPECT_EQ(DescribeType(sel.select_arms[1].ty), "Named(\"String\")");
+  ASSERT_EQ(sel.extra->select_arms.size(), 2u);
+  EXPECT_EQ(sel.extra->select_arms[1].binding, "s");
+  EXPECT_EQ(DescribeType(sel.extra->select_arms[1].ty), "Named(\"String\")");
   src = Fn("forall a: Int, b: Bool { assert(a == a) }");
   r = Parse(src);
   ASSERT_TRUE(r.ok());
   const ast::Stmt& fa = r.module->functions[0].body.stmts[0];
   EXPECT_EQ(fa.kind, ast::StmtKind::kForall);
-  ASSERT_EQ(fa.forall_bindings.size(), 2u);
-  EXPECT_EQ(fa.forall_bindings[1].name, "b");
+  ASSERT_EQ(fa.extra->forall_bindings.size(), 2u);
+  EXPECT_EQ(fa.extra->forall_bindings[1].name, "b");
 }
 
 TEST(ParserStmtTest, NewlinesAreNotSignificant) {
