@@ -607,13 +607,12 @@ ast::Function Parser::ParseFunction(bool allow_async, bool method) {
   const Span start = TokSpan(Expect(K::kFn));
   f.name = ParseName();
   f.generic_params = ParseGenerics();
+  // Upstream's list loop: a separator is required before every parameter after the first, so
+  // `f(a: Int b: Int)` is "expected Comma" and `f(a: Int,)` is "expected identifier".
   Expect(K::kLParen);
-  if (!Check(K::kRParen)) {
-    while (true) {
-      f.params.push_back(ParseParam(/*allow_qualifier=*/!method, /*allow_self=*/method, nullptr));
-      if (!Check(K::kComma)) break;
-      Advance();
-    }
+  while (!Check(K::kRParen)) {
+    if (!f.params.empty()) Expect(K::kComma);
+    f.params.push_back(ParseParam(/*allow_qualifier=*/!method, /*allow_self=*/method, nullptr));
   }
   Expect(K::kRParen);
   if (Check(K::kArrow)) {
@@ -666,12 +665,9 @@ ast::EnumDecl Parser::ParseEnum() {
     v.name = ParseName();
     if (Check(K::kLParen)) {
       Advance();
-      if (!Check(K::kRParen)) {
+      while (!Check(K::kRParen)) {
+        if (!v.fields.empty()) Expect(K::kComma);
         v.fields.push_back(ParseType());
-        while (Check(K::kComma)) {
-          Advance();
-          v.fields.push_back(ParseType());
-        }
       }
       Expect(K::kRParen);
     }
@@ -706,7 +702,7 @@ ast::TraitDecl Parser::ParseTrait() {
   const Span start = TokSpan(Expect(K::kTrait));
   decl.name = ParseName();
   Expect(K::kLBrace);
-  while (!Check(K::kRBrace)) {
+  while (Check(K::kFn) || Check(K::kType)) {
     if (Check(K::kType)) {
       ast::AssociatedType at;
       const Span tstart = TokSpan(Advance());
@@ -727,14 +723,11 @@ ast::TraitDecl Parser::ParseTrait() {
     const Span mstart = TokSpan(Expect(K::kFn));
     method.name = ParseName();
     Expect(K::kLParen);
-    if (!Check(K::kRParen)) {
-      while (true) {
-        bool is_self = false;
-        method.params.push_back(ParseParam(/*allow_qualifier=*/false, /*allow_self=*/true, &is_self));
-        if (is_self && method.params.size() == 1) method.has_self = true;
-        if (!Check(K::kComma)) break;
-        Advance();
-      }
+    while (!Check(K::kRParen)) {
+      if (!method.params.empty()) Expect(K::kComma);
+      bool is_self = false;
+      method.params.push_back(ParseParam(/*allow_qualifier=*/false, /*allow_self=*/true, &is_self));
+      if (is_self) method.has_self = true;
     }
     Expect(K::kRParen);
     if (Check(K::kArrow)) {
@@ -762,7 +755,7 @@ ast::ImplBlock Parser::ParseImpl() {
     block.type_name = std::move(first);
   }
   Expect(K::kLBrace);
-  while (!Check(K::kRBrace)) {
+  while (Check(K::kFn) || Check(K::kType)) {
     if (Check(K::kType)) {
       ast::TypeBinding binding;
       const Span tstart = TokSpan(Advance());
@@ -773,7 +766,12 @@ ast::ImplBlock Parser::ParseImpl() {
       block.type_bindings.push_back(std::move(binding));
       continue;
     }
-    block.methods.push_back(ParseFunction(/*allow_async=*/false, /*method=*/true));
+    ast::Function method = ParseFunction(/*allow_async=*/false, /*method=*/true);
+    // Upstream resolves a method's `self` to the implementing type.
+    for (ast::Param& p : method.params) {
+      if (p.name == "self") p.ty = TypeExpr::Named(block.type_name);
+    }
+    block.methods.push_back(std::move(method));
   }
   block.span = start.Merge(TokSpan(Expect(K::kRBrace)));
   block.id = s_.next_id++;
@@ -786,7 +784,13 @@ ast::ActorDecl Parser::ParseActor() {
   decl.name = ParseName();
   Expect(K::kLBrace);
   decl.fields = ParseFieldDefs(/*stop_at_fn=*/true);
-  while (Check(K::kFn)) decl.handlers.push_back(ParseFunction(/*allow_async=*/false, /*method=*/true));
+  while (Check(K::kFn)) {
+    ast::Function handler = ParseFunction(/*allow_async=*/false, /*method=*/true);
+    for (ast::Param& p : handler.params) {
+      if (p.name == "self") p.ty = TypeExpr::Named(decl.name);
+    }
+    decl.handlers.push_back(std::move(handler));
+  }
   decl.span = start.Merge(TokSpan(Expect(K::kRBrace)));
   decl.id = s_.next_id++;
   return decl;
@@ -827,16 +831,15 @@ ast::IntentConfigValue Parser::ParseIntentValue() {
     case K::kLBracket: {
       v.kind = ast::IntentValueKind::kList;
       const Span start = TokSpan(Advance());
-      if (!Check(K::kRBracket)) {
+      while (!Check(K::kRBracket)) {
+        if (!v.list.empty()) Expect(K::kComma);
         v.list.push_back(ParseIntentValue());
-        while (Check(K::kComma)) {
-          Advance();
-          v.list.push_back(ParseIntentValue());
-        }
       }
       v.span = start.Merge(TokSpan(Expect(K::kRBracket)));
       return v;
     }
+    case K::kEof:
+      FailEof("intent config value");
     default:
       Fail("intent config value (string, int, float, bool, identifier, or list)");
   }

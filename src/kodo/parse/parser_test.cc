@@ -269,6 +269,8 @@ TEST(ParserDeclTest, TraitsAndImpls) {
   EXPECT_EQ(impl.trait_name, std::optional<std::string>("Show"));
   EXPECT_EQ(impl.type_name, "Point");
   EXPECT_EQ(impl.type_bindings[0].name, "Item");
+  // A method's `self` resolves to the implementing type, as upstream.
+  EXPECT_EQ(DescribeType(impl.methods[0].params[0].ty), "Named(\"Point\")");
   const ast::ImplBlock& inherent = r.module->impl_blocks[1];
   EXPECT_FALSE(inherent.trait_name.has_value());
   EXPECT_EQ(inherent.methods[0].requires_.size(), 1u);
@@ -637,6 +639,11 @@ TEST(ParserErrorTest, E0100ExpectedTokenKinds) {
       {h + "fn f(a: 2.5) { } }", "expected identifier, found FloatLit(2.5) at Span { start: 19, end: 22 }"},
       {h + "fn f(a: f\"b{x}\\n\") { } }",
        "expected identifier, found FStringLit(\"b{x}\\n\") at Span { start: 19, end: 28 }"},
+      {h + "fn f(a: Int b: Int) { } }", "expected Comma, found Ident(\"b\") at Span { start: 23, end: 24 }"},
+      {h + "enum E { A(Int Int) } }", "expected Comma, found Ident(\"Int\") at Span { start: 26, end: 29 }"},
+      {h + "intent i { k: [1 2] } }", "expected Comma, found IntLit(2) at Span { start: 28, end: 29 }"},
+      {h + "trait T { let } }", "expected RBrace, found Let at Span { start: 21, end: 24 }"},
+      {h + "impl T { struct } }", "expected RBrace, found Struct at Span { start: 20, end: 26 }"},
       {h + "fn f() { a[0] } }", "expected expression, found LBracket at Span { start: 21, end: 22 }"},
       {h + "fn f() { self.x = 1 } }", "expected expression, found Eq at Span { start: 27, end: 28 }"},
   };
@@ -678,6 +685,8 @@ TEST(ParserErrorTest, E0101UnexpectedEndOfInput) {
       {"module m { fn f() { for i", "in"},
       {"module m { fn f() { let s = f\"a {x\" } }", "closing `}` in f-string interpolation"},
       {"module m { fn f() { let s = f\"a {}\" } }", "expression"},
+      {"module m { intent i { k:", "intent config value"},
+      {"module m { fn f(a: Int", "Comma"},
   };
   for (const Case& c : cases) {
     const ParseDiagnostic d = OneError(c.src);
