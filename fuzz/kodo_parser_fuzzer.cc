@@ -1,8 +1,8 @@
 // Fuzzes the Kōdo parser (conventions §14). Any input must parse without reaching a CHECK, a
 // crash or a stack overflow (nesting is bounded), and:
 //   fail-fast: either a module and no diagnostic, or exactly one diagnostic and no module;
-//   recovering: always a module, at most 100 diagnostics, and the same tree as fail-fast when
-//   fail-fast succeeded;
+//   recovering: always a module, at most 100 diagnostics, the same tree as fail-fast when
+//   fail-fast succeeded, and otherwise fail-fast's error first (or an E0104 wrapping it);
 //   every diagnostic has a code, a message and an in-bounds range (E0101 has none);
 //   the describe printer renders whatever was parsed.
 #include <cstddef>
@@ -59,6 +59,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (strict->module) {
     TROVE_CHECK(recovering->diagnostics.empty());
     TROVE_CHECK(trove::kodo::ast::DescribeModule(*strict->module) == described);
+  } else {
+    // Recovery reports upstream's fail-fast error first, unless it folded it into an E0104.
+    TROVE_CHECK(!recovering->diagnostics.empty());
+    const ParseDiagnostic& first = recovering->diagnostics[0];
+    TROVE_CHECK(first.code == "E0104" || first.message == strict->diagnostics[0].message);
   }
   return 0;
 }

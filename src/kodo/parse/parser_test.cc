@@ -780,6 +780,21 @@ TEST(ParserRecoveryTest, E0104MalformedContract) {
   EXPECT_EQ(r.module->functions[0].body.stmts.size(), 1u);
 }
 
+TEST(ParserRecoveryTest, FirstRecoveredErrorIsTheFailFastError) {
+  ParseOptions options;
+  options.recover = true;
+  for (const char* src : {"module m { fn f() { let = 1 } fn g() { let = 2 } }", "module m { let x = 1 }",
+                          "module m { fn f(a: Int b: Int) { } struct S { } }", "fn m { }",
+                          "module m { fn f() { g(1 2) } }", "module m { fn f() {", "module m { ~ }",
+                          "module m { fn f() { let s = f\"{a\" } fn g() { } }"}) {
+    const ParseDiagnostic strict = OneError(src);
+    ParseResult recovered = Parse(src, options);
+    ASSERT_FALSE(recovered.diagnostics.empty()) << src;
+    EXPECT_EQ(recovered.diagnostics[0].code, strict.code) << src;
+    EXPECT_EQ(recovered.diagnostics[0].message, strict.message) << src;
+  }
+}
+
 TEST(ParserRecoveryTest, FailFastModeHasNoE0104) {
   const ParseDiagnostic d = OneError("module m { fn f(b: Int) requires { b != } { } }");
   EXPECT_EQ(d.code, "E0100");
