@@ -156,6 +156,23 @@ TEST(ParserModuleTest, MetaImportsAndSpans) {
   EXPECT_EQ(m.id, 2u);
 }
 
+TEST(ParserModuleTest, WholeModuleDescribeHandChecked) {
+  // Field order of upstream's snapshots (crates/kodo_parser/tests/snapshots): ids as nodes
+  // complete, meta entry spans from the `meta` keyword, function span from `fn`.
+  ParseResult r = Parse("module m { meta { purpose: \"p\" } fn main() { } }");
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(ast::DescribeModule(*r.module),
+            "Module { id: NodeId(2), span: Span { start: 0, end: 48 }, name: \"m\", imports: [], meta: "
+            "Some(Meta { id: NodeId(0), span: Span { start: 11, end: 32 }, entries: [MetaEntry { key: "
+            "\"purpose\", value: \"p\", span: Span { start: 11, end: 30 } }] }), type_aliases: [], "
+            "type_decls: [], enum_decls: [], trait_decls: [], impl_blocks: [], actor_decls: [], "
+            "intent_decls: [], invariants: [], functions: [Function { id: NodeId(1), span: Span { "
+            "start: 33, end: 46 }, name: \"main\", visibility: Private, is_async: false, "
+            "generic_params: [], annotations: [], params: [], return_type: Unit, requires: [], "
+            "ensures: [], body: Block { span: Span { start: 43, end: 46 }, stmts: [] } }], "
+            "test_decls: [], describe_decls: [] }");
+}
+
 TEST(ParserModuleTest, ContextualKeywordsAreNames) {
   ParseResult r = Parse(
       "module test { meta { describe: \"x\" } fn setup(forall: Int) -> Int { let teardown = 1 } }");
@@ -666,6 +683,14 @@ TEST(ParserErrorTest, E0100PatchOnlyForClosingDelimiters) {
   EXPECT_EQ(d.fix_patch->start_offset, 24u);
   d = OneError("module m { fn f() { let x 1 } }");
   EXPECT_FALSE(d.fix_patch.has_value());
+}
+
+TEST(ParserErrorTest, CodesNeverEmitted) {
+  // kodo.md §16.1: E0002 (unterminated string) is reported as E0001; E0102/E0103 (missing module
+  // declaration / meta) are never emitted: a missing `module` is E0100 and a missing meta parses.
+  EXPECT_EQ(OneError("module m { fn f() { let s = \"open } }").code, "E0001");
+  EXPECT_EQ(OneError("fn main() { }").code, "E0100");
+  EXPECT_TRUE(Parse("module m { fn main() { } }").ok());
 }
 
 TEST(ParserErrorTest, E0101UnexpectedEndOfInput) {
