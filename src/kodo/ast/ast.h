@@ -303,6 +303,7 @@ struct Annotation {
 struct GenericParam {
   std::string name;
   std::vector<std::string> bounds;
+  Span span;  // the name through the last bound
 };
 
 enum class Visibility : std::uint8_t { kPrivate, kPublic };

@@ -600,6 +600,8 @@ class Printer {
       Str(g.name);
       Raw(", bounds: ");
       Strings(g.bounds);
+      Raw(", span: ");
+      SpanOf(g.span);
       Raw(" }");
     });
   }

@@ -102,7 +102,7 @@ class Parser {
     d.range = t.range;
     d.suggestion = "check for missing delimiters or keywords";
     if (auto closer = Closer(expected)) {
-      d.fix_patch = FixPatch{fmt::format("insert missing `{}`", *closer), t.range.begin,
+      d.fix_patch = FixPatch{fmt::format("insert closing `{}`", *closer), t.range.begin,
                              t.range.begin, std::string(*closer)};
     }
     Report(std::move(d));
@@ -114,7 +114,8 @@ class Parser {
     d.suggestion = fmt::format("the file ended before the parser found {}", expected);
     if (auto closer = Closer(expected)) {
       // Upstream places this insertion at offset 0 [I] (kodo.md §16.1).
-      d.fix_patch = FixPatch{fmt::format("insert missing `{}`", *closer), 0, 0, std::string(*closer)};
+      d.fix_patch = FixPatch{fmt::format("append closing `{}` at end of file", *closer), 0, 0,
+                             std::string(*closer)};
     }
     Report(std::move(d));
   }
@@ -506,6 +507,7 @@ std::vector<ast::GenericParam> Parser::ParseGenerics() {
   Advance();
   while (true) {
     ast::GenericParam g;
+    const Span start = PeekSpan();
     g.name = ParseName();
     if (Check(K::kColon)) {
       Advance();
@@ -515,6 +517,7 @@ std::vector<ast::GenericParam> Parser::ParseGenerics() {
         g.bounds.push_back(ParseName());
       }
     }
+    g.span = start.Merge(PrevSpan());
     out.push_back(std::move(g));
     if (!Check(K::kComma)) break;
     Advance();

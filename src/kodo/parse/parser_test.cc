@@ -99,6 +99,7 @@ TEST(ParserSpecTest, McpParseFailureExample) {
   EXPECT_EQ(d.range->end, 43u);
   EXPECT_EQ(d.suggestion, "check for missing delimiters or keywords");
   ASSERT_TRUE(d.fix_patch.has_value());  // X = RBrace: insert `}` at the found token
+  EXPECT_EQ(d.fix_patch->description, "insert closing `}`");
   EXPECT_EQ(d.fix_patch->start_offset, 40u);
   EXPECT_EQ(d.fix_patch->end_offset, 40u);
   EXPECT_EQ(d.fix_patch->replacement, "}");
@@ -218,6 +219,7 @@ TEST(ParserDeclTest, FunctionSignatureForms) {
   EXPECT_EQ(go.span.start, At(src, "fn go"));  // `pub async` are outside the span
   ASSERT_EQ(go.generic_params.size(), 2u);
   EXPECT_EQ(go.generic_params[1].bounds, (std::vector<std::string>{"Show", "Eq"}));
+  EXPECT_EQ(go.generic_params[1].span, (ast::Span{At(src, "U: Show"), At(src, "U: Show + Eq") + 12}));
   EXPECT_EQ(go.params[0].ownership, ast::Ownership::kOwned);
   EXPECT_EQ(go.params[1].ownership, ast::Ownership::kRef);
   EXPECT_EQ(go.params[2].ownership, ast::Ownership::kMut);
@@ -723,6 +725,7 @@ TEST(ParserErrorTest, E0101UnexpectedEndOfInput) {
   // The delimiter patch is placed at offset 0, as upstream [I].
   const ParseDiagnostic d = OneError("module m { fn f() { }");
   ASSERT_TRUE(d.fix_patch.has_value());
+  EXPECT_EQ(d.fix_patch->description, "append closing `}` at end of file");
   EXPECT_EQ(d.fix_patch->start_offset, 0u);
   EXPECT_EQ(d.fix_patch->replacement, "}");
 }
