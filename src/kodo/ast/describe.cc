@@ -370,16 +370,8 @@ class Printer {
         Raw(", variant: ");
         Str(p.name);
         Raw(", bindings: ");
-        List(p.subs, [&](const Pattern& sub) {
-          // Upstream's bindings are names; a nested pattern prints as itself.
-          if (sub.kind == PatternKind::kBinding) {
-            Str(sub.name);
-          } else if (sub.kind == PatternKind::kWildcard) {
-            Str("_");
-          } else {
-            PatternOf(sub);
-          }
-        });
+        // Sub-patterns print as patterns: `Binding("v", SPAN)`, `Wildcard(SPAN)`, `Variant {..}`.
+        List(p.subs, [&](const Pattern& sub) { PatternOf(sub); });
         Raw(", span: ");
         SpanOf(p.span);
         Raw(" }");

@@ -395,9 +395,9 @@ TEST(ParserStmtTest, IfLetSpawnParallelSelectForall) {
   std::string src = Fn("if let Some(v) = opt { } else { }");
   EXPECT_EQ(FirstStmt(src),
             fmt::format("IfLet {{ span: {}, pattern: Variant {{ enum_name: None, variant: \"Some\", "
-                        "bindings: [\"v\"], span: {} }}, value: Ident(\"opt\", {}), body: Block {{ "
+                        "bindings: [Binding(\"v\", {})], span: {} }}, value: Ident(\"opt\", {}), body: Block {{ "
                         "span: {}, stmts: [] }}, else_body: Some(Block {{ span: {}, stmts: [] }}) }}",
-                        Sp(At(src, "if"), At(src, "{ }", 1) + 3), SpOf(src, "Some(v)"),
+                        Sp(At(src, "if"), At(src, "{ }", 1) + 3), SpN(src, "v)", 1), SpOf(src, "Some(v)"),
                         SpOf(src, "opt"), SpOf(src, "{ }"), SpOf(src, "{ }", 1)));
   src = Fn("parallel { spawn { } spawn { } }");
   ParseResult r = Parse(src);
@@ -541,12 +541,14 @@ TEST(ParserExprTest, MatchWithPatterns) {
   const auto& arms = r.module->functions[0].body.stmts[0].value.extra->arms;
   ASSERT_EQ(arms.size(), 7u);
   EXPECT_EQ(ast::DescribePattern(arms[0].pattern),
-            fmt::format("Variant {{ enum_name: Some(\"Shape\"), variant: \"Circle\", bindings: [\"r\"], span: {} }}",
-                        SpOf(src, "Shape::Circle(r)")));
+            fmt::format("Variant {{ enum_name: Some(\"Shape\"), variant: \"Circle\", bindings: [Binding(\"r\", {})], span: {} }}",
+                        SpN(src, "r)", 1), SpOf(src, "Shape::Circle(r)")));
   EXPECT_EQ(ast::DescribePattern(arms[1].pattern),
             fmt::format("Variant {{ enum_name: None, variant: \"Some\", bindings: [Variant {{ enum_name: "
-                        "Some(\"Shape\"), variant: \"Rect\", bindings: [\"w\", \"_\"], span: {} }}], span: {} }}",
-                        SpOf(src, "Shape::Rect(w, _)"), SpOf(src, "Some(Shape::Rect(w, _))")));
+                        "Some(\"Shape\"), variant: \"Rect\", bindings: [Binding(\"w\", {}), Wildcard({})], span: {} }}], "
+                        "span: {} }}",
+                        SpN(src, "w, _", 1), SpN(src, "_))", 1), SpOf(src, "Shape::Rect(w, _)"),
+                        SpOf(src, "Some(Shape::Rect(w, _))")));
   EXPECT_EQ(arms[2].pattern.kind, ast::PatternKind::kVariant);  // a bare name is a variant
   EXPECT_EQ(ast::DescribePattern(arms[3].pattern), "Wildcard(" + SpN(src, "_ =>", 1) + ")");
   EXPECT_EQ(ast::DescribePattern(arms[4].pattern), "Literal(IntLit(2, " + Sp(At(src, "2 =>"), At(src, "2 =>") + 1) + "))");
