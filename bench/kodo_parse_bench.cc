@@ -20,21 +20,24 @@ namespace {
 // A T0-T2 style program: structs, enums, functions with lets, arithmetic, loops, matches,
 // closures, method calls and f-strings, repeated with distinct names until `bytes` is reached.
 std::string Generate(std::size_t bytes) {
-  std::string out = "module bench {\n  meta { purpose: \"parser benchmark\", version: \"1.0\" }\n\n";
+  std::string out =
+      "module bench {\n  meta { purpose: \"parser benchmark\", version: \"1.0\" }\n\n";
   for (int i = 0; out.size() < bytes; ++i) {
     out += fmt::format(
         "  // block {0}\n"
         "  struct Point{0} {{ x: Int, y: Int }}\n"
         "  enum Shape{0} {{ Circle(Int), Rect(Int, Int), Empty }}\n"
         "  @confidence(0.9)\n"
-        "  fn compute_{0}(a: Int, b: Int) -> Int requires {{ b != 0 }} ensures {{ result >= 0 }} {{\n"
+        "  fn compute_{0}(a: Int, b: Int) -> Int requires {{ b != 0 }} ensures {{ result >= 0 }} "
+        "{{\n"
         "    let mut total: Int = a * 2 + b - 17\n"
         "    let p = Point{0} {{ x: a, y: b }}\n"
         "    let msg: String = f\"total={{total}} for {{p.x}}\"\n"
         "    for i in 0..10 {{ total = total + i % 3 }}\n"
         "    while total > 1000 {{ total = total / 2 }}\n"
         "    let s = Shape{0}::Rect(a, b)\n"
-        "    let area = match s {{ Shape{0}::Circle(r) => r * r, Shape{0}::Rect(w, h) => w * h, _ => 0 }}\n"
+        "    let area = match s {{ Shape{0}::Circle(r) => r * r, Shape{0}::Rect(w, h) => w * h, _ "
+        "=> 0 }}\n"
         "    let f = |x: Int| -> Int {{ x + area }}\n"
         "    if total >= 10 && b != 3 || a == {0} {{\n"
         "      return f(total) % 7\n"
@@ -75,16 +78,16 @@ int main(int argc, char** argv) {
   for (int r = 0; r < runs; ++r) {
     auto start = std::chrono::steady_clock::now();
     auto lexed = lex::Lex(*source, options.lex);
-    lex_mbps.push_back(size_mb /
-                       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    lex_mbps.push_back(
+        size_mb / std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     if (!lexed.ok() || !lexed->errors.empty()) {
       std::fprintf(stderr, "kodo_parse_bench: lexing failed\n");
       return 1;
     }
     start = std::chrono::steady_clock::now();
     auto parsed = parse::ParseModule(*source, options);
-    parse_mbps.push_back(size_mb /
-                         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    parse_mbps.push_back(
+        size_mb / std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     if (!parsed.ok() || !parsed->ok()) {
       std::fprintf(stderr, "kodo_parse_bench: parsing failed: %s\n",
                    parsed.ok() ? parsed->diagnostics[0].message.c_str()

@@ -17,7 +17,8 @@ StmtExtra& Stmt::Extra() {
 }
 
 Span ExprSpan(const Expr& expr) {
-  if (expr.kind == ExprKind::kBlock && expr.extra && expr.extra->block) return expr.extra->block->span;
+  if (expr.kind == ExprKind::kBlock && expr.extra && expr.extra->block)
+    return expr.extra->block->span;
   return expr.span;
 }
 

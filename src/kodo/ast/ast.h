@@ -74,7 +74,21 @@ struct Block {
 // ---------------------------------------------------------------------------------------------
 // Expressions (kodo.md §3 `Expr`, §20 for the field names).
 
-enum class BinOp : std::uint8_t { kAdd, kSub, kMul, kDiv, kMod, kEq, kNe, kLt, kGt, kLe, kGe, kAnd, kOr };
+enum class BinOp : std::uint8_t {
+  kAdd,
+  kSub,
+  kMul,
+  kDiv,
+  kMod,
+  kEq,
+  kNe,
+  kLt,
+  kGt,
+  kLe,
+  kGe,
+  kAnd,
+  kOr
+};
 enum class UnaryOp : std::uint8_t { kNot, kNeg };
 
 enum class ExprKind : std::uint8_t {
@@ -206,10 +220,10 @@ enum class StmtKind : std::uint8_t {
   kIfLet,       // pattern, value, body, extra->else_body
   kBreak,
   kContinue,
-  kSpawn,       // body
-  kParallel,    // body.stmts (body.span equals span)
-  kSelect,      // extra->select_arms
-  kForall,      // extra->forall_bindings, body
+  kSpawn,     // body
+  kParallel,  // body.stmts (body.span equals span)
+  kSelect,    // extra->select_arms
+  kForall,    // extra->forall_bindings, body
 };
 
 struct SelectArm {
@@ -406,7 +420,14 @@ struct ActorDecl {
   std::vector<Function> handlers;
 };
 
-enum class IntentValueKind : std::uint8_t { kStringLit, kIntLit, kBoolLit, kFloatLit, kFnRef, kList };
+enum class IntentValueKind : std::uint8_t {
+  kStringLit,
+  kIntLit,
+  kBoolLit,
+  kFloatLit,
+  kFnRef,
+  kList
+};
 
 struct IntentConfigValue {
   IntentValueKind kind = IntentValueKind::kStringLit;
@@ -457,7 +478,16 @@ struct DescribeDecl {
 
 // One kind of top-level declaration, in source order (Module::order).
 enum class ItemKind : std::uint8_t {
-  kTypeAlias, kStruct, kEnum, kTrait, kImpl, kActor, kIntent, kInvariant, kFunction, kTest,
+  kTypeAlias,
+  kStruct,
+  kEnum,
+  kTrait,
+  kImpl,
+  kActor,
+  kIntent,
+  kInvariant,
+  kFunction,
+  kTest,
   kDescribe,
 };
 

@@ -13,19 +13,32 @@ namespace {
 
 std::string_view BinOpName(BinOp op) {
   switch (op) {
-    case BinOp::kAdd: return "Add";
-    case BinOp::kSub: return "Sub";
-    case BinOp::kMul: return "Mul";
-    case BinOp::kDiv: return "Div";
-    case BinOp::kMod: return "Mod";
-    case BinOp::kEq: return "Eq";
-    case BinOp::kNe: return "Ne";
-    case BinOp::kLt: return "Lt";
-    case BinOp::kGt: return "Gt";
-    case BinOp::kLe: return "Le";
-    case BinOp::kGe: return "Ge";
-    case BinOp::kAnd: return "And";
-    case BinOp::kOr: return "Or";
+    case BinOp::kAdd:
+      return "Add";
+    case BinOp::kSub:
+      return "Sub";
+    case BinOp::kMul:
+      return "Mul";
+    case BinOp::kDiv:
+      return "Div";
+    case BinOp::kMod:
+      return "Mod";
+    case BinOp::kEq:
+      return "Eq";
+    case BinOp::kNe:
+      return "Ne";
+    case BinOp::kLt:
+      return "Lt";
+    case BinOp::kGt:
+      return "Gt";
+    case BinOp::kLe:
+      return "Le";
+    case BinOp::kGe:
+      return "Ge";
+    case BinOp::kAnd:
+      return "And";
+    case BinOp::kOr:
+      return "Or";
   }
   return "?";
 }
@@ -218,7 +231,8 @@ class Printer {
         return;
       case ExprKind::kFieldAccess:
       case ExprKind::kOptionalChain:
-        Raw(e.kind == ExprKind::kFieldAccess ? "FieldAccess { object: " : "OptionalChain { object: ");
+        Raw(e.kind == ExprKind::kFieldAccess ? "FieldAccess { object: "
+                                             : "OptionalChain { object: ");
         ExprOf(e.operands[0]);
         Raw(", field: ");
         Str(e.text);
@@ -605,7 +619,9 @@ class Printer {
     Raw(", span: ");
     SpanOf(p.span);
     Raw(", ownership: ");
-    Raw(p.ownership == Ownership::kOwned ? "Owned" : p.ownership == Ownership::kRef ? "Ref" : "Mut");
+    Raw(p.ownership == Ownership::kOwned ? "Owned"
+        : p.ownership == Ownership::kRef ? "Ref"
+                                         : "Mut");
     Raw(" }");
   }
   void FunctionOf(const Function& f) {
@@ -925,9 +941,7 @@ class Printer {
   }
 
  private:
-  std::uint32_t Shift(std::uint32_t offset) const {
-    return offset >= shift_ ? offset - shift_ : 0;
-  }
+  std::uint32_t Shift(std::uint32_t offset) const { return offset >= shift_ ? offset - shift_ : 0; }
 
   std::string out_;
   std::uint32_t shift_ = 0;
@@ -941,12 +955,24 @@ std::string RustDebugString(std::string_view text) {
   out += '"';
   for (unsigned char c : text) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      case '\0': out += "\\0"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\0':
+        out += "\\0";
+        break;
       default:
         if (c < 0x20 || c == 0x7f) {
           out += fmt::format("\\u{{{:x}}}", c);

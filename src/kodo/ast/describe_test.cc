@@ -14,8 +14,11 @@ TEST(RustDebugStringTest, EscapesLikeRustStrDebug) {
   EXPECT_EQ(RustDebugString("l1\nl2\tt\r\0z"), "\"l1\\nl2\\tt\\r\"");  // stops at the NUL literal
   EXPECT_EQ(RustDebugString(std::string_view("n\0z", 3)), "\"n\\0z\"");
   EXPECT_EQ(RustDebugString("\x01\x1f\x7f"), "\"\\u{1}\\u{1f}\\u{7f}\"");
-  EXPECT_EQ(RustDebugString("it's"), "\"it's\"");       // `'` is not escaped in a str
-  EXPECT_EQ(RustDebugString("K\xC5\x8D" "do"), "\"K\xC5\x8D" "do\"");  // printable UTF-8 kept
+  EXPECT_EQ(RustDebugString("it's"), "\"it's\"");  // `'` is not escaped in a str
+  EXPECT_EQ(RustDebugString("K\xC5\x8D"
+                            "do"),
+            "\"K\xC5\x8D"
+            "do\"");  // printable UTF-8 kept
   EXPECT_EQ(RustDebugString("{x}"), "\"{x}\"");
 }
 

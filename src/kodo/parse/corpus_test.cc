@@ -94,7 +94,8 @@ TEST(CorpusTest, EveryFileParsesInBothModes) {
     ASSERT_TRUE(strict.ok()) << file.name << ": " << strict.diagnostics[0].message;
     ParseResult recovering = ParseText(file.text, /*recover=*/true);
     ASSERT_TRUE(recovering.ok()) << file.name;
-    EXPECT_EQ(ast::DescribeModule(*strict.module), ast::DescribeModule(*recovering.module)) << file.name;
+    EXPECT_EQ(ast::DescribeModule(*strict.module), ast::DescribeModule(*recovering.module))
+        << file.name;
   }
 }
 
@@ -110,7 +111,8 @@ TEST(CorpusTest, RelayoutRoundTrip) {
       EXPECT_EQ(WithoutSpans(ast::DescribeModule(*again.module)), expected) << file.name;
     }
     // Re-parsing the same text is deterministic, spans included.
-    EXPECT_EQ(ast::DescribeModule(*ParseText(file.text).module), ast::DescribeModule(*original.module));
+    EXPECT_EQ(ast::DescribeModule(*ParseText(file.text).module),
+              ast::DescribeModule(*original.module));
   }
 }
 
@@ -135,7 +137,8 @@ TEST(CorpusTest, DeclarationSpansCoverTheirText) {
     for (const ast::TypeDecl& s : m.type_decls) EXPECT_EQ(text(s.span).substr(0, 7), "struct ");
     for (const ast::EnumDecl& e : m.enum_decls) EXPECT_EQ(text(e.span).substr(0, 5), "enum ");
     for (const ast::TestDecl& t : m.test_decls) EXPECT_EQ(text(t.span).substr(0, 5), "test ");
-    for (const ast::DescribeDecl& d : m.describe_decls) EXPECT_EQ(text(d.span).substr(0, 9), "describe ");
+    for (const ast::DescribeDecl& d : m.describe_decls)
+      EXPECT_EQ(text(d.span).substr(0, 9), "describe ");
   }
 }
 
@@ -147,18 +150,78 @@ TEST(CorpusTest, FeatureCoverage) {
     ASSERT_TRUE(r.ok());
     all += ast::DescribeModule(*r.module);
   }
-  for (const char* form :
-       {"ImportDecl", "Meta {", "TypeAlias {", "TypeDecl {", "EnumDecl {", "TraitDecl {", "ImplBlock {",
-        "ActorDecl {", "IntentDecl {", "InvariantDecl {", "TestDecl {", "DescribeDecl {",
-        "Let {", "LetPattern {", "Expr(", "Return {", "While {", "For {", "ForIn {", "Assign {",
-        "IfLet {", "Break {", "Continue {", "Spawn {", "Parallel {", "Select {", "Forall {",
-        "IntLit(", "FloatLit(", "StringLit(", "BoolLit(", "Ident(", "BinaryOp {", "UnaryOp {",
-        "Call {", "If {", "FieldAccess {", "StructLit {", "EnumVariantExpr {", "Match {", "Try {",
-        "OptionalChain {", "NullCoalesce {", "Range {", "Closure {", "Is {", "Await {",
-        "StringInterp {", "TupleLit(", "TupleIndex {", "Block(Block", "Wildcard(", "Literal(",
-        "Tuple([", "Variant {", "Generic(", "Function(", "Optional(", "DynTrait(", "Unit",
-        "Positional(", "Named(\"", "ownership: Ref", "ownership: Mut", "is_async: true",
-        "visibility: Public", "FnRef(", "List(", "op: Mod", "op: Or", "op: Not", "op: Neg"}) {
+  for (const char* form : {"ImportDecl",
+                           "Meta {",
+                           "TypeAlias {",
+                           "TypeDecl {",
+                           "EnumDecl {",
+                           "TraitDecl {",
+                           "ImplBlock {",
+                           "ActorDecl {",
+                           "IntentDecl {",
+                           "InvariantDecl {",
+                           "TestDecl {",
+                           "DescribeDecl {",
+                           "Let {",
+                           "LetPattern {",
+                           "Expr(",
+                           "Return {",
+                           "While {",
+                           "For {",
+                           "ForIn {",
+                           "Assign {",
+                           "IfLet {",
+                           "Break {",
+                           "Continue {",
+                           "Spawn {",
+                           "Parallel {",
+                           "Select {",
+                           "Forall {",
+                           "IntLit(",
+                           "FloatLit(",
+                           "StringLit(",
+                           "BoolLit(",
+                           "Ident(",
+                           "BinaryOp {",
+                           "UnaryOp {",
+                           "Call {",
+                           "If {",
+                           "FieldAccess {",
+                           "StructLit {",
+                           "EnumVariantExpr {",
+                           "Match {",
+                           "Try {",
+                           "OptionalChain {",
+                           "NullCoalesce {",
+                           "Range {",
+                           "Closure {",
+                           "Is {",
+                           "Await {",
+                           "StringInterp {",
+                           "TupleLit(",
+                           "TupleIndex {",
+                           "Block(Block",
+                           "Wildcard(",
+                           "Literal(",
+                           "Tuple([",
+                           "Variant {",
+                           "Generic(",
+                           "Function(",
+                           "Optional(",
+                           "DynTrait(",
+                           "Unit",
+                           "Positional(",
+                           "Named(\"",
+                           "ownership: Ref",
+                           "ownership: Mut",
+                           "is_async: true",
+                           "visibility: Public",
+                           "FnRef(",
+                           "List(",
+                           "op: Mod",
+                           "op: Or",
+                           "op: Not",
+                           "op: Neg"}) {
     EXPECT_NE(all.find(form), std::string::npos) << form;
   }
 }

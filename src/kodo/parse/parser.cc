@@ -59,7 +59,8 @@ class Parser {
  public:
   // `text` holds the tokens' text: the file, or an f-string interpolation whose tokens were
   // shifted by `shift` to file offsets.
-  Parser(Shared& shared, std::vector<Token> tokens, const SourceBuffer& text, std::uint32_t shift = 0)
+  Parser(Shared& shared, std::vector<Token> tokens, const SourceBuffer& text,
+         std::uint32_t shift = 0)
       : s_(shared), tokens_(std::move(tokens)), text_(text), shift_(shift) {}
 
   ast::Module ParseModuleDecl();
@@ -98,7 +99,8 @@ class Parser {
     const Token& t = Peek();
     ParseDiagnostic d;
     d.code = "E0100";
-    d.message = fmt::format("expected {}, found {} at {}", expected, Found(t), SpanText(TokSpan(t)));
+    d.message =
+        fmt::format("expected {}, found {} at {}", expected, Found(t), SpanText(TokSpan(t)));
     d.range = t.range;
     d.suggestion = "check for missing delimiters or keywords";
     if (auto closer = Closer(expected)) {
@@ -172,9 +174,20 @@ class Parser {
   // --- Declarations -------------------------------------------------------------------------
   static bool IsItemStart(K k) {
     switch (k) {
-      case K::kFn: case K::kAt: case K::kStruct: case K::kEnum: case K::kTrait: case K::kImpl:
-      case K::kActor: case K::kAsync: case K::kIntent: case K::kType: case K::kPub:
-      case K::kTest: case K::kDescribe: case K::kInvariant:
+      case K::kFn:
+      case K::kAt:
+      case K::kStruct:
+      case K::kEnum:
+      case K::kTrait:
+      case K::kImpl:
+      case K::kActor:
+      case K::kAsync:
+      case K::kIntent:
+      case K::kType:
+      case K::kPub:
+      case K::kTest:
+      case K::kDescribe:
+      case K::kInvariant:
         return true;
       default:
         return false;
@@ -1025,12 +1038,28 @@ void Parser::SyncToStmt() {
         if (depth == 0) return;
         --depth;
         break;
-      case K::kLet: case K::kReturn: case K::kWhile: case K::kFor: case K::kBreak:
-      case K::kContinue: case K::kSpawn: case K::kParallel: case K::kSelect: case K::kForall:
+      case K::kLet:
+      case K::kReturn:
+      case K::kWhile:
+      case K::kFor:
+      case K::kBreak:
+      case K::kContinue:
+      case K::kSpawn:
+      case K::kParallel:
+      case K::kSelect:
+      case K::kForall:
         if (depth == 0) return;
         break;
-      case K::kFn: case K::kStruct: case K::kEnum: case K::kTrait: case K::kImpl: case K::kActor:
-      case K::kIntent: case K::kAt: case K::kPub: case K::kInvariant:
+      case K::kFn:
+      case K::kStruct:
+      case K::kEnum:
+      case K::kTrait:
+      case K::kImpl:
+      case K::kActor:
+      case K::kIntent:
+      case K::kAt:
+      case K::kPub:
+      case K::kInvariant:
         return;
       default:
         break;
@@ -1041,9 +1070,21 @@ void Parser::SyncToStmt() {
 
 bool Parser::AtExprStart() const {
   switch (PeekKind()) {
-    case K::kIntLit: case K::kFloatLit: case K::kStringLit: case K::kFStringLit: case K::kTrue:
-    case K::kFalse: case K::kIdent: case K::kSelfValue: case K::kIf: case K::kLBrace:
-    case K::kLParen: case K::kBang: case K::kMinus: case K::kPipe: case K::kPipePipe:
+    case K::kIntLit:
+    case K::kFloatLit:
+    case K::kStringLit:
+    case K::kFStringLit:
+    case K::kTrue:
+    case K::kFalse:
+    case K::kIdent:
+    case K::kSelfValue:
+    case K::kIf:
+    case K::kLBrace:
+    case K::kLParen:
+    case K::kBang:
+    case K::kMinus:
+    case K::kPipe:
+    case K::kPipePipe:
       return true;
     default:
       return false;
@@ -1269,21 +1310,36 @@ struct BinaryInfo {
 };
 BinaryInfo BinaryOf(K kind) {
   switch (kind) {
-    case K::kQuestionQuestion: return {0, ast::BinOp::kAdd};
-    case K::kPipePipe: return {1, ast::BinOp::kOr};
-    case K::kAmpAmp: return {2, ast::BinOp::kAnd};
-    case K::kEqEq: return {3, ast::BinOp::kEq};
-    case K::kBangEq: return {3, ast::BinOp::kNe};
-    case K::kLt: return {4, ast::BinOp::kLt};
-    case K::kGt: return {4, ast::BinOp::kGt};
-    case K::kLtEq: return {4, ast::BinOp::kLe};
-    case K::kGtEq: return {4, ast::BinOp::kGe};
-    case K::kPlus: return {5, ast::BinOp::kAdd};
-    case K::kMinus: return {5, ast::BinOp::kSub};
-    case K::kStar: return {6, ast::BinOp::kMul};
-    case K::kSlash: return {6, ast::BinOp::kDiv};
-    case K::kPercent: return {6, ast::BinOp::kMod};
-    default: return {};
+    case K::kQuestionQuestion:
+      return {0, ast::BinOp::kAdd};
+    case K::kPipePipe:
+      return {1, ast::BinOp::kOr};
+    case K::kAmpAmp:
+      return {2, ast::BinOp::kAnd};
+    case K::kEqEq:
+      return {3, ast::BinOp::kEq};
+    case K::kBangEq:
+      return {3, ast::BinOp::kNe};
+    case K::kLt:
+      return {4, ast::BinOp::kLt};
+    case K::kGt:
+      return {4, ast::BinOp::kGt};
+    case K::kLtEq:
+      return {4, ast::BinOp::kLe};
+    case K::kGtEq:
+      return {4, ast::BinOp::kGe};
+    case K::kPlus:
+      return {5, ast::BinOp::kAdd};
+    case K::kMinus:
+      return {5, ast::BinOp::kSub};
+    case K::kStar:
+      return {6, ast::BinOp::kMul};
+    case K::kSlash:
+      return {6, ast::BinOp::kDiv};
+    case K::kPercent:
+      return {6, ast::BinOp::kMod};
+    default:
+      return {};
   }
 }
 }  // namespace
@@ -1601,7 +1657,8 @@ Expr Parser::ParseFString() {
     // offsets; trailing tokens after the expression are ignored, as upstream's sub-parser does.
     sp.is_expr = true;
     sp.base = part.range.begin;
-    Result<SourceBuffer> sub_source = SourceBuffer::Create(s_.source->id(), s_.source->name(), part.text);
+    Result<SourceBuffer> sub_source =
+        SourceBuffer::Create(s_.source->id(), s_.source->name(), part.text);
     if (!sub_source.ok()) FailEof("expression");
     Result<lex::LexResult> lexed = lex::Lex(*sub_source);
     if (!lexed.ok()) FailEof("expression");
@@ -1659,7 +1716,11 @@ Pattern Parser::ParsePattern() {
     return p;
   }
   switch (PeekKind()) {
-    case K::kIntLit: case K::kFloatLit: case K::kStringLit: case K::kTrue: case K::kFalse:
+    case K::kIntLit:
+    case K::kFloatLit:
+    case K::kStringLit:
+    case K::kTrue:
+    case K::kFalse:
       p.kind = PatternKind::kLiteral;
       p.literal = std::make_unique<Expr>(ParsePrimary());
       p.span = p.literal->span;
@@ -1720,7 +1781,9 @@ Pattern Parser::ParseSubPattern() {
 std::string TokenDebug(const Token& token, const SourceBuffer& source) {
   switch (token.kind) {
     case K::kIdent:
-      return "Ident(" + ast::RustDebugString(source.text().substr(token.range.begin, token.range.size())) + ")";
+      return "Ident(" +
+             ast::RustDebugString(source.text().substr(token.range.begin, token.range.size())) +
+             ")";
     case K::kIntLit:
       return fmt::format("IntLit({})", token.int_value());
     case K::kFloatLit:
@@ -1744,9 +1807,8 @@ Result<ParseResult> ParseModule(const SourceBuffer& source, const ParseOptions& 
   if (!lexed.errors.empty()) {
     // Upstream's lexer fails as a whole: its one E0001 is the file's only diagnostic.
     const lex::LexError& le = lexed.errors[0];
-    result.diagnostics.push_back(ParseDiagnostic{le.code, le.message, le.range,
-                                                 "check for invalid characters in the source",
-                                                 std::nullopt});
+    result.diagnostics.push_back(ParseDiagnostic{
+        le.code, le.message, le.range, "check for invalid characters in the source", std::nullopt});
     if (options.recover) result.module.emplace();
     return result;
   }

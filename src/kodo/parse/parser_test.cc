@@ -45,20 +45,23 @@ std::string SpN(std::string_view text, std::string_view needle, std::uint32_t le
 }
 
 std::string Fn(std::string_view body) {
-  return "module m {\n  meta { purpose: \"t\" }\n  fn f() {\n    " + std::string(body) + "\n  }\n}\n";
+  return "module m {\n  meta { purpose: \"t\" }\n  fn f() {\n    " + std::string(body) +
+         "\n  }\n}\n";
 }
 
 // Describe of the first statement of `fn f`'s body.
 std::string FirstStmt(const std::string& src) {
   ParseResult r = Parse(src);
   EXPECT_TRUE(r.ok()) << (r.diagnostics.empty() ? "" : r.diagnostics[0].message);
-  if (!r.ok() || r.module->functions.empty() || r.module->functions[0].body.stmts.empty()) return "";
+  if (!r.ok() || r.module->functions.empty() || r.module->functions[0].body.stmts.empty())
+    return "";
   return DescribeStmt(r.module->functions[0].body.stmts[0]);
 }
 std::string FirstExpr(const std::string& src) {
   ParseResult r = Parse(src);
   EXPECT_TRUE(r.ok()) << (r.diagnostics.empty() ? "" : r.diagnostics[0].message);
-  if (!r.ok() || r.module->functions.empty() || r.module->functions[0].body.stmts.empty()) return "";
+  if (!r.ok() || r.module->functions.empty() || r.module->functions[0].body.stmts.empty())
+    return "";
   return DescribeExpr(r.module->functions[0].body.stmts[0].value);
 }
 
@@ -110,7 +113,8 @@ TEST(ParserSpecTest, DescribeToolParamAndReturnTypes) {
   ParseResult r = Parse(
       "module m { meta { purpose: \"p\" }\n"
       "  @confidence(0.95) @authored_by(agent: \"claude\")\n"
-      "  fn add(a: Int, b: Int) -> Int requires { b != 0 } ensures { result > 0 } { return a + b }\n}");
+      "  fn add(a: Int, b: Int) -> Int requires { b != 0 } ensures { result > 0 } { return a + b "
+      "}\n}");
   ASSERT_TRUE(r.ok());
   const ast::Function& f = r.module->functions[0];
   EXPECT_EQ(f.name, "add");
@@ -119,9 +123,13 @@ TEST(ParserSpecTest, DescribeToolParamAndReturnTypes) {
   EXPECT_EQ(DescribeType(f.return_type), "Named(\"Int\")");
   ASSERT_EQ(f.annotations.size(), 2u);
   EXPECT_EQ(f.annotations[0].name, "confidence");
-  EXPECT_EQ(ast::DescribeAnnotationArg(f.annotations[0].args[0]).rfind("Positional(FloatLit(0.95, ", 0), 0u);
+  EXPECT_EQ(
+      ast::DescribeAnnotationArg(f.annotations[0].args[0]).rfind("Positional(FloatLit(0.95, ", 0),
+      0u);
   EXPECT_EQ(f.annotations[1].name, "authored_by");
-  EXPECT_EQ(ast::DescribeAnnotationArg(f.annotations[1].args[0]).rfind("Named(\"agent\", StringLit(\"claude\", ", 0), 0u);
+  EXPECT_EQ(ast::DescribeAnnotationArg(f.annotations[1].args[0])
+                .rfind("Named(\"agent\", StringLit(\"claude\", ", 0),
+            0u);
   EXPECT_EQ(f.requires_.size(), 1u);
   EXPECT_EQ(f.ensures.size(), 1u);
 }
@@ -162,16 +170,17 @@ TEST(ParserModuleTest, WholeModuleDescribeHandChecked) {
   // complete, meta entry spans from the `meta` keyword, function span from `fn`.
   ParseResult r = Parse("module m { meta { purpose: \"p\" } fn main() { } }");
   ASSERT_TRUE(r.ok());
-  EXPECT_EQ(ast::DescribeModule(*r.module),
-            "Module { id: NodeId(2), span: Span { start: 0, end: 48 }, name: \"m\", imports: [], meta: "
-            "Some(Meta { id: NodeId(0), span: Span { start: 11, end: 32 }, entries: [MetaEntry { key: "
-            "\"purpose\", value: \"p\", span: Span { start: 11, end: 30 } }] }), type_aliases: [], "
-            "type_decls: [], enum_decls: [], trait_decls: [], impl_blocks: [], actor_decls: [], "
-            "intent_decls: [], invariants: [], functions: [Function { id: NodeId(1), span: Span { "
-            "start: 33, end: 46 }, name: \"main\", visibility: Private, is_async: false, "
-            "generic_params: [], annotations: [], params: [], return_type: Unit, requires: [], "
-            "ensures: [], body: Block { span: Span { start: 43, end: 46 }, stmts: [] } }], "
-            "test_decls: [], describe_decls: [] }");
+  EXPECT_EQ(
+      ast::DescribeModule(*r.module),
+      "Module { id: NodeId(2), span: Span { start: 0, end: 48 }, name: \"m\", imports: [], meta: "
+      "Some(Meta { id: NodeId(0), span: Span { start: 11, end: 32 }, entries: [MetaEntry { key: "
+      "\"purpose\", value: \"p\", span: Span { start: 11, end: 30 } }] }), type_aliases: [], "
+      "type_decls: [], enum_decls: [], trait_decls: [], impl_blocks: [], actor_decls: [], "
+      "intent_decls: [], invariants: [], functions: [Function { id: NodeId(1), span: Span { "
+      "start: 33, end: 46 }, name: \"main\", visibility: Private, is_async: false, "
+      "generic_params: [], annotations: [], params: [], return_type: Unit, requires: [], "
+      "ensures: [], body: Block { span: Span { start: 43, end: 46 }, stmts: [] } }], "
+      "test_decls: [], describe_decls: [] }");
 }
 
 TEST(ParserModuleTest, ContextualKeywordsAreNames) {
@@ -208,8 +217,10 @@ TEST(ParserModuleTest, TrailingTokensAfterModuleAreIgnored) {
 TEST(ParserDeclTest, FunctionSignatureForms) {
   const std::string src =
       "module m { meta { purpose: \"p\" }\n"
-      "  pub async fn go<T, U: Show + Eq>(own a: T, ref b: List<Int>, mut c: Map<String, Int>, d: Int?) -> (Int, Bool) { }\n"
-      "  @security_sensitive pub fn s(f: (Int, Int) -> Int, g: () -> Unit, h: dyn Show, t: (Int,)) { }\n"
+      "  pub async fn go<T, U: Show + Eq>(own a: T, ref b: List<Int>, mut c: Map<String, Int>, d: "
+      "Int?) -> (Int, Bool) { }\n"
+      "  @security_sensitive pub fn s(f: (Int, Int) -> Int, g: () -> Unit, h: dyn Show, t: (Int,)) "
+      "{ }\n"
       "  pub @todo(\"x\") fn later() { }\n}";
   ParseResult r = Parse(src);
   ASSERT_TRUE(r.ok()) << r.diagnostics[0].message;
@@ -219,7 +230,8 @@ TEST(ParserDeclTest, FunctionSignatureForms) {
   EXPECT_EQ(go.span.start, At(src, "fn go"));  // `pub async` are outside the span
   ASSERT_EQ(go.generic_params.size(), 2u);
   EXPECT_EQ(go.generic_params[1].bounds, (std::vector<std::string>{"Show", "Eq"}));
-  EXPECT_EQ(go.generic_params[1].span, (ast::Span{At(src, "U: Show"), At(src, "U: Show + Eq") + 12}));
+  EXPECT_EQ(go.generic_params[1].span,
+            (ast::Span{At(src, "U: Show"), At(src, "U: Show + Eq") + 12}));
   EXPECT_EQ(go.params[0].ownership, ast::Ownership::kOwned);
   EXPECT_EQ(go.params[1].ownership, ast::Ownership::kRef);
   EXPECT_EQ(go.params[2].ownership, ast::Ownership::kMut);
@@ -230,7 +242,8 @@ TEST(ParserDeclTest, FunctionSignatureForms) {
   const ast::Function& s = r.module->functions[1];
   EXPECT_EQ(s.annotations[0].name, "security_sensitive");
   EXPECT_TRUE(s.annotations[0].args.empty());
-  EXPECT_EQ(DescribeType(s.params[0].ty), "Function([Named(\"Int\"), Named(\"Int\")], Named(\"Int\"))");
+  EXPECT_EQ(DescribeType(s.params[0].ty),
+            "Function([Named(\"Int\"), Named(\"Int\")], Named(\"Int\"))");
   EXPECT_EQ(DescribeType(s.params[1].ty), "Function([], Named(\"Unit\"))");
   EXPECT_EQ(DescribeType(s.params[2].ty), "DynTrait(\"Show\")");
   EXPECT_EQ(DescribeType(s.params[3].ty), "Tuple([Named(\"Int\")])");
@@ -267,7 +280,9 @@ TEST(ParserDeclTest, StructsEnumsAliases) {
   ASSERT_EQ(r.module->type_aliases.size(), 2u);
   EXPECT_TRUE(r.module->type_aliases[0].constraint.has_value());
   EXPECT_FALSE(r.module->type_aliases[1].constraint.has_value());
-  EXPECT_EQ(DescribeExpr(*r.module->type_aliases[0].constraint).rfind("BinaryOp { left: BinaryOp { left: Ident(\"self\"", 0), 0u);
+  EXPECT_EQ(DescribeExpr(*r.module->type_aliases[0].constraint)
+                .rfind("BinaryOp { left: BinaryOp { left: Ident(\"self\"", 0),
+            0u);
 }
 
 TEST(ParserDeclTest, TraitsAndImpls) {
@@ -297,7 +312,8 @@ TEST(ParserDeclTest, TraitsAndImpls) {
 
 TEST(ParserDeclTest, ActorsIntentsInvariantsTests) {
   const std::string src =
-      "module m {\n actor Counter { count: Int, step: Int\n fn increment(self) -> Int { return 1 } }\n"
+      "module m {\n actor Counter { count: Int, step: Int\n fn increment(self) -> Int { return 1 } "
+      "}\n"
       " intent serve_http { port: 8080, ratio: 0.5, debug: true, handler: on_get,\n"
       "   routes: [\"/a\", [1, 2], false] name: \"x\" }\n"
       " invariant { 1 > 0 }\n"
@@ -343,12 +359,14 @@ TEST(ParserStmtTest, LetForms) {
                         "value: IntLit(42, {}) }}",
                         Sp(At(src, "let"), At(src, "42") + 2), SpOf(src, "42")));
   src = Fn("let (a, _) = t");
-  EXPECT_EQ(FirstStmt(src),
-            fmt::format("LetPattern {{ span: {}, mutable: false, pattern: Tuple([Variant {{ "
-                        "enum_name: None, variant: \"a\", bindings: [], span: {} }}, Wildcard({})], "
-                        "{}), ty: None, value: Ident(\"t\", {}) }}",
-                        Sp(At(src, "let"), At(src, " t\n") + 2), SpN(src, "a,", 1), SpOf(src, "_"),
-                        Sp(At(src, "(a"), At(src, "_)") + 2), Sp(At(src, " t\n") + 1, At(src, " t\n") + 2)));
+  EXPECT_EQ(
+      FirstStmt(src),
+      fmt::format("LetPattern {{ span: {}, mutable: false, pattern: Tuple([Variant {{ "
+                  "enum_name: None, variant: \"a\", bindings: [], span: {} }}, Wildcard({})], "
+                  "{}), ty: None, value: Ident(\"t\", {}) }}",
+                  Sp(At(src, "let"), At(src, " t\n") + 2), SpN(src, "a,", 1), SpOf(src, "_"),
+                  Sp(At(src, "(a"), At(src, "_)") + 2),
+                  Sp(At(src, " t\n") + 1, At(src, " t\n") + 2)));
 }
 
 TEST(ParserStmtTest, ReturnAssignBreakContinue) {
@@ -359,12 +377,13 @@ TEST(ParserStmtTest, ReturnAssignBreakContinue) {
             fmt::format("Assign {{ span: {}, name: \"x\", value: Ident(\"y\", {}) }}",
                         Sp(At(src, "x ="), At(src, "y") + 1), SpOf(src, "y")));
   src = Fn("while true { break continue }");
-  EXPECT_EQ(FirstStmt(src),
-            fmt::format("While {{ span: {0}, condition: BoolLit(true, {1}), body: Block {{ span: {2}, "
-                        "stmts: [Break {{ span: {3} }}, Continue {{ span: {4} }}] }} }}",
-                        Sp(At(src, "while"), At(src, "continue }") + 10), SpOf(src, "true"),
-                        Sp(At(src, "{ break"), At(src, "continue }") + 10), SpOf(src, "break"),
-                        SpOf(src, "continue")));
+  EXPECT_EQ(
+      FirstStmt(src),
+      fmt::format("While {{ span: {0}, condition: BoolLit(true, {1}), body: Block {{ span: {2}, "
+                  "stmts: [Break {{ span: {3} }}, Continue {{ span: {4} }}] }} }}",
+                  Sp(At(src, "while"), At(src, "continue }") + 10), SpOf(src, "true"),
+                  Sp(At(src, "{ break"), At(src, "continue }") + 10), SpOf(src, "break"),
+                  SpOf(src, "continue")));
 }
 
 TEST(ParserStmtTest, ReturnDoesNotTakeMatch) {
@@ -379,11 +398,12 @@ TEST(ParserStmtTest, ReturnDoesNotTakeMatch) {
 
 TEST(ParserStmtTest, ForRangeAndForIn) {
   std::string src = Fn("for i in 0..=n { }");
-  EXPECT_EQ(FirstStmt(src),
-            fmt::format("For {{ span: {}, name: \"i\", start: IntLit(0, {}), end: Ident(\"n\", {}), "
-                        "inclusive: true, body: Block {{ span: {}, stmts: [] }} }}",
-                        Sp(At(src, "for"), At(src, "{ }") + 3), SpOf(src, "0"), SpN(src, "n {", 1),
-                        Sp(At(src, "{ }"), At(src, "{ }") + 3)));
+  EXPECT_EQ(
+      FirstStmt(src),
+      fmt::format("For {{ span: {}, name: \"i\", start: IntLit(0, {}), end: Ident(\"n\", {}), "
+                  "inclusive: true, body: Block {{ span: {}, stmts: [] }} }}",
+                  Sp(At(src, "for"), At(src, "{ }") + 3), SpOf(src, "0"), SpN(src, "n {", 1),
+                  Sp(At(src, "{ }"), At(src, "{ }") + 3)));
   src = Fn("for x in xs.iter() { }");
   ParseResult r = Parse(src);
   ASSERT_TRUE(r.ok());
@@ -393,22 +413,25 @@ TEST(ParserStmtTest, ForRangeAndForIn) {
 
 TEST(ParserStmtTest, IfLetSpawnParallelSelectForall) {
   std::string src = Fn("if let Some(v) = opt { } else { }");
-  EXPECT_EQ(FirstStmt(src),
-            fmt::format("IfLet {{ span: {}, pattern: Variant {{ enum_name: None, variant: \"Some\", "
-                        "bindings: [Binding(\"v\", {})], span: {} }}, value: Ident(\"opt\", {}), body: Block {{ "
-                        "span: {}, stmts: [] }}, else_body: Some(Block {{ span: {}, stmts: [] }}) }}",
-                        Sp(At(src, "if"), At(src, "{ }", 1) + 3), SpN(src, "v)", 1), SpOf(src, "Some(v)"),
-                        SpOf(src, "opt"), SpOf(src, "{ }"), SpOf(src, "{ }", 1)));
+  EXPECT_EQ(
+      FirstStmt(src),
+      fmt::format(
+          "IfLet {{ span: {}, pattern: Variant {{ enum_name: None, variant: \"Some\", "
+          "bindings: [Binding(\"v\", {})], span: {} }}, value: Ident(\"opt\", {}), body: Block {{ "
+          "span: {}, stmts: [] }}, else_body: Some(Block {{ span: {}, stmts: [] }}) }}",
+          Sp(At(src, "if"), At(src, "{ }", 1) + 3), SpN(src, "v)", 1), SpOf(src, "Some(v)"),
+          SpOf(src, "opt"), SpOf(src, "{ }"), SpOf(src, "{ }", 1)));
   src = Fn("parallel { spawn { } spawn { } }");
   ParseResult r = Parse(src);
   ASSERT_TRUE(r.ok());
   const ast::Stmt& par = r.module->functions[0].body.stmts[0];
   EXPECT_EQ(par.kind, ast::StmtKind::kParallel);
   EXPECT_EQ(par.body.stmts.size(), 2u);
-  EXPECT_EQ(DescribeStmt(par).rfind("Parallel { span: " + Sp(At(src, "parallel"), At(src, "} }") + 3) +
-                                        ", body: [Spawn { span: ",
-                                    0),
-            0u);
+  EXPECT_EQ(
+      DescribeStmt(par).rfind("Parallel { span: " + Sp(At(src, "parallel"), At(src, "} }") + 3) +
+                                  ", body: [Spawn { span: ",
+                              0),
+      0u);
   src = Fn("select { a => |v: Int| { println(v) } b => |s: String| { } }");
   r = Parse(src);
   ASSERT_TRUE(r.ok()) << r.diagnostics[0].message;
@@ -438,11 +461,12 @@ TEST(ParserStmtTest, NewlinesAreNotSignificant) {
 
 TEST(ParserExprTest, PrecedenceAndAssociativity) {
   std::string src = Fn("a + b * c");
-  EXPECT_EQ(FirstExpr(src),
-            fmt::format("BinaryOp {{ left: Ident(\"a\", {}), op: Add, right: BinaryOp {{ left: "
-                        "Ident(\"b\", {}), op: Mul, right: Ident(\"c\", {}), span: {} }}, span: {} }}",
-                        SpN(src, "a +", 1), SpN(src, "b *", 1), SpN(src, "c\n", 1),
-                        Sp(At(src, "b *"), At(src, "c\n") + 1), Sp(At(src, "a +"), At(src, "c\n") + 1)));
+  EXPECT_EQ(
+      FirstExpr(src),
+      fmt::format("BinaryOp {{ left: Ident(\"a\", {}), op: Add, right: BinaryOp {{ left: "
+                  "Ident(\"b\", {}), op: Mul, right: Ident(\"c\", {}), span: {} }}, span: {} }}",
+                  SpN(src, "a +", 1), SpN(src, "b *", 1), SpN(src, "c\n", 1),
+                  Sp(At(src, "b *"), At(src, "c\n") + 1), Sp(At(src, "a +"), At(src, "c\n") + 1)));
   // Left associativity and the whole ladder: ?? < || < && < == < < < + < * < unary.
   ParseResult r = Parse(Fn("a - b - c"));
   ASSERT_TRUE(r.ok());
@@ -471,7 +495,8 @@ TEST(ParserExprTest, Literals) {
   const std::string d = FirstExpr(src);
   EXPECT_NE(d.find("IntLit(1000, " + SpOf(src, "1_000") + ")"), std::string::npos) << d;
   EXPECT_NE(d.find("FloatLit(2.5, " + SpOf(src, "2.5") + ")"), std::string::npos) << d;
-  EXPECT_NE(d.find("StringLit(\"a\\\"b\", " + SpOf(src, "\"a\\\"b\"") + ")"), std::string::npos) << d;
+  EXPECT_NE(d.find("StringLit(\"a\\\"b\", " + SpOf(src, "\"a\\\"b\"") + ")"), std::string::npos)
+      << d;
   EXPECT_NE(d.find("BoolLit(true, " + SpOf(src, "true") + ")"), std::string::npos) << d;
   EXPECT_NE(d.find("BoolLit(false, "), std::string::npos) << d;
   EXPECT_NE(d.find("Ident(\"self\", " + SpOf(src, "self") + ")"), std::string::npos) << d;
@@ -479,28 +504,31 @@ TEST(ParserExprTest, Literals) {
 
 TEST(ParserExprTest, PostfixChain) {
   std::string src = Fn("p.x?.y? .await.0 is Some");
-  EXPECT_EQ(FirstExpr(src),
-            fmt::format(
-                "Is {{ operand: TupleIndex {{ tuple: Await {{ operand: Try {{ operand: OptionalChain {{ "
-                "object: FieldAccess {{ object: Ident(\"p\", {0}), field: \"x\", span: {1} }}, field: "
-                "\"y\", span: {2} }}, span: {3} }}, span: {4} }}, index: 0, span: {5} }}, type_name: "
-                "\"Some\", span: {6} }}",
-                Sp(At(src, "p."), At(src, "p.") + 1), Sp(At(src, "p."), At(src, "x?") + 1),
-                Sp(At(src, "p."), At(src, "y?") + 1), Sp(At(src, "p."), At(src, "y?") + 2),
-                Sp(At(src, "p."), At(src, "await") + 5), Sp(At(src, "p."), At(src, ".0") + 2),
-                Sp(At(src, "p."), At(src, "Some") + 4)));
+  EXPECT_EQ(
+      FirstExpr(src),
+      fmt::format(
+          "Is {{ operand: TupleIndex {{ tuple: Await {{ operand: Try {{ operand: OptionalChain {{ "
+          "object: FieldAccess {{ object: Ident(\"p\", {0}), field: \"x\", span: {1} }}, field: "
+          "\"y\", span: {2} }}, span: {3} }}, span: {4} }}, index: 0, span: {5} }}, type_name: "
+          "\"Some\", span: {6} }}",
+          Sp(At(src, "p."), At(src, "p.") + 1), Sp(At(src, "p."), At(src, "x?") + 1),
+          Sp(At(src, "p."), At(src, "y?") + 1), Sp(At(src, "p."), At(src, "y?") + 2),
+          Sp(At(src, "p."), At(src, "await") + 5), Sp(At(src, "p."), At(src, ".0") + 2),
+          Sp(At(src, "p."), At(src, "Some") + 4)));
 }
 
 TEST(ParserExprTest, CallsAndMethodCalls) {
   std::string src = Fn("xs.map(|x: Int| x + 1)");
   const std::string d = FirstExpr(src);
   EXPECT_EQ(d.rfind("Call { callee: FieldAccess { object: Ident(\"xs\", ", 0), 0u) << d;
-  EXPECT_NE(d.find(fmt::format("Closure {{ params: [ClosureParam {{ name: \"x\", ty: Some(Named(\"Int\")), "
-                               "span: {} }}], return_type: None, body: BinaryOp",
-                               Sp(At(src, "x: Int"), At(src, "x: Int") + 6))),
+  EXPECT_NE(d.find(fmt::format(
+                "Closure {{ params: [ClosureParam {{ name: \"x\", ty: Some(Named(\"Int\")), "
+                "span: {} }}], return_type: None, body: BinaryOp",
+                Sp(At(src, "x: Int"), At(src, "x: Int") + 6))),
             std::string::npos)
       << d;
-  EXPECT_NE(d.find(fmt::format("span: {} }}", Sp(At(src, "xs"), At(src, "1)") + 2))), std::string::npos);
+  EXPECT_NE(d.find(fmt::format("span: {} }}", Sp(At(src, "xs"), At(src, "1)") + 2))),
+            std::string::npos);
 }
 
 TEST(ParserExprTest, Closures) {
@@ -508,10 +536,11 @@ TEST(ParserExprTest, Closures) {
   ParseResult r = Parse(src);
   ASSERT_TRUE(r.ok());
   const ast::Expr& c = r.module->functions[0].body.stmts[0].value;
-  EXPECT_EQ(DescribeExpr(c),
-            fmt::format("Closure {{ params: [], return_type: Some(Named(\"Int\")), body: Block(Block {{ "
-                        "span: {0}, stmts: [Expr(IntLit(1, {1}))] }}), span: {2} }}",
-                        SpOf(src, "{ 1 }"), SpN(src, "1 }", 1), Sp(At(src, "||"), At(src, "1 }") + 3)));
+  EXPECT_EQ(
+      DescribeExpr(c),
+      fmt::format("Closure {{ params: [], return_type: Some(Named(\"Int\")), body: Block(Block {{ "
+                  "span: {0}, stmts: [Expr(IntLit(1, {1}))] }}), span: {2} }}",
+                  SpOf(src, "{ 1 }"), SpN(src, "1 }", 1), Sp(At(src, "||"), At(src, "1 }") + 3)));
   r = Parse(Fn("let g = |a, b: Int| a"));
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r.module->functions[0].body.stmts[0].value.extra->params.size(), 2u);
@@ -541,17 +570,21 @@ TEST(ParserExprTest, MatchWithPatterns) {
   const auto& arms = r.module->functions[0].body.stmts[0].value.extra->arms;
   ASSERT_EQ(arms.size(), 7u);
   EXPECT_EQ(ast::DescribePattern(arms[0].pattern),
-            fmt::format("Variant {{ enum_name: Some(\"Shape\"), variant: \"Circle\", bindings: [Binding(\"r\", {})], span: {} }}",
+            fmt::format("Variant {{ enum_name: Some(\"Shape\"), variant: \"Circle\", bindings: "
+                        "[Binding(\"r\", {})], span: {} }}",
                         SpN(src, "r)", 1), SpOf(src, "Shape::Circle(r)")));
-  EXPECT_EQ(ast::DescribePattern(arms[1].pattern),
-            fmt::format("Variant {{ enum_name: None, variant: \"Some\", bindings: [Variant {{ enum_name: "
-                        "Some(\"Shape\"), variant: \"Rect\", bindings: [Binding(\"w\", {}), Wildcard({})], span: {} }}], "
-                        "span: {} }}",
-                        SpN(src, "w, _", 1), SpN(src, "_))", 1), SpOf(src, "Shape::Rect(w, _)"),
-                        SpOf(src, "Some(Shape::Rect(w, _))")));
+  EXPECT_EQ(
+      ast::DescribePattern(arms[1].pattern),
+      fmt::format("Variant {{ enum_name: None, variant: \"Some\", bindings: [Variant {{ enum_name: "
+                  "Some(\"Shape\"), variant: \"Rect\", bindings: [Binding(\"w\", {}), "
+                  "Wildcard({})], span: {} }}], "
+                  "span: {} }}",
+                  SpN(src, "w, _", 1), SpN(src, "_))", 1), SpOf(src, "Shape::Rect(w, _)"),
+                  SpOf(src, "Some(Shape::Rect(w, _))")));
   EXPECT_EQ(arms[2].pattern.kind, ast::PatternKind::kVariant);  // a bare name is a variant
   EXPECT_EQ(ast::DescribePattern(arms[3].pattern), "Wildcard(" + SpN(src, "_ =>", 1) + ")");
-  EXPECT_EQ(ast::DescribePattern(arms[4].pattern), "Literal(IntLit(2, " + Sp(At(src, "2 =>"), At(src, "2 =>") + 1) + "))");
+  EXPECT_EQ(ast::DescribePattern(arms[4].pattern),
+            "Literal(IntLit(2, " + Sp(At(src, "2 =>"), At(src, "2 =>") + 1) + "))");
   EXPECT_EQ(arms[5].pattern.kind, ast::PatternKind::kLiteral);
   EXPECT_EQ(arms[6].pattern.kind, ast::PatternKind::kTuple);
   EXPECT_EQ(arms[0].span, (ast::Span{At(src, "Shape::Circle"), At(src, "r,") + 1}));
@@ -562,11 +595,12 @@ TEST(ParserExprTest, StructLiteralsAndEnumVariants) {
   ParseResult r = Parse(src);
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(DescribeExpr(r.module->functions[0].body.stmts[0].value),
-            fmt::format("StructLit {{ name: \"Point\", fields: [FieldInit {{ name: \"x\", value: IntLit(1, "
-                        "{}), span: {} }}, FieldInit {{ name: \"y\", value: EnumVariantExpr {{ enum_name: "
-                        "\"Color\", variant: \"Red\", args: [], span: {} }}, span: {} }}], span: {} }}",
-                        Sp(At(src, "1,"), At(src, "1,") + 1), SpOf(src, "x: 1"), SpOf(src, "Color::Red"),
-                        SpOf(src, "y: Color::Red"), SpOf(src, "Point { x: 1, y: Color::Red }")));
+            fmt::format(
+                "StructLit {{ name: \"Point\", fields: [FieldInit {{ name: \"x\", value: IntLit(1, "
+                "{}), span: {} }}, FieldInit {{ name: \"y\", value: EnumVariantExpr {{ enum_name: "
+                "\"Color\", variant: \"Red\", args: [], span: {} }}, span: {} }}], span: {} }}",
+                Sp(At(src, "1,"), At(src, "1,") + 1), SpOf(src, "x: 1"), SpOf(src, "Color::Red"),
+                SpOf(src, "y: Color::Red"), SpOf(src, "Point { x: 1, y: Color::Red }")));
   r = Parse(Fn("let s = Shape::Rect(1, 2)"));
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r.module->functions[0].body.stmts[0].value.operands.size(), 2u);
@@ -579,10 +613,12 @@ TEST(ParserExprTest, TuplesUnitAndGrouping) {
   std::string src = Fn("let t = (1, (2), ())");
   ParseResult r = Parse(src);
   ASSERT_TRUE(r.ok());
-  EXPECT_EQ(DescribeExpr(r.module->functions[0].body.stmts[0].value),
-            fmt::format("TupleLit([IntLit(1, {}), IntLit(2, {}), Block(Block {{ span: {}, stmts: [] }})], {})",
-                        Sp(At(src, "1,"), At(src, "1,") + 1), Sp(At(src, "2)"), At(src, "2)") + 1),
-                        SpN(src, "())", 2), SpOf(src, "(1, (2), ())")));
+  EXPECT_EQ(
+      DescribeExpr(r.module->functions[0].body.stmts[0].value),
+      fmt::format(
+          "TupleLit([IntLit(1, {}), IntLit(2, {}), Block(Block {{ span: {}, stmts: [] }})], {})",
+          Sp(At(src, "1,"), At(src, "1,") + 1), Sp(At(src, "2)"), At(src, "2)") + 1),
+          SpN(src, "())", 2), SpOf(src, "(1, (2), ())")));
   r = Parse(Fn("let one = (1,)"));
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r.module->functions[0].body.stmts[0].value.kind, ast::ExprKind::kTupleLit);
@@ -593,29 +629,36 @@ TEST(ParserExprTest, FStrings) {
   ParseResult r = Parse(src);
   ASSERT_TRUE(r.ok());
   // Sub-expression spans print relative to the interpolated text, as upstream's sub-parser.
-  EXPECT_EQ(DescribeExpr(r.module->functions[0].body.stmts[0].value),
-            fmt::format("StringInterp {{ parts: [Literal(\"a \"), Expr(BinaryOp {{ left: Ident(\"x\", "
-                        "Span {{ start: 0, end: 1 }}), op: Add, right: IntLit(1, Span {{ start: 4, end: 5 }}), "
-                        "span: Span {{ start: 0, end: 5 }} }}), Literal(\" b \"), Expr(Ident(\"y\", Span {{ "
-                        "start: 0, end: 1 }}))], span: {} }}",
-                        SpOf(src, "f\"a {x + 1} b {y}\"")));
+  EXPECT_EQ(
+      DescribeExpr(r.module->functions[0].body.stmts[0].value),
+      fmt::format(
+          "StringInterp {{ parts: [Literal(\"a \"), Expr(BinaryOp {{ left: Ident(\"x\", "
+          "Span {{ start: 0, end: 1 }}), op: Add, right: IntLit(1, Span {{ start: 4, end: 5 }}), "
+          "span: Span {{ start: 0, end: 5 }} }}), Literal(\" b \"), Expr(Ident(\"y\", Span {{ "
+          "start: 0, end: 1 }}))], span: {} }}",
+          SpOf(src, "f\"a {x + 1} b {y}\"")));
   // The AST itself keeps file offsets.
   const auto& parts = r.module->functions[0].body.stmts[0].value.extra->parts;
   EXPECT_EQ(parts[1].expr->span, (ast::Span{At(src, "x + 1"), At(src, "x + 1") + 5}));
   r = Parse(Fn("let e = f\"\""));
   ASSERT_TRUE(r.ok());
-  EXPECT_EQ(DescribeExpr(r.module->functions[0].body.stmts[0].value).rfind("StringInterp { parts: [Literal(\"\")]", 0), 0u);
+  EXPECT_EQ(DescribeExpr(r.module->functions[0].body.stmts[0].value)
+                .rfind("StringInterp { parts: [Literal(\"\")]", 0),
+            0u);
 }
 
 TEST(ParserExprTest, AnnotationArgumentsAreExpressions) {
-  std::string src = "module m { @property(iterations: 50, int_min: -10) @reviewed_by(\"human:alice\") fn f() { } }";
+  std::string src =
+      "module m { @property(iterations: 50, int_min: -10) @reviewed_by(\"human:alice\") fn f() { } "
+      "}";
   ParseResult r = Parse(src);
   ASSERT_TRUE(r.ok());
   const auto& a = r.module->functions[0].annotations[0];
   ASSERT_EQ(a.args.size(), 2u);
-  EXPECT_EQ(ast::DescribeAnnotationArg(a.args[1]),
-            fmt::format("Named(\"int_min\", UnaryOp {{ op: Neg, operand: IntLit(10, {}), span: {} }})",
-                        SpN(src, "10)", 2), SpOf(src, "-10")));
+  EXPECT_EQ(
+      ast::DescribeAnnotationArg(a.args[1]),
+      fmt::format("Named(\"int_min\", UnaryOp {{ op: Neg, operand: IntLit(10, {}), span: {} }})",
+                  SpN(src, "10)", 2), SpOf(src, "-10")));
   EXPECT_EQ(a.span, (ast::Span{At(src, "@property"), At(src, "-10)") + 4}));
 }
 
@@ -641,40 +684,56 @@ TEST(ParserErrorTest, E0100ExpectedTokenKinds) {
       {h + "fn f() { let = 1 } }", "expected identifier, found Eq at Span { start: 24, end: 25 }"},
       {h + "fn f() { let x 1 } }", "expected Eq, found IntLit(1) at Span { start: 26, end: 27 }"},
       {h + "fn f( { } }", "expected identifier, found LBrace at Span { start: 17, end: 18 }"},
-      {h + "fn f(a: Int,) { } }", "expected identifier, found RParen at Span { start: 23, end: 24 }"},
-      {h + "meta { purpose: 42 } }", "expected string literal, found IntLit(42) at Span { start: 27, end: 29 }"},
-      {h + "fn f() { for i 0..3 { } } }", "expected in, found IntLit(0) at Span { start: 26, end: 27 }"},
-      {h + "fn f() { let x = } }", "expected expression, found RBrace at Span { start: 28, end: 29 }"},
+      {h + "fn f(a: Int,) { } }",
+       "expected identifier, found RParen at Span { start: 23, end: 24 }"},
+      {h + "meta { purpose: 42 } }",
+       "expected string literal, found IntLit(42) at Span { start: 27, end: 29 }"},
+      {h + "fn f() { for i 0..3 { } } }",
+       "expected in, found IntLit(0) at Span { start: 26, end: 27 }"},
+      {h + "fn f() { let x = } }",
+       "expected expression, found RBrace at Span { start: 28, end: 29 }"},
       {h + "fn f() { test } }", "expected expression, found Test at Span { start: 20, end: 24 }"},
-      {h + "test adds { } }", "expected string literal for test name, found Ident(\"adds\") at Span { start: 16, end: 20 }"},
+      {h + "test adds { } }",
+       "expected string literal for test name, found Ident(\"adds\") at Span { start: 16, end: 20 "
+       "}"},
       {h + "describe \"d\" { fn x() { } } }",
        "expected setup, teardown, test, describe, or `}`, found Fn at Span { start: 26, end: 28 }"},
       {h + "intent i { k: (1) } }",
-       "expected intent config value (string, int, float, bool, identifier, or list), found LParen at "
+       "expected intent config value (string, int, float, bool, identifier, or list), found LParen "
+       "at "
        "Span { start: 25, end: 26 }"},
-      {h + "fn f() { match x { A -> 1 } } }", "expected FatArrow, found Arrow at Span { start: 32, end: 34 }"},
-      {h + "fn f() { g(1 2) } }", "expected RParen, found IntLit(2) at Span { start: 24, end: 25 }"},
+      {h + "fn f() { match x { A -> 1 } } }",
+       "expected FatArrow, found Arrow at Span { start: 32, end: 34 }"},
+      {h + "fn f() { g(1 2) } }",
+       "expected RParen, found IntLit(2) at Span { start: 24, end: 25 }"},
       {h + "fn f() { p.x = 1 } }", "expected expression, found Eq at Span { start: 24, end: 25 }"},
       {h + "pub enum E { A } }", "expected Fn, found Enum at Span { start: 15, end: 19 }"},
-      {h + "fn f() { x.\"s\" } }", "expected identifier, found StringLit(\"s\") at Span { start: 22, end: 25 }"},
-      {h + "fn f(a: 2.5) { } }", "expected identifier, found FloatLit(2.5) at Span { start: 19, end: 22 }"},
+      {h + "fn f() { x.\"s\" } }",
+       "expected identifier, found StringLit(\"s\") at Span { start: 22, end: 25 }"},
+      {h + "fn f(a: 2.5) { } }",
+       "expected identifier, found FloatLit(2.5) at Span { start: 19, end: 22 }"},
       {h + "fn f(a: f\"b{x}\\n\") { } }",
        "expected identifier, found FStringLit(\"b{x}\\n\") at Span { start: 19, end: 28 }"},
-      {h + "fn f(a: Int b: Int) { } }", "expected Comma, found Ident(\"b\") at Span { start: 23, end: 24 }"},
-      {h + "enum E { A(Int Int) } }", "expected Comma, found Ident(\"Int\") at Span { start: 26, end: 29 }"},
-      {h + "intent i { k: [1 2] } }", "expected Comma, found IntLit(2) at Span { start: 28, end: 29 }"},
+      {h + "fn f(a: Int b: Int) { } }",
+       "expected Comma, found Ident(\"b\") at Span { start: 23, end: 24 }"},
+      {h + "enum E { A(Int Int) } }",
+       "expected Comma, found Ident(\"Int\") at Span { start: 26, end: 29 }"},
+      {h + "intent i { k: [1 2] } }",
+       "expected Comma, found IntLit(2) at Span { start: 28, end: 29 }"},
       {h + "trait T { let } }", "expected RBrace, found Let at Span { start: 21, end: 24 }"},
       {h + "impl T { struct } }", "expected RBrace, found Struct at Span { start: 20, end: 26 }"},
-      {h + "fn f() { a[0] } }", "expected expression, found LBracket at Span { start: 21, end: 22 }"},
-      {h + "fn f() { self.x = 1 } }", "expected expression, found Eq at Span { start: 27, end: 28 }"},
+      {h + "fn f() { a[0] } }",
+       "expected expression, found LBracket at Span { start: 21, end: 22 }"},
+      {h + "fn f() { self.x = 1 } }",
+       "expected expression, found Eq at Span { start: 27, end: 28 }"},
   };
   for (const Case& c : cases) {
     const ParseDiagnostic d = OneError(c.src);
     EXPECT_EQ(d.code, "E0100") << c.src;
     EXPECT_EQ(d.message, c.message) << c.src;
     if (!d.range.has_value()) continue;
-    EXPECT_EQ(c.message.find(fmt::format("at Span {{ start: {}, end: {} }}", d.range->begin, d.range->end)) !=
-                  std::string::npos,
+    EXPECT_EQ(c.message.find(fmt::format("at Span {{ start: {}, end: {} }}", d.range->begin,
+                                         d.range->end)) != std::string::npos,
               true)
         << c.src;
   }
@@ -784,7 +843,8 @@ TEST(ParserRecoveryTest, SynchronisesAtDeclarations) {
 TEST(ParserRecoveryTest, SynchronisesAtStatements) {
   ParseOptions options;
   options.recover = true;
-  ParseResult r = Parse("module m { fn a() { let = 1\n let y = 2\n let z 3\n return y } }", options);
+  ParseResult r =
+      Parse("module m { fn a() { let = 1\n let y = 2\n let z 3\n return y } }", options);
   ASSERT_TRUE(r.module.has_value());
   ASSERT_EQ(r.diagnostics.size(), 2u);
   const auto& stmts = r.module->functions[0].body.stmts;
@@ -796,15 +856,18 @@ TEST(ParserRecoveryTest, SynchronisesAtStatements) {
 TEST(ParserRecoveryTest, E0104MalformedContract) {
   ParseOptions options;
   options.recover = true;
-  const std::string src = "module m { fn f(b: Int) -> Int requires { b != } ensures { result > 0 } { return b } }";
+  const std::string src =
+      "module m { fn f(b: Int) -> Int requires { b != } ensures { result > 0 } { return b } }";
   ParseResult r = Parse(src, options);
   ASSERT_TRUE(r.module.has_value());
   ASSERT_EQ(r.diagnostics.size(), 1u);
   EXPECT_EQ(r.diagnostics[0].code, "E0104");
-  EXPECT_EQ(r.diagnostics[0].message,
-            fmt::format("malformed requires clause at {}: expected expression, found RBrace at {}",
-                        Sp(At(src, "requires"), At(src, "} ensures") + 1), SpN(src, "} ensures", 1)));
-  EXPECT_EQ(r.diagnostics[0].suggestion, "check the expression inside the `requires` block for syntax errors");
+  EXPECT_EQ(
+      r.diagnostics[0].message,
+      fmt::format("malformed requires clause at {}: expected expression, found RBrace at {}",
+                  Sp(At(src, "requires"), At(src, "} ensures") + 1), SpN(src, "} ensures", 1)));
+  EXPECT_EQ(r.diagnostics[0].suggestion,
+            "check the expression inside the `requires` block for syntax errors");
   ASSERT_EQ(r.module->functions.size(), 1u);
   EXPECT_EQ(r.module->functions[0].ensures.size(), 1u);
   EXPECT_EQ(r.module->functions[0].body.stmts.size(), 1u);
@@ -813,10 +876,11 @@ TEST(ParserRecoveryTest, E0104MalformedContract) {
 TEST(ParserRecoveryTest, FirstRecoveredErrorIsTheFailFastError) {
   ParseOptions options;
   options.recover = true;
-  for (const char* src : {"module m { fn f() { let = 1 } fn g() { let = 2 } }", "module m { let x = 1 }",
-                          "module m { fn f(a: Int b: Int) { } struct S { } }", "fn m { }",
-                          "module m { fn f() { g(1 2) } }", "module m { fn f() {", "module m { ~ }",
-                          "module m { fn f() { let s = f\"{a\" } fn g() { } }"}) {
+  for (const char* src :
+       {"module m { fn f() { let = 1 } fn g() { let = 2 } }", "module m { let x = 1 }",
+        "module m { fn f(a: Int b: Int) { } struct S { } }", "fn m { }",
+        "module m { fn f() { g(1 2) } }", "module m { fn f() {", "module m { ~ }",
+        "module m { fn f() { let s = f\"{a\" } fn g() { } }"}) {
     const ParseDiagnostic strict = OneError(src);
     ParseResult recovered = Parse(src, options);
     ASSERT_FALSE(recovered.diagnostics.empty()) << src;
@@ -870,7 +934,8 @@ TEST(ParserDepthTest, DeepNestingIsAnErrorNotACrash) {
     ParseResult r = Parse(src, options);
     ASSERT_EQ(r.diagnostics.size(), 1u) << open;
     EXPECT_EQ(r.diagnostics[0].code, "E0100");
-    EXPECT_NE(r.diagnostics[0].message.find("nesting too deep (more than 256 levels)"), std::string::npos)
+    EXPECT_NE(r.diagnostics[0].message.find("nesting too deep (more than 256 levels)"),
+              std::string::npos)
         << r.diagnostics[0].message;
   }
 }
