@@ -925,10 +925,10 @@ class Printer {
     });
     Raw(", invariants: ");
     List(m.invariants, [&](const InvariantDecl& inv) {
-      Raw("InvariantDecl { condition: ");
-      ExprOf(inv.condition);
-      Raw(", span: ");
+      Raw("InvariantDecl { span: ");
       SpanOf(inv.span);
+      Raw(", condition: ");
+      ExprOf(inv.condition);
       Raw(" }");
     });
     Raw(", functions: ");

@@ -593,7 +593,7 @@ void Parser::ParseContracts(ast::Function& f) {
         inner = s_.diagnostics.back().message;
         s_.diagnostics.pop_back();
       }
-      const Span clause = clause_start.Merge(PeekSpan());
+      const Span clause = clause_start;  // upstream: the `requires`/`ensures` keyword
       ParseDiagnostic d;
       d.code = "E0104";
       d.message = fmt::format("malformed {} clause at {}: {}", is_requires ? "requires" : "ensures",
@@ -907,10 +907,11 @@ ast::DescribeDecl Parser::ParseDescribe(std::vector<ast::Annotation> annotations
   ast::DescribeDecl decl;
   decl.annotations = std::move(annotations);
   const Span start = TokSpan(Expect(K::kDescribe));
-  if (!Check(K::kStringLit)) Fail("string literal");
+  if (!Check(K::kStringLit)) Fail("string literal for describe name");
   decl.name = Advance().string_value();
   Expect(K::kLBrace);
   while (!Check(K::kRBrace)) {
+    if (AtEnd()) FailEof("}");  // upstream's own check, before annotations
     std::vector<ast::Annotation> inner = ParseAnnotations();
     switch (PeekKind()) {
       case K::kSetup:

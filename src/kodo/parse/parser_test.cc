@@ -696,6 +696,9 @@ TEST(ParserErrorTest, E0100ExpectedTokenKinds) {
       {h + "test adds { } }",
        "expected string literal for test name, found Ident(\"adds\") at Span { start: 16, end: 20 "
        "}"},
+      {h + "describe d { } }",
+       "expected string literal for describe name, found Ident(\"d\") at Span { start: 20, end: 21 "
+       "}"},
       {h + "describe \"d\" { fn x() { } } }",
        "expected setup, teardown, test, describe, or `}`, found Fn at Span { start: 26, end: 28 }"},
       {h + "intent i { k: (1) } }",
@@ -774,6 +777,8 @@ TEST(ParserErrorTest, E0101UnexpectedEndOfInput) {
       {"module m { fn f() { let s = f\"a {x\" } }", "closing `}` in f-string interpolation"},
       {"module m { fn f() { let s = f\"a {}\" } }", "expression"},
       {"module m { intent i { k:", "intent config value"},
+      {"module m { describe \"d\" { test \"t\" { }", "}"},
+      {"module m { test", "string literal for test name"},
       {"module m { fn f(a: Int", "Comma"},
   };
   for (const Case& c : cases) {
@@ -862,10 +867,9 @@ TEST(ParserRecoveryTest, E0104MalformedContract) {
   ASSERT_TRUE(r.module.has_value());
   ASSERT_EQ(r.diagnostics.size(), 1u);
   EXPECT_EQ(r.diagnostics[0].code, "E0104");
-  EXPECT_EQ(
-      r.diagnostics[0].message,
-      fmt::format("malformed requires clause at {}: expected expression, found RBrace at {}",
-                  Sp(At(src, "requires"), At(src, "} ensures") + 1), SpN(src, "} ensures", 1)));
+  EXPECT_EQ(r.diagnostics[0].message,
+            fmt::format("malformed requires clause at {}: expected expression, found RBrace at {}",
+                        SpOf(src, "requires"), SpN(src, "} ensures", 1)));
   EXPECT_EQ(r.diagnostics[0].suggestion,
             "check the expression inside the `requires` block for syntax errors");
   ASSERT_EQ(r.module->functions.size(), 1u);
