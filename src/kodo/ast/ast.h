@@ -1,0 +1,523 @@
+// The Kōdo abstract syntax tree: one node family per construct of the grammar that upstream
+// `kodoc` 1.14.1 accepts (kodo.md §3), produced by kodo/parse and read by every later phase.
+//
+// Representation. Nodes are plain move-only structs owning their children (vectors of nodes and
+// unique_ptr), with no templates beyond std containers, so this header stays cheap to include.
+// Expressions use one tagged node type (Expr) whose child expressions sit in one vector,
+// `operands`, at positions fixed per kind (documented on ExprKind); the rarer payloads (blocks,
+// match arms, struct-literal fields, closure parameters, f-string parts) live behind one
+// pointer, `extra`, so a common node (literal, name, binary operator, call) is small.
+//
+// Spans. Every node carries a byte-offset Span [start, end) into its file, computed as upstream
+// computes it (kodo.md §2, §20), because spans are printed by describe (describe.h) and drive
+// fix-patch offsets. Exception: sub-expressions of an f-string keep file offsets here; describe
+// prints them relative to their interpolation, as upstream does (decision in
+// docs/decisions/0012-kodo-parser.md).
+//
+// Thread safety: plain values; a const tree may be read from any thread.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace trove::kodo::ast {
+
+// A half-open byte range [start, end) in the parsed file; upstream's `Span` (u32 offsets).
+struct Span {
+  std::uint32_t start = 0;
+  std::uint32_t end = 0;
+  // Returns the smallest span covering both (upstream's Span::merge).
+  Span Merge(Span other) const {
+    return Span{start < other.start ? start : other.start, end > other.end ? end : other.end};
+  }
+  friend bool operator==(const Span&, const Span&) = default;
+};
+
+struct Expr;
+struct Stmt;
+struct Pattern;
+
+// ---------------------------------------------------------------------------------------------
+// Types (kodo.md §3 `Type`).
+
+enum class TypeKind : std::uint8_t {
+  kNamed,     // `Int`                    name
+  kGeneric,   // `List<Int>`              name, args
+  kFunction,  // `(Int, Int) -> Bool`     args = params then the return type (last)
+  kUnit,      // `()`
+  kOptional,  // `T?`                     args[0] = T
+  kTuple,     // `(Int, String)`          args
+  kDynTrait,  // `dyn Show`               name
+};
+
+struct TypeExpr {
+  TypeKind kind = TypeKind::kUnit;
+  std::string name;
+  std::vector<TypeExpr> args;
+
+  static TypeExpr Named(std::string n) { return TypeExpr{TypeKind::kNamed, std::move(n), {}}; }
+  static TypeExpr Unit() { return TypeExpr{}; }
+  friend bool operator==(const TypeExpr&, const TypeExpr&) = default;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Statements and blocks.
+
+struct Block {
+  Span span;
+  std::vector<Stmt> stmts;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Expressions (kodo.md §3 `Expr`, §20 for the field names).
+
+enum class BinOp : std::uint8_t {
+  kAdd,
+  kSub,
+  kMul,
+  kDiv,
+  kMod,
+  kEq,
+  kNe,
+  kLt,
+  kGt,
+  kLe,
+  kGe,
+  kAnd,
+  kOr
+};
+enum class UnaryOp : std::uint8_t { kNot, kNeg };
+
+enum class ExprKind : std::uint8_t {
+  kIntLit,           // int_value
+  kFloatLit,         // float_value
+  kStringLit,        // text
+  kBoolLit,          // flag
+  kIdent,            // text (also `self`)
+  kBinaryOp,         // bin_op; operands = {left, right}
+  kUnaryOp,          // unary_op; operands = {operand}
+  kCall,             // operands = {callee, args...}
+  kIf,               // operands = {condition}; extra->block = then, extra->else_block (optional)
+  kFieldAccess,      // operands = {object}; text = field
+  kStructLit,        // text = name; extra->fields
+  kEnumVariantExpr,  // text = enum_name, text2 = variant; operands = args
+  kMatch,            // operands = {scrutinee}; extra->arms
+  kTry,              // operands = {operand}
+  kOptionalChain,    // operands = {object}; text = field
+  kNullCoalesce,     // operands = {left, right}
+  kRange,            // operands = {start, end}; flag = inclusive
+  kClosure,          // operands = {body}; extra->params, extra->return_type
+  kIs,               // operands = {operand}; text = type_name
+  kAwait,            // operands = {operand}
+  kStringInterp,     // extra->parts
+  kTupleLit,         // operands = elements
+  kTupleIndex,       // operands = {tuple}; int_value = index
+  kBlock,            // extra->block
+};
+
+struct FieldInit;
+struct MatchArm;
+struct ClosureParam;
+struct StringPart;
+struct ExprExtra;
+
+struct Expr {
+  ExprKind kind = ExprKind::kIntLit;
+  BinOp bin_op = BinOp::kAdd;
+  UnaryOp unary_op = UnaryOp::kNot;
+  bool flag = false;  // BoolLit value; Range inclusive
+  Span span;
+  std::int64_t int_value = 0;
+  double float_value = 0;
+  std::string text;
+  std::string text2;
+  std::vector<Expr> operands;
+  std::unique_ptr<ExprExtra> extra;
+
+  Expr();
+  Expr(Expr&&) noexcept;
+  Expr& operator=(Expr&&) noexcept;
+  ~Expr();
+
+  // Operand accessors by role (REQUIRES: the kind has that operand).
+  const Expr& left() const { return operands[0]; }
+  const Expr& right() const { return operands[1]; }
+  const Expr& operand() const { return operands[0]; }
+};
+
+struct FieldInit {
+  std::string name;
+  Expr value;
+  Span span;
+};
+
+// A parameter of a closure: `x` or `x: Int`.
+struct ClosureParam {
+  std::string name;
+  std::optional<TypeExpr> ty;
+  Span span;
+};
+
+// One part of an f-string: literal text or an interpolated expression.
+struct StringPart {
+  bool is_expr = false;
+  std::string literal;
+  std::unique_ptr<Expr> expr;
+  // For an expression part: the file offset its text starts at (describe prints the
+  // sub-expression's spans relative to it, as upstream's fresh sub-parser does).
+  std::uint32_t base = 0;
+};
+
+enum class PatternKind : std::uint8_t {
+  kVariant,   // `Enum::V(a, b)`, `Some(x)`, `None`: enum_name (optional), name = variant, subs
+  kWildcard,  // `_`
+  kLiteral,   // literal (an IntLit/FloatLit/StringLit/BoolLit expression)
+  kTuple,     // `(p, q)`: subs
+  kBinding,   // a plain name inside a variant's parentheses: name
+};
+
+struct Pattern {
+  PatternKind kind = PatternKind::kWildcard;
+  bool has_enum_name = false;
+  std::string enum_name;
+  std::string name;
+  std::vector<Pattern> subs;
+  std::unique_ptr<Expr> literal;
+  Span span;
+};
+
+struct MatchArm {
+  Pattern pattern;
+  Expr body;
+  Span span;
+};
+
+struct ExprExtra {
+  std::optional<Block> block;
+  std::optional<Block> else_block;
+  std::vector<FieldInit> fields;
+  std::vector<MatchArm> arms;
+  std::vector<ClosureParam> params;
+  std::optional<TypeExpr> return_type;
+  std::vector<StringPart> parts;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Statements (kodo.md §3 `Stmt`).
+
+enum class StmtKind : std::uint8_t {
+  kLet,         // mutable_, name, ty, value
+  kLetPattern,  // mutable_, pattern, ty, value
+  kExpr,        // value
+  kReturn,      // value (optional: has_value)
+  kWhile,       // value = condition, body
+  kFor,         // name, value = start, extra->value2 = end, inclusive, body
+  kForIn,       // name, value = iterable, body
+  kAssign,      // name, value
+  kIfLet,       // pattern, value, body, extra->else_body
+  kBreak,
+  kContinue,
+  kSpawn,     // body
+  kParallel,  // body.stmts (body.span equals span)
+  kSelect,    // extra->select_arms
+  kForall,    // extra->forall_bindings, body
+};
+
+struct SelectArm {
+  Expr channel;
+  std::string binding;
+  TypeExpr ty;
+  Block body;
+  Span span;
+};
+
+struct ForallBinding {
+  std::string name;
+  TypeExpr ty;
+  Span span;
+};
+
+struct StmtExtra;
+
+struct Stmt {
+  StmtKind kind = StmtKind::kExpr;
+  bool mutable_ = false;
+  bool inclusive = false;
+  bool has_value = false;  // Return: whether a value is present
+  Span span;
+  std::string name;
+  std::optional<TypeExpr> ty;
+  std::unique_ptr<Pattern> pattern;
+  Expr value;
+  Block body;
+  // The payloads of the rarer statements (For's end, IfLet's else, Select, Forall), kept out of
+  // line so that the common statements stay small.
+  std::unique_ptr<StmtExtra> extra;
+
+  Stmt();
+  Stmt(Stmt&&) noexcept;
+  Stmt& operator=(Stmt&&) noexcept;
+  ~Stmt();
+  StmtExtra& Extra();  // creates `extra` on first use
+};
+
+struct StmtExtra {
+  Expr value2;
+  std::optional<Block> else_body;
+  std::vector<SelectArm> select_arms;
+  std::vector<ForallBinding> forall_bindings;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Declarations (kodo.md §3 items, §4, §5).
+
+struct MetaEntry {
+  std::string key;
+  std::string value;
+  Span span;  // from the `meta` keyword to the end of the value, as upstream (kodo.md §4)
+};
+
+struct Meta {
+  std::uint32_t id = 0;
+  Span span;
+  std::vector<MetaEntry> entries;
+};
+
+struct ImportDecl {
+  std::vector<std::string> path;
+  std::vector<std::string> names;  // `import a::b { x, y }` / `from a::b import x, y`
+  bool from_form = false;          // written `from P import ...`
+  Span span;
+};
+
+enum class Ownership : std::uint8_t { kOwned, kRef, kMut };
+
+struct Param {
+  std::string name;
+  TypeExpr ty;
+  Span span;
+  Ownership ownership = Ownership::kOwned;
+};
+
+struct AnnotationArg {
+  bool named = false;
+  std::string key;
+  Expr value;
+};
+
+struct Annotation {
+  std::string name;
+  std::vector<AnnotationArg> args;
+  Span span;
+};
+
+struct GenericParam {
+  std::string name;
+  std::vector<std::string> bounds;
+  Span span;  // the name through the last bound
+};
+
+enum class Visibility : std::uint8_t { kPrivate, kPublic };
+
+struct Function {
+  std::uint32_t id = 0;
+  Span span;  // from `fn` to the closing brace (annotations, `pub`, `async` outside)
+  std::string name;
+  Visibility visibility = Visibility::kPrivate;
+  bool is_async = false;
+  std::vector<GenericParam> generic_params;
+  std::vector<Annotation> annotations;
+  std::vector<Param> params;
+  TypeExpr return_type;  // Unit when omitted
+  std::vector<Expr> requires_;
+  std::vector<Expr> ensures;
+  Block body;
+};
+
+struct FieldDef {
+  std::string name;
+  TypeExpr ty;
+  Span span;
+};
+
+struct TypeDecl {  // struct
+  std::uint32_t id = 0;
+  Span span;
+  std::string name;
+  Visibility visibility = Visibility::kPrivate;
+  std::vector<GenericParam> generic_params;
+  std::vector<FieldDef> fields;
+};
+
+struct EnumVariant {
+  std::string name;
+  std::vector<TypeExpr> fields;
+  Span span;
+};
+
+struct EnumDecl {
+  std::uint32_t id = 0;
+  Span span;
+  std::string name;
+  std::vector<GenericParam> generic_params;
+  std::vector<EnumVariant> variants;
+};
+
+struct TypeAlias {
+  std::uint32_t id = 0;
+  Span span;
+  std::string name;
+  TypeExpr base_type;
+  std::optional<Expr> constraint;  // refinement `requires { ... }`
+};
+
+struct AssociatedType {
+  std::string name;
+  std::vector<std::string> bounds;
+  Span span;
+};
+
+struct TraitMethod {
+  std::string name;
+  std::vector<Param> params;
+  TypeExpr return_type;
+  bool has_self = false;
+  std::optional<Block> body;  // default method
+  Span span;
+};
+
+struct TraitDecl {
+  std::uint32_t id = 0;
+  Span span;
+  std::string name;
+  std::vector<AssociatedType> associated_types;
+  std::vector<TraitMethod> methods;
+};
+
+struct TypeBinding {
+  std::string name;
+  TypeExpr ty;
+  Span span;
+};
+
+struct ImplBlock {
+  std::uint32_t id = 0;
+  Span span;
+  std::optional<std::string> trait_name;  // absent for an inherent impl
+  std::string type_name;
+  std::vector<TypeBinding> type_bindings;
+  std::vector<Function> methods;
+};
+
+struct ActorDecl {
+  std::uint32_t id = 0;
+  Span span;
+  std::string name;
+  std::vector<FieldDef> fields;
+  std::vector<Function> handlers;
+};
+
+enum class IntentValueKind : std::uint8_t {
+  kStringLit,
+  kIntLit,
+  kBoolLit,
+  kFloatLit,
+  kFnRef,
+  kList
+};
+
+struct IntentConfigValue {
+  IntentValueKind kind = IntentValueKind::kStringLit;
+  std::string text;  // StringLit, FnRef
+  std::int64_t int_value = 0;
+  double float_value = 0;
+  bool bool_value = false;
+  std::vector<IntentConfigValue> list;
+  Span span;
+};
+
+struct IntentConfigEntry {
+  std::string key;
+  IntentConfigValue value;
+  Span span;
+};
+
+struct IntentDecl {
+  std::uint32_t id = 0;
+  Span span;
+  std::string name;
+  std::vector<IntentConfigEntry> config;
+};
+
+struct InvariantDecl {
+  Expr condition;
+  Span span;
+};
+
+struct TestDecl {
+  std::uint32_t id = 0;
+  Span span;
+  std::string name;
+  std::vector<Annotation> annotations;
+  Block body;
+};
+
+struct DescribeDecl {
+  std::uint32_t id = 0;
+  Span span;
+  std::string name;
+  std::vector<Annotation> annotations;
+  std::optional<Block> setup;
+  std::optional<Block> teardown;
+  std::vector<TestDecl> tests;
+  std::vector<DescribeDecl> describes;
+};
+
+// One kind of top-level declaration, in source order (Module::order).
+enum class ItemKind : std::uint8_t {
+  kTypeAlias,
+  kStruct,
+  kEnum,
+  kTrait,
+  kImpl,
+  kActor,
+  kIntent,
+  kInvariant,
+  kFunction,
+  kTest,
+  kDescribe,
+};
+
+struct ItemRef {
+  ItemKind kind;
+  std::uint32_t index;  // into the vector of that kind
+};
+
+struct Module {
+  std::uint32_t id = 0;
+  Span span;
+  std::string name;
+  std::vector<ImportDecl> imports;
+  std::optional<Meta> meta;
+  std::vector<TypeAlias> type_aliases;
+  std::vector<TypeDecl> type_decls;
+  std::vector<EnumDecl> enum_decls;
+  std::vector<TraitDecl> trait_decls;
+  std::vector<ImplBlock> impl_blocks;
+  std::vector<ActorDecl> actor_decls;
+  std::vector<IntentDecl> intent_decls;
+  std::vector<InvariantDecl> invariants;
+  std::vector<Function> functions;
+  std::vector<TestDecl> test_decls;
+  std::vector<DescribeDecl> describe_decls;
+  // Every declaration in source order (the vectors above group them by kind, as upstream).
+  std::vector<ItemRef> order;
+};
+
+// Returns upstream's span of an expression (the `span` field, or the block's span).
+Span ExprSpan(const Expr& expr);
+
+}  // namespace trove::kodo::ast
