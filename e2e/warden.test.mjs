@@ -1,0 +1,316 @@
+// WARDEN end to end: the `warden` CLI (exit codes, --json objects, exports) and `warden mcp`
+// driven by the official TypeScript SDK client over stdio and Streamable HTTP (spec warden.md
+// §2, §9; issues 3 and 4). The module under test is built here, byte by byte.
+
+import { describe, test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { BUILD_DIR, withTimeout } from './lib/env.mjs';
+
+const WARDEN = path.join(BUILD_DIR, 'src', 'warden', 'cli', 'warden');
+
+// --- A tiny wasm writer ---
+const uleb = (n) => { const out = []; do { let b = n & 0x7f; n >>>= 7; if (n) b |= 0x80; out.push(b); } while (n); return out; };
+const sleb = (n) => { const out = []; for (;;) { const b = n & 0x7f; n >>= 7; if ((n === 0 && !(b & 0x40)) || (n === -1 && (b & 0x40))) { out.push(b); return out; } out.push(b | 0x80); } };
+const name = (s) => { const b = [...Buffer.from(s, 'utf8')]; return [...uleb(b.length), ...b]; };
+const vec = (items) => [...uleb(items.length), ...items.flat()];
+const section = (id, body) => [id, ...uleb(body.length), ...body];
+const sized = (b) => [...uleb(b.length), ...b];
+
+// func 0: import env.log () -> ()
+// func 1: (i32) -> i32, exported "sqlite3_open": p0 + 1
+// func 2: () -> (), named "log_wrapper" in the name section: calls env.log
+// func 3: (i32) -> i32: p0 * 3 in v1, p0 - 5 in v2 (constants alone would not change its
+//         stable_id: they are masked)
+// func 4: () -> (): references "hello world" at 1024
+function buildModule(v2 = false) {
+  const types = vec([[0x60, 0x00, 0x00], [0x60, 0x01, 0x7f, 0x01, 0x7f]]);
+  const imports = vec([[...name('env'), ...name('log'), 0x00, 0x00]]);
+  const funcs = vec([[1], [0], [1], [0]]);
+  const memory = vec([[0x00, 0x01]]);
+  const exports = vec([[...name('sqlite3_open'), 0x00, 1]]);
+  const bodies = [
+    [0x00, 0x20, 0x00, 0x41, 0x01, 0x6a, 0x0b],
+    [0x00, 0x10, 0x00, 0x0b],
+    v2 ? [0x00, 0x20, 0x00, 0x41, ...sleb(5), 0x6b, 0x0b] : [0x00, 0x20, 0x00, 0x41, ...sleb(3), 0x6c, 0x0b],
+    [0x00, 0x41, ...sleb(1024), 0x1a, 0x0b],
+  ];
+  const code = vec(bodies.map(sized));
+  const data = vec([[0x00, 0x41, ...sleb(1024), 0x0b, ...sized([...Buffer.from('hello world\0')])]]);
+  const names = [...name('name'), 0x01, ...sized(vec([[...uleb(2), ...name('log_wrapper')]]))];
+  return Buffer.from([0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
+    ...section(1, types), ...section(2, imports), ...section(3, funcs), ...section(5, memory),
+    ...section(7, exports), ...section(10, code), ...section(11, data), ...section(0, names)]);
+}
+
+function warden(args, { cwd } = {}) {
+  const r = spawnSync(WARDEN, args, { cwd, encoding: 'utf8', timeout: 60000 });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+function wardenJson(args, opts) {
+  const r = warden([...args, '--json'], opts);
+  assert.equal(r.code, 0, `warden ${args.join(' ')}: ${r.stderr}`);
+  return JSON.parse(r.stdout);
+}
+
+let dir;
+let db;
+let v1;
+let v2;
+
+before(() => {
+  assert.ok(existsSync(WARDEN), `warden binary not found: ${WARDEN}`);
+  dir = mkdtempSync(path.join(os.tmpdir(), 'warden-e2e-'));
+  db = path.join(dir, 'kb.db');
+  v1 = path.join(dir, 'app-v1.wasm');
+  v2 = path.join(dir, 'app-v2.wasm');
+  writeFileSync(v1, buildModule(false));
+  writeFileSync(v2, buildModule(true));
+});
+after(() => { if (dir) rmSync(dir, { recursive: true, force: true }); });
+
+describe('warden CLI', () => {
+  test('a missing KB is exit 3 with the discovery message, and no file is created', () => {
+    const empty = mkdtempSync(path.join(os.tmpdir(), 'warden-none-'));
+    try {
+      for (const args of [['versions'], ['coverage'], ['funcs'], ['mcp']]) {
+        const r = warden(args, { cwd: empty });
+        assert.equal(r.code, 3, `${args}: ${r.stderr}`);
+        assert.match(r.stderr, /no WARDEN database found \(run 'warden init' or pass --db\)/);
+      }
+      const r = warden(['versions', '--db', path.join(empty, 'nope.db')]);
+      assert.equal(r.code, 3);
+      assert.ok(!existsSync(path.join(empty, 'nope.db')), 'a read command created a database');
+      assert.ok(!existsSync(path.join(empty, 'warden.db')));
+    } finally {
+      rmSync(empty, { recursive: true, force: true });
+    }
+  });
+
+  test('init, ingest with seeds, versions, coverage and funcs', () => {
+    const proj = mkdtempSync(path.join(os.tmpdir(), 'warden-proj-'));
+    try {
+      let r = warden(['init', '--project', 'demo'], { cwd: proj });
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(r.stdout, "initialized WARDEN project 'demo' in .warden/\n");
+      assert.equal(warden(['init'], { cwd: proj }).stdout, 'already initialized\n');
+      r = warden(['ingest', v1], { cwd: proj });
+      assert.equal(r.code, 0, r.stderr);
+      assert.match(r.stdout, /^ingested v1 \(id 1\): 5 functions \(1 imported, 4 defined\), \d+ bytes\n/);
+      assert.match(r.stdout, /seeded names: 1 from the name section, 0 from the glue, 2 from exports and imports/);
+      // The same bytes again write nothing.
+      r = warden(['ingest', v1], { cwd: proj });
+      assert.equal(r.code, 0);
+      assert.match(r.stdout, /already ingested as v1/);
+      const versions = wardenJson(['versions'], { cwd: proj });
+      assert.deepEqual(versions.map((v) => Object.keys(v)), [['id', 'label', 'emscripten_version', 'functions', 'shared_memory']]);
+      assert.equal(versions[0].functions, 5);
+      assert.equal(versions[0].emscripten_version, null);
+      const cov = wardenJson(['coverage'], { cwd: proj });
+      assert.deepEqual(cov, { defined: 4, named: 2, coverage_pct: 50, oracle_named: 0, human_named: 0, agent_named: 0 });
+      const funcs = wardenJson(['funcs'], { cwd: proj });
+      assert.deepEqual(funcs.map((f) => f.index), [1, 2, 3, 4]);
+      assert.equal(funcs[0].name, 'sqlite3_open');
+      assert.equal(funcs[0].provenance, 'export');
+      assert.equal(funcs[1].name, 'log_wrapper');
+      assert.equal(funcs[2].name, null);
+      assert.equal(funcs[2].confidence, null);
+      assert.match(funcs[2].stable_id, /^w1:[0-9a-f]{32}$/);
+      const withImports = wardenJson(['funcs', '--imports'], { cwd: proj });
+      assert.equal(withImports[0].stable_id, 'import:env.log');
+      assert.equal(wardenJson(['funcs', '--unnamed'], { cwd: proj }).length, 2);
+    } finally {
+      rmSync(proj, { recursive: true, force: true });
+    }
+  });
+
+  test('exit codes: usage 2, malformed 4 (KB unchanged), unknown 6', () => {
+    assert.equal(warden(['ingest', v1, '--db', db, '--label', 'v1']).code, 0);
+    const before = readFileSync(db).length;
+    assert.equal(warden(['frobnicate']).code, 2);
+    assert.equal(warden(['funcs', '--db', db, '--below', '7']).code, 2);
+    assert.equal(warden(['ingest', v2, '--db', db, '--label', 'v1']).code, 2, 'duplicate label');
+    const bad = path.join(dir, 'bad.wasm');
+    writeFileSync(bad, buildModule(false).subarray(0, 60));
+    const r = warden(['ingest', bad, '--db', db]);
+    assert.equal(r.code, 4, r.stderr);
+    assert.match(r.stderr, /malformed wasm: .*0x[0-9a-f]+/);
+    assert.equal(wardenJson(['versions', '--db', db]).length, 1, 'a failed ingest wrote a version');
+    assert.equal(warden(['coverage', 'v9', '--db', db]).code, 6);
+    assert.equal(warden(['show', 'func[99]', '--db', db]).code, 6);
+    assert.equal(warden(['show', 'no_such_name', '--db', db]).code, 6);
+    assert.ok(readFileSync(db).length >= before);
+  });
+
+  test('set-name is a locked human write; show and exports see it, byte for byte', () => {
+    assert.equal(warden(['ingest', v2, '--db', db, '--label', 'v2']).code, 0);
+    let r = warden(['set-name', 'func[3]', 'scale_value', '--db', db, '--version', 'v1', '--summary', 'multiplies']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /^func\[3\] w1:[0-9a-f]{32} -> scale_value \[human, locked\]\n$/);
+    const show = wardenJson(['show', 'scale_value', '--db', db, '--version', 'v1']);
+    assert.equal(show.symbol.name, 'scale_value');
+    assert.equal(show.symbol.locked, true);
+    assert.equal(show.symbol.provenance, 'human');
+    assert.equal(show.symbol.evidence.at(-1).actor, 'human:cli');
+    const kb1 = warden(['export', 'v1', '--format', 'kb-text', '--db', db]);
+    assert.equal(kb1.code, 0, kb1.stderr);
+    assert.match(kb1.stdout, /^# warden kb-text 1 v1\n/);
+    assert.match(kb1.stdout, /\n3\tw1:[0-9a-f]{32}\tL\thuman\t1\.000\tscale_value\n/);
+    for (const format of ['headers', 'pseudo', 'kb-text', 'ghidra']) {
+      const a = warden(['export', 'v1', '--format', format, '--db', db]);
+      const b = warden(['export', 'v1', '--format', format, '--db', db]);
+      assert.equal(a.code, 0, `${format}: ${a.stderr}`);
+      assert.equal(a.stdout, b.stdout, `${format} is not deterministic`);
+      assert.ok(a.stdout.endsWith('\n'));
+    }
+    const pseudo = warden(['export', 'v1', '--format', 'pseudo', '--db', db]).stdout;
+    assert.match(pseudo, /int32_t scale_value\(int32_t p0\) \{\n  return \(p0 \* 3\);\n\}/);
+    assert.match(pseudo, /int32_t sqlite3_open\(int32_t p0\) \{\n  return \(p0 \+ 1\);\n\}/);
+    const headers = warden(['export', 'v1', '--format', 'headers', '--db', db]).stdout;
+    assert.match(headers, /#ifndef WARDEN_V1_H/);
+    assert.match(headers, /int32_t scale_value\(int32_t p0\);/);
+    assert.equal(warden(['export', 'v1', '--format', 'json', '--db', db]).code, 2);
+  });
+
+  test('verify needs no KB and reports determinism', () => {
+    const r = warden(['verify', v1]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /^4\/4 functions fingerprint deterministically\n/);
+    assert.match(r.stdout, /differential equivalence ready: (True|False) tooling=\{'wasm2c': /);
+  });
+});
+
+// --- MCP ---
+
+function textOf(result) {
+  const t = result.content.find((c) => c.type === 'text');
+  assert.ok(t, JSON.stringify(result));
+  return t.text;
+}
+
+async function exerciseTools(client) {
+  const { tools } = await client.listTools();
+  const names = tools.map((t) => t.name).sort();
+  for (const n of ['coverage', 'get_function_facts', 'get_symbol', 'list_functions', 'list_versions', 'propose_symbol']) {
+    assert.ok(names.includes(n), `missing tool ${n}: ${names}`);
+  }
+  const versions = (await client.callTool({ name: 'list_versions', arguments: {} })).structuredContent.versions;
+  assert.equal(versions.length, 2);
+  const id = versions.find((v) => v.label === 'v1').id;
+  const cov = await client.callTool({ name: 'coverage', arguments: { version_id: id } });
+  assert.deepEqual(Object.keys(cov.structuredContent), ['defined', 'named', 'coverage_pct', 'oracle_named', 'human_named', 'agent_named']);
+  assert.deepEqual(JSON.parse(textOf(cov)), cov.structuredContent);
+  const all = (await client.callTool({ name: 'list_functions', arguments: { version_id: id } })).structuredContent;
+  assert.equal(all.functions.length, 4);
+  assert.equal(all.next_cursor, null);
+  // Pages of 3 return every row once.
+  const seen = [];
+  let cursor;
+  do {
+    const page = (await client.callTool({ name: 'list_functions', arguments: { version_id: id, include_imports: true, limit: 3, ...(cursor ? { cursor } : {}) } })).structuredContent;
+    seen.push(...page.functions.map((f) => f.index));
+    cursor = page.next_cursor;
+  } while (cursor);
+  assert.deepEqual(seen, [0, 1, 2, 3, 4]);
+  const facts = (await client.callTool({ name: 'get_function_facts', arguments: { version_id: id, func_index: 4 } })).structuredContent.facts;
+  assert.deepEqual(facts.referenced_strings, ['hello world']);
+  assert.deepEqual(facts.instruction_mnemonics, ['i32.const', 'drop']);
+  assert.equal((await client.callTool({ name: 'get_function_facts', arguments: { version_id: id, func_index: 0 } })).structuredContent.facts, null);
+  const scaled = all.functions.find((f) => f.index === 3);
+
+  // The seed's guarantee: an MCP proposal cannot clobber the human name, whatever its confidence.
+  const clobber = await client.callTool({ name: 'propose_symbol', arguments: { stable_id: scaled.stable_id, name: 'agent_guess', confidence: 1 } });
+  assert.equal(clobber.isError, undefined);
+  assert.equal(clobber.structuredContent.written, false);
+  assert.match(clobber.structuredContent.reason, /^rejected: .*human/);
+  const sym = (await client.callTool({ name: 'get_symbol', arguments: { stable_id: scaled.stable_id } })).structuredContent.symbol;
+  assert.equal(sym.name, 'scale_value');
+  const last = sym.evidence.at(-1);
+  assert.equal(last.actor, 'agent:mcp');
+  assert.equal(last.provenance, 'agent');
+  assert.equal(last.accepted, false);
+  // An unnamed slot accepts.
+  const unnamed = all.functions.find((f) => f.index === 4);
+  const ok = await client.callTool({ name: 'propose_symbol', arguments: { stable_id: unnamed.stable_id, name: 'greet', summary: 'references "hello world"', confidence: 0.4 } });
+  assert.equal(ok.structuredContent.written, true, JSON.stringify(ok));
+  assert.equal((await client.callTool({ name: 'get_symbol', arguments: { stable_id: 'import:env.nothing' } })).structuredContent.symbol, null);
+
+  // Bad inputs are isError results with a clear message.
+  const bad = async (name, args, re) => {
+    const r = await client.callTool({ name, arguments: args });
+    assert.equal(r.isError, true, `${name} ${JSON.stringify(args)}: ${JSON.stringify(r)}`);
+    assert.match(textOf(r), re);
+  };
+  await bad('coverage', { version_id: 999 }, /unknown version_id 999/);
+  await bad('list_functions', { version_id: 999 }, /unknown version_id 999/);
+  await bad('get_symbol', { stable_id: 'not-an-id' }, /arguments\.stable_id/);
+  await bad('propose_symbol', { stable_id: unnamed.stable_id, name: 'x2', confidence: 1.5 }, /arguments\.confidence: must be at most 1/);
+  await bad('propose_symbol', { stable_id: unnamed.stable_id, name: 'x2', provenance: 'human' }, /arguments\.provenance: unexpected property/);
+  await bad('propose_symbol', { stable_id: unnamed.stable_id, name: 'x2', actor: 'human:cli' }, /arguments\.actor: unexpected property/);
+  await bad('propose_symbol', { stable_id: unnamed.stable_id, name: 'not valid!' }, /not an identifier/);
+  await bad('propose_symbol', { stable_id: `w1:${'0'.repeat(32)}`, name: 'ghost' }, /unknown stable_id/);
+}
+
+describe('warden mcp', () => {
+  test('stdio: every tool through the official SDK client', { timeout: 60000 }, async () => {
+    const client = new Client({ name: 'warden-e2e', version: '0.0.0' });
+    const transport = new StdioClientTransport({ command: WARDEN, args: ['mcp', '--db', db], stderr: 'pipe' });
+    await client.connect(transport);
+    try {
+      assert.equal(client.getServerVersion().name, 'warden');
+      await exerciseTools(client);
+    } finally {
+      await client.close();
+    }
+  });
+
+  test('Streamable HTTP: the same tools; concurrent proposals are each recorded once', { timeout: 60000 }, async () => {
+    const proc = spawn(WARDEN, ['mcp', '--db', db, '--http', '0'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    const port = await withTimeout(new Promise((resolve, reject) => {
+      proc.stderr.on('data', (c) => {
+        stderr += c;
+        const m = /listening on http:\/\/127\.0\.0\.1:(\d+)\/mcp/.exec(stderr);
+        if (m) resolve(Number(m[1]));
+      });
+      proc.once('exit', (code) => reject(new Error(`exited ${code}: ${stderr}`)));
+    }), 10000, 'warden mcp --http listening');
+    const client = new Client({ name: 'warden-e2e-http', version: '0.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`)));
+    try {
+      const versions = (await client.callTool({ name: 'list_versions', arguments: {} })).structuredContent.versions;
+      const id = versions.find((v) => v.label === 'v2').id;
+      const fns = (await client.callTool({ name: 'list_functions', arguments: { version_id: id } })).structuredContent.functions;
+      const target = fns.find((f) => f.name === null);
+      assert.ok(target, JSON.stringify(fns));
+      const before = (await client.callTool({ name: 'get_symbol', arguments: { stable_id: target.stable_id } })).structuredContent.symbol;
+      const n = 24;
+      const results = await Promise.all(Array.from({ length: n }, (_, i) => client.callTool({
+        name: 'propose_symbol', arguments: { stable_id: target.stable_id, name: `guess_${i}`, confidence: (i + 1) / (n + 1) } })));
+      assert.ok(results.every((r) => r.isError === undefined), JSON.stringify(results.find((r) => r.isError)));
+      const after = (await client.callTool({ name: 'get_symbol', arguments: { stable_id: target.stable_id } })).structuredContent.symbol;
+      const attempts = after.evidence.length - (before ? before.evidence.length : 0);
+      assert.equal(attempts, n, 'one evidence row per attempt');
+      assert.equal(after.evidence.filter((e) => e.accepted).length - (before ? before.evidence.filter((e) => e.accepted).length : 0),
+        results.filter((r) => r.structuredContent.written).length);
+      // The final state is that of a serial order: the most confident proposal won.
+      assert.equal(after.name, `guess_${n - 1}`);
+    } finally {
+      await client.close();
+      proc.kill('SIGTERM');
+    }
+  });
+
+  test('mcp with a missing --db exits non-zero and creates nothing', () => {
+    const missing = path.join(dir, 'missing.db');
+    const r = warden(['mcp', '--db', missing]);
+    assert.equal(r.code, 3, r.stderr);
+    assert.ok(!existsSync(missing));
+  });
+});

@@ -1,0 +1,89 @@
+// The `warden` commands (spec warden.md §2.2), one function each, returning the exit code.
+// Output goes to stdout, diagnostics to stderr.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace trove::base {
+class Env;
+}
+
+namespace trove::warden::cli {
+
+// Exit codes (§2.3).
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitCheckFailed = 1;
+inline constexpr int kExitUsage = 2;
+inline constexpr int kExitKb = 3;
+inline constexpr int kExitMalformed = 4;
+inline constexpr int kExitUnavailable = 5;
+inline constexpr int kExitUnknown = 6;
+
+struct GlobalOptions {
+  std::optional<std::string> db;
+  bool json = false;
+  std::string cwd;
+  bool stdout_is_terminal = false;
+  bool stderr_is_terminal = false;
+};
+
+struct IngestArgs {
+  std::string wasm;
+  std::optional<std::string> glue;
+  std::string label;
+  bool no_seed = false;
+  std::uint32_t threads = 0;
+};
+
+struct FuncsArgs {
+  std::optional<std::string> version;
+  bool unnamed = false;
+  std::optional<double> below;
+  std::optional<std::string> provenance;
+  bool imports = false;
+  std::optional<int> limit;
+};
+
+struct ShowArgs {
+  std::string func;
+  std::optional<std::string> version;
+  bool lift = false;
+};
+
+struct SetNameArgs {
+  std::string func;
+  std::optional<std::string> name;
+  std::optional<std::string> version;
+  std::optional<std::string> summary;
+  bool clear = false;
+};
+
+struct ExportArgs {
+  std::string label;
+  std::string format;
+  std::optional<std::string> out;
+};
+
+struct McpArgs {
+  std::string transport = "stdio";
+  std::string listen = "127.0.0.1:8765";
+  std::optional<int> http_port;
+  std::string log_level = "warning";
+};
+
+int RunInit(base::Env& env, const GlobalOptions& global, const std::string& project);
+int RunIngest(base::Env& env, const GlobalOptions& global, const IngestArgs& args);
+int RunVersions(base::Env& env, const GlobalOptions& global);
+int RunCoverage(base::Env& env, const GlobalOptions& global,
+                const std::optional<std::string>& version);
+int RunFuncs(base::Env& env, const GlobalOptions& global, const FuncsArgs& args);
+int RunShow(base::Env& env, const GlobalOptions& global, const ShowArgs& args);
+int RunSetName(base::Env& env, const GlobalOptions& global, const SetNameArgs& args);
+int RunVerify(base::Env& env, const GlobalOptions& global, const std::string& file);
+int RunExport(base::Env& env, const GlobalOptions& global, const ExportArgs& args);
+// Blocks the shutdown signals first (before any thread starts), then serves.
+int RunMcp(base::Env& env, const GlobalOptions& global, const McpArgs& args);
+
+}  // namespace trove::warden::cli

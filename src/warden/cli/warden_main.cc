@@ -1,0 +1,139 @@
+// warden: the WARDEN command line (spec warden.md §2). Results go to stdout, diagnostics to
+// stderr; every read command takes --json and then prints the objects of the matching MCP
+// tool (views/json_views.h). Exit codes (§2.3): 0 success, 1 a check failed, 2 usage error,
+// 3 KB missing or unusable, 4 malformed input, 5 feature unavailable, 6 unknown version,
+// function, label or stable_id.
+#include <fmt/core.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "base/env.h"
+#include "warden/cli/commands.h"
+
+#ifndef TROVE_VERSION
+#define TROVE_VERSION "0.1.0"
+#endif
+
+int main(int argc, char** argv) {
+  using namespace trove::warden::cli;
+  CLI::App app{"WARDEN: a WebAssembly reverse-engineering knowledge base", "warden"};
+  app.set_version_flag("--version", std::string("warden (trove) ") + TROVE_VERSION);
+  app.require_subcommand(1);
+  app.fallthrough();  // --db may come after the command: `warden ingest --db kb.db f.wasm`
+
+  GlobalOptions global;
+  app.add_option("--db", global.db, "Path of the KB (default: discovered, see 'warden init')");
+
+  // init
+  std::string project;
+  CLI::App* init = app.add_subcommand("init", "Create .warden/warden.db in this directory");
+  init->add_option("--project", project, "Project name (default: the directory name)");
+  init->add_flag("--json", global.json, "Print JSON");
+
+  // ingest
+  IngestArgs ingest_args;
+  CLI::App* ingest = app.add_subcommand("ingest", "Parse, fingerprint and store a .wasm module");
+  ingest->add_option("file", ingest_args.wasm, "The .wasm module")->required();
+  ingest->add_option("--glue", ingest_args.glue, "The module's Emscripten JS glue");
+  ingest->add_option("--label", ingest_args.label, "Version label (default v<N>)");
+  ingest->add_flag("--no-seed", ingest_args.no_seed, "Do not seed names from the artefact");
+  ingest->add_option("--threads", ingest_args.threads, "Decoding threads (default: all cores)");
+  ingest->add_flag("--json", global.json, "Print JSON");
+
+  // versions
+  CLI::App* versions = app.add_subcommand("versions", "List ingested versions");
+  versions->add_flag("--json", global.json, "Print JSON");
+
+  // coverage
+  std::optional<std::string> coverage_version;
+  CLI::App* coverage = app.add_subcommand("coverage", "Symbol coverage of a version");
+  coverage->add_option("version", coverage_version, "Label or id (default: the latest)");
+  coverage->add_flag("--json", global.json, "Print JSON");
+
+  // funcs
+  FuncsArgs funcs_args;
+  CLI::App* funcs = app.add_subcommand("funcs", "List the functions of a version");
+  funcs->add_option("version", funcs_args.version, "Label or id (default: the latest)");
+  funcs->add_flag("--unnamed", funcs_args.unnamed, "Only unnamed functions");
+  funcs->add_option("--below", funcs_args.below, "Unnamed ones and those under this confidence")
+      ->check(CLI::Range(0.0, 1.0));
+  funcs->add_option("--provenance", funcs_args.provenance, "Only this provenance");
+  funcs->add_flag("--imports", funcs_args.imports, "Include imported functions");
+  funcs->add_option("--limit", funcs_args.limit, "At most N rows")->check(CLI::PositiveNumber);
+  funcs->add_flag("--json", global.json, "Print JSON");
+
+  // show
+  ShowArgs show_args;
+  CLI::App* show = app.add_subcommand("show", "What is known about one function");
+  show->add_option("func", show_args.func, "Index, func[N], stable_id (prefix) or name")
+      ->required();
+  show->add_option("--version", show_args.version, "Label or id (default: the latest)");
+  show->add_flag("--lift", show_args.lift, "Add the lifted pseudo-C");
+  show->add_flag("--json", global.json, "Print JSON");
+
+  // set-name
+  SetNameArgs set_args;
+  CLI::App* set_name = app.add_subcommand("set-name", "Name a function (human, locked)");
+  set_name->add_option("func", set_args.func, "Index, func[N], stable_id (prefix) or name")
+      ->required();
+  set_name->add_option("name", set_args.name, "The name");
+  set_name->add_option("--version", set_args.version, "Label or id (default: the latest)");
+  set_name->add_option("--summary", set_args.summary, "What the function does");
+  set_name->add_flag("--clear", set_args.clear, "Empty the slot and release the lock");
+  set_name->add_flag("--json", global.json, "Print JSON");
+
+  // verify
+  std::string verify_file;
+  CLI::App* verify =
+      app.add_subcommand("verify", "Check that fingerprints are deterministic (no KB needed)");
+  verify->add_option("file", verify_file, "The .wasm module")->required();
+  verify->add_flag("--json", global.json, "Print JSON");
+
+  // export
+  ExportArgs export_args;
+  CLI::App* export_cmd = app.add_subcommand("export", "Export a version's annotations");
+  export_cmd->add_option("label", export_args.label, "Version label or id")->required();
+  export_cmd->add_option("--format", export_args.format, "headers, pseudo, kb-text or ghidra")
+      ->required();
+  export_cmd->add_option("--out", export_args.out, "Write to FILE instead of stdout");
+
+  // mcp
+  McpArgs mcp_args;
+  CLI::App* mcp = app.add_subcommand("mcp", "Serve the KB to MCP clients (stdio by default)");
+  mcp->add_option("--transport", mcp_args.transport, "stdio or http")
+      ->check(CLI::IsMember({"stdio", "http"}));
+  mcp->add_option("--listen", mcp_args.listen, "HOST:PORT for http (default 127.0.0.1:8765)");
+  mcp->add_option("--http", mcp_args.http_port, "Serve Streamable HTTP on 127.0.0.1:PORT")
+      ->check(CLI::Range(0, 65535));
+  mcp->add_option("--log-level", mcp_args.log_level, "debug, info, warning or error")
+      ->check(CLI::IsMember({"debug", "info", "warning", "error"}));
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? 0 : kExitUsage;
+  }
+
+  trove::base::PosixEnv env;
+  std::error_code ec;
+  global.cwd = std::filesystem::current_path(ec).string();
+  global.stdout_is_terminal = ::isatty(1) == 1;
+  global.stderr_is_terminal = ::isatty(2) == 1;
+
+  if (*init) return RunInit(env, global, project);
+  if (*ingest) return RunIngest(env, global, ingest_args);
+  if (*versions) return RunVersions(env, global);
+  if (*coverage) return RunCoverage(env, global, coverage_version);
+  if (*funcs) return RunFuncs(env, global, funcs_args);
+  if (*show) return RunShow(env, global, show_args);
+  if (*set_name) return RunSetName(env, global, set_args);
+  if (*verify) return RunVerify(env, global, verify_file);
+  if (*export_cmd) return RunExport(env, global, export_args);
+  if (*mcp) return RunMcp(env, global, mcp_args);
+  return kExitUsage;
+}

@@ -1,0 +1,165 @@
+#include "warden/ingest/ingest.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <thread>
+
+#include "base/env.h"
+#include "base/hash.h"
+#include "warden/identity/identity.h"
+#include "warden/kb/kb.h"
+#include "warden/wasm/instruction.h"
+#include "warden/wasm/reader.h"
+
+namespace trove::warden::ingest {
+
+namespace {
+
+std::string Hex(std::span<const std::uint8_t> bytes) { return base::ToHex(bytes); }
+
+kb::FunctionRecord ImportRecord(const identity::ImportedFunction& import) {
+  kb::FunctionRecord r;
+  r.func_index = import.func_index;
+  r.is_import = true;
+  r.import_module = import.module;
+  r.import_field = import.field;
+  r.type_signature = import.type_signature;
+  r.stable_id = import.stable_id;
+  return r;
+}
+
+kb::FunctionRecord DefinedRecord(identity::FunctionIdentity& f, std::uint64_t body_offset,
+                                 std::uint64_t body_size) {
+  kb::FunctionRecord r;
+  r.func_index = f.func_index;
+  r.type_signature = f.type_signature;
+  r.stable_id = f.stable_id;
+  r.id_tier = f.id_tier;
+  r.norm_hash = Hex(f.base);
+  r.exact_hash = Hex(f.exact);
+  r.structural_hash = Hex(f.structural);
+  std::copy(f.minhash.begin(), f.minhash.end(), r.minhash.begin());
+  std::copy(f.histogram.begin(), f.histogram.end(), r.histogram.begin());
+  r.call_outs = f.call_outs;
+  r.defined_callees = f.defined_callees;
+  r.instruction_count = f.instruction_count;
+  r.body_offset = body_offset;
+  r.body_size = body_size;
+  r.raw_name = f.raw_name;
+  r.export_names = f.export_names;
+  r.call_targets = f.call_targets;
+  r.referenced_strings = f.referenced_strings;
+  wasm::AppendOpcodeStream(r.opcodes, f.opcodes);
+  return r;
+}
+
+// Records each body's offset and size, which identity does not keep.
+class BodyLocations final : public wasm::ModuleVisitor {
+ public:
+  bool ConcurrentBodies() const override { return true; }
+  Status OnFunction(wasm::FuncIndex func, std::uint32_t /*type_index*/) override {
+    if (first_defined_ == kNone) first_defined_ = func;
+    locations_.emplace_back();
+    return {};
+  }
+  Status OnFunctionBody(const wasm::FunctionBody& body) override {
+    const std::size_t slot = body.func_index - first_defined_;
+    if (first_defined_ == kNone || body.func_index < first_defined_ ||
+        slot >= locations_.size()) {
+      return Status::Internal(fmt::format("ingest: body of unknown function {}", body.func_index));
+    }
+    locations_[slot] = {body.offset, body.size};  // distinct slots: safe across threads
+    return {};
+  }
+  std::pair<std::uint64_t, std::uint64_t> At(std::size_t slot) const {
+    return slot < locations_.size() ? locations_[slot] : std::pair<std::uint64_t, std::uint64_t>{};
+  }
+
+ private:
+  static constexpr wasm::FuncIndex kNone = ~wasm::FuncIndex{0};
+  wasm::FuncIndex first_defined_ = kNone;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> locations_;
+};
+
+std::uint32_t DecodeThreads(std::uint32_t requested) {
+  if (requested != 0) return requested;
+  const unsigned hw = std::thread::hardware_concurrency();
+  return std::clamp<std::uint32_t>(hw == 0 ? 1 : hw, 1, 8);
+}
+
+void Report(const IngestOptions& options, double done, double total, const std::string& what) {
+  if (options.progress != nullptr) options.progress->Report(done, total, what);
+}
+
+}  // namespace
+
+Result<PreparedVersion> PrepareVersion(std::span<const std::uint8_t> bytes,
+                                       const std::string& wasm_path,
+                                       const IngestOptions& options) {
+  identity::IdentityBuilder identity(bytes);
+  ModuleFactsVisitor module;
+  BodyLocations locations;
+  FanOutVisitor all({&identity, &module, &locations});
+  wasm::ReadOptions read;
+  read.decode_threads = DecodeThreads(options.threads);
+  RETURN_IF_ERROR(wasm::ReadModule(bytes, all, read));
+  identity::ModuleIdentity ids = std::move(identity).Finish();
+
+  PreparedVersion out;
+  out.module = std::move(module.facts());
+  kb::VersionRecord& v = out.version;
+  v.label = options.label;
+  v.wasm_path = wasm_path;
+  v.sha256 = base::ToHex(base::Sha256(std::string_view(
+      reinterpret_cast<const char*>(bytes.data()), bytes.size())));
+  v.size = bytes.size();
+  v.imported_count = static_cast<std::uint32_t>(ids.imports.size());
+  v.defined_count = static_cast<std::uint32_t>(ids.functions.size());
+  v.emscripten_version = options.emscripten_version;
+  v.emscripten_version_source = options.emscripten_version_source;
+  v.shared_memory = out.module.shared_memory;
+  v.memory_count = out.module.memory_count;
+  v.memory64 = out.module.memory64;
+  v.features_json = FeaturesJson(out.module);
+  v.producers_json = ProducersJson(out.module);
+  v.glue_path = options.glue_path;
+  v.glue_json = options.glue_json;
+
+  if (options.seed) out.seeds = PlanSeeds(ids, options.glue);
+  out.functions.reserve(ids.imports.size() + ids.functions.size());
+  for (const identity::ImportedFunction& import : ids.imports) {
+    out.functions.push_back(ImportRecord(import));
+  }
+  for (std::size_t i = 0; i < ids.functions.size(); ++i) {
+    const auto [offset, size] = locations.At(i);
+    out.functions.push_back(DefinedRecord(ids.functions[i], offset, size));
+  }
+  return out;
+}
+
+Result<IngestReport> IngestFile(base::Env& env, kb::Kb& kb, const std::string& wasm_path,
+                                const IngestOptions& options) {
+  Report(options, 0, 3, "read");
+  ASSIGN_OR_RETURN(std::string data, env.ReadFile(wasm_path));
+  const std::span<const std::uint8_t> bytes(reinterpret_cast<const std::uint8_t*>(data.data()),
+                                            data.size());
+  Report(options, 1, 3, "fingerprint");
+  ASSIGN_OR_RETURN(PreparedVersion prepared, PrepareVersion(bytes, wasm_path, options));
+  Report(options, 2, 3, "store");
+  IngestReport report;
+  report.sha256 = prepared.version.sha256;
+  report.size = prepared.version.size;
+  report.imported = prepared.version.imported_count;
+  report.defined = prepared.version.defined_count;
+  report.emscripten_version = prepared.version.emscripten_version;
+  report.emscripten_version_source = prepared.version.emscripten_version_source;
+  report.seeds_planned = prepared.seeds.size();
+  ASSIGN_OR_RETURN(report.store,
+                   kb.StoreVersion(prepared.version, prepared.functions, prepared.seeds));
+  report.module = std::move(prepared.module);
+  Report(options, 3, 3, "done");
+  return report;
+}
+
+}  // namespace trove::warden::ingest

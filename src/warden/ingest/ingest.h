@@ -1,0 +1,74 @@
+// WARDEN ingest (spec warden.md §3, §3.5, §10.1): reads a .wasm file completely, fingerprints
+// every function in memory (one ReadModule pass, bodies decoded on several threads), then
+// stores the version, its functions, the seeded names and their evidence in one KB
+// transaction. A malformed module writes nothing; a module already ingested writes nothing.
+//
+// Thread safety: IngestFile uses `kb` from the calling thread only.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/cancellation.h"
+#include "base/status.h"
+#include "warden/ingest/module_facts.h"
+#include "warden/kb/records.h"
+
+namespace trove::base {
+class Env;
+}
+namespace trove::warden::kb {
+class Kb;
+}
+
+namespace trove::warden::ingest {
+
+struct IngestOptions {
+  std::string label;  // empty: the KB's default "v<N>"
+  bool seed = true;   // false: --no-seed
+  // Threads decoding function bodies; 0: the hardware's concurrency, at most 8.
+  std::uint32_t threads = 0;
+  // What the caller parsed from the JS glue (--glue), if any.
+  std::optional<std::string> glue_path;
+  std::optional<std::string> glue_json;
+  const GlueBindings* glue = nullptr;
+  // An Emscripten version and where it was found (the glue, or a producers entry).
+  std::optional<std::string> emscripten_version;
+  std::optional<std::string> emscripten_version_source;
+  // Reports phases ("read", "fingerprint", "store") with done/total of each.
+  const base::Progress* progress = nullptr;
+};
+
+struct IngestReport {
+  kb::StoreResult store;
+  std::string sha256;
+  std::uint64_t size = 0;
+  std::uint32_t imported = 0;
+  std::uint32_t defined = 0;
+  ModuleFacts module;
+  std::optional<std::string> emscripten_version;
+  std::optional<std::string> emscripten_version_source;
+  std::size_t seeds_planned = 0;
+};
+
+// A version ready to store: everything StoreVersion takes, built in memory from the bytes.
+struct PreparedVersion {
+  kb::VersionRecord version;
+  std::vector<kb::FunctionRecord> functions;  // imports first, then defined, by index
+  std::vector<kb::SeedName> seeds;
+  ModuleFacts module;
+};
+
+// Parses and fingerprints `bytes` (the file at `wasm_path`). Errors are the reader's, with
+// the byte offset (kMalformed, kUnsupported, kResourceExhausted).
+Result<PreparedVersion> PrepareVersion(std::span<const std::uint8_t> bytes,
+                                       const std::string& wasm_path,
+                                       const IngestOptions& options);
+
+// Reads the file at `wasm_path` and ingests it into `kb`.
+Result<IngestReport> IngestFile(base::Env& env, kb::Kb& kb, const std::string& wasm_path,
+                                const IngestOptions& options);
+
+}  // namespace trove::warden::ingest

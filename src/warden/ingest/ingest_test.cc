@@ -1,0 +1,147 @@
+#include "warden/ingest/ingest.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "base/env.h"
+#include "base/testing/temp_dir.h"
+#include "warden/kb/kb.h"
+#include "warden/wasm/testing/wasm_builder.h"
+
+namespace trove::warden::ingest {
+namespace {
+
+using base::StatusCode;
+using base::testing::TempDir;
+using ::testing::HasSubstr;
+using wasm::testing::Bytes;
+using wasm::testing::Cat;
+using wasm::testing::Module;
+using wasm::testing::Name;
+using wasm::testing::Section;
+using wasm::testing::Sized;
+using wasm::testing::U;
+
+// Imports env.log (func 0); defines func 1 (exported "sqlite3_open", named "open_db" in the
+// name section) and func 2 (calls the import), over a shared memory.
+Bytes SampleModule() {
+  const Bytes types = Cat({U(1), {0x60, 0x00, 0x00}});
+  const Bytes imports = Cat({U(2), Name("env"), Name("log"), {0x00, 0x00}, Name("env"),
+                             Name("memory"), {0x02, 0x03, 0x01, 0x02}});
+  const Bytes functions = Cat({U(2), U(0), U(0)});
+  const Bytes exports = Cat({U(1), Name("sqlite3_open"), {0x00}, U(1)});
+  const Bytes code = Cat({U(2), Sized({0x00, 0x01, 0x0b}), Sized({0x00, 0x10, 0x00, 0x0b})});
+  const Bytes names = Cat({Name("name"), {0x01}, Sized(Cat({U(1), U(1), Name("open_db")}))});
+  return Module({Section(1, types), Section(2, imports), Section(3, functions),
+                 Section(7, exports), Section(10, code), Section(0, names)});
+}
+
+std::string AsString(const Bytes& b) { return std::string(b.begin(), b.end()); }
+
+class IngestTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    kb::KbOptions options;
+    options.create_if_missing = true;
+    Result<std::unique_ptr<kb::Kb>> opened = kb::Kb::Open(env_, dir_.path() + "/w.db", options);
+    ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+    kb_ = std::move(opened).value();
+  }
+  std::string Write(const std::string& name, const Bytes& bytes) {
+    const std::string path = dir_.path() + "/" + name;
+    EXPECT_TRUE(env_.WriteFile(path, AsString(bytes)).ok());
+    return path;
+  }
+
+  TempDir dir_;
+  base::PosixEnv env_;
+  std::unique_ptr<kb::Kb> kb_;
+};
+
+TEST_F(IngestTest, PrepareBuildsEveryRecord) {
+  const Bytes bytes = SampleModule();
+  Result<PreparedVersion> p = PrepareVersion(bytes, "/x/a.wasm", IngestOptions{});
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_EQ(p->version.imported_count, 1u);
+  EXPECT_EQ(p->version.defined_count, 2u);
+  EXPECT_TRUE(p->version.shared_memory);
+  EXPECT_EQ(p->version.memory_count, 1u);
+  EXPECT_EQ(p->version.sha256.size(), 64u);
+  ASSERT_EQ(p->functions.size(), 3u);
+  EXPECT_TRUE(p->functions[0].is_import);
+  EXPECT_EQ(p->functions[0].stable_id, "import:env.log");
+  EXPECT_EQ(p->functions[1].raw_name, "open_db");
+  EXPECT_EQ(p->functions[1].instruction_count, 1u);
+  EXPECT_EQ(p->functions[1].opcodes, "\x01");  // nop
+  EXPECT_EQ(p->functions[2].call_targets, std::vector<std::string>{"env.log"});
+  // Body locations point at the bodies in the bytes: func 2's body is its last 4 bytes
+  // before the name section.
+  EXPECT_EQ(p->functions[2].body_size, 4u);
+  EXPECT_EQ(bytes[p->functions[2].body_offset + 1], 0x10);  // call
+  // Seeds: the name section, then the export, then the import.
+  ASSERT_EQ(p->seeds.size(), 3u);
+  EXPECT_EQ(p->seeds[0].name, "open_db");
+  EXPECT_EQ(p->seeds[1].name, "sqlite3_open");
+  EXPECT_EQ(p->seeds[2].name, "env.log");
+  // Threads give the same records.
+  IngestOptions two;
+  two.threads = 2;
+  Result<PreparedVersion> q = PrepareVersion(bytes, "/x/a.wasm", two);
+  ASSERT_TRUE(q.ok());
+  for (std::size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(q->functions[i].stable_id, p->functions[i].stable_id);
+    EXPECT_EQ(q->functions[i].body_offset, p->functions[i].body_offset);
+  }
+}
+
+TEST_F(IngestTest, StoresOnceAndSeedsThroughTheGate) {
+  const std::string path = Write("a.wasm", SampleModule());
+  Result<IngestReport> r = IngestFile(env_, *kb_, path, IngestOptions{});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_FALSE(r->store.already_ingested);
+  EXPECT_EQ(r->store.label, "v1");
+  // The name-section name wins the slot; the export name is then rejected (same rank, same
+  // confidence); the import seed is accepted.
+  EXPECT_EQ(r->store.seeds_accepted[0], 1);
+  EXPECT_EQ(r->store.seeds_rejected[2], 1);
+  Result<std::uint32_t> index = kb_->ResolveFunction(r->store.version_id, "open_db");
+  ASSERT_TRUE(index.ok()) << index.status().ToString();
+  EXPECT_EQ(*index, 1u);
+
+  // The same bytes again: nothing written.
+  Result<IngestReport> again = IngestFile(env_, *kb_, path, IngestOptions{});
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(again->store.already_ingested);
+  EXPECT_EQ(again->store.version_id, r->store.version_id);
+  Result<std::vector<kb::VersionInfo>> versions = kb_->ListVersions();
+  ASSERT_TRUE(versions.ok());
+  EXPECT_EQ(versions->size(), 1u);
+}
+
+TEST_F(IngestTest, MalformedModuleWritesNothing) {
+  Bytes bad = SampleModule();
+  bad.resize(bad.size() - 30);  // cut inside the code section
+  const std::string path = Write("bad.wasm", bad);
+  Result<IngestReport> r = IngestFile(env_, *kb_, path, IngestOptions{});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kMalformed);
+  EXPECT_THAT(r.status().message(), HasSubstr("0x"));
+  Result<std::vector<kb::VersionInfo>> versions = kb_->ListVersions();
+  ASSERT_TRUE(versions.ok());
+  EXPECT_TRUE(versions->empty());
+}
+
+TEST_F(IngestTest, NoSeedWritesNoSymbols) {
+  const std::string path = Write("a.wasm", SampleModule());
+  IngestOptions options;
+  options.seed = false;
+  Result<IngestReport> r = IngestFile(env_, *kb_, path, options);
+  ASSERT_TRUE(r.ok());
+  Result<kb::Coverage> c = kb_->GetCoverage(r->store.version_id);
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->named, 0);
+  EXPECT_EQ(c->defined, 2);
+}
+
+}  // namespace
+}  // namespace trove::warden::ingest

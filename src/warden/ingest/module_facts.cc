@@ -1,0 +1,228 @@
+#include "warden/ingest/module_facts.h"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "warden/wasm/byte_cursor.h"
+
+namespace trove::warden::ingest {
+
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+// Reads the `producers` section: vec(field name, vec(value name, version)).
+Status ReadProducers(wasm::ByteCursor& c, ModuleFacts& facts) {
+  decltype(facts.producers) producers;
+  ASSIGN_OR_RETURN(std::uint32_t fields, c.ReadCount("producers field count", 2));
+  for (std::uint32_t f = 0; f < fields; ++f) {
+    ASSIGN_OR_RETURN(std::string_view field, c.ReadName("producers field name"));
+    ASSIGN_OR_RETURN(std::uint32_t values, c.ReadCount("producers value count", 2));
+    std::vector<std::pair<std::string, std::string>> list;
+    for (std::uint32_t v = 0; v < values; ++v) {
+      ASSIGN_OR_RETURN(std::string_view name, c.ReadName("producers value name"));
+      ASSIGN_OR_RETURN(std::string_view version, c.ReadName("producers value version"));
+      list.emplace_back(std::string(name), std::string(version));
+    }
+    producers.emplace_back(std::string(field), std::move(list));
+  }
+  if (!c.empty()) {
+    return wasm::ByteCursor::Malformed(c.offset(), "producers", "bytes after the last field");
+  }
+  facts.producers = std::move(producers);
+  return {};
+}
+
+// Reads the `target_features` section: vec(prefix byte, feature name).
+Status ReadTargetFeatures(wasm::ByteCursor& c, ModuleFacts& facts) {
+  std::vector<std::string> features;
+  ASSIGN_OR_RETURN(std::uint32_t count, c.ReadCount("target feature count", 2));
+  for (std::uint32_t i = 0; i < count; ++i) {
+    const std::uint64_t at = c.offset();
+    ASSIGN_OR_RETURN(std::uint8_t prefix, c.ReadU8("target feature prefix"));
+    if (prefix != '+' && prefix != '-' && prefix != '=') {
+      return wasm::ByteCursor::Malformed(at, "target feature prefix",
+                                         fmt::format("unknown prefix {:#04x}", prefix));
+    }
+    ASSIGN_OR_RETURN(std::string_view name, c.ReadName("target feature name"));
+    features.push_back(std::string(1, static_cast<char>(prefix)) + std::string(name));
+  }
+  if (!c.empty()) {
+    return wasm::ByteCursor::Malformed(c.offset(), "target_features",
+                                       "bytes after the last feature");
+  }
+  facts.features = std::move(features);
+  return {};
+}
+
+}  // namespace
+
+std::string FeaturesJson(const ModuleFacts& facts) {
+  Json out = Json::array();
+  for (const std::string& f : facts.features) out.push_back(f);
+  return out.dump();
+}
+
+std::string ProducersJson(const ModuleFacts& facts) {
+  Json out = Json::object();
+  for (const auto& [field, values] : facts.producers) {
+    Json list = Json::array();
+    for (const auto& [name, version] : values) list.push_back(Json::array({name, version}));
+    out[field] = std::move(list);
+  }
+  return out.dump();
+}
+
+void ModuleFactsVisitor::AddMemory(const wasm::MemoryType& memory) {
+  ++facts_.memory_count;
+  facts_.shared_memory = facts_.shared_memory || memory.limits.shared;
+  facts_.memory64 = facts_.memory64 || memory.limits.is64;
+}
+
+Status ModuleFactsVisitor::OnImport(const wasm::Import& import) {
+  if (import.kind == wasm::ExternalKind::kMemory) AddMemory(import.memory);
+  return {};
+}
+
+Status ModuleFactsVisitor::OnMemory(std::uint32_t /*index*/, const wasm::MemoryType& memory) {
+  AddMemory(memory);
+  return {};
+}
+
+Status ModuleFactsVisitor::OnCustomSection(std::string_view name, std::uint64_t offset,
+                                           std::span<const std::uint8_t> payload) {
+  facts_.custom_sections.push_back({std::string(name), payload.size()});
+  if (name != "producers" && name != "target_features") return {};
+  // Optional metadata: a malformed section is ignored with a warning, like the name
+  // section (§3.3), and never fails the ingest.
+  wasm::ByteCursor c(payload, offset);
+  Status s = name == "producers" ? ReadProducers(c, facts_) : ReadTargetFeatures(c, facts_);
+  if (!s.ok()) {
+    facts_.warnings.push_back(
+        fmt::format("ignored malformed {} section: {}", name, s.message()));
+  }
+  return {};
+}
+
+bool FanOutVisitor::ConcurrentBodies() const {
+  for (const wasm::ModuleVisitor* v : visitors_) {
+    if (!v->ConcurrentBodies()) return false;
+  }
+  return true;
+}
+
+#define TROVE_FAN_OUT(call)                              \
+  for (wasm::ModuleVisitor* v : visitors_) {             \
+    RETURN_IF_ERROR(v->call);                            \
+  }                                                      \
+  return {}
+
+Status FanOutVisitor::OnType(std::uint32_t index, const wasm::FuncType& type) {
+  TROVE_FAN_OUT(OnType(index, type));
+}
+Status FanOutVisitor::OnImport(const wasm::Import& import) { TROVE_FAN_OUT(OnImport(import)); }
+Status FanOutVisitor::OnFunction(wasm::FuncIndex func, std::uint32_t type_index) {
+  TROVE_FAN_OUT(OnFunction(func, type_index));
+}
+Status FanOutVisitor::OnTable(std::uint32_t index, const wasm::TableType& table) {
+  TROVE_FAN_OUT(OnTable(index, table));
+}
+Status FanOutVisitor::OnMemory(std::uint32_t index, const wasm::MemoryType& memory) {
+  TROVE_FAN_OUT(OnMemory(index, memory));
+}
+Status FanOutVisitor::OnTag(std::uint32_t index, std::uint32_t type_index) {
+  TROVE_FAN_OUT(OnTag(index, type_index));
+}
+Status FanOutVisitor::OnGlobal(const wasm::Global& global) { TROVE_FAN_OUT(OnGlobal(global)); }
+Status FanOutVisitor::OnExport(const wasm::Export& export_) { TROVE_FAN_OUT(OnExport(export_)); }
+Status FanOutVisitor::OnStart(wasm::FuncIndex func) { TROVE_FAN_OUT(OnStart(func)); }
+Status FanOutVisitor::OnElementSegment(const wasm::ElementSegment& segment) {
+  TROVE_FAN_OUT(OnElementSegment(segment));
+}
+Status FanOutVisitor::OnDataCount(std::uint32_t count) { TROVE_FAN_OUT(OnDataCount(count)); }
+Status FanOutVisitor::OnFunctionBody(const wasm::FunctionBody& body) {
+  TROVE_FAN_OUT(OnFunctionBody(body));
+}
+Status FanOutVisitor::OnInstruction(wasm::FuncIndex func, const wasm::Instruction& inst) {
+  TROVE_FAN_OUT(OnInstruction(func, inst));
+}
+Status FanOutVisitor::OnFunctionBodyEnd(wasm::FuncIndex func) {
+  TROVE_FAN_OUT(OnFunctionBodyEnd(func));
+}
+Status FanOutVisitor::OnDataSegment(const wasm::DataSegment& segment) {
+  TROVE_FAN_OUT(OnDataSegment(segment));
+}
+Status FanOutVisitor::OnModuleName(std::string_view name) { TROVE_FAN_OUT(OnModuleName(name)); }
+Status FanOutVisitor::OnFunctionName(wasm::FuncIndex func, std::string_view name) {
+  TROVE_FAN_OUT(OnFunctionName(func, name));
+}
+Status FanOutVisitor::OnLocalName(wasm::FuncIndex func, std::uint32_t local,
+                                  std::string_view name) {
+  TROVE_FAN_OUT(OnLocalName(func, local, name));
+}
+Status FanOutVisitor::OnCustomSection(std::string_view name, std::uint64_t offset,
+                                      std::span<const std::uint8_t> payload) {
+  TROVE_FAN_OUT(OnCustomSection(name, offset, payload));
+}
+
+#undef TROVE_FAN_OUT
+
+std::string CSymbolName(std::string_view js_symbol) {
+  if (js_symbol.size() > 1 && js_symbol.front() == '_') js_symbol.remove_prefix(1);
+  return std::string(js_symbol);
+}
+
+bool ExportsLookMinified(const std::vector<std::string>& function_export_names) {
+  if (function_export_names.empty()) return false;
+  std::size_t short_names = 0;
+  for (const std::string& name : function_export_names) {
+    if (name.size() <= 3) ++short_names;
+  }
+  return short_names * 5 >= function_export_names.size() * 4;  // ≥ 80 %
+}
+
+std::vector<kb::SeedName> PlanSeeds(const identity::ModuleIdentity& module,
+                                    const GlueBindings* glue) {
+  std::vector<kb::SeedName> seeds;
+  // 1. The name section.
+  for (const identity::FunctionIdentity& f : module.functions) {
+    if (f.raw_name && !f.raw_name->empty()) {
+      seeds.push_back({f.func_index, *f.raw_name, kb::SeedSource::kNameSection});
+    }
+  }
+  // 2. Exports the glue binds to a JS symbol; 3. other exports unless minified.
+  std::vector<std::string> all_exports;
+  for (const identity::FunctionIdentity& f : module.functions) {
+    for (const std::string& e : f.export_names) all_exports.push_back(e);
+  }
+  const bool minified = ExportsLookMinified(all_exports);
+  for (const identity::FunctionIdentity& f : module.functions) {
+    for (const std::string& e : f.export_names) {
+      if (glue != nullptr) {
+        if (auto it = glue->exports.find(e); it != glue->exports.end()) {
+          const std::string name = CSymbolName(it->second);
+          if (!name.empty()) seeds.push_back({f.func_index, name, kb::SeedSource::kGlue});
+          continue;
+        }
+      }
+      if (minified || e.size() <= 2) continue;
+      seeds.push_back({f.func_index, e, kb::SeedSource::kExport});
+    }
+  }
+  // 4. Imported functions: "<module>.<field>", or the glue-bound JS name.
+  for (const identity::ImportedFunction& import : module.imports) {
+    if (glue != nullptr) {
+      if (auto it = glue->imports.find(import.field); it != glue->imports.end()) {
+        seeds.push_back({import.func_index, it->second, kb::SeedSource::kGlue});
+        continue;
+      }
+    }
+    seeds.push_back(
+        {import.func_index, import.module + "." + import.field, kb::SeedSource::kExport});
+  }
+  return seeds;
+}
+
+}  // namespace trove::warden::ingest

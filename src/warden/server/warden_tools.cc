@@ -1,0 +1,455 @@
+#include "warden/server/warden_tools.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/env.h"
+#include "mcp/describe.h"
+#include "mcp/registry.h"
+
+namespace trove::warden::server {
+
+// --- KbPool ---
+
+KbPool::KbPool(base::Env& env, std::string path, std::size_t max_connections)
+    : env_(env), path_(std::move(path)), max_connections_(std::max<std::size_t>(1, max_connections)) {}
+
+KbPool::Lease::~Lease() {
+  if (pool_ != nullptr && kb_) pool_->Release(std::move(kb_));
+}
+
+Result<KbPool::Lease> KbPool::Acquire() {
+  std::unique_lock<std::mutex> lock(mu_);
+  returned_.wait(lock, [this] { return !free_.empty() || open_ < max_connections_; });
+  if (!free_.empty()) {
+    std::unique_ptr<kb::Kb> kb = std::move(free_.back());
+    free_.pop_back();
+    return Lease(this, std::move(kb));
+  }
+  ++open_;
+  lock.unlock();
+  Result<std::unique_ptr<kb::Kb>> opened = kb::Kb::Open(env_, path_);
+  if (!opened.ok()) {
+    std::lock_guard<std::mutex> relock(mu_);
+    --open_;
+    returned_.notify_one();
+    return std::move(opened).status();
+  }
+  return Lease(this, std::move(opened).value());
+}
+
+void KbPool::Release(std::unique_ptr<kb::Kb> kb) {
+  std::lock_guard<std::mutex> lock(mu_);
+  free_.push_back(std::move(kb));
+  returned_.notify_one();
+}
+
+// --- Tool types (spec §9.2) ---
+
+namespace {
+
+using mcp::EmitNull;
+using mcp::Field;
+using mcp::Fields;
+using mcp::Tag;
+
+// A stable_id: "w1:" and 32 hex digits, optionally a tier suffix; or "import:<module>.<field>".
+constexpr std::string_view kStableIdPattern = "^(w1:[0-9a-f]{32}(/t[1-3]:[0-9a-f]{16})?|import:.+)$";
+
+struct VersionArgs {
+  std::int64_t version_id = 0;
+};
+inline auto DescribeFields(Tag<VersionArgs>) {
+  return Fields(Field("version_id", &VersionArgs::version_id,
+                      "Internal version id, from list_versions", mcp::AtLeast(1)));
+}
+
+struct VersionView {
+  std::int64_t id = 0;
+  std::string label;
+  std::optional<std::string> emscripten_version;
+  std::int64_t functions = 0;
+  bool shared_memory = false;
+};
+inline auto DescribeFields(Tag<VersionView>) {
+  return Fields(
+      Field("id", &VersionView::id, "Internal version id, passed to the other tools"),
+      Field("label", &VersionView::label, "Human label, e.g. v1"),
+      Field("emscripten_version", &VersionView::emscripten_version,
+            "Inferred Emscripten version, if detected", EmitNull()),
+      Field("functions", &VersionView::functions, "Total functions, imported + defined"),
+      Field("shared_memory", &VersionView::shared_memory, "Whether shared memory was detected"));
+}
+struct VersionsOut {
+  std::vector<VersionView> versions;
+};
+inline auto DescribeFields(Tag<VersionsOut>) {
+  return Fields(Field("versions", &VersionsOut::versions, "Every ingested version"));
+}
+
+struct CoverageOut {
+  std::int64_t defined = 0;
+  std::int64_t named = 0;
+  double coverage_pct = 0;
+  std::int64_t oracle_named = 0;
+  std::int64_t human_named = 0;
+  std::int64_t agent_named = 0;
+};
+inline auto DescribeFields(Tag<CoverageOut>) {
+  return Fields(Field("defined", &CoverageOut::defined, "Defined (non-imported) functions"),
+                Field("named", &CoverageOut::named, "Defined functions with a name"),
+                Field("coverage_pct", &CoverageOut::coverage_pct, "named / defined * 100"),
+                Field("oracle_named", &CoverageOut::oracle_named, "Names from the Oracle"),
+                Field("human_named", &CoverageOut::human_named, "Names set by a human"),
+                Field("agent_named", &CoverageOut::agent_named,
+                      "Names proposed by an agent, MCP included"));
+}
+
+struct ListFunctionsArgs {
+  std::int64_t version_id = 0;
+  bool include_imports = false;
+  std::optional<std::int32_t> limit;
+  std::optional<std::string> cursor;
+};
+inline auto DescribeFields(Tag<ListFunctionsArgs>) {
+  using A = ListFunctionsArgs;
+  return Fields(
+      Field("version_id", &A::version_id, "Internal version id, from list_versions",
+            mcp::AtLeast(1)),
+      Field("include_imports", &A::include_imports, "Also list imported functions",
+            mcp::NotRequired()),
+      Field("limit", &A::limit, "Page size; without it every row comes at once",
+            mcp::InRange(1, 1000)),
+      Field("cursor", &A::cursor, "next_cursor of the previous page", mcp::MaxLength(1024)));
+}
+
+struct FunctionView {
+  std::uint32_t index = 0;
+  std::string stable_id;
+  std::optional<std::string> type;
+  std::optional<std::string> name;
+  std::optional<std::string> provenance;
+  std::optional<double> confidence;
+};
+inline auto DescribeFields(Tag<FunctionView>) {
+  using F = FunctionView;
+  return Fields(
+      Field("index", &F::index, "Wasm function index"),
+      Field("stable_id", &F::stable_id, "Stable content identity"),
+      Field("type", &F::type, "Wasm type signature", EmitNull()),
+      Field("name", &F::name, "Current name, null if unnamed", EmitNull()),
+      Field("provenance", &F::provenance, "oracle, human, agent, export or diff-carry",
+            EmitNull()),
+      Field("confidence", &F::confidence, "0.0-1.0, null if unnamed", EmitNull()));
+}
+struct FunctionsOut {
+  std::vector<FunctionView> functions;
+  std::optional<std::string> next_cursor;
+};
+inline auto DescribeFields(Tag<FunctionsOut>) {
+  return Fields(Field("functions", &FunctionsOut::functions, "Functions in index order"),
+                Field("next_cursor", &FunctionsOut::next_cursor,
+                      "Pass back as cursor for the next page; null on the last", EmitNull()));
+}
+
+struct FactsArgs {
+  std::int64_t version_id = 0;
+  std::uint32_t func_index = 0;
+};
+inline auto DescribeFields(Tag<FactsArgs>) {
+  return Fields(Field("version_id", &FactsArgs::version_id, "Internal version id",
+                      mcp::AtLeast(1)),
+                Field("func_index", &FactsArgs::func_index, "Wasm function index"));
+}
+
+struct FactsView {
+  std::uint32_t func_index = 0;
+  std::string stable_id;
+  std::string type_signature;
+  std::vector<std::string> call_targets;
+  std::vector<std::string> referenced_strings;
+  std::optional<std::string> raw_name;
+  std::vector<std::string> instruction_mnemonics;
+  bool is_exported = false;
+};
+inline auto DescribeFields(Tag<FactsView>) {
+  using F = FactsView;
+  return Fields(
+      Field("func_index", &F::func_index, "Wasm function index"),
+      Field("stable_id", &F::stable_id, "Stable function identity"),
+      Field("type_signature", &F::type_signature, "Wasm type signature"),
+      Field("call_targets", &F::call_targets,
+            "Direct import call targets (module.field) and <indirect> sites"),
+      Field("referenced_strings", &F::referenced_strings,
+            "Strings referenced through decoded constants"),
+      Field("raw_name", &F::raw_name, "Name-section hint, if present", EmitNull()),
+      Field("instruction_mnemonics", &F::instruction_mnemonics, "Decoded opcodes, in order"),
+      Field("is_exported", &F::is_exported, "Whether the function is exported"));
+}
+struct FactsOut {
+  std::optional<FactsView> facts;
+};
+inline auto DescribeFields(Tag<FactsOut>) {
+  return Fields(Field("facts", &FactsOut::facts,
+                      "The FunctionFacts; null if the function is missing or imported",
+                      EmitNull()));
+}
+
+struct SymbolArgs {
+  std::string stable_id;
+};
+inline auto DescribeFields(Tag<SymbolArgs>) {
+  return Fields(Field("stable_id", &SymbolArgs::stable_id, "A stable_id from list_functions",
+                      mcp::Pattern(kStableIdPattern), mcp::MaxLength(256)));
+}
+
+struct EvidenceView {
+  std::string at;
+  std::string actor;
+  std::string provenance;
+  std::optional<std::string> name;
+  std::optional<double> confidence;
+  bool accepted = false;
+  std::string reason;
+  mcp::Json details;
+};
+inline auto DescribeFields(Tag<EvidenceView>) {
+  using E = EvidenceView;
+  return Fields(Field("at", &E::at, "When (UTC)"), Field("actor", &E::actor, "Who wrote"),
+                Field("provenance", &E::provenance, "The write's provenance"),
+                Field("name", &E::name, "Proposed name", EmitNull()),
+                Field("confidence", &E::confidence, "Proposed confidence", EmitNull()),
+                Field("accepted", &E::accepted, "Whether the gate accepted it"),
+                Field("reason", &E::reason, "The gate's reason"),
+                Field("details", &E::details, "What the write carried (JSON object)"));
+}
+struct SymbolView {
+  std::string stable_id;
+  std::optional<std::string> name;
+  std::optional<std::string> summary;
+  std::optional<std::string> type_signature;
+  std::string provenance;
+  double confidence = 0;
+  bool locked = false;
+  std::vector<EvidenceView> evidence;
+};
+inline auto DescribeFields(Tag<SymbolView>) {
+  using S = SymbolView;
+  return Fields(Field("stable_id", &S::stable_id, "Echo of the input key"),
+                Field("name", &S::name, "Current name", EmitNull()),
+                Field("summary", &S::summary, "Purpose, parameters, behaviour", EmitNull()),
+                Field("type_signature", &S::type_signature, "Wasm type signature", EmitNull()),
+                Field("provenance", &S::provenance, "oracle, human, agent, export or diff-carry"),
+                Field("confidence", &S::confidence, "0.0-1.0"),
+                Field("locked", &S::locked, "If true, only a human can overwrite it"),
+                Field("evidence", &S::evidence, "The evidence trail, oldest first"));
+}
+struct SymbolOut {
+  std::optional<SymbolView> symbol;
+};
+inline auto DescribeFields(Tag<SymbolOut>) {
+  return Fields(Field("symbol", &SymbolOut::symbol,
+                      "The annotation record; null if none exists yet", EmitNull()));
+}
+
+struct ProposeArgs {
+  std::string stable_id;
+  std::string name;
+  std::string summary;
+  double confidence = 0.5;
+};
+inline auto DescribeFields(Tag<ProposeArgs>) {
+  using P = ProposeArgs;
+  return Fields(
+      Field("stable_id", &P::stable_id, "The function's stable_id",
+            mcp::Pattern(kStableIdPattern), mcp::MaxLength(256)),
+      Field("name", &P::name, "Proposed identifier", mcp::LengthRange(2, 128)),
+      Field("summary", &P::summary, "What the function does", mcp::NotRequired(),
+            mcp::MaxLength(4000)),
+      Field("confidence", &P::confidence, "How sure, 0.0-1.0", mcp::NotRequired(),
+            mcp::InRange(0, 1)));
+}
+struct ProposeOut {
+  bool written = false;
+  std::string reason;
+};
+inline auto DescribeFields(Tag<ProposeOut>) {
+  return Fields(Field("written", &ProposeOut::written, "Whether the KB took the name"),
+                Field("reason", &ProposeOut::reason, "Why, in the gate's words"));
+}
+
+// §8.4's identifier rule: [A-Za-z_][A-Za-z0-9_]* segments joined by "::".
+bool IsIdentifier(std::string_view s) {
+  if (s.empty()) return false;
+  std::size_t i = 0;
+  while (true) {
+    const std::size_t start = i;
+    while (i < s.size() && (std::isalnum(static_cast<unsigned char>(s[i])) || s[i] == '_')) ++i;
+    if (i == start || std::isdigit(static_cast<unsigned char>(s[start]))) return false;
+    if (i == s.size()) return true;
+    if (s.substr(i, 2) != "::") return false;
+    i += 2;
+  }
+}
+
+VersionView ToView(const kb::VersionInfo& v) {
+  return {v.id, v.label, v.emscripten_version, v.functions, v.shared_memory};
+}
+
+FunctionView ToView(const kb::FunctionRow& r) {
+  return {r.index, r.stable_id, r.type, r.name, r.provenance, r.confidence};
+}
+
+SymbolView ToView(const kb::SymbolRecord& s) {
+  SymbolView out{s.stable_id, s.name, s.summary, s.type_signature, s.provenance,
+                 s.confidence, s.locked, {}};
+  for (const kb::EvidenceEntry& e : s.evidence) {
+    mcp::Json details = mcp::Json::parse(e.details_json, nullptr, false);
+    if (details.is_discarded() || !details.is_object()) details = mcp::Json::object();
+    std::optional<double> c = e.confidence;
+    if (c && !std::isfinite(*c)) c.reset();
+    out.evidence.push_back({e.at, e.actor, e.provenance, e.name, c, e.accepted, e.reason,
+                            std::move(details)});
+  }
+  return out;
+}
+
+// The version must exist: an unknown id is a tool error naming it (§9.1).
+Status RequireVersion(kb::Kb& k, std::int64_t version_id) {
+  Result<kb::VersionInfo> v = k.GetVersion(version_id);
+  if (v.ok()) return {};
+  if (v.status().code() == base::StatusCode::kNotFound) {
+    return Status::NotFound(
+        fmt::format("unknown version_id {}; call list_versions for the valid ids", version_id));
+  }
+  return v.status();
+}
+
+}  // namespace
+
+Status RegisterWardenTools(mcp::Server& server, KbPool& pool) {
+  mcp::ToolRegistry& tools = server.tools();
+  // Not RETURN_IF_ERROR around each Add: the handlers use it too, and the macros would nest.
+  Status added;
+  const mcp::ToolAnnotations read_only = {.read_only = true, .idempotent = true,
+                                          .open_world = false};
+
+  added = tools.Add<mcp::NoArgs, VersionsOut>(
+      {.name = "list_versions",
+       .description = "Every ingested version of the module. Call it first to learn the "
+                      "version_id values the other tools need.",
+       .annotations = read_only},
+      [&pool](const mcp::NoArgs&, mcp::CallContext&) -> Result<VersionsOut> {
+        ASSIGN_OR_RETURN(KbPool::Lease k, pool.Acquire());
+        ASSIGN_OR_RETURN(std::vector<kb::VersionInfo> versions, k->ListVersions());
+        VersionsOut out;
+        for (const kb::VersionInfo& v : versions) out.versions.push_back(ToView(v));
+        return out;
+      });
+  if (!added.ok()) return added;
+
+  added = tools.Add<VersionArgs, CoverageOut>(
+      {.name = "coverage",
+       .description = "Symbol coverage of one version: how many defined functions are named, "
+                      "and by whom.",
+       .annotations = read_only},
+      [&pool](const VersionArgs& args, mcp::CallContext&) -> Result<CoverageOut> {
+        ASSIGN_OR_RETURN(KbPool::Lease k, pool.Acquire());
+        RETURN_IF_ERROR(RequireVersion(*k, args.version_id));
+        ASSIGN_OR_RETURN(kb::Coverage c, k->GetCoverage(args.version_id));
+        return CoverageOut{c.defined,      c.named,       c.coverage_pct,
+                           c.oracle_named, c.human_named, c.agent_named};
+      });
+  if (!added.ok()) return added;
+
+  added = tools.Add<ListFunctionsArgs, FunctionsOut>(
+      {.name = "list_functions",
+       .description = "Every function of a version with its annotation state, in index order. "
+                      "Remaining work is name == null or a low confidence. Optional limit and "
+                      "cursor page through large modules.",
+       .annotations = read_only},
+      [&pool](const ListFunctionsArgs& args, mcp::CallContext&) -> Result<FunctionsOut> {
+        ASSIGN_OR_RETURN(KbPool::Lease k, pool.Acquire());
+        RETURN_IF_ERROR(RequireVersion(*k, args.version_id));
+        kb::FunctionQuery q;
+        q.version_id = args.version_id;
+        q.include_imports = args.include_imports;
+        q.limit = args.limit;
+        q.cursor = args.cursor;
+        ASSIGN_OR_RETURN(kb::FunctionPage page, k->ListFunctions(q));
+        FunctionsOut out;
+        out.functions.reserve(page.functions.size());
+        for (const kb::FunctionRow& r : page.functions) out.functions.push_back(ToView(r));
+        out.next_cursor = page.next_cursor;
+        return out;
+      });
+  if (!added.ok()) return added;
+
+  added = tools.Add<FactsArgs, FactsOut>(
+      {.name = "get_function_facts",
+       .description = "The grounded FunctionFacts of one defined function (call targets, "
+                      "referenced strings, mnemonics...), for a proposal from evidence.",
+       .annotations = read_only},
+      [&pool](const FactsArgs& args, mcp::CallContext&) -> Result<FactsOut> {
+        ASSIGN_OR_RETURN(KbPool::Lease k, pool.Acquire());
+        RETURN_IF_ERROR(RequireVersion(*k, args.version_id));
+        ASSIGN_OR_RETURN(std::optional<kb::FunctionFacts> f,
+                         k->GetFunctionFacts(args.version_id, args.func_index));
+        FactsOut out;
+        if (f) {
+          out.facts = FactsView{f->func_index,         f->stable_id,
+                                f->type_signature,     f->call_targets,
+                                f->referenced_strings, f->raw_name,
+                                f->instruction_mnemonics, f->is_exported};
+        }
+        return out;
+      });
+  if (!added.ok()) return added;
+
+  added = tools.Add<SymbolArgs, SymbolOut>(
+      {.name = "get_symbol",
+       .description = "The complete annotation record of one function: name, summary, "
+                      "provenance, confidence, lock and the evidence trail.",
+       .annotations = read_only},
+      [&pool](const SymbolArgs& args, mcp::CallContext&) -> Result<SymbolOut> {
+        ASSIGN_OR_RETURN(KbPool::Lease k, pool.Acquire());
+        ASSIGN_OR_RETURN(std::optional<kb::SymbolRecord> s, k->GetSymbol(args.stable_id));
+        SymbolOut out;
+        if (s) out.symbol = ToView(*s);
+        return out;
+      });
+  if (!added.ok()) return added;
+
+  added = tools.Add<ProposeArgs, ProposeOut>(
+      {.name = "propose_symbol",
+       .description = "Propose a name for a function. Recorded as provenance agent, actor "
+                      "agent:mcp, through the same gate as every write: it never overwrites a "
+                      "human name, and beats an Oracle name only with a higher confidence.",
+       .annotations = {.read_only = false, .destructive = false, .idempotent = false,
+                       .open_world = false}},
+      [&pool](const ProposeArgs& args, mcp::CallContext&) -> Result<ProposeOut> {
+        if (!IsIdentifier(args.name)) {
+          return Status::InvalidArgument(fmt::format(
+              "name '{}' is not an identifier ([A-Za-z_][A-Za-z0-9_]*, '::' between parts)",
+              args.name));
+        }
+        ASSIGN_OR_RETURN(KbPool::Lease k, pool.Acquire());
+        std::optional<std::string> summary;
+        if (!args.summary.empty()) summary = args.summary;
+        ASSIGN_OR_RETURN(kb::Decision d,
+                         k->McpPropose(args.stable_id, args.name, summary, args.confidence));
+        if (!d.accepted && d.rule == 0) {
+          return Status::NotFound(fmt::format("unknown stable_id {}: no version has it; call "
+                                              "list_functions for valid ids",
+                                              args.stable_id));
+        }
+        return ProposeOut{d.accepted, d.reason};
+      });
+  return added;
+}
+
+}  // namespace trove::warden::server

@@ -1,0 +1,66 @@
+// The WARDEN MCP binding (spec warden.md §9): the tools of §9.2 over a KB, registered on an
+// MCP server. Inputs and outputs are the seed's; array and null results are wrapped in one
+// named field (§9.1). The write tool injects provenance `agent` and actor `agent:mcp` and goes
+// through the KB's one gate.
+//
+// Thread safety: every tool may run concurrently; each call leases its own KB connection.
+#pragma once
+
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "mcp/server.h"
+#include "warden/kb/kb.h"
+
+namespace trove::base {
+class Env;
+}
+
+namespace trove::warden::server {
+
+// A pool of KB connections: WAL lets readers run beside the one writer, and a connection is
+// used by one thread at a time (kb.h).
+class KbPool {
+ public:
+  KbPool(base::Env& env, std::string path, std::size_t max_connections);
+  KbPool(const KbPool&) = delete;
+  KbPool& operator=(const KbPool&) = delete;
+
+  class Lease {
+   public:
+    Lease(KbPool* pool, std::unique_ptr<kb::Kb> kb) : pool_(pool), kb_(std::move(kb)) {}
+    Lease(Lease&&) = default;
+    ~Lease();
+    kb::Kb& operator*() { return *kb_; }
+    kb::Kb* operator->() { return kb_.get(); }
+
+   private:
+    KbPool* pool_;
+    std::unique_ptr<kb::Kb> kb_;
+  };
+
+  // Returns a free connection, opening one when fewer than max_connections exist, else
+  // waiting for one to come back. Never creates the database file.
+  Result<Lease> Acquire();
+  const std::string& path() const { return path_; }
+
+ private:
+  void Release(std::unique_ptr<kb::Kb> kb);
+
+  base::Env& env_;
+  const std::string path_;
+  const std::size_t max_connections_;
+  std::mutex mu_;
+  std::condition_variable returned_;
+  std::vector<std::unique_ptr<kb::Kb>> free_;  // GUARDED_BY(mu_)
+  std::size_t open_ = 0;                       // GUARDED_BY(mu_)
+};
+
+// Registers the WARDEN tools on `server`. `pool` must outlive it.
+Status RegisterWardenTools(mcp::Server& server, KbPool& pool);
+
+}  // namespace trove::warden::server
