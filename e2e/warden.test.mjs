@@ -178,6 +178,34 @@ describe('warden CLI', () => {
     assert.equal(warden(['export', 'v1', '--format', 'json', '--db', db]).code, 2);
   });
 
+  test('agent: an offline pass names what is left, never a human name; a missing key is exit 5', () => {
+    const adb = path.join(dir, 'agent.db');
+    assert.equal(warden(['ingest', v1, '--db', adb]).code, 0);
+    assert.equal(warden(['set-name', 'func[3]', 'keep_me', '--db', adb]).code, 0);
+    const dry = wardenJson(['agent', '--backend', 'offline', '--dry-run', '--db', adb]);
+    assert.equal(dry.backend, 'offline');
+    assert.equal(wardenJson(['coverage', '--db', adb]).agent_named, 0, 'a dry run wrote');
+    const run = wardenJson(['agent', '--backend', 'offline', '--db', adb]);
+    assert.deepEqual(Object.keys(run), ['backend', 'considered', 'proposed', 'written', 'rejected_by_verifier',
+      'rejected_by_economy', 'skipped_existing', 'details']);
+    assert.equal(run.proposed, run.written + run.rejected_by_verifier + run.rejected_by_economy);
+    assert.ok(run.written >= 1, JSON.stringify(run));
+    const cov = wardenJson(['coverage', '--db', adb]);
+    assert.equal(cov.coverage_pct, 100);
+    assert.equal(cov.human_named, 1);
+    const funcs = wardenJson(['funcs', '--db', adb]);
+    assert.equal(funcs.find((f) => f.index === 3).name, 'keep_me');
+    // The same pass again proposes nothing new: all are named (offline stays below 0.5 but
+    // the economy keeps equal-confidence names).
+    const again = wardenJson(['agent', '--backend', 'offline', '--db', adb]);
+    assert.equal(again.written, 0);
+    const r = spawnSync(WARDEN, ['agent', '--backend', 'openai', '--db', adb], {
+      encoding: 'utf8', env: { ...process.env, OPENAI_API_KEY: '', HOME: dir, XDG_CONFIG_HOME: dir } });
+    assert.equal(r.status, 5, r.stderr);
+    assert.match(r.stderr, /OPENAI_API_KEY/);
+    assert.equal(warden(['agent', '--backend', 'gpt9', '--db', adb]).code, 2);
+  });
+
   test('verify needs no KB and reports determinism', () => {
     const r = warden(['verify', v1]);
     assert.equal(r.code, 0, r.stderr);
@@ -197,7 +225,7 @@ function textOf(result) {
 async function exerciseTools(client) {
   const { tools } = await client.listTools();
   const names = tools.map((t) => t.name).sort();
-  for (const n of ['coverage', 'get_function_facts', 'get_symbol', 'list_functions', 'list_versions', 'propose_symbol']) {
+  for (const n of ['agent_backends', 'coverage', 'get_function_facts', 'get_symbol', 'list_functions', 'list_versions', 'propose_symbol', 'run_agent_pass']) {
     assert.ok(names.includes(n), `missing tool ${n}: ${names}`);
   }
   const versions = (await client.callTool({ name: 'list_versions', arguments: {} })).structuredContent.versions;
@@ -255,12 +283,36 @@ async function exerciseTools(client) {
   await bad('propose_symbol', { stable_id: unnamed.stable_id, name: 'x2', actor: 'human:cli' }, /arguments\.actor: unexpected property/);
   await bad('propose_symbol', { stable_id: unnamed.stable_id, name: 'not valid!' }, /not an identifier/);
   await bad('propose_symbol', { stable_id: `w1:${'0'.repeat(32)}`, name: 'ghost' }, /unknown stable_id/);
+
+  // The agent tools.
+  const backends = (await client.callTool({ name: 'agent_backends', arguments: {} })).structuredContent.backends;
+  assert.deepEqual(backends.map((b) => b.name), ['offline', 'openai', 'anthropic']);
+  assert.deepEqual(Object.keys(backends[1]), ['name', 'backend', 'aliases', 'available', 'requires', 'default_model']);
+  assert.equal(backends[0].available, true);
+  assert.equal(backends[1].available, false);
+  assert.equal(backends[1].default_model, 'gpt-5.3-codex');
+  assert.deepEqual(backends[1].aliases, ['codex', 'oai']);
+  await bad('run_agent_pass', { version_id: id, backend: 'openai' }, /OPENAI_API_KEY/);
+  await bad('run_agent_pass', { version_id: 999, backend: 'offline' }, /unknown version_id 999/);
+  const progress = [];
+  const pass = await client.callTool({ name: 'run_agent_pass', arguments: { version_id: id, backend: 'offline' } },
+    undefined, { onprogress: (p) => progress.push(p) });
+  assert.equal(pass.isError, undefined, JSON.stringify(pass));
+  const summary = pass.structuredContent;
+  assert.equal(summary.backend, 'offline');
+  assert.equal(summary.proposed, summary.written + summary.rejected_by_verifier + summary.rejected_by_economy);
+  assert.ok(progress.length >= 1, 'no progress notifications');
+  const after = (await client.callTool({ name: 'coverage', arguments: { version_id: id } })).structuredContent;
+  assert.equal(after.coverage_pct, 100);
+  const human = (await client.callTool({ name: 'get_symbol', arguments: { stable_id: scaled.stable_id } })).structuredContent.symbol;
+  assert.equal(human.name, 'scale_value');
 }
 
 describe('warden mcp', () => {
   test('stdio: every tool through the official SDK client', { timeout: 60000 }, async () => {
     const client = new Client({ name: 'warden-e2e', version: '0.0.0' });
-    const transport = new StdioClientTransport({ command: WARDEN, args: ['mcp', '--db', db], stderr: 'pipe' });
+    const transport = new StdioClientTransport({ command: WARDEN, args: ['mcp', '--db', db], stderr: 'pipe',
+      env: { PATH: process.env.PATH, HOME: dir, XDG_CONFIG_HOME: dir } });
     await client.connect(transport);
     try {
       assert.equal(client.getServerVersion().name, 'warden');

@@ -17,7 +17,10 @@
 #include "warden/export/lifter.h"
 #include "warden/identity/identity.h"
 #include "warden/ingest/ingest.h"
+#include "warden/agents/backend.h"
+#include "warden/agents/pipeline.h"
 #include "warden/kb/kb.h"
+#include "warden/pass/kb_agent_store.h"
 #include "warden/server/mcp_main.h"
 #include "warden/views/json_views.h"
 #include "warden/wasm/reader.h"
@@ -657,6 +660,69 @@ int RunExport(base::Env& env, const GlobalOptions& global, const ExportArgs& arg
     return kExitOk;
   }
   std::fputs(text.c_str(), stdout);
+  return kExitOk;
+}
+
+int RunAgent(base::Env& env, const GlobalOptions& global, const AgentArgs& args) {
+  int exit = kExitOk;
+  std::unique_ptr<kb::Kb> k = OpenKb(env, global, &exit);
+  if (!k) return exit;
+  Result<std::int64_t> id = ResolveVersion(*k, args.version);
+  if (!id.ok()) {
+    Error(id.status().message());
+    return ExitFor(id.status());
+  }
+  // The project directory holds .warden/config.json when the KB is the project's.
+  std::string project_dir;
+  constexpr std::string_view kProjectDb = "/.warden/warden.db";
+  if (k->path().size() > kProjectDb.size() && k->path().ends_with(kProjectDb)) {
+    project_dir = k->path().substr(0, k->path().size() - kProjectDb.size());
+  }
+  Result<agents::AgentConfig> config = pass::LoadAgentConfig(env, project_dir);
+  if (!config.ok()) {
+    Error(config.status().message());
+    return kExitUsage;
+  }
+  Result<std::unique_ptr<agents::Backend>> backend =
+      agents::MakeBackend(args.backend, args.model, *config);
+  if (!backend.ok()) {
+    Error(backend.status().message());
+    return backend.status().code() == StatusCode::kInvalidArgument ? kExitUsage
+                                                                   : kExitUnavailable;
+  }
+  pass::KbAgentStore store(*k);
+  agents::PassOptions options;
+  options.version_id = *id;
+  options.only_unconfident = !args.all;
+  options.limit = args.limit;
+  options.dry_run = args.dry_run;
+  options.channel = "cli";
+  base::Cancellation cancel;
+  TerminalProgress progress(global.stderr_is_terminal && !global.json);
+  Result<agents::RunSummary> r =
+      agents::RunAgentPass(store, **backend, options, cancel, progress.Sink());
+  if (!r.ok()) {
+    Error(r.status().message());
+    const StatusCode c = r.status().code();
+    if (c == StatusCode::kPermissionDenied || c == StatusCode::kUnsupported) {
+      return kExitUnavailable;
+    }
+    return ExitFor(r.status());
+  }
+  if (global.json) {
+    std::fputs((agents::RunSummaryToJson(*r) + "\n").c_str(), stdout);
+    return kExitOk;
+  }
+  std::string out = fmt::format(
+      "backend {}: considered {}, proposed {}, written {}, rejected by the verifier {}, by the "
+      "economy {}, skipped (locked or confident) {}{}\n",
+      r->backend, r->considered, r->proposed, r->written, r->rejected_by_verifier,
+      r->rejected_by_economy, r->skipped_existing, args.dry_run ? " (dry run)" : "");
+  for (const agents::RunDetail& d : r->details) {
+    out += fmt::format("  func[{}] {} {} {} {}\n", d.func_index, agents::OutcomeName(d.outcome),
+                       d.name.value_or("-"), Conf(d.confidence), d.reason);
+  }
+  std::fputs(out.c_str(), stdout);
   return kExitOk;
 }
 

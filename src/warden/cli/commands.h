@@ -66,6 +66,15 @@ struct ExportArgs {
   std::optional<std::string> out;
 };
 
+struct AgentArgs {
+  std::optional<std::string> version;
+  std::string backend = "auto";
+  std::optional<std::string> model;
+  bool all = false;
+  std::optional<std::int64_t> limit;
+  bool dry_run = false;
+};
+
 struct McpArgs {
   std::string transport = "stdio";
   std::string listen = "127.0.0.1:8765";
@@ -83,6 +92,7 @@ int RunShow(base::Env& env, const GlobalOptions& global, const ShowArgs& args);
 int RunSetName(base::Env& env, const GlobalOptions& global, const SetNameArgs& args);
 int RunVerify(base::Env& env, const GlobalOptions& global, const std::string& file);
 int RunExport(base::Env& env, const GlobalOptions& global, const ExportArgs& args);
+int RunAgent(base::Env& env, const GlobalOptions& global, const AgentArgs& args);
 // Blocks the shutdown signals first (before any thread starts), then serves.
 int RunMcp(base::Env& env, const GlobalOptions& global, const McpArgs& args);
 

@@ -101,6 +101,19 @@ int main(int argc, char** argv) {
       ->required();
   export_cmd->add_option("--out", export_args.out, "Write to FILE instead of stdout");
 
+  // agent
+  AgentArgs agent_args;
+  CLI::App* agent = app.add_subcommand("agent", "Run an agent pass: propose, verify, write back");
+  agent->add_option("version", agent_args.version, "Label or id (default: the latest)");
+  agent->add_option("--backend", agent_args.backend,
+                    "auto, offline, openai (codex, oai) or anthropic");
+  agent->add_option("--model", agent_args.model, "Provider model (default: the backend's)");
+  agent->add_flag("--all", agent_args.all, "Also revisit functions named with confidence >= 0.5");
+  agent->add_option("--limit", agent_args.limit, "At most N backend calls")
+      ->check(CLI::PositiveNumber);
+  agent->add_flag("--dry-run", agent_args.dry_run, "Write nothing");
+  agent->add_flag("--json", global.json, "Print JSON");
+
   // mcp
   McpArgs mcp_args;
   CLI::App* mcp = app.add_subcommand("mcp", "Serve the KB to MCP clients (stdio by default)");
@@ -134,6 +147,7 @@ int main(int argc, char** argv) {
   if (*set_name) return RunSetName(env, global, set_args);
   if (*verify) return RunVerify(env, global, verify_file);
   if (*export_cmd) return RunExport(env, global, export_args);
+  if (*agent) return RunAgent(env, global, agent_args);
   if (*mcp) return RunMcp(env, global, mcp_args);
   return kExitUsage;
 }

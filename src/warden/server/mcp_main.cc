@@ -11,6 +11,7 @@
 #include "mcp/server.h"
 #include "mcp/signals.h"
 #include "mcp/stdio.h"
+#include "warden/pass/kb_agent_store.h"
 #include "warden/server/warden_tools.h"
 
 #ifndef TROVE_VERSION
@@ -38,6 +39,20 @@ int RunWardenMcp(base::Env& env, const McpRunOptions& options) {
   }
   probe->reset();
 
+  // Provider keys come from the server's environment and config files (§2.1).
+  std::string project_dir;
+  constexpr std::string_view kProjectDb = "/.warden/warden.db";
+  if (options.db_path.size() > kProjectDb.size() &&
+      options.db_path.compare(options.db_path.size() - kProjectDb.size(), kProjectDb.size(),
+                              kProjectDb) == 0) {
+    project_dir = options.db_path.substr(0, options.db_path.size() - kProjectDb.size());
+  }
+  Result<agents::AgentConfig> agent_config = pass::LoadAgentConfig(env, project_dir);
+  if (!agent_config.ok()) {
+    std::fputs(fmt::format("error: {}\n", agent_config.status().message()).c_str(), stderr);
+    return 2;
+  }
+
   KbPool pool(env, options.db_path, 8);
   base::ThreadPool workers(4);
   mcp::ServerInfo info{
@@ -46,12 +61,13 @@ int RunWardenMcp(base::Env& env, const McpRunOptions& options) {
       .title = "WARDEN",
       .instructions = "WebAssembly reverse-engineering knowledge base. Call list_versions "
                       "first; then coverage, list_functions, get_function_facts and get_symbol "
-                      "to read, and propose_symbol to suggest a name (it never overwrites a "
-                      "human-verified name)."};
+                      "to read; propose_symbol to suggest a name (it never overwrites a "
+                      "human-verified name); agent_backends and run_agent_pass to run the "
+                      "built-in agent pass."};
   int exit_code = 0;
   {
     mcp::Server server(info, mcp::ServerOptions{}, workers, logger);
-    Status s = RegisterWardenTools(server, pool);
+    Status s = RegisterWardenTools(server, pool, *agent_config);
     if (!s.ok()) {
       std::fputs(fmt::format("error: {}\n", s.message()).c_str(), stderr);
       workers.Wait();

@@ -10,6 +10,9 @@
 #include "base/env.h"
 #include "mcp/describe.h"
 #include "mcp/registry.h"
+#include "warden/agents/backend.h"
+#include "warden/agents/pipeline.h"
+#include "warden/pass/kb_agent_store.h"
 
 namespace trove::warden::server {
 
@@ -282,6 +285,92 @@ inline auto DescribeFields(Tag<ProposeOut>) {
                 Field("reason", &ProposeOut::reason, "Why, in the gate's words"));
 }
 
+struct BackendView {
+  std::string name;
+  std::string backend;
+  std::vector<std::string> aliases;
+  bool available = false;
+  std::vector<std::string> requirements;
+  std::optional<std::string> default_model;
+};
+inline auto DescribeFields(Tag<BackendView>) {
+  using B = BackendView;
+  return Fields(Field("name", &B::name, "Selector: offline, openai or anthropic"),
+                Field("backend", &B::backend, "Internal backend name written into evidence"),
+                Field("aliases", &B::aliases, "Alternate selectors, such as codex and oai"),
+                Field("available", &B::available,
+                      "Whether the requirements and key are present in the server environment"),
+                Field("requires", &B::requirements,
+                      "Required components and environment variables"),
+                Field("default_model", &B::default_model, "Default model", EmitNull()));
+}
+struct BackendsOut {
+  std::vector<BackendView> backends;
+};
+inline auto DescribeFields(Tag<BackendsOut>) {
+  return Fields(Field("backends", &BackendsOut::backends, "One object per backend"));
+}
+
+constexpr std::string_view kBackendSelectors[] = {"auto", "offline", "openai", "codex", "oai",
+                                                  "anthropic"};
+struct RunPassArgs {
+  std::int64_t version_id = 0;
+  std::string backend = "auto";
+  bool only_unconfident = true;
+};
+inline auto DescribeFields(Tag<RunPassArgs>) {
+  using R = RunPassArgs;
+  return Fields(
+      Field("version_id", &R::version_id, "Internal version id, from list_versions",
+            mcp::AtLeast(1)),
+      Field("backend", &R::backend, "Backend selector (agent_backends lists them)",
+            mcp::NotRequired(), mcp::OneOf{kBackendSelectors}),
+      Field("only_unconfident", &R::only_unconfident,
+            "Skip symbols that are locked or already at confidence >= 0.5", mcp::NotRequired()));
+}
+struct DetailView {
+  std::uint32_t func_index = 0;
+  std::string stable_id;
+  std::string outcome;
+  std::optional<std::string> name;
+  std::optional<double> confidence;
+  std::string reason;
+};
+inline auto DescribeFields(Tag<DetailView>) {
+  using D = DetailView;
+  return Fields(Field("func_index", &D::func_index, "Wasm function index"),
+                Field("stable_id", &D::stable_id, "Stable function identity"),
+                Field("outcome", &D::outcome,
+                      "written, verifier_reject, economy_reject or error"),
+                Field("name", &D::name, "The proposed name", EmitNull()),
+                Field("confidence", &D::confidence, "Its confidence", EmitNull()),
+                Field("reason", &D::reason, "Why"));
+}
+struct SummaryOut {
+  std::string backend;
+  std::int64_t considered = 0;
+  std::int64_t proposed = 0;
+  std::int64_t written = 0;
+  std::int64_t rejected_by_verifier = 0;
+  std::int64_t rejected_by_economy = 0;
+  std::int64_t skipped_existing = 0;
+  std::vector<DetailView> details;
+};
+inline auto DescribeFields(Tag<SummaryOut>) {
+  using S = SummaryOut;
+  return Fields(Field("backend", &S::backend, "Backend that actually ran"),
+                Field("considered", &S::considered, "Functions visited"),
+                Field("proposed", &S::proposed, "Proposals returned by the backend"),
+                Field("written", &S::written, "Proposals written to the KB"),
+                Field("rejected_by_verifier", &S::rejected_by_verifier,
+                      "Proposals blocked by the verifier"),
+                Field("rejected_by_economy", &S::rejected_by_economy,
+                      "Proposals blocked by the economy gate"),
+                Field("skipped_existing", &S::skipped_existing,
+                      "Locked or already-confident functions skipped before the backend"),
+                Field("details", &S::details, "Per-function outcomes"));
+}
+
 // §8.4's identifier rule: [A-Za-z_][A-Za-z0-9_]* segments joined by "::".
 bool IsIdentifier(std::string_view s) {
   if (s.empty()) return false;
@@ -331,7 +420,8 @@ Status RequireVersion(kb::Kb& k, std::int64_t version_id) {
 
 }  // namespace
 
-Status RegisterWardenTools(mcp::Server& server, KbPool& pool) {
+Status RegisterWardenTools(mcp::Server& server, KbPool& pool,
+                           const agents::AgentConfig& agent_config) {
   mcp::ToolRegistry& tools = server.tools();
   // Not RETURN_IF_ERROR around each Add: the handlers use it too, and the macros would nest.
   Status added;
@@ -448,6 +538,53 @@ Status RegisterWardenTools(mcp::Server& server, KbPool& pool) {
                                               args.stable_id));
         }
         return ProposeOut{d.accepted, d.reason};
+      });
+  added = tools.Add<mcp::NoArgs, BackendsOut>(
+      {.name = "agent_backends",
+       .description = "The agent backends, their aliases, required credentials and default "
+                      "models. Call it before run_agent_pass with backend \"auto\".",
+       .annotations = read_only},
+      [&agent_config](const mcp::NoArgs&, mcp::CallContext&) -> Result<BackendsOut> {
+        BackendsOut out;
+        for (const agents::BackendInfo& b : agents::ListBackends(agent_config)) {
+          out.backends.push_back(
+              {b.name, b.backend, b.aliases, b.available, b.requirements, b.default_model});
+        }
+        return out;
+      });
+  if (!added.ok()) return added;
+
+  added = tools.Add<RunPassArgs, SummaryOut>(
+      {.name = "run_agent_pass",
+       .description = "Runs the propose -> verify -> write-back pass of `warden agent` over a "
+                      "version, callees before callers. Every proposal passes the verifier and "
+                      "the economy gate. Reports progress when given a progress token; can be "
+                      "cancelled.",
+       .annotations = {.read_only = false, .destructive = false, .idempotent = false,
+                       .open_world = true},
+       .deadline = std::chrono::hours(2)},
+      [&pool, &agent_config](const RunPassArgs& args, mcp::CallContext& ctx)
+          -> Result<SummaryOut> {
+        ASSIGN_OR_RETURN(std::unique_ptr<agents::Backend> backend,
+                         agents::MakeBackend(args.backend, std::nullopt, agent_config));
+        ASSIGN_OR_RETURN(KbPool::Lease k, pool.Acquire());
+        RETURN_IF_ERROR(RequireVersion(*k, args.version_id));
+        pass::KbAgentStore store(*k);
+        agents::PassOptions options;
+        options.version_id = args.version_id;
+        options.only_unconfident = args.only_unconfident;
+        options.channel = "mcp";
+        const base::Progress progress = ctx.MakeProgress();
+        ASSIGN_OR_RETURN(agents::RunSummary r, agents::RunAgentPass(store, *backend, options,
+                                                                    ctx.cancellation(), progress));
+        SummaryOut out{r.backend,  r.considered,           r.proposed,
+                       r.written,  r.rejected_by_verifier, r.rejected_by_economy,
+                       r.skipped_existing, {}};
+        for (const agents::RunDetail& d : r.details) {
+          out.details.push_back({d.func_index, d.stable_id, std::string(agents::OutcomeName(d.outcome)),
+                                 d.name, d.confidence, d.reason});
+        }
+        return out;
       });
   return added;
 }

@@ -14,6 +14,7 @@
 
 #include "base/status.h"
 #include "mcp/server.h"
+#include "warden/agents/config.h"
 #include "warden/kb/kb.h"
 
 namespace trove::base {
@@ -60,7 +61,8 @@ class KbPool {
   std::size_t open_ = 0;                       // GUARDED_BY(mu_)
 };
 
-// Registers the WARDEN tools on `server`. `pool` must outlive it.
-Status RegisterWardenTools(mcp::Server& server, KbPool& pool);
+// Registers the WARDEN tools on `server`. `pool` and `agent_config` must outlive it.
+Status RegisterWardenTools(mcp::Server& server, KbPool& pool,
+                           const agents::AgentConfig& agent_config);
 
 }  // namespace trove::warden::server
