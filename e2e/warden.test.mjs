@@ -4,16 +4,18 @@
 
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFile, spawn, spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { BUILD_DIR, withTimeout } from './lib/env.mjs';
+import { BUILD_DIR, INSPECTOR_BIN, REPO_ROOT, node22Env, withTimeout } from './lib/env.mjs';
+import { StdioServer } from './lib/stdio.mjs';
 
 const WARDEN = path.join(BUILD_DIR, 'src', 'warden', 'cli', 'warden');
+const KB_FIXTURE = path.join(BUILD_DIR, 'e2e', 'warden_kb_fixture');
 
 // --- A tiny wasm writer ---
 const uleb = (n) => { const out = []; do { let b = n & 0x7f; n >>>= 7; if (n) b |= 0x80; out.push(b); } while (n); return out; };
@@ -294,14 +296,13 @@ async function exerciseTools(client) {
   assert.deepEqual(backends[1].aliases, ['codex', 'oai']);
   await bad('run_agent_pass', { version_id: id, backend: 'openai' }, /OPENAI_API_KEY/);
   await bad('run_agent_pass', { version_id: 999, backend: 'offline' }, /unknown version_id 999/);
-  const progress = [];
-  const pass = await client.callTool({ name: 'run_agent_pass', arguments: { version_id: id, backend: 'offline' } },
-    undefined, { onprogress: (p) => progress.push(p) });
+  // Progress is checked on the wire (a raw stdio client below): the SDK drops notifications
+  // that arrive in the same chunk as the response.
+  const pass = await client.callTool({ name: 'run_agent_pass', arguments: { version_id: id, backend: 'offline' } });
   assert.equal(pass.isError, undefined, JSON.stringify(pass));
   const summary = pass.structuredContent;
   assert.equal(summary.backend, 'offline');
   assert.equal(summary.proposed, summary.written + summary.rejected_by_verifier + summary.rejected_by_economy);
-  assert.ok(progress.length >= 1, 'no progress notifications');
   const after = (await client.callTool({ name: 'coverage', arguments: { version_id: id } })).structuredContent;
   assert.equal(after.coverage_pct, 100);
   const human = (await client.callTool({ name: 'get_symbol', arguments: { stable_id: scaled.stable_id } })).structuredContent.symbol;
@@ -356,6 +357,123 @@ describe('warden mcp', () => {
     } finally {
       await client.close();
       proc.kill('SIGTERM');
+    }
+  });
+
+  test('an Oracle name blocks an MCP agent unless the agent is more confident', { timeout: 60000 }, async () => {
+    const odb = path.join(dir, 'oracle.db');
+    assert.equal(warden(['ingest', v1, '--db', odb, '--no-seed']).code, 0);
+    const fn = wardenJson(['funcs', '--db', odb]).find((f) => f.index === 4);
+    // The library's Oracle path writes first.
+    const w = spawnSync(KB_FIXTURE, [odb, 'oracle', fn.stable_id, 'oracle_greet', '0.8'], { encoding: 'utf8' });
+    assert.equal(w.status, 0, w.stderr);
+    assert.match(w.stdout, /^accepted /);
+    const client = new Client({ name: 'warden-e2e-oracle', version: '0.0.0' });
+    await client.connect(new StdioClientTransport({ command: WARDEN, args: ['mcp', '--db', odb], stderr: 'pipe' }));
+    try {
+      const propose = async (name, confidence) => (await client.callTool({ name: 'propose_symbol', arguments: { stable_id: fn.stable_id, name, confidence } })).structuredContent;
+      let r = await propose('agent_low', 0.5);
+      assert.equal(r.written, false);
+      assert.equal(r.reason, 'rejected: existing oracle annotation has confidence 0.800 >= 0.500');
+      r = await propose('agent_equal', 0.8);
+      assert.equal(r.written, false, 'equal confidence must not displace the Oracle');
+      let sym = (await client.callTool({ name: 'get_symbol', arguments: { stable_id: fn.stable_id } })).structuredContent.symbol;
+      assert.equal(sym.name, 'oracle_greet');
+      assert.equal(sym.provenance, 'oracle');
+      r = await propose('agent_sure', 0.95);
+      assert.equal(r.written, true, r.reason);
+      sym = (await client.callTool({ name: 'get_symbol', arguments: { stable_id: fn.stable_id } })).structuredContent.symbol;
+      assert.equal(sym.name, 'agent_sure');
+      assert.equal(sym.provenance, 'agent');
+      assert.deepEqual(sym.evidence.map((e) => [e.actor, e.accepted]),
+        [['oracle:e2e', true], ['agent:mcp', false], ['agent:mcp', false], ['agent:mcp', true]]);
+    } finally {
+      await client.close();
+    }
+  });
+
+  test('8 concurrent MCP clients proposing on one KB lose nothing', { timeout: 90000 }, async () => {
+    const cdb = path.join(dir, 'concurrent.db');
+    assert.equal(warden(['ingest', v1, '--db', cdb, '--no-seed']).code, 0);
+    const target = wardenJson(['funcs', '--db', cdb]).find((f) => f.index === 2);
+    const clients = await Promise.all(Array.from({ length: 8 }, async (_, c) => {
+      const client = new Client({ name: `warden-e2e-${c}`, version: '0.0.0' });
+      await client.connect(new StdioClientTransport({ command: WARDEN, args: ['mcp', '--db', cdb], stderr: 'pipe' }));
+      return client;
+    }));
+    try {
+      const perClient = 10;
+      const results = await Promise.all(clients.map((client, c) => Promise.all(Array.from({ length: perClient }, (_, i) => {
+        const confidence = Math.round((c * perClient + i + 1) * 1000 / (8 * perClient + 1)) / 1000;
+        return client.callTool({ name: 'propose_symbol', arguments: { stable_id: target.stable_id, name: `c${c}_n${i}`, confidence } });
+      }))));
+      const flat = results.flat();
+      assert.ok(flat.every((r) => r.isError === undefined), JSON.stringify(flat.find((r) => r.isError)));
+      const sym = (await clients[0].callTool({ name: 'get_symbol', arguments: { stable_id: target.stable_id } })).structuredContent.symbol;
+      assert.equal(sym.evidence.length, 8 * perClient, 'one evidence row per attempt');
+      assert.equal(sym.evidence.filter((e) => e.accepted).length, flat.filter((r) => r.structuredContent.written).length);
+      // Every accepted write raised the confidence (invariant 5), so the last accepted is the most confident.
+      let last = -1;
+      for (const e of sym.evidence.filter((x) => x.accepted)) {
+        assert.ok(e.confidence > last, `accepted ${e.confidence} after ${last}`);
+        last = e.confidence;
+      }
+      assert.equal(sym.name, 'c7_n9');
+      assert.equal(sym.confidence, last);
+    } finally {
+      await Promise.all(clients.map((c) => c.close()));
+    }
+  });
+
+  test('the Inspector CLI lists and calls the tools', { timeout: 90000 }, async () => {
+    // The Inspector takes a command; a wrapper script carries warden's own arguments.
+    const wrapper = path.join(dir, 'warden-mcp.sh');
+    writeFileSync(wrapper, `#!/bin/sh\nexec '${WARDEN}' mcp --db '${db}'\n`);
+    chmodSync(wrapper, 0o755);
+    const home = mkdtempSync(path.join(os.tmpdir(), 'warden-inspector-'));
+    const inspector = (args) => new Promise((resolve) => {
+      execFile(INSPECTOR_BIN, ['--cli', '--format', 'json', '-q', wrapper, ...args], {
+        cwd: REPO_ROOT, env: node22Env({ HOME: home, MCP_CATALOG_PATH: path.join(home, 'mcp.json') }),
+        timeout: 40000, maxBuffer: 16 * 1024 * 1024,
+      }, (error, stdout, stderr) => {
+        const line = stdout.trim().split('\n').filter((l) => l.startsWith('{')).pop();
+        resolve({ code: error ? error.code : 0, json: line ? JSON.parse(line) : undefined, stderr });
+      });
+    });
+    try {
+      const list = await inspector(['--method', 'tools/list']);
+      assert.equal(list.code, 0, list.stderr);
+      assert.deepEqual(list.json.result.tools.map((t) => t.name).sort(), ['agent_backends', 'coverage', 'get_function_facts',
+        'get_symbol', 'list_functions', 'list_versions', 'propose_symbol', 'run_agent_pass']);
+      const call = await inspector(['--method', 'tools/call', '--tool-name', 'list_versions']);
+      assert.equal(call.code, 0, call.stderr);
+      assert.deepEqual(call.json.result.structuredContent.versions.map((v) => v.label), ['v1', 'v2']);
+      const bad = await inspector(['--method', 'tools/call', '--tool-name', 'coverage', '--tool-args-json', '{"version_id":999}']);
+      assert.equal(bad.code, 5, bad.stderr);
+      assert.equal(bad.json.result.isError, true);
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
+  });
+
+  test('run_agent_pass sends progress for its progress token, then one result', { timeout: 60000 }, async () => {
+    const pdb = path.join(dir, 'progress.db');
+    assert.equal(warden(['ingest', v1, '--db', pdb, '--no-seed']).code, 0);
+    const s = await StdioServer.start(['mcp', '--db', pdb], { bin: WARDEN });
+    try {
+      await s.initialize();
+      const from = s.lines.length;
+      const r = await s.request('tools/call', { name: 'run_agent_pass', arguments: { version_id: 1, backend: 'offline' },
+        _meta: { progressToken: 'pass-1' } }, { timeout: 30000 });
+      assert.equal(r.result.isError, undefined, JSON.stringify(r));
+      const after = s.lines.slice(from);
+      const progress = after.filter((l) => l.msg?.method === 'notifications/progress');
+      assert.deepEqual(progress.map((l) => [l.msg.params.progressToken, l.msg.params.progress, l.msg.params.total]),
+        [['pass-1', 1, 4], ['pass-1', 2, 4], ['pass-1', 3, 4], ['pass-1', 4, 4]]);
+      const result = after.findIndex((l) => l.msg?.id !== undefined && l.msg?.method === undefined);
+      assert.ok(after.indexOf(progress.at(-1)) < result, 'progress after the result');
+    } finally {
+      s.proc.kill('SIGTERM');
     }
   });
 
