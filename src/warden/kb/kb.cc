@@ -285,6 +285,9 @@ Result<StoreResult> Kb::StoreVersion(const VersionRecord& version,
     }
   }
 
+  // A version is one large transaction: a page cache that holds it (64 MiB at most; SQLite
+  // allocates pages as they are used) keeps SQLite from spilling and re-reading index pages.
+  RETURN_IF_ERROR(db_->Exec("PRAGMA cache_size=-65536"));
   ASSIGN_OR_RETURN(base::Transaction txn, db_->Begin());
   StoreResult result;
   // The same bytes already ingested: nothing to write.
