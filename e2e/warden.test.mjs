@@ -310,6 +310,13 @@ async function exerciseTools(client) {
 }
 
 describe('warden mcp', () => {
+  let dbHttp;
+  before(() => {
+    // The same starting state for both transports: every tool is exercised on each.
+    dbHttp = path.join(dir, 'kb-http.db');
+    writeFileSync(dbHttp, readFileSync(db));
+  });
+
   test('stdio: every tool through the official SDK client', { timeout: 60000 }, async () => {
     const client = new Client({ name: 'warden-e2e', version: '0.0.0' });
     const transport = new StdioClientTransport({ command: WARDEN, args: ['mcp', '--db', db], stderr: 'pipe',
@@ -323,8 +330,9 @@ describe('warden mcp', () => {
     }
   });
 
-  test('Streamable HTTP: the same tools; concurrent proposals are each recorded once', { timeout: 60000 }, async () => {
-    const proc = spawn(WARDEN, ['mcp', '--db', db, '--http', '0'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  test('Streamable HTTP: every tool; concurrent proposals are each recorded once', { timeout: 60000 }, async () => {
+    const proc = spawn(WARDEN, ['mcp', '--db', dbHttp, '--http', '0'], { stdio: ['ignore', 'ignore', 'pipe'],
+      env: { PATH: process.env.PATH, HOME: dir, XDG_CONFIG_HOME: dir } });
     let stderr = '';
     const port = await withTimeout(new Promise((resolve, reject) => {
       proc.stderr.on('data', (c) => {
@@ -337,6 +345,7 @@ describe('warden mcp', () => {
     const client = new Client({ name: 'warden-e2e-http', version: '0.0.0' });
     await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`)));
     try {
+      await exerciseTools(client);
       const versions = (await client.callTool({ name: 'list_versions', arguments: {} })).structuredContent.versions;
       const id = versions.find((v) => v.label === 'v2').id;
       const fns = (await client.callTool({ name: 'list_functions', arguments: { version_id: id } })).structuredContent.functions;
@@ -390,6 +399,15 @@ describe('warden mcp', () => {
     } finally {
       await client.close();
     }
+    // The CLI's agent path meets the same gate: an Oracle name at 0.9 on another function
+    // survives `warden agent --all` (offline proposals carry 0.2-0.35).
+    const other = wardenJson(['funcs', '--db', odb]).find((f) => f.index === 1);
+    assert.match(spawnSync(KB_FIXTURE, [odb, 'oracle', other.stable_id, 'oracle_open', '0.9'], { encoding: 'utf8' }).stdout, /^accepted /);
+    const run = wardenJson(['agent', '--backend', 'offline', '--all', '--version', 'v1', '--db', odb]);
+    const detail = run.details.find((d) => d.func_index === 1);
+    assert.equal(detail.outcome, 'economy_reject', JSON.stringify(detail));
+    assert.match(detail.reason, /^rejected: existing oracle annotation has confidence 0\.900/);
+    assert.equal(wardenJson(['funcs', '--db', odb]).find((f) => f.index === 1).name, 'oracle_open');
   });
 
   test('8 concurrent MCP clients proposing on one KB lose nothing', { timeout: 90000 }, async () => {
@@ -472,6 +490,30 @@ describe('warden mcp', () => {
         [['pass-1', 1, 4], ['pass-1', 2, 4], ['pass-1', 3, 4], ['pass-1', 4, 4]]);
       const result = after.findIndex((l) => l.msg?.id !== undefined && l.msg?.method === undefined);
       assert.ok(after.indexOf(progress.at(-1)) < result, 'progress after the result');
+    } finally {
+      s.proc.kill('SIGTERM');
+    }
+  });
+
+  test('run_agent_pass can be cancelled: no result, and the pass stops', { timeout: 90000 }, async (t) => {
+    const sqljs = path.join(REPO_ROOT, 'node_modules', 'sql.js', 'dist', 'sql-wasm.wasm');
+    if (!existsSync(sqljs)) { t.skip('node_modules/sql.js is absent'); return; }
+    const cdb = path.join(dir, 'cancel.db');
+    assert.equal(warden(['ingest', sqljs, '--db', cdb, '--no-seed']).code, 0);
+    const s = await StdioServer.start(['mcp', '--db', cdb], { bin: WARDEN });
+    try {
+      await s.initialize();
+      const from = s.lines.length;
+      s.send({ jsonrpc: '2.0', id: 77, method: 'tools/call', params: { name: 'run_agent_pass', arguments: { version_id: 1, backend: 'offline' }, _meta: { progressToken: 'c' } } });
+      // Cancel once the pass has visibly started.
+      await s.waitFor((l) => l.msg?.method === 'notifications/progress', { timeout: 30000, from });
+      s.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 77, reason: 'e2e' } });
+      await s.quiet(1000);
+      assert.equal(s.lines.slice(from).filter((l) => l.msg?.id === 77).length, 0, 'a cancelled request was answered');
+      // The server is still up and the pass did not finish.
+      const cov = await s.request('tools/call', { name: 'coverage', arguments: { version_id: 1 } });
+      const c = cov.result.structuredContent;
+      assert.ok(c.agent_named < c.defined, `the pass ran to the end: ${JSON.stringify(c)}`);
     } finally {
       s.proc.kill('SIGTERM');
     }

@@ -105,6 +105,7 @@ int main(int argc, char** argv) {
   AgentArgs agent_args;
   CLI::App* agent = app.add_subcommand("agent", "Run an agent pass: propose, verify, write back");
   agent->add_option("version", agent_args.version, "Label or id (default: the latest)");
+  agent->add_option("--version", agent_args.version, "Same as the positional version");
   agent->add_option("--backend", agent_args.backend,
                     "auto, offline, openai (codex, oai) or anthropic");
   agent->add_option("--model", agent_args.model, "Provider model (default: the backend's)");
