@@ -86,6 +86,26 @@ Result<std::int64_t> ResolveVersion(kb::Kb& k, const std::optional<std::string>&
   return k.ResolveVersion(spec ? std::optional<std::string_view>(*spec) : std::nullopt);
 }
 
+struct OpenedVersion {
+  std::unique_ptr<kb::Kb> kb;
+  std::int64_t version_id = 0;
+};
+
+// Opens the KB and resolves a `<version>` argument (§2.1); prints the error and sets *exit on
+// failure.
+std::optional<OpenedVersion> OpenVersion(base::Env& env, const GlobalOptions& global,
+                                         const std::optional<std::string>& version, int* exit) {
+  std::unique_ptr<kb::Kb> k = OpenKb(env, global, exit);
+  if (!k) return std::nullopt;
+  Result<std::int64_t> id = ResolveVersion(*k, version);
+  if (!id.ok()) {
+    Error(id.status().message());
+    *exit = ExitFor(id.status());
+    return std::nullopt;
+  }
+  return OpenedVersion{std::move(k), *id};
+}
+
 std::string OrDash(const std::optional<std::string>& s) { return s && !s->empty() ? *s : "-"; }
 
 std::string Conf(const std::optional<double>& c) {
@@ -270,13 +290,10 @@ int RunVersions(base::Env& env, const GlobalOptions& global) {
 int RunCoverage(base::Env& env, const GlobalOptions& global,
                 const std::optional<std::string>& version) {
   int exit = kExitOk;
-  std::unique_ptr<kb::Kb> k = OpenKb(env, global, &exit);
-  if (!k) return exit;
-  Result<std::int64_t> id = ResolveVersion(*k, version);
-  if (!id.ok()) {
-    Error(id.status().message());
-    return ExitFor(id.status());
-  }
+  std::optional<OpenedVersion> opened = OpenVersion(env, global, version, &exit);
+  if (!opened) return exit;
+  kb::Kb* k = opened->kb.get();
+  const std::optional<std::int64_t> id = opened->version_id;
   Result<kb::Coverage> c = k->GetCoverage(*id);
   if (!c.ok()) {
     Error(c.status().message());
@@ -302,13 +319,10 @@ int RunCoverage(base::Env& env, const GlobalOptions& global,
 
 int RunFuncs(base::Env& env, const GlobalOptions& global, const FuncsArgs& args) {
   int exit = kExitOk;
-  std::unique_ptr<kb::Kb> k = OpenKb(env, global, &exit);
-  if (!k) return exit;
-  Result<std::int64_t> id = ResolveVersion(*k, args.version);
-  if (!id.ok()) {
-    Error(id.status().message());
-    return ExitFor(id.status());
-  }
+  std::optional<OpenedVersion> opened = OpenVersion(env, global, args.version, &exit);
+  if (!opened) return exit;
+  kb::Kb* k = opened->kb.get();
+  const std::optional<std::int64_t> id = opened->version_id;
   kb::FunctionQuery q;
   q.version_id = *id;
   q.include_imports = args.imports;
@@ -340,13 +354,10 @@ int RunFuncs(base::Env& env, const GlobalOptions& global, const FuncsArgs& args)
 
 int RunShow(base::Env& env, const GlobalOptions& global, const ShowArgs& args) {
   int exit = kExitOk;
-  std::unique_ptr<kb::Kb> k = OpenKb(env, global, &exit);
-  if (!k) return exit;
-  Result<std::int64_t> id = ResolveVersion(*k, args.version);
-  if (!id.ok()) {
-    Error(id.status().message());
-    return ExitFor(id.status());
-  }
+  std::optional<OpenedVersion> opened = OpenVersion(env, global, args.version, &exit);
+  if (!opened) return exit;
+  kb::Kb* k = opened->kb.get();
+  const std::optional<std::int64_t> id = opened->version_id;
   Result<std::uint32_t> index = k->ResolveFunction(*id, args.func);
   if (!index.ok()) {
     Error(index.status().message());
@@ -426,13 +437,10 @@ int RunSetName(base::Env& env, const GlobalOptions& global, const SetNameArgs& a
     return kExitUsage;
   }
   int exit = kExitOk;
-  std::unique_ptr<kb::Kb> k = OpenKb(env, global, &exit);
-  if (!k) return exit;
-  Result<std::int64_t> id = ResolveVersion(*k, args.version);
-  if (!id.ok()) {
-    Error(id.status().message());
-    return ExitFor(id.status());
-  }
+  std::optional<OpenedVersion> opened = OpenVersion(env, global, args.version, &exit);
+  if (!opened) return exit;
+  kb::Kb* k = opened->kb.get();
+  const std::optional<std::int64_t> id = opened->version_id;
   Result<std::uint32_t> index = k->ResolveFunction(*id, args.func);
   if (!index.ok()) {
     Error(index.status().message());
@@ -561,13 +569,10 @@ int RunExport(base::Env& env, const GlobalOptions& global, const ExportArgs& arg
     return kExitUsage;
   }
   int exit = kExitOk;
-  std::unique_ptr<kb::Kb> k = OpenKb(env, global, &exit);
-  if (!k) return exit;
-  Result<std::int64_t> id = ResolveVersion(*k, args.label);
-  if (!id.ok()) {
-    Error(id.status().message());
-    return ExitFor(id.status());
-  }
+  std::optional<OpenedVersion> opened = OpenVersion(env, global, args.label, &exit);
+  if (!opened) return exit;
+  kb::Kb* k = opened->kb.get();
+  const std::optional<std::int64_t> id = opened->version_id;
   Result<kb::VersionInfo> version = k->GetVersion(*id);
   kb::FunctionQuery q;
   q.version_id = *id;
@@ -665,20 +670,12 @@ int RunExport(base::Env& env, const GlobalOptions& global, const ExportArgs& arg
 
 int RunAgent(base::Env& env, const GlobalOptions& global, const AgentArgs& args) {
   int exit = kExitOk;
-  std::unique_ptr<kb::Kb> k = OpenKb(env, global, &exit);
-  if (!k) return exit;
-  Result<std::int64_t> id = ResolveVersion(*k, args.version);
-  if (!id.ok()) {
-    Error(id.status().message());
-    return ExitFor(id.status());
-  }
-  // The project directory holds .warden/config.json when the KB is the project's.
-  std::string project_dir;
-  constexpr std::string_view kProjectDb = "/.warden/warden.db";
-  if (k->path().size() > kProjectDb.size() && k->path().ends_with(kProjectDb)) {
-    project_dir = k->path().substr(0, k->path().size() - kProjectDb.size());
-  }
-  Result<agents::AgentConfig> config = pass::LoadAgentConfig(env, project_dir);
+  std::optional<OpenedVersion> opened = OpenVersion(env, global, args.version, &exit);
+  if (!opened) return exit;
+  kb::Kb* k = opened->kb.get();
+  const std::optional<std::int64_t> id = opened->version_id;
+  Result<agents::AgentConfig> config =
+      pass::LoadAgentConfig(env, pass::ProjectDirOfDb(k->path()));
   if (!config.ok()) {
     Error(config.status().message());
     return kExitUsage;

@@ -92,6 +92,14 @@ Result<agents::WriteOutcome> KbAgentStore::PreviewAgentProposal(const agents::Ag
   return agents::WriteOutcome{d.accepted, d.reason};
 }
 
+std::string ProjectDirOfDb(const std::string& db_path) {
+  constexpr std::string_view kProjectDb = "/.warden/warden.db";
+  if (db_path.size() > kProjectDb.size() && db_path.ends_with(kProjectDb)) {
+    return db_path.substr(0, db_path.size() - kProjectDb.size());
+  }
+  return {};
+}
+
 Result<agents::AgentConfig> LoadAgentConfig(base::Env& env, const std::string& project_dir) {
   agents::ConfigSources sources;
   sources.getenv = agents::ProcessEnvironment();

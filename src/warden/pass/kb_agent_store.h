@@ -36,4 +36,8 @@ class KbAgentStore final : public agents::AgentStore {
 // $HOME/.config/warden/config.json). A missing file is no error; a malformed one is.
 Result<agents::AgentConfig> LoadAgentConfig(base::Env& env, const std::string& project_dir);
 
+// Returns the project directory of a KB at `<dir>/.warden/warden.db` (that `<dir>`), or an
+// empty string for a KB elsewhere.
+std::string ProjectDirOfDb(const std::string& db_path);
+
 }  // namespace trove::warden::pass

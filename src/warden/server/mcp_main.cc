@@ -40,14 +40,8 @@ int RunWardenMcp(base::Env& env, const McpRunOptions& options) {
   probe->reset();
 
   // Provider keys come from the server's environment and config files (§2.1).
-  std::string project_dir;
-  constexpr std::string_view kProjectDb = "/.warden/warden.db";
-  if (options.db_path.size() > kProjectDb.size() &&
-      options.db_path.compare(options.db_path.size() - kProjectDb.size(), kProjectDb.size(),
-                              kProjectDb) == 0) {
-    project_dir = options.db_path.substr(0, options.db_path.size() - kProjectDb.size());
-  }
-  Result<agents::AgentConfig> agent_config = pass::LoadAgentConfig(env, project_dir);
+  Result<agents::AgentConfig> agent_config =
+      pass::LoadAgentConfig(env, pass::ProjectDirOfDb(options.db_path));
   if (!agent_config.ok()) {
     std::fputs(fmt::format("error: {}\n", agent_config.status().message()).c_str(), stderr);
     return 2;
