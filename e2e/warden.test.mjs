@@ -178,6 +178,10 @@ describe('warden CLI', () => {
     assert.match(headers, /#ifndef WARDEN_V1_H/);
     assert.match(headers, /int32_t scale_value\(int32_t p0\);/);
     assert.equal(warden(['export', 'v1', '--format', 'json', '--db', db]).code, 2);
+    const lift = warden(['show', 'scale_value', '--lift', '--db', db, '--version', 'v1']);
+    assert.equal(lift.code, 0, lift.stderr);
+    assert.match(lift.stdout, /  pseudo-C\n  return \(p0 \* 3\);\n/);
+    assert.equal(wardenJson(['show', 'func[1]', '--lift', '--db', db, '--version', 'v1']).lifted, '  return (p0 + 1);\n');
   });
 
   test('agent: an offline pass names what is left, never a human name; a missing key is exit 5', () => {

@@ -133,6 +133,35 @@ class TerminalProgress {
   bool shown_ = false;
 };
 
+// Lifts every function of a version (§10.2 pseudo, `show --lift`). The lifter needs the module
+// itself: the recorded path, with its SHA-256 checked; calls use the current names.
+Result<std::map<std::uint32_t, std::string>> LiftVersion(base::Env& env, kb::Kb& k,
+                                                          const kb::VersionInfo& version) {
+  std::map<std::uint32_t, std::string> names;
+  kb::FunctionQuery all;
+  all.version_id = version.id;
+  all.include_imports = true;
+  ASSIGN_OR_RETURN(kb::FunctionPage every, k.ListFunctions(all));
+  for (const kb::FunctionRow& row : every.functions) {
+    if (row.name) names[row.index] = exporter::CIdentifier(row.name, row.index);
+  }
+  Result<std::string> bytes = env.ReadFile(version.wasm_path);
+  if (!bytes.ok()) {
+    return Status::NotFound(fmt::format("module not readable at {}", version.wasm_path));
+  }
+  if (base::ToHex(base::Sha256(*bytes)) != version.sha256) {
+    return Status::InvalidArgument(
+        fmt::format("module at {} has changed (SHA-256 differs)", version.wasm_path));
+  }
+  return exporter::LiftModule(
+      std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(bytes->data()),
+                                    bytes->size()),
+      [&names](std::uint32_t f) {
+        auto it = names.find(f);
+        return it == names.end() ? std::string() : it->second;
+      });
+}
+
 }  // namespace
 
 int RunInit(base::Env& env, const GlobalOptions& global, const std::string& project) {
@@ -379,8 +408,21 @@ int RunShow(base::Env& env, const GlobalOptions& global, const ShowArgs& args) {
     Error(symbol.status().message());
     return ExitFor(symbol.status());
   }
+  std::optional<std::string> lifted;
+  if (args.lift && !r.is_import) {
+    Result<kb::VersionInfo> version = k->GetVersion(*id);
+    Result<std::map<std::uint32_t, std::string>> all =
+        version.ok() ? LiftVersion(env, *k, *version)
+                     : Result<std::map<std::uint32_t, std::string>>(version.status());
+    if (!all.ok()) {
+      lifted = fmt::format("  /* not lifted: {} */\n", all.status().message());
+    } else if (auto it = all->find(r.func_index); it != all->end()) {
+      lifted = it->second;
+    }
+  }
   if (global.json) {
     Json out{{"function", views::FactsJson(*facts)}, {"symbol", views::SymbolJson(*symbol)}};
+    if (lifted) out["lifted"] = *lifted;
     out["index"] = r.func_index;
     out["is_import"] = r.is_import;
     out["callers"] = *callers;
@@ -427,6 +469,7 @@ int RunShow(base::Env& env, const GlobalOptions& global, const ShowArgs& args) {
   } else {
     out += "  symbol        -\n";
   }
+  if (lifted) out += "  pseudo-C\n" + *lifted;
   std::fputs(out.c_str(), stdout);
   return kExitOk;
 }
@@ -620,39 +663,9 @@ int RunExport(base::Env& env, const GlobalOptions& global, const ExportArgs& arg
       text = exporter::ExportGhidra(input);
       break;
     case exporter::Format::kPseudo: {
-      // The lifter needs the module itself: the recorded path, with its SHA-256 checked.
-      std::map<std::uint32_t, std::string> names;
-      kb::FunctionQuery all;
-      all.version_id = *id;
-      all.include_imports = true;
-      Result<kb::FunctionPage> every = k->ListFunctions(all);
-      if (every.ok()) {
-        for (const kb::FunctionRow& row : every->functions) {
-          if (row.name) names[row.index] = exporter::CIdentifier(row.name, row.index);
-        }
-      }
-      std::string why;
-      std::optional<std::map<std::uint32_t, std::string>> lifted;
-      Result<std::string> bytes = env.ReadFile(version->wasm_path);
-      if (!bytes.ok()) {
-        why = fmt::format("module not readable at {}", version->wasm_path);
-      } else if (base::ToHex(base::Sha256(*bytes)) != version->sha256) {
-        why = fmt::format("module at {} has changed (SHA-256 differs)", version->wasm_path);
-      } else {
-        Result<std::map<std::uint32_t, std::string>> l = exporter::LiftModule(
-            std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(bytes->data()),
-                                          bytes->size()),
-            [&names](std::uint32_t f) {
-              auto it = names.find(f);
-              return it == names.end() ? std::string() : it->second;
-            });
-        if (l.ok()) {
-          lifted = std::move(l).value();
-        } else {
-          why = l.status().message();
-        }
-      }
-      text = exporter::ExportPseudo(input, lifted ? &*lifted : nullptr, why);
+      Result<std::map<std::uint32_t, std::string>> lifted = LiftVersion(env, *k, *version);
+      text = exporter::ExportPseudo(input, lifted.ok() ? &*lifted : nullptr,
+                                    lifted.ok() ? "" : lifted.status().message());
       break;
     }
   }
