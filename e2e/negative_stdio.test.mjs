@@ -445,7 +445,7 @@ describe('stdio: tool results', () => {
       await expectInvalid(s, { depth: 'L0', include: ['a', 'b', true] }, ['arguments.include[2]: expected string, got boolean']);
       await expectInvalid(s, { depth: 'L0', include: 'a' }, ['arguments.include: expected array or null, got string']);
       await expectInvalid(s, { depth: 'L0', flag: 'yes' }, ['arguments.flag: expected boolean or null, got string']);
-      await expectInvalid(s, { depth: 'L0', flag: 1 }, ['arguments.flag: expected boolean or null, got number']);
+      await expectInvalid(s, { depth: 'L0', flag: 1 }, ['arguments.flag: expected boolean or null, got integer']);
       // Every failure, ordered by path.
       await expectInvalid(s, { limit: 'x', extra: true, flag: 'yes' }, [
         'arguments.depth: required property missing',
