@@ -133,8 +133,8 @@ int main(int argc, char** argv) {
     }
   }
 
-  std::printf("%d interleaved runs per command; median [min..max]; ratio = median / %s's\n",
-              runs, commands[0].name.c_str());
+  std::printf("%d interleaved runs per command; median [min..max]; ratio = median / %s's\n", runs,
+              commands[0].name.c_str());
   std::printf("%-10s %-28s %-28s %-28s\n", "command", "wall (s)", "cpu (s)", "peak RSS (MiB)");
   Stat base_wall, base_cpu, base_rss;
   for (std::size_t k = 0; k < commands.size(); ++k) {

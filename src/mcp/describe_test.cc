@@ -76,7 +76,8 @@ std::string ExpectedArgsSchema() {
          R"("level":{"type":"string","description":"Detail level","enum":["L0","L1","L2","L3"]},)" +
          R"("verbose":{"type":"boolean","description":"Say more"},)" +
          R"("ratio":{"type":"number","description":"A ratio","minimum":0.0,"maximum":1.0},)" +
-         R"("extras":{"type":["array","null"],"items":)" + inner + R"(,"description":"More inner parts"},)" +
+         R"("extras":{"type":["array","null"],"items":)" + inner +
+         R"(,"description":"More inner parts"},)" +
          R"("note":{"type":"string","description":"A note","minLength":1,"maxLength":200}},)" +
          R"("required":["version_id","include","inner","level","ratio"],)" +
          R"("additionalProperties":false})";
@@ -180,11 +181,14 @@ TEST(ToJsonTest, EmitNullWritesNullAndIsRequired) {
   EXPECT_EQ(Dump(ToJson(NullableOut{"x", 0.5, 3})), R"({"name":"x","confidence":0.5,"limit":3})");
   EXPECT_EQ(Dump(SchemaFor<NullableOut>()["required"]), R"(["name","confidence"])");
   for (const NullableOut& v : {NullableOut{}, NullableOut{"x", 0.5, 3}}) {
-    std::vector<ValidationError> errors = ValidateAgainstSchema(SchemaFor<NullableOut>(), ToJson(v));
+    std::vector<ValidationError> errors =
+        ValidateAgainstSchema(SchemaFor<NullableOut>(), ToJson(v));
     EXPECT_TRUE(errors.empty()) << FormatValidationErrors(errors);
   }
   // Without null in the schema, a null output would fail the client's validation.
-  EXPECT_FALSE(ValidateAgainstSchema(SchemaFor<NullableOut>(), ParseJson(R"({"name":3,"confidence":null})")).empty());
+  EXPECT_FALSE(
+      ValidateAgainstSchema(SchemaFor<NullableOut>(), ParseJson(R"({"name":3,"confidence":null})"))
+          .empty());
 }
 
 TEST(FromJsonTest, RoundTrips) {

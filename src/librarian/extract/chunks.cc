@@ -25,23 +25,34 @@ bool Blank(std::string_view line) {
 
 std::string_view SymbolKindName(SymbolKind kind) {
   switch (kind) {
-    case SymbolKind::kFunction: return "function";
-    case SymbolKind::kMethod: return "method";
-    case SymbolKind::kClass: return "class";
-    case SymbolKind::kStruct: return "struct";
-    case SymbolKind::kInterface: return "interface";
-    case SymbolKind::kEnum: return "enum";
-    case SymbolKind::kNamespace: return "namespace";
-    case SymbolKind::kTypeAlias: return "type_alias";
+    case SymbolKind::kFunction:
+      return "function";
+    case SymbolKind::kMethod:
+      return "method";
+    case SymbolKind::kClass:
+      return "class";
+    case SymbolKind::kStruct:
+      return "struct";
+    case SymbolKind::kInterface:
+      return "interface";
+    case SymbolKind::kEnum:
+      return "enum";
+    case SymbolKind::kNamespace:
+      return "namespace";
+    case SymbolKind::kTypeAlias:
+      return "type_alias";
   }
   return "function";
 }
 
 std::string_view ChunkKindName(ChunkKind kind) {
   switch (kind) {
-    case ChunkKind::kSymbol: return "symbol";
-    case ChunkKind::kFile: return "file";
-    case ChunkKind::kWindow: return "window";
+    case ChunkKind::kSymbol:
+      return "symbol";
+    case ChunkKind::kFile:
+      return "file";
+    case ChunkKind::kWindow:
+      return "window";
   }
   return "symbol";
 }
@@ -90,8 +101,7 @@ void BuildWindows(std::string_view path, std::string_view content, FileFacts& fa
   internal::LineIndex lines(content);
   facts.line_count = lines.count();
   std::string name = BaseName(path);
-  for (std::uint32_t start = 1; start <= lines.count();
-       start += kWindowLines - kWindowOverlap) {
+  for (std::uint32_t start = 1; start <= lines.count(); start += kWindowLines - kWindowOverlap) {
     std::uint32_t end = std::min<std::uint32_t>(start + kWindowLines - 1, lines.count());
     Chunk c;
     c.kind = ChunkKind::kWindow;

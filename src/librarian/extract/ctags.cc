@@ -1,22 +1,21 @@
 #include "librarian/extract/ctags.h"
 
+#include <fmt/format.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <system_error>
 #include <utility>
 
-#include <fmt/format.h>
-#include <nlohmann/json.hpp>
-
 #include "librarian/extract/subprocess.h"
-#include "librarian/extract/text_util.h"
 #include "librarian/extract/temp_files.h"
+#include "librarian/extract/text_util.h"
 
 namespace trove::librarian::extract {
 namespace {
@@ -110,8 +109,8 @@ Result<std::map<std::string, std::vector<CtagsTag>>> Ctags::TagFiles(
   }
   std::string list_path = scratch.path() + "/files";
   RETURN_IF_ERROR(internal::WriteWholeFile(list_path, list));
-  std::vector<std::string> argv = {program_, "--output-format=json", "--fields=+neKS",
-                                   "--sort=no", "-f", "-", "-L", list_path};
+  std::vector<std::string> argv = {
+      program_, "--output-format=json", "--fields=+neKS", "--sort=no", "-f", "-", "-L", list_path};
   if (!language_force.empty()) {
     argv.insert(argv.begin() + 1, fmt::format("--language-force={}", language_force));
   }

@@ -71,7 +71,8 @@ class Ctags {
 
  private:
   Ctags(std::string program, std::string version, CtagsLanguages languages)
-      : program_(std::move(program)), version_(std::move(version)),
+      : program_(std::move(program)),
+        version_(std::move(version)),
         languages_(std::move(languages)) {}
 
   const std::string program_;
@@ -85,7 +86,6 @@ bool ParseCtagsLine(std::string_view line, CtagsTag& tag);
 
 // Builds symbols (spans from `end` or the next tag; bytes and signatures from `content`) from
 // the tags of one file. Fills symbols only; chunks are left to BuildChunks.
-void SymbolsFromTags(const std::vector<CtagsTag>& tags, std::string_view content,
-                     FileFacts& facts);
+void SymbolsFromTags(const std::vector<CtagsTag>& tags, std::string_view content, FileFacts& facts);
 
 }  // namespace trove::librarian::extract

@@ -1,13 +1,12 @@
 // The universal-ctags fallback on languages without a grammar (spec §6.4).
 #include "librarian/extract/ctags.h"
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <fstream>
 #include <sstream>
-
-#include <fmt/format.h>
 
 #include "librarian/extract/extract.h"
 
@@ -91,8 +90,7 @@ TEST_F(CtagsExtractTest, RubyWithoutAGrammar) {
   EXPECT_THAT(Describe(*facts),
               ElementsAre("namespace Greeting 3 13", "class Greeting.Greeter 4 12",
                           "method Greeting.Greeter.initialize 5 7",
-                          "method Greeting.Greeter.greet 9 11",
-                          "method top_level_helper 15 17"));
+                          "method Greeting.Greeter.greet 9 11", "method top_level_helper 15 17"));
   EXPECT_EQ(facts->symbols[2].signature, "def initialize(name)");
   EXPECT_EQ(facts->symbols[2].parent, 1);
   EXPECT_EQ(facts->symbols[1].parent, 0);
@@ -125,8 +123,8 @@ TEST_F(CtagsExtractTest, LuaWithoutAGrammar) {
 }
 
 TEST_F(CtagsExtractTest, NoSymbolsFallsBackToText) {
-  auto facts = extractor_->Extract("x.rb", "# just a comment\nputs 1\n",
-                                   extractor_->Route("x.rb", false));
+  auto facts =
+      extractor_->Extract("x.rb", "# just a comment\nputs 1\n", extractor_->Route("x.rb", false));
   ASSERT_TRUE(facts.ok());
   EXPECT_EQ(facts->extractor, "text");
   ASSERT_EQ(facts->chunks.size(), 1u);

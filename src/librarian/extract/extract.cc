@@ -1,11 +1,11 @@
 #include "librarian/extract/extract.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cctype>
 #include <string>
 #include <utility>
-
-#include <fmt/format.h>
 
 #include "librarian/extract/chunks.h"
 #include "librarian/extract/ctags.h"
@@ -93,8 +93,8 @@ Result<FileFacts> Extractor::Extract(std::string_view path, std::string_view con
   std::vector<std::string> notes;
   std::string ctags_language = routing.ctags_language;
   if (routing.language != Language::kCtags && routing.language != Language::kText) {
-    Result<FileFacts> facts = tree_sitter_->Extract(content, routing.language,
-                                                    options_.timeout_ms * 1000, cancel);
+    Result<FileFacts> facts =
+        tree_sitter_->Extract(content, routing.language, options_.timeout_ms * 1000, cancel);
     if (facts.ok()) {
       BuildChunks(path, content, *facts);
       return facts;

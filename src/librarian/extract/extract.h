@@ -55,8 +55,8 @@ class Extractor {
   // Extracts `content` (the file at workspace-relative `path`) as `routing` says: symbols,
   // imports, calls and chunks. `cancel` may be null. Returns kDeadlineExceeded past the time
   // limit, kCancelled when cancelled, kResourceExhausted for content above 4 GiB.
-  Result<FileFacts> Extract(std::string_view path, std::string_view content,
-                            const Routing& routing, const base::Cancellation* cancel = nullptr);
+  Result<FileFacts> Extract(std::string_view path, std::string_view content, const Routing& routing,
+                            const base::Cancellation* cancel = nullptr);
 
   // The ctags in use, or null.
   const Ctags* ctags() const { return ctags_.get(); }

@@ -3,6 +3,7 @@
 // docs, imports, calls, byte ranges and chunks.
 #include "librarian/extract/extract.h"
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -10,8 +11,6 @@
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "librarian/extract/grammars.h"
 
@@ -44,8 +43,8 @@ std::vector<std::string> Lines(const std::string& text) {
 std::vector<std::string> Describe(const FileFacts& facts) {
   std::vector<std::string> out;
   for (const Symbol& s : facts.symbols) {
-    out.push_back(fmt::format("{} {} {} {}", SymbolKindName(s.kind), s.qualified_name,
-                              s.start_line, s.end_line));
+    out.push_back(fmt::format("{} {} {} {}", SymbolKindName(s.kind), s.qualified_name, s.start_line,
+                              s.end_line));
   }
   return out;
 }
@@ -92,8 +91,7 @@ class ExtractTest : public ::testing::Test {
 
   // Checks the fixture's symbols against its .expected file and the invariants every symbol
   // keeps: bytes and lines agree, chunks cover the symbols.
-  FileFacts RunExpected(const std::string& name, std::string_view language,
-                        bool has_cpp = false) {
+  FileFacts RunExpected(const std::string& name, std::string_view language, bool has_cpp = false) {
     FileFacts facts = Run(name, has_cpp);
     EXPECT_EQ(facts.language, language);
     const GrammarInfo* grammar = nullptr;
@@ -107,15 +105,15 @@ class ExtractTest : public ::testing::Test {
       EXPECT_EQ(facts.extractor, fmt::format("tree-sitter:{}@{}", language, grammar->version));
     }
     EXPECT_FALSE(facts.parse_error) << name;
-    EXPECT_THAT(Describe(facts), ElementsAreArray(Lines(ReadFixture(name + ".expected"))))
-        << name;
+    EXPECT_THAT(Describe(facts), ElementsAreArray(Lines(ReadFixture(name + ".expected")))) << name;
     for (const Symbol& s : facts.symbols) {
       // The byte range starts on start_line and ends on end_line.
       std::size_t lines_before = 1;
       for (std::size_t i = 0; i < s.start_byte; ++i) lines_before += content_[i] == '\n';
       EXPECT_EQ(lines_before, s.start_line) << s.qualified_name;
       std::size_t lines_to_end = lines_before;
-      for (std::size_t i = s.start_byte; i + 1 < s.end_byte; ++i) lines_to_end += content_[i] == '\n';
+      for (std::size_t i = s.start_byte; i + 1 < s.end_byte; ++i)
+        lines_to_end += content_[i] == '\n';
       EXPECT_EQ(lines_to_end, s.end_line) << s.qualified_name;
       EXPECT_FALSE(s.signature.empty()) << s.qualified_name;
       EXPECT_FALSE(s.parse_error) << s.qualified_name;
@@ -182,8 +180,8 @@ TEST_F(ExtractTest, C) {
   EXPECT_EQ(Find(f, "node")->doc, "A singly linked list node.");
   EXPECT_EQ(Find(f, "list_each")->doc, "Visits every node.");
   EXPECT_EQ(Find(f, "list_each")->signature, "void list_each(list_t *list, visit_fn fn)");
-  EXPECT_THAT(Calls(f), ElementsAre("printf@17<print_value>", "fn@23<list_each>",
-                                    "list_each@29<main>"));
+  EXPECT_THAT(Calls(f),
+              ElementsAre("printf@17<print_value>", "fn@23<list_each>", "list_each@29<main>"));
 }
 
 TEST_F(ExtractTest, Python) {
@@ -193,10 +191,10 @@ TEST_F(ExtractTest, Python) {
   EXPECT_EQ(Find(f, "load_shapes")->doc, "");
   EXPECT_EQ(Find(f, "Shape.__init__")->signature, "def __init__(self, name)");
   EXPECT_EQ(Find(f, "Square")->signature, "class Square(Shape)");
-  EXPECT_THAT(Calls(f), ElementsAre("NotImplementedError@13<Shape.area>",
-                                    "open@24<load_shapes>", "load@25<load_shapes>",
-                                    "Square@26<load_shapes>", "getcwd@31<main.helper>",
-                                    "print@32<main>", "load_shapes@32<main>", "helper@32<main>"));
+  EXPECT_THAT(Calls(f), ElementsAre("NotImplementedError@13<Shape.area>", "open@24<load_shapes>",
+                                    "load@25<load_shapes>", "Square@26<load_shapes>",
+                                    "getcwd@31<main.helper>", "print@32<main>",
+                                    "load_shapes@32<main>", "helper@32<main>"));
 }
 
 TEST_F(ExtractTest, JavaScript) {
@@ -204,10 +202,10 @@ TEST_F(ExtractTest, JavaScript) {
   EXPECT_THAT(Imports(f), ElementsAre("fs/promises@1", "path@2"));
   EXPECT_EQ(Find(f, "greet")->doc, "Greets a user by name.");
   EXPECT_EQ(Find(f, "shout")->signature, "shout = (text) =>");
-  EXPECT_THAT(Calls(f), ElementsAre("require@2<->", "toUpperCase@12<shout>",
-                                    "map@21<Greeter.greetAll>", "greet@21<Greeter.greetAll>",
-                                    "Greeter@26<main>", "log@27<main>", "greetAll@27<main>",
-                                    "join@27<main>", "readFile@28<main>"));
+  EXPECT_THAT(Calls(f),
+              ElementsAre("require@2<->", "toUpperCase@12<shout>", "map@21<Greeter.greetAll>",
+                          "greet@21<Greeter.greetAll>", "Greeter@26<main>", "log@27<main>",
+                          "greetAll@27<main>", "join@27<main>", "readFile@28<main>"));
 }
 
 TEST_F(ExtractTest, TypeScript) {
@@ -244,8 +242,7 @@ TEST_F(ExtractTest, Rust) {
 
 TEST_F(ExtractTest, Java) {
   FileFacts f = RunExpected("Shop.java", "java");
-  EXPECT_THAT(Imports(f),
-              ElementsAre("java.util.List@3", "java.util.Objects.requireNonNull@4"));
+  EXPECT_THAT(Imports(f), ElementsAre("java.util.List@3", "java.util.Objects.requireNonNull@4"));
   EXPECT_EQ(Find(f, "Shop")->doc, "A shop that sells items.");
   EXPECT_THAT(Calls(f), ElementsAre("requireNonNull@11<Shop.Shop>", "size@15<Shop.count>",
                                     "count@24<Store.empty>"));
@@ -264,8 +261,8 @@ TEST_F(ExtractTest, SyntaxErrorsKeepDefinitions) {
 TEST_F(ExtractTest, DeepNestingIsBounded) {
   // 50,000 nested parentheses: the walk is iterative, so nothing exhausts the stack and the
   // definition around them is still found.
-  std::string src = "int f(void) { return " + std::string(50000, '(') + "1" +
-                    std::string(50000, ')') + "; }\n";
+  std::string src =
+      "int f(void) { return " + std::string(50000, '(') + "1" + std::string(50000, ')') + "; }\n";
   auto facts = extractor_->Extract("deep.c", src, {Language::kC, {}});
   ASSERT_TRUE(facts.ok()) << facts.status().ToString();
   ASSERT_EQ(facts->symbols.size(), 1u);

@@ -87,9 +87,9 @@ struct Chunk {
 };
 
 struct FileFacts {
-  std::string language;   // "cpp", "python", ... for tree-sitter; ctags' name lower-cased
-                          // ("ruby"); "text"
-  std::string extractor;  // "tree-sitter:cpp@0.23.4", "ctags@5.9", "text"
+  std::string language;      // "cpp", "python", ... for tree-sitter; ctags' name lower-cased
+                             // ("ruby"); "text"
+  std::string extractor;     // "tree-sitter:cpp@0.23.4", "ctags@5.9", "text"
   bool parse_error = false;  // the tree held ERROR or MISSING nodes somewhere
   std::uint32_t line_count = 0;
   std::vector<Symbol> symbols;  // in source order of their start

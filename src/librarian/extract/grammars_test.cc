@@ -32,8 +32,8 @@ TEST(GrammarsTest, AllNineLoadWithinTheCoreAbiRange) {
     EXPECT_FALSE(g.version.empty());
   }
   ts_parser_delete(parser);
-  EXPECT_EQ(names, (std::set<std::string>{"c", "cpp", "python", "javascript", "typescript",
-                                          "tsx", "go", "rust", "java"}));
+  EXPECT_EQ(names, (std::set<std::string>{"c", "cpp", "python", "javascript", "typescript", "tsx",
+                                          "go", "rust", "java"}));
   EXPECT_EQ(CoreMinAbi(), 13);
   EXPECT_EQ(CoreMaxAbi(), 14);
   EXPECT_EQ(FindGrammar(Language::kCtags), nullptr);

@@ -25,7 +25,8 @@ TEST(SplitIdentifierTest, Separators) {
 }
 
 TEST(SplitIdentifierTest, AcronymsAndDigits) {
-  EXPECT_THAT(SplitIdentifier("getHTTPResponseCode"), ElementsAre("get", "http", "response", "code"));
+  EXPECT_THAT(SplitIdentifier("getHTTPResponseCode"),
+              ElementsAre("get", "http", "response", "code"));
   EXPECT_THAT(SplitIdentifier("XMLHttpRequest"), ElementsAre("xml", "http", "request"));
   EXPECT_THAT(SplitIdentifier("IOError"), ElementsAre("io", "error"));
   EXPECT_THAT(SplitIdentifier("sha256Hex"), ElementsAre("sha", "256", "hex"));

@@ -53,17 +53,28 @@ constexpr std::array<std::pair<std::string_view, Language>, 25> kExtensions{{
 
 std::string_view LanguageName(Language language) {
   switch (language) {
-    case Language::kC: return "c";
-    case Language::kCpp: return "cpp";
-    case Language::kPython: return "python";
-    case Language::kJavaScript: return "javascript";
-    case Language::kTypeScript: return "typescript";
-    case Language::kTsx: return "tsx";
-    case Language::kGo: return "go";
-    case Language::kRust: return "rust";
-    case Language::kJava: return "java";
-    case Language::kCtags: return "ctags";
-    case Language::kText: return "text";
+    case Language::kC:
+      return "c";
+    case Language::kCpp:
+      return "cpp";
+    case Language::kPython:
+      return "python";
+    case Language::kJavaScript:
+      return "javascript";
+    case Language::kTypeScript:
+      return "typescript";
+    case Language::kTsx:
+      return "tsx";
+    case Language::kGo:
+      return "go";
+    case Language::kRust:
+      return "rust";
+    case Language::kJava:
+      return "java";
+    case Language::kCtags:
+      return "ctags";
+    case Language::kText:
+      return "text";
   }
   return "text";
 }

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
@@ -12,8 +13,6 @@
 #include <chrono>
 #include <string>
 #include <vector>
-
-#include <fmt/format.h>
 
 extern char** environ;
 
@@ -37,8 +36,8 @@ int WaitFor(pid_t pid) {
 
 }  // namespace
 
-Result<ProgramResult> RunProgram(const std::vector<std::string>& argv,
-                                 std::int64_t timeout_micros, std::size_t max_output_bytes) {
+Result<ProgramResult> RunProgram(const std::vector<std::string>& argv, std::int64_t timeout_micros,
+                                 std::size_t max_output_bytes) {
   if (argv.empty()) return Status::InvalidArgument("run: empty command");
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) {
@@ -109,12 +108,13 @@ Result<ProgramResult> RunProgram(const std::vector<std::string>& argv,
     int wstatus = 0;
     pid_t w = waitpid(pid, &wstatus, WNOHANG);
     if (w == pid) {
-      result.exit_code = WIFEXITED(wstatus)   ? WEXITSTATUS(wstatus)
+      result.exit_code = WIFEXITED(wstatus)     ? WEXITSTATUS(wstatus)
                          : WIFSIGNALED(wstatus) ? 128 + WTERMSIG(wstatus)
                                                 : -1;
       return result;
     }
-    if (w < 0 && errno != EINTR) return Status::Io(fmt::format("run {}: wait: {}", argv[0], strerror(errno)));
+    if (w < 0 && errno != EINTR)
+      return Status::Io(fmt::format("run {}: wait: {}", argv[0], strerror(errno)));
     if (deadline != 0 && NowMicros() > deadline) {
       kill(pid, SIGKILL);
       WaitFor(pid);

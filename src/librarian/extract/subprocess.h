@@ -21,7 +21,7 @@ struct ProgramResult {
 // Runs argv[0] (looked up in PATH) with `argv`. `timeout_micros` 0 means no limit. Returns
 // kNotFound when the program cannot be started, kDeadlineExceeded after the limit,
 // kResourceExhausted when stdout exceeds `max_output_bytes`, kIo for pipe or wait failures.
-Result<ProgramResult> RunProgram(const std::vector<std::string>& argv,
-                                 std::int64_t timeout_micros, std::size_t max_output_bytes);
+Result<ProgramResult> RunProgram(const std::vector<std::string>& argv, std::int64_t timeout_micros,
+                                 std::size_t max_output_bytes);
 
 }  // namespace trove::librarian::extract::internal

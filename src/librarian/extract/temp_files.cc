@@ -1,6 +1,7 @@
 #include "librarian/extract/temp_files.h"
 
 #include <errno.h>
+#include <fmt/format.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,14 +10,12 @@
 #include <string>
 #include <system_error>
 
-#include <fmt/format.h>
-
 namespace trove::librarian::extract::internal {
 
 Result<ScratchDir> ScratchDir::Create(std::string_view prefix) {
   const char* tmp = getenv("TMPDIR");
-  std::string pattern = fmt::format("{}/{}_XXXXXX", tmp != nullptr && *tmp != '\0' ? tmp : "/tmp",
-                                    prefix);
+  std::string pattern =
+      fmt::format("{}/{}_XXXXXX", tmp != nullptr && *tmp != '\0' ? tmp : "/tmp", prefix);
   if (mkdtemp(pattern.data()) == nullptr) {
     return Status::Io(fmt::format("mkdtemp {}: {}", pattern, strerror(errno)));
   }

@@ -1,12 +1,11 @@
 // Plain-text fallback and chunk building.
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <fstream>
 #include <sstream>
 #include <string>
-
-#include <fmt/format.h>
 
 #include "librarian/extract/chunks.h"
 #include "librarian/extract/extract.h"

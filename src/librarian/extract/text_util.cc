@@ -5,7 +5,9 @@
 
 namespace trove::librarian::extract::internal {
 namespace {
-bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
+bool IsSpace(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
 }  // namespace
 
 std::string CollapseSpace(std::string_view text) {
@@ -135,7 +137,8 @@ LineIndex::LineIndex(std::string_view text) : text_(text) {
   if (text.empty()) return;
   starts_.push_back(0);
   for (std::size_t i = 0; i < text.size(); ++i) {
-    if (text[i] == '\n' && i + 1 < text.size()) starts_.push_back(static_cast<std::uint32_t>(i + 1));
+    if (text[i] == '\n' && i + 1 < text.size())
+      starts_.push_back(static_cast<std::uint32_t>(i + 1));
   }
   count_ = static_cast<std::uint32_t>(starts_.size());
 }

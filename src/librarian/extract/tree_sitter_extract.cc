@@ -1,5 +1,6 @@
 #include "librarian/extract/tree_sitter_extract.h"
 
+#include <fmt/format.h>
 #include <tree_sitter/api.h>
 
 #include <chrono>
@@ -10,8 +11,6 @@
 #include <unordered_set>
 #include <utility>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "librarian/extract/grammars.h"
 #include "librarian/extract/text_util.h"
@@ -224,9 +223,9 @@ class Walker {
       TSNode parent = ParentOf(anchor);
       if (ts_node_is_null(parent)) break;
       std::string_view t = Type(parent);
-      if (t == "template_declaration" || t == "decorated_definition" ||
-          t == "export_statement" || t == "lexical_declaration" ||
-          t == "variable_declaration" || (t == "type_declaration" && lang_ == Language::kGo)) {
+      if (t == "template_declaration" || t == "decorated_definition" || t == "export_statement" ||
+          t == "lexical_declaration" || t == "variable_declaration" ||
+          (t == "type_declaration" && lang_ == Language::kGo)) {
         anchor = parent;
       } else {
         break;
@@ -263,8 +262,7 @@ class Walker {
                   name == "reinterpret_cast")) {
       return;
     }
-    facts_.calls.push_back(
-        CallRef{std::string(name), Line(ts_node_start_point(at)), ctx.callable});
+    facts_.calls.push_back(CallRef{std::string(name), Line(ts_node_start_point(at)), ctx.callable});
   }
   void AddImport(std::string_view module, TSNode at) {
     std::string m = StripQuotes(CollapseSpace(module));
@@ -383,16 +381,23 @@ class Walker {
   std::optional<Def> Classify(TSNode node, const Ctx& ctx) {
     switch (lang_) {
       case Language::kC:
-      case Language::kCpp: return ClassifyC(node, ctx);
-      case Language::kPython: return ClassifyPython(node, ctx);
+      case Language::kCpp:
+        return ClassifyC(node, ctx);
+      case Language::kPython:
+        return ClassifyPython(node, ctx);
       case Language::kJavaScript:
       case Language::kTypeScript:
-      case Language::kTsx: return ClassifyJs(node, ctx);
-      case Language::kGo: return ClassifyGo(node, ctx);
-      case Language::kRust: return ClassifyRust(node, ctx);
-      case Language::kJava: return ClassifyJava(node, ctx);
+      case Language::kTsx:
+        return ClassifyJs(node, ctx);
+      case Language::kGo:
+        return ClassifyGo(node, ctx);
+      case Language::kRust:
+        return ClassifyRust(node, ctx);
+      case Language::kJava:
+        return ClassifyJava(node, ctx);
       case Language::kCtags:
-      case Language::kText: break;
+      case Language::kText:
+        break;
     }
     return std::nullopt;
   }
@@ -439,7 +444,7 @@ class Walker {
         // Out-of-line members: `Widget::size`, `ns::Widget::~Widget`. A scope this file
         // declares as a namespace makes it a free function.
         kind = namespaces_.count(last) != 0 && last != name ? SymbolKind::kFunction
-                                                             : SymbolKind::kMethod;
+                                                            : SymbolKind::kMethod;
       }
       std::string qualified = Join(ctx.prefix, scope.empty() ? name : scope + "::" + name);
       return Def{kind, name, qualified, node, Field(node, "body"), Container::kCallable};
@@ -461,8 +466,7 @@ class Walker {
       std::string n = RemoveSpace(Text(name));
       std::size_t cut = LastScopeSeparator(n);
       namespaces_.insert(cut == std::string::npos ? n : n.substr(cut + 2));
-      return Make(SymbolKind::kNamespace, n, ctx, node, Field(node, "body"),
-                  Container::kNamespace);
+      return Make(SymbolKind::kNamespace, n, ctx, node, Field(node, "body"), Container::kNamespace);
     }
     if (t == "type_definition") {
       // typedef ... Name; the last declarator names the alias (pointer chains unwrapped).
@@ -537,8 +541,7 @@ class Walker {
           !Is(name, "private_property_identifier")) {
         return std::nullopt;
       }
-      SymbolKind kind =
-          t == "variable_declarator" ? SymbolKind::kFunction : SymbolKind::kMethod;
+      SymbolKind kind = t == "variable_declarator" ? SymbolKind::kFunction : SymbolKind::kMethod;
       return Make(kind, Text(name), ctx, node, Field(value, "body"), Container::kCallable);
     }
     if (t == "interface_declaration") {
@@ -555,8 +558,7 @@ class Walker {
     if (t == "enum_declaration") {
       TSNode name = Field(node, "name");
       if (ts_node_is_null(name)) return std::nullopt;
-      return Make(SymbolKind::kEnum, Text(name), ctx, node, Field(node, "body"),
-                  Container::kClass);
+      return Make(SymbolKind::kEnum, Text(name), ctx, node, Field(node, "body"), Container::kClass);
     }
     if (t == "internal_module" || t == "module") {
       TSNode name = Field(node, "name");
@@ -588,7 +590,7 @@ class Walker {
       TSNode name = Field(node, "name");
       if (ts_node_is_null(name)) return std::nullopt;
       TSNode type = Field(node, "type");
-      SymbolKind kind = t == "type_alias"              ? SymbolKind::kTypeAlias
+      SymbolKind kind = t == "type_alias"            ? SymbolKind::kTypeAlias
                         : Is(type, "struct_type")    ? SymbolKind::kStruct
                         : Is(type, "interface_type") ? SymbolKind::kInterface
                                                      : SymbolKind::kTypeAlias;
@@ -636,8 +638,7 @@ class Walker {
                   Container::kClass);
     }
     if (t == "enum_item") {
-      return Make(SymbolKind::kEnum, Text(name), ctx, node, Field(node, "body"),
-                  Container::kClass);
+      return Make(SymbolKind::kEnum, Text(name), ctx, node, Field(node, "body"), Container::kClass);
     }
     if (t == "trait_item") {
       return Make(SymbolKind::kInterface, Text(name), ctx, node, Field(node, "body"),
@@ -666,8 +667,7 @@ class Walker {
                   Container::kTrait);
     }
     if (t == "enum_declaration") {
-      return Make(SymbolKind::kEnum, Text(name), ctx, node, Field(node, "body"),
-                  Container::kClass);
+      return Make(SymbolKind::kEnum, Text(name), ctx, node, Field(node, "body"), Container::kClass);
     }
     if (t == "method_declaration" || t == "constructor_declaration" ||
         t == "compact_constructor_declaration") {
@@ -688,8 +688,8 @@ class Walker {
   const base::Cancellation* cancel_;
   Status status_;
   std::uint32_t visited_ = 0;
-  std::vector<Ctx> ctxs_;     // scopes; children refer to them by index
-  std::vector<TSNode> path_;  // ancestors of the node being entered, root first
+  std::vector<Ctx> ctxs_;                       // scopes; children refer to them by index
+  std::vector<TSNode> path_;                    // ancestors of the node being entered, root first
   std::unordered_set<std::string> namespaces_;  // C++ namespace names seen in this file
 };
 
@@ -698,8 +698,7 @@ class Walker {
 TreeSitterExtractor::TreeSitterExtractor() : parser_(ts_parser_new()) {}
 TreeSitterExtractor::~TreeSitterExtractor() { ts_parser_delete(parser_); }
 
-void TreeSitterExtractor::OverrideGrammarForTesting(Language language,
-                                                    const TSLanguage* grammar) {
+void TreeSitterExtractor::OverrideGrammarForTesting(Language language, const TSLanguage* grammar) {
   if (FindGrammar(language) != nullptr) overrides_[static_cast<int>(language)] = grammar;
 }
 
@@ -721,22 +720,21 @@ Result<FileFacts> TreeSitterExtractor::Extract(std::string_view content, Languag
   if (content.size() > UINT32_MAX) return Status::ResourceExhausted("file too large to parse");
   std::int64_t start = NowMicros();
   ts_parser_reset(parser_);
-  ts_parser_set_timeout_micros(parser_, timeout_micros > 0 ? static_cast<std::uint64_t>(timeout_micros) : 0);
+  ts_parser_set_timeout_micros(parser_,
+                               timeout_micros > 0 ? static_cast<std::uint64_t>(timeout_micros) : 0);
   TSTree* tree = ts_parser_parse_string(parser_, nullptr, content.data(),
                                         static_cast<std::uint32_t>(content.size()));
   if (tree == nullptr) {
     ts_parser_reset(parser_);
-    return Status::DeadlineExceeded(
-        fmt::format("tree-sitter: parse exceeded the file time limit of {} ms",
-                    timeout_micros / 1000));
+    return Status::DeadlineExceeded(fmt::format(
+        "tree-sitter: parse exceeded the file time limit of {} ms", timeout_micros / 1000));
   }
   FileFacts facts;
   facts.language = std::string(grammar->name);
   facts.extractor = fmt::format("tree-sitter:{}@{}", grammar->name, grammar->version);
   TSNode root = ts_tree_root_node(tree);
   facts.parse_error = ts_node_has_error(root);
-  Walker walker(content, language, facts,
-                timeout_micros > 0 ? start + timeout_micros : 0, cancel);
+  Walker walker(content, language, facts, timeout_micros > 0 ? start + timeout_micros : 0, cancel);
   Status status = walker.Run(root);
   ts_tree_delete(tree);
   if (!status.ok()) return status;

@@ -1,16 +1,14 @@
 // Crash safety: a writer killed with SIGKILL in the middle of its batches leaves a database
 // that passes PRAGMA integrity_check and the FTS5 checks, with every batch fully present or
 // fully absent (spec §2.2: each file is fully indexed or untouched).
+#include <fmt/format.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <gtest/gtest.h>
-
 #include <string>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "base/testing/temp_dir.h"
 #include "librarian/extract/chunks.h"
@@ -26,8 +24,8 @@ constexpr int kSymbolsPerFile = 8;
 std::string Content(int file) {
   std::string s;
   for (int i = 0; i < kSymbolsPerFile; ++i) {
-    s += fmt::format("int function_{}_{}(int x) {{\n  return helperCall(x) + {};\n}}\n", file, i,
-                     i);
+    s +=
+        fmt::format("int function_{}_{}(int x) {{\n  return helperCall(x) + {};\n}}\n", file, i, i);
   }
   return s;
 }
@@ -68,10 +66,12 @@ extract::FileFacts Facts(const std::string& path, const std::string& content, in
       paths.push_back(fmt::format("src/f{}.c", next + i));
       contents.push_back(Content(next + i));
     }
-    for (int i = 0; i < kFilesPerBatch; ++i) facts.push_back(Facts(paths[i], contents[i], next + i));
+    for (int i = 0; i < kFilesPerBatch; ++i)
+      facts.push_back(Facts(paths[i], contents[i], next + i));
     WriteBatch batch;
-    batch.run = RunRecord{"run_crash", "running", "full", "t", "", "{}", "{}",
-                          fmt::format("{{\"files\":{}}}", next + kFilesPerBatch)};
+    batch.run = RunRecord{
+        "run_crash", "running", "full", "t",
+        "",          "{}",      "{}",   fmt::format("{{\"files\":{}}}", next + kFilesPerBatch)};
     for (int i = 0; i < kFilesPerBatch; ++i) {
       FileRecord f;
       f.path = paths[i];

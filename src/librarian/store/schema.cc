@@ -1,10 +1,10 @@
 #include "librarian/store/schema.h"
 
+#include <fmt/format.h>
+
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "librarian/store/store.h"
 
@@ -171,9 +171,9 @@ Result<SchemaState> EnsureSchema(base::Database& db, bool want_trigram) {
   ASSIGN_OR_RETURN(base::Transaction tx, db.Begin());
   RETURN_IF_ERROR(db.Exec(kCreate));
   if (want_trigram) RETURN_IF_ERROR(db.Exec(kCreateTrigram));
-  RETURN_IF_ERROR(db.Exec(fmt::format(
-      "INSERT INTO meta(key, value) VALUES ('schema_version', '{}'), ('trigram', '{}')",
-      kSchemaVersion, want_trigram ? 1 : 0)));
+  RETURN_IF_ERROR(db.Exec(
+      fmt::format("INSERT INTO meta(key, value) VALUES ('schema_version', '{}'), ('trigram', '{}')",
+                  kSchemaVersion, want_trigram ? 1 : 0)));
   RETURN_IF_ERROR(tx.Commit());
   state.trigram = want_trigram;
   return state;

@@ -1,10 +1,10 @@
 // Lexical search over the store's FTS5 tables (spec §6.5, §6.6).
+#include <fmt/format.h>
+
 #include <string>
 #include <string_view>
 #include <unordered_set>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "base/sqlite.h"
 #include "librarian/extract/identifier.h"
@@ -15,11 +15,10 @@ namespace {
 
 // A short English stop-word list (spec §6.6); code words such as "get" or "set" stay.
 constexpr std::string_view kStopWords[] = {
-    "a",    "an",   "and",   "are",  "as",   "at",    "be",   "by",    "can",  "do",
-    "does", "for",  "from",  "how",  "i",    "if",    "in",   "into",  "is",   "it",
-    "its",  "of",   "on",    "or",   "so",   "that",  "the",  "their", "then", "there",
-    "this", "to",   "was",   "we",   "what", "when",  "where", "which", "who", "why",
-    "will", "with", "would", "you",
+    "a",   "an",   "and",  "are",   "as",    "at",    "be",   "by",    "can",  "do",    "does",
+    "for", "from", "how",  "i",     "if",    "in",    "into", "is",    "it",   "its",   "of",
+    "on",  "or",   "so",   "that",  "the",   "their", "then", "there", "this", "to",    "was",
+    "we",  "what", "when", "where", "which", "who",   "why",  "will",  "with", "would", "you",
 };
 
 bool IsStopWord(std::string_view w) {
@@ -47,8 +46,8 @@ std::string BuildMatchQuery(std::string_view text) {
   std::unordered_set<std::string> seen;
   std::size_t i = 0;
   while (i < text.size()) {
-    while (i < text.size() && (text[i] == ' ' || text[i] == '\t' || text[i] == '\n' ||
-                               text[i] == '\r')) {
+    while (i < text.size() &&
+           (text[i] == ' ' || text[i] == '\t' || text[i] == '\n' || text[i] == '\r')) {
       ++i;
     }
     std::size_t start = i;

@@ -1,12 +1,12 @@
 #include "librarian/store/store.h"
 
+#include <fmt/format.h>
+
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <utility>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "base/hash.h"
 #include "base/sqlite.h"
@@ -21,9 +21,12 @@ using extract::SymbolKind;
 std::string_view TargetPrefix(SymbolKind kind) {
   switch (kind) {
     case SymbolKind::kFunction:
-    case SymbolKind::kMethod: return "fn";
-    case SymbolKind::kNamespace: return "ns";
-    default: return "type";
+    case SymbolKind::kMethod:
+      return "fn";
+    case SymbolKind::kNamespace:
+      return "ns";
+    default:
+      return "type";
   }
 }
 
@@ -145,10 +148,9 @@ Result<std::optional<std::int64_t>> FileId(base::Database& db, std::string_view 
 // Deletes the rows that hang off one file (not the file itself).
 Status ClearFileRows(base::Database& db, std::int64_t file_id) {
   // Children before parents: calls and chunks point at symbols.
-  for (const char* sql : {"DELETE FROM calls WHERE file_id = ?1",
-                          "DELETE FROM imports WHERE file_id = ?1",
-                          "DELETE FROM chunks WHERE file_id = ?1",
-                          "DELETE FROM symbols WHERE file_id = ?1"}) {
+  for (const char* sql :
+       {"DELETE FROM calls WHERE file_id = ?1", "DELETE FROM imports WHERE file_id = ?1",
+        "DELETE FROM chunks WHERE file_id = ?1", "DELETE FROM symbols WHERE file_id = ?1"}) {
     ASSIGN_OR_RETURN(base::Statement st, db.Prepare(sql));
     RETURN_IF_ERROR(st.Bind(1, file_id));
     RETURN_IF_ERROR(st.Step());
@@ -160,12 +162,18 @@ Status ClearFileRows(base::Database& db, std::int64_t file_id) {
 
 std::string_view FileStatusName(FileStatus status) {
   switch (status) {
-    case FileStatus::kIndexed: return "indexed";
-    case FileStatus::kUnchanged: return "unchanged";
-    case FileStatus::kSkippedLarge: return "skipped_large";
-    case FileStatus::kSkippedBinary: return "skipped_binary";
-    case FileStatus::kTimedOut: return "timed_out";
-    case FileStatus::kFailed: return "failed";
+    case FileStatus::kIndexed:
+      return "indexed";
+    case FileStatus::kUnchanged:
+      return "unchanged";
+    case FileStatus::kSkippedLarge:
+      return "skipped_large";
+    case FileStatus::kSkippedBinary:
+      return "skipped_binary";
+    case FileStatus::kTimedOut:
+      return "timed_out";
+    case FileStatus::kFailed:
+      return "failed";
   }
   return "failed";
 }
@@ -309,8 +317,7 @@ Status Store::ReplaceLocked(const FileReplace& r) {
     std::unordered_map<std::string, int> seen;
     for (std::size_t i = 0; i < facts.symbols.size(); ++i) {
       const extract::Symbol& s = facts.symbols[i];
-      std::string target =
-          fmt::format("{}:{}::{}", TargetPrefix(s.kind), f.path, s.qualified_name);
+      std::string target = fmt::format("{}:{}::{}", TargetPrefix(s.kind), f.path, s.qualified_name);
       int n = ++seen[target];
       if (n > 1) target += fmt::format("~{}", n);  // overloads, #ifdef alternatives
       std::string span_hash;
@@ -373,8 +380,9 @@ Status Store::ReplaceLocked(const FileReplace& r) {
     }
   }
   {
-    ASSIGN_OR_RETURN(base::Statement st,
-                     db_->Prepare("INSERT INTO imports(file_id, module, line) VALUES (?1, ?2, ?3)"));
+    ASSIGN_OR_RETURN(
+        base::Statement st,
+        db_->Prepare("INSERT INTO imports(file_id, module, line) VALUES (?1, ?2, ?3)"));
     for (const extract::Import& i : facts.imports) {
       st.Reset();
       RETURN_IF_ERROR(st.Bind(1, file_id));
@@ -386,7 +394,8 @@ Status Store::ReplaceLocked(const FileReplace& r) {
   {
     ASSIGN_OR_RETURN(
         base::Statement st,
-        db_->Prepare("INSERT INTO calls(file_id, caller_id, callee, line) VALUES (?1, ?2, ?3, ?4)"));
+        db_->Prepare(
+            "INSERT INTO calls(file_id, caller_id, callee, line) VALUES (?1, ?2, ?3, ?4)"));
     for (const extract::CallRef& c : facts.calls) {
       st.Reset();
       RETURN_IF_ERROR(st.Bind(1, file_id));
@@ -446,12 +455,11 @@ Result<std::vector<RunRecord>> Store::ListRuns() {
 }
 
 Result<std::vector<SymbolRow>> Store::FindSymbols(std::string_view name, std::size_t limit) {
-  ASSIGN_OR_RETURN(
-      base::Statement st,
-      db_->Prepare(std::string(kSymbolSelect) +
-                   "WHERE s.id IN (SELECT id FROM symbols WHERE name = ?1 UNION "
-                   "SELECT id FROM symbols WHERE qualified_name = ?1) "
-                   "ORDER BY f.path, s.start_line, s.id LIMIT ?2"));
+  ASSIGN_OR_RETURN(base::Statement st,
+                   db_->Prepare(std::string(kSymbolSelect) +
+                                "WHERE s.id IN (SELECT id FROM symbols WHERE name = ?1 UNION "
+                                "SELECT id FROM symbols WHERE qualified_name = ?1) "
+                                "ORDER BY f.path, s.start_line, s.id LIMIT ?2"));
   RETURN_IF_ERROR(st.Bind(1, name));
   RETURN_IF_ERROR(st.Bind(2, static_cast<std::int64_t>(limit)));
   return ReadSymbols(st);
@@ -568,8 +576,7 @@ Result<std::vector<ChunkRow>> Store::FileChunks(std::string_view path) {
 }
 
 Result<std::optional<ChunkRow>> Store::GetChunk(std::int64_t chunk_id) {
-  ASSIGN_OR_RETURN(base::Statement st,
-                   db_->Prepare(std::string(kChunkSelect) + "WHERE c.id = ?1"));
+  ASSIGN_OR_RETURN(base::Statement st, db_->Prepare(std::string(kChunkSelect) + "WHERE c.id = ?1"));
   RETURN_IF_ERROR(st.Bind(1, chunk_id));
   ASSIGN_OR_RETURN(std::vector<ChunkRow> rows, ReadChunks(st));
   if (rows.empty()) return std::optional<ChunkRow>();
@@ -577,9 +584,9 @@ Result<std::optional<ChunkRow>> Store::GetChunk(std::int64_t chunk_id) {
 }
 
 Result<std::int64_t> Store::CountRows(std::string_view table) {
-  static constexpr std::string_view kTables[] = {"files",   "symbols", "chunks", "imports",
-                                                  "calls",   "runs",    "path_fts",
-                                                  "chunk_fts", "chunk_tri"};
+  static constexpr std::string_view kTables[] = {"files",    "symbols",   "chunks",
+                                                 "imports",  "calls",     "runs",
+                                                 "path_fts", "chunk_fts", "chunk_tri"};
   bool known = false;
   for (std::string_view t : kTables) known = known || t == table;
   if (!known) return Status::InvalidArgument(fmt::format("count: unknown table {}", table));

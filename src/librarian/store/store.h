@@ -64,8 +64,8 @@ struct FileRecord {
   std::int64_t mtime_ns = 0;
   FileStatus status = FileStatus::kIndexed;
   bool parse_error = false;
-  bool stale = false;   // a timed-out re-extraction kept the previous rows (spec §2.2)
-  std::string run_id;   // the run that last changed it
+  bool stale = false;  // a timed-out re-extraction kept the previous rows (spec §2.2)
+  std::string run_id;  // the run that last changed it
 };
 
 // Replace everything stored for `file.path` with `facts` (which must describe `content`).

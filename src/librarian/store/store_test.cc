@@ -1,6 +1,7 @@
 // Store round trip, FTS5/BM25 ranking sanity, incremental replacement and removal.
 #include "librarian/store/store.h"
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -10,8 +11,6 @@
 #include <string>
 #include <vector>
 
-#include <fmt/format.h>
-
 #include "base/hash.h"
 #include "base/sqlite.h"
 #include "base/testing/temp_dir.h"
@@ -20,8 +19,8 @@
 namespace trove::librarian::store {
 namespace {
 
-using ::testing::ElementsAre;
 using ::testing::Contains;
+using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 using ::testing::Not;
 
@@ -196,8 +195,9 @@ TEST_F(StoreTest, RoundTrip) {
 
 TEST_F(StoreTest, RunsRoundTrip) {
   WriteBatch batch;
-  batch.run = RunRecord{"run_20260101T000000Z_abcd", "running", "full", "2026-01-01T00:00:00.000Z",
-                        "", "{}", "{\"ctags\":\"5.9\"}", "{\"files\":0}"};
+  batch.run = RunRecord{
+      "run_20260101T000000Z_abcd", "running",      "full", "2026-01-01T00:00:00.000Z", "", "{}",
+      "{\"ctags\":\"5.9\"}",       "{\"files\":0}"};
   ASSERT_TRUE(store_->Apply(batch).ok());
   batch.run->state = "succeeded";
   batch.run->stats_json = "{\"files\":3}";
@@ -321,9 +321,11 @@ TEST_F(StoreTest, IncrementalUpdateReplacesOnlyTheChangedFile) {
   auto after_py = store_->FileSymbols("py/shapes.py");
   ASSERT_TRUE(after_cc.ok() && after_py.ok());
   ASSERT_EQ(after_cc->size(), before_cc->size());
-  for (std::size_t i = 0; i < after_cc->size(); ++i) EXPECT_EQ((*after_cc)[i].id, (*before_cc)[i].id);
+  for (std::size_t i = 0; i < after_cc->size(); ++i)
+    EXPECT_EQ((*after_cc)[i].id, (*before_cc)[i].id);
   ASSERT_EQ(after_py->size(), before_py->size());
-  for (std::size_t i = 0; i < after_py->size(); ++i) EXPECT_EQ((*after_py)[i].id, (*before_py)[i].id);
+  for (std::size_t i = 0; i < after_py->size(); ++i)
+    EXPECT_EQ((*after_py)[i].id, (*before_py)[i].id);
   EXPECT_EQ((*store_->GetFile("src/widget.cc"))->run_id, "run_1");
   EXPECT_EQ((*store_->GetFile("go/util.go"))->run_id, "run_2");
 

@@ -3,22 +3,22 @@
 #include <fmt/core.h>
 
 #include <algorithm>
-#include <map>
-#include <span>
 #include <cstdio>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <span>
 
 #include "base/env.h"
 #include "base/hash.h"
 #include "base/status.h"
+#include "warden/agents/backend.h"
+#include "warden/agents/pipeline.h"
 #include "warden/cli/glue_input.h"
 #include "warden/export/export.h"
 #include "warden/export/lifter.h"
 #include "warden/identity/identity.h"
 #include "warden/ingest/ingest.h"
-#include "warden/agents/backend.h"
-#include "warden/agents/pipeline.h"
 #include "warden/kb/kb.h"
 #include "warden/pass/kb_agent_store.h"
 #include "warden/server/mcp_main.h"
@@ -136,7 +136,7 @@ class TerminalProgress {
 // Lifts every function of a version (§10.2 pseudo, `show --lift`). The lifter needs the module
 // itself: the recorded path, with its SHA-256 checked; calls use the current names.
 Result<std::map<std::uint32_t, std::string>> LiftVersion(base::Env& env, kb::Kb& k,
-                                                          const kb::VersionInfo& version) {
+                                                         const kb::VersionInfo& version) {
   std::map<std::uint32_t, std::string> names;
   kb::FunctionQuery all;
   all.version_id = version.id;
@@ -246,9 +246,8 @@ int RunIngest(base::Env& env, const GlobalOptions& global, const IngestArgs& arg
                    {"defined", rep.defined},
                    {"size", rep.size},
                    {"sha256", rep.sha256},
-                   {"emscripten_version", rep.emscripten_version
-                                              ? Json(*rep.emscripten_version)
-                                              : Json(nullptr)},
+                   {"emscripten_version",
+                    rep.emscripten_version ? Json(*rep.emscripten_version) : Json(nullptr)},
                    {"shared_memory", rep.module.shared_memory},
                    {"memory_count", rep.module.memory_count},
                    {"seeded", {{"name_section", acc[0]}, {"glue", acc[1]}, {"export", acc[2]}}},
@@ -266,17 +265,15 @@ int RunIngest(base::Env& env, const GlobalOptions& global, const IngestArgs& arg
     return kExitOk;
   }
   std::fputs(fmt::format("ingested {} (id {}): {} functions ({} imported, {} defined), {} bytes\n",
-                         rep.store.label, rep.store.version_id,
-                         Grouped(rep.imported + rep.defined), Grouped(rep.imported),
-                         Grouped(rep.defined), Grouped(rep.size))
+                         rep.store.label, rep.store.version_id, Grouped(rep.imported + rep.defined),
+                         Grouped(rep.imported), Grouped(rep.defined), Grouped(rep.size))
                  .c_str(),
              stdout);
   std::fputs(
       fmt::format("sha256 {}, Emscripten {}, shared memory {}, {} memor{}\n", rep.sha256,
-                  rep.emscripten_version
-                      ? fmt::format("{} ({})", *rep.emscripten_version,
-                                    rep.emscripten_version_source.value_or("?"))
-                      : std::string("unknown"),
+                  rep.emscripten_version ? fmt::format("{} ({})", *rep.emscripten_version,
+                                                       rep.emscripten_version_source.value_or("?"))
+                                         : std::string("unknown"),
                   rep.module.shared_memory ? "yes" : "no", rep.module.memory_count,
                   rep.module.memory_count == 1 ? "y" : "ies")
           .c_str(),
@@ -302,15 +299,14 @@ int RunVersions(base::Env& env, const GlobalOptions& global) {
     PrintJson(views::VersionsJson(*list));
     return kExitOk;
   }
-  std::string out = fmt::format("{:>4}  {:<12} {:>10} {:>8}  {:<10} {:<6}  {:<12}  {}\n", "id",
-                                "label", "functions", "defined", "emscripten", "shared",
-                                "sha256", "ingested_at");
+  std::string out =
+      fmt::format("{:>4}  {:<12} {:>10} {:>8}  {:<10} {:<6}  {:<12}  {}\n", "id", "label",
+                  "functions", "defined", "emscripten", "shared", "sha256", "ingested_at");
   for (const kb::VersionInfo& v : *list) {
     out += fmt::format("{:>4}  {:<12} {:>10} {:>8}  {:<10} {:<6}  {:<12}  {}\n", v.id, v.label,
                        Grouped(static_cast<std::uint64_t>(v.functions)),
-                       Grouped(static_cast<std::uint64_t>(v.defined)),
-                       OrDash(v.emscripten_version), v.shared_memory ? "yes" : "no",
-                       v.sha256.substr(0, 12), v.ingested_at);
+                       Grouped(static_cast<std::uint64_t>(v.defined)), OrDash(v.emscripten_version),
+                       v.shared_memory ? "yes" : "no", v.sha256.substr(0, 12), v.ingested_at);
   }
   std::fputs(out.c_str(), stdout);
   return kExitOk;
@@ -336,10 +332,10 @@ int RunCoverage(base::Env& env, const GlobalOptions& global,
   out += fmt::format("defined      {}\n", Grouped(static_cast<std::uint64_t>(c->defined)));
   out += fmt::format("named        {} ({:.1f} %)\n", Grouped(static_cast<std::uint64_t>(c->named)),
                      c->coverage_pct);
-  out += fmt::format("  human      {}\n  export     {}\n  oracle     {}\n  diff-carry {}\n"
-                     "  agent      {}\n",
-                     c->human_named, c->export_named, c->oracle_named, c->diff_carry_named,
-                     c->agent_named);
+  out += fmt::format(
+      "  human      {}\n  export     {}\n  oracle     {}\n  diff-carry {}\n"
+      "  agent      {}\n",
+      c->human_named, c->export_named, c->oracle_named, c->diff_carry_named, c->agent_named);
   out += fmt::format("locked       {}\n", c->locked);
   out += fmt::format("mean confidence {}\n", Conf(c->mean_confidence));
   std::fputs(out.c_str(), stdout);
@@ -373,9 +369,9 @@ int RunFuncs(base::Env& env, const GlobalOptions& global, const FuncsArgs& args)
   }
   std::string out;
   for (const kb::FunctionRow& r : rows) {
-    out += fmt::format("{:>6}  {:<15} {:<28} {:<32} {:<10} {}\n", r.index,
-                       r.stable_id.substr(0, 15), OrDash(r.type), OrDash(r.name),
-                       OrDash(r.provenance), Conf(r.confidence));
+    out +=
+        fmt::format("{:>6}  {:<15} {:<28} {:<32} {:<10} {}\n", r.index, r.stable_id.substr(0, 15),
+                    OrDash(r.type), OrDash(r.name), OrDash(r.provenance), Conf(r.confidence));
   }
   std::fputs(out.c_str(), stdout);
   return kExitOk;
@@ -396,9 +392,10 @@ int RunShow(base::Env& env, const GlobalOptions& global, const ShowArgs& args) {
   Result<std::optional<kb::FunctionFacts>> facts = k->GetFunctionFacts(*id, *index);
   Result<std::vector<std::uint32_t>> callers = k->Callers(*id, *index);
   if (!fn.ok() || !facts.ok() || !callers.ok() || !fn->has_value()) {
-    const Status s = !fn.ok() ? fn.status() : !facts.ok() ? facts.status()
-                                           : !callers.ok() ? callers.status()
-                                                           : Status::NotFound("no such function");
+    const Status s = !fn.ok()        ? fn.status()
+                     : !facts.ok()   ? facts.status()
+                     : !callers.ok() ? callers.status()
+                                     : Status::NotFound("no such function");
     Error(s.message());
     return ExitFor(s);
   }
@@ -438,9 +435,10 @@ int RunShow(base::Env& env, const GlobalOptions& global, const ShowArgs& args) {
   } else {
     out += fmt::format("  body          offset {:#x} ({}), {} bytes, {} instructions\n",
                        r.body_offset, r.body_offset, r.body_size, r.instruction_count);
-    out += fmt::format("  fingerprints  structural {}\n                norm {} (tier {})\n"
-                       "                exact {}\n",
-                       r.structural_hash, r.norm_hash, r.id_tier, r.exact_hash);
+    out += fmt::format(
+        "  fingerprints  structural {}\n                norm {} (tier {})\n"
+        "                exact {}\n",
+        r.structural_hash, r.norm_hash, r.id_tier, r.exact_hash);
     std::string minhash;
     for (std::size_t i = 0; i < 4; ++i) minhash += fmt::format("{:016x} ", r.minhash[i]);
     out += fmt::format("                minhash {}… (32 values)\n", minhash);
@@ -497,10 +495,9 @@ int RunSetName(base::Env& env, const GlobalOptions& global, const SetNameArgs& a
   }
   const std::string stable_id = (*fn)->record.stable_id;
   const std::string details = Json{{"version_id", *id}, {"func_index", *index}}.dump();
-  Result<kb::Decision> d =
-      args.clear ? k->HumanClear(kb::HumanChannel::kCli, stable_id, details)
-                 : k->HumanSetName(kb::HumanChannel::kCli, stable_id, *args.name, args.summary,
-                                   details);
+  Result<kb::Decision> d = args.clear ? k->HumanClear(kb::HumanChannel::kCli, stable_id, details)
+                                      : k->HumanSetName(kb::HumanChannel::kCli, stable_id,
+                                                        *args.name, args.summary, details);
   if (!d.ok()) {
     Error(d.status().message());
     return ExitFor(d.status());
@@ -513,9 +510,9 @@ int RunSetName(base::Env& env, const GlobalOptions& global, const SetNameArgs& a
   } else if (args.clear) {
     std::fputs(fmt::format("func[{}] {} -> cleared [human]\n", *index, stable_id).c_str(), stdout);
   } else {
-    std::fputs(fmt::format("func[{}] {} -> {} [human, locked]\n", *index, stable_id, *args.name)
-                   .c_str(),
-               stdout);
+    std::fputs(
+        fmt::format("func[{}] {} -> {} [human, locked]\n", *index, stable_id, *args.name).c_str(),
+        stdout);
   }
   return d->accepted ? kExitOk : kExitCheckFailed;
 }
@@ -546,8 +543,8 @@ int RunVerify(base::Env& env, const GlobalOptions& global, const std::string& fi
     Error(fmt::format("cannot read {}: {}", file, data.status().message()));
     return kExitUsage;
   }
-  const std::span<const std::uint8_t> bytes(
-      reinterpret_cast<const std::uint8_t*>(data->data()), data->size());
+  const std::span<const std::uint8_t> bytes(reinterpret_cast<const std::uint8_t*>(data->data()),
+                                            data->size());
   // §4.5: fingerprint twice, on one thread and on several, and compare every output.
   wasm::ReadOptions one;
   wasm::ReadOptions many;
@@ -687,8 +684,7 @@ int RunAgent(base::Env& env, const GlobalOptions& global, const AgentArgs& args)
   if (!opened) return exit;
   kb::Kb* k = opened->kb.get();
   const std::optional<std::int64_t> id = opened->version_id;
-  Result<agents::AgentConfig> config =
-      pass::LoadAgentConfig(env, pass::ProjectDirOfDb(k->path()));
+  Result<agents::AgentConfig> config = pass::LoadAgentConfig(env, pass::ProjectDirOfDb(k->path()));
   if (!config.ok()) {
     Error(config.status().message());
     return kExitUsage;
@@ -697,8 +693,7 @@ int RunAgent(base::Env& env, const GlobalOptions& global, const AgentArgs& args)
       agents::MakeBackend(args.backend, args.model, *config);
   if (!backend.ok()) {
     Error(backend.status().message());
-    return backend.status().code() == StatusCode::kInvalidArgument ? kExitUsage
-                                                                   : kExitUnavailable;
+    return backend.status().code() == StatusCode::kInvalidArgument ? kExitUsage : kExitUnavailable;
   }
   pass::KbAgentStore store(*k);
   agents::PassOptions options;

@@ -46,8 +46,7 @@ std::string ExportHeaders(const ExportInput& input);
 // body from `lifted` (LiftModule). When `lifted` is null each body is a note with `why` and
 // the instruction count.
 std::string ExportPseudo(const ExportInput& input,
-                         const std::map<std::uint32_t, std::string>* lifted,
-                         std::string_view why);
+                         const std::map<std::uint32_t, std::string>* lifted, std::string_view why);
 // The stable columnar dump: "# warden kb-text 1 <label>", then tab-separated rows.
 std::string ExportKbText(const ExportInput& input);
 // A Python script for Ghidra's console that renames functions by index or body offset.

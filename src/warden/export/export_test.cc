@@ -58,12 +58,13 @@ TEST(ExportTest, Headers) {
 }
 
 TEST(ExportTest, KbText) {
-  EXPECT_EQ(ExportKbText(Sample()),
-            "# warden kb-text 1 v1-rc.2\n"
-            "3\tw1:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\tL\thuman\t1.000\tsqlite3_open\n"
-            "4\tw1:bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb\t-\t-\t-\t-\n"
-            "5\tw1:cccccccccccccccccccccccccccccccc\t-\tagent\t0.350\tstd::vector<int>::push_back */\n"
-            "6\tw1:dddddddddddddddddddddddddddddddd\t-\toracle\t0.900\tsqlite3_open\n");
+  EXPECT_EQ(
+      ExportKbText(Sample()),
+      "# warden kb-text 1 v1-rc.2\n"
+      "3\tw1:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\tL\thuman\t1.000\tsqlite3_open\n"
+      "4\tw1:bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb\t-\t-\t-\t-\n"
+      "5\tw1:cccccccccccccccccccccccccccccccc\t-\tagent\t0.350\tstd::vector<int>::push_back */\n"
+      "6\tw1:dddddddddddddddddddddddddddddddd\t-\toracle\t0.900\tsqlite3_open\n");
 }
 
 TEST(ExportTest, Ghidra) {

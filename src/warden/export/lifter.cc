@@ -27,12 +27,12 @@ struct Arity {
 // Binary numeric operators written infix, by the part of the mnemonic after the type prefix.
 std::optional<std::string_view> InfixOperator(std::string_view op) {
   static constexpr std::pair<std::string_view, std::string_view> kOps[] = {
-      {"add", "+"},    {"sub", "-"},    {"mul", "*"},    {"div_s", "/"},  {"div_u", "/"},
-      {"div", "/"},    {"rem_s", "%"},  {"rem_u", "%"},  {"and", "&"},    {"or", "|"},
-      {"xor", "^"},    {"shl", "<<"},   {"shr_s", ">>"}, {"shr_u", ">>"}, {"eq", "=="},
-      {"ne", "!="},    {"lt_s", "<"},   {"lt_u", "<"},   {"lt", "<"},     {"gt_s", ">"},
-      {"gt_u", ">"},   {"gt", ">"},     {"le_s", "<="},  {"le_u", "<="},  {"le", "<="},
-      {"ge_s", ">="},  {"ge_u", ">="},  {"ge", ">="}};
+      {"add", "+"},   {"sub", "-"},   {"mul", "*"},    {"div_s", "/"},  {"div_u", "/"},
+      {"div", "/"},   {"rem_s", "%"}, {"rem_u", "%"},  {"and", "&"},    {"or", "|"},
+      {"xor", "^"},   {"shl", "<<"},  {"shr_s", ">>"}, {"shr_u", ">>"}, {"eq", "=="},
+      {"ne", "!="},   {"lt_s", "<"},  {"lt_u", "<"},   {"lt", "<"},     {"gt_s", ">"},
+      {"gt_u", ">"},  {"gt", ">"},    {"le_s", "<="},  {"le_u", "<="},  {"le", "<="},
+      {"ge_s", ">="}, {"ge_u", ">="}, {"ge", ">="}};
   for (const auto& [name, sym] : kOps) {
     if (op == name) return sym;
   }
@@ -87,9 +87,8 @@ std::optional<std::string> Conversion(std::string_view prefix, std::string_view 
   }
   if (op.starts_with("convert_")) {
     if (op.ends_with("_u")) {
-      return fmt::format("({})({}){}", to, op.find("i64") != std::string_view::npos ? "uint64_t"
-                                                                                     : "uint32_t",
-                         a);
+      return fmt::format("({})({}){}", to,
+                         op.find("i64") != std::string_view::npos ? "uint64_t" : "uint32_t", a);
     }
     return fmt::format("({}){}", to, a);
   }
@@ -156,7 +155,8 @@ class BodyLifter {
   std::string Address(const wasm::MemArg& m) {
     const std::string addr = Pop();
     std::string inner = m.offset == 0 ? addr : fmt::format("{} + {}", addr, m.offset);
-    return m.memory == 0 ? fmt::format("({})", inner) : fmt::format("(mem{} + {})", m.memory, inner);
+    return m.memory == 0 ? fmt::format("({})", inner)
+                         : fmt::format("(mem{} + {})", m.memory, inner);
   }
   std::string BranchTo(std::uint32_t depth) {
     if (depth >= frames_.size()) return "/* bad label */";
@@ -303,8 +303,7 @@ void BodyLifter::Add(const Instruction& inst) {
     case Opcode::kReturnCallIndirect: {
       const Arity a = inst.index < type_arity_.size() ? type_arity_[inst.index] : Arity{};
       const std::string slot = Pop();
-      const std::string call =
-          fmt::format("table{}[{}]({})", inst.index2, slot, Args(a.params));
+      const std::string call = fmt::format("table{}[{}]({})", inst.index2, slot, Args(a.params));
       if (inst.opcode == Opcode::kReturnCallIndirect) {
         Emit(fmt::format("return {};", call));
       } else if (a.results == 0) {
@@ -413,8 +412,8 @@ class Lifter final : public wasm::ModuleVisitor {
       return Status::Internal("lifter: body of an unknown function");
     }
     const Arity a = func_arity_[body.func_index];
-    bodies_[slot] = std::make_unique<BodyLifter>(func_arity_, type_arity_, name_of_, a.params,
-                                                 a.results);
+    bodies_[slot] =
+        std::make_unique<BodyLifter>(func_arity_, type_arity_, name_of_, a.params, a.results);
     return {};
   }
   Status OnInstruction(FuncIndex func, const Instruction& inst) override {

@@ -36,11 +36,11 @@ TEST(LifterTest, FoldsExpressionsAndMemory) {
   // (p0 + p1) * load(4 + 8)
   const Bytes f0 = {0x00, 0x20, 0x00, 0x20, 0x01, 0x6a, 0x41, 0x04, 0x28, 0x02, 0x08, 0x6c, 0x0b};
   // store8(p0, 255); call 1; drop (call 2 (1, p1)); i32.const 0 (result)
-  const Bytes f2 = {0x01, 0x01, 0x7f,                    // one local (index 2)
+  const Bytes f2 = {0x01, 0x01, 0x7f,                                // one local (index 2)
                     0x20, 0x00, 0x41, 0xff, 0x01, 0x3a, 0x00, 0x00,  // i32.store8
-                    0x10, 0x01,                          // call tick
-                    0x41, 0x01, 0x20, 0x01, 0x10, 0x02, 0x1a,  // drop(call 2(1, p1))
-                    0x41, 0x00, 0x21, 0x02,              // l2 = 0
+                    0x10, 0x01,                                      // call tick
+                    0x41, 0x01, 0x20, 0x01, 0x10, 0x02, 0x1a,        // drop(call 2(1, p1))
+                    0x41, 0x00, 0x21, 0x02,                          // l2 = 0
                     0x20, 0x02, 0x0b};
   const auto out = Lift(ThreeFunctions(f0, {0x00, 0x0b}, f2));
   EXPECT_EQ(out.at(0), "  return ((p0 + p1) * *(int32_t*)(4 + 8));\n");
@@ -55,13 +55,12 @@ TEST(LifterTest, FoldsExpressionsAndMemory) {
 
 TEST(LifterTest, StructuredControlFlow) {
   // loop { if (p0 == 0) break outer; p0 = p0 - 1; continue } inside a block; return p1
-  const Bytes f0 = {0x00,
-                    0x02, 0x40,              // block L1
-                    0x03, 0x40,              // loop L2
-                    0x20, 0x00, 0x45, 0x0d, 0x01,  // br_if 1 (p0 == 0) -> break L1
+  const Bytes f0 = {0x00, 0x02, 0x40,                          // block L1
+                    0x03, 0x40,                                // loop L2
+                    0x20, 0x00, 0x45, 0x0d, 0x01,              // br_if 1 (p0 == 0) -> break L1
                     0x20, 0x00, 0x41, 0x01, 0x6b, 0x21, 0x00,  // p0 = p0 - 1
-                    0x0c, 0x00,              // br 0 -> continue L2
-                    0x0b, 0x0b,              // end loop, end block
+                    0x0c, 0x00,                                // br 0 -> continue L2
+                    0x0b, 0x0b,                                // end loop, end block
                     0x20, 0x01, 0x0b};
   const auto out = Lift(ThreeFunctions(f0, {0x00, 0x0b}, {0x00, 0x41, 0x00, 0x0b}));
   EXPECT_EQ(out.at(0),

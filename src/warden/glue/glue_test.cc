@@ -30,11 +30,11 @@ void ExpectExport(const GlueFacts& facts, std::string_view export_name, const St
 
 TEST(GlueExportsTest, ModuleAsmLazyWrapper) {
   // Emscripten 3.1.x at -O2: each export rebinds itself on its first call.
-  const GlueFacts f = Parse(
-      R"(var _malloc=Module["_malloc"]=function(){return(_malloc=Module["_malloc"]=)"
-      R"(Module["asm"]["ta"]).apply(null,arguments)};)"
-      R"(var ___errno_location=function(){return(___errno_location=Module["asm"]["va"]))"
-      R"(.apply(null,arguments)};)");
+  const GlueFacts f =
+      Parse(R"(var _malloc=Module["_malloc"]=function(){return(_malloc=Module["_malloc"]=)"
+            R"(Module["asm"]["ta"]).apply(null,arguments)};)"
+            R"(var ___errno_location=function(){return(___errno_location=Module["asm"]["va"]))"
+            R"(.apply(null,arguments)};)");
   ExpectExport(f, "ta", {"_malloc"}, {"_malloc"}, ExportShape::kLazyWrapper);
   ExpectExport(f, "va", {"___errno_location"}, {}, ExportShape::kLazyWrapper);
   EXPECT_EQ(f.FindExport("ta")->PreferredName(), "_malloc");

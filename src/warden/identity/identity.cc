@@ -330,29 +330,28 @@ namespace {
 // AMD parts.)
 using U64x8 = std::uint64_t __attribute__((vector_size(64)));
 
-#define TROVE_FOLD_GRAMS_BODY                                                          \
-  static_assert(kMinHashSize == 32);                                                   \
-  U64x8 seed[4];                                                                       \
-  U64x8 best[4];                                                                       \
-  std::memcpy(seed, seeds, sizeof(seed));                                              \
-  std::memcpy(best, out, sizeof(best));                                                \
-  for (std::size_t g = 0; g < count; ++g) {                                            \
-    const std::uint64_t gram = grams[g];                                               \
-    for (int k = 0; k < 4; ++k) {                                                      \
-      U64x8 x = seed[k] ^ gram;                                                        \
-      x ^= x >> 30;                                                                    \
-      x *= 0xbf58476d1ce4e5b9ULL;                                                      \
-      x ^= x >> 27;                                                                    \
-      x *= 0x94d049bb133111ebULL;                                                      \
-      x ^= x >> 31;                                                                    \
-      const U64x8 less = reinterpret_cast<U64x8>(x < best[k]); /* ones where less */   \
-      best[k] = (x & less) | (best[k] & ~less);                                        \
-    }                                                                                  \
-  }                                                                                    \
+#define TROVE_FOLD_GRAMS_BODY                                                        \
+  static_assert(kMinHashSize == 32);                                                 \
+  U64x8 seed[4];                                                                     \
+  U64x8 best[4];                                                                     \
+  std::memcpy(seed, seeds, sizeof(seed));                                            \
+  std::memcpy(best, out, sizeof(best));                                              \
+  for (std::size_t g = 0; g < count; ++g) {                                          \
+    const std::uint64_t gram = grams[g];                                             \
+    for (int k = 0; k < 4; ++k) {                                                    \
+      U64x8 x = seed[k] ^ gram;                                                      \
+      x ^= x >> 30;                                                                  \
+      x *= 0xbf58476d1ce4e5b9ULL;                                                    \
+      x ^= x >> 27;                                                                  \
+      x *= 0x94d049bb133111ebULL;                                                    \
+      x ^= x >> 31;                                                                  \
+      const U64x8 less = reinterpret_cast<U64x8>(x < best[k]); /* ones where less */ \
+      best[k] = (x & less) | (best[k] & ~less);                                      \
+    }                                                                                \
+  }                                                                                  \
   std::memcpy(out, best, sizeof(best));
 
-using FoldFn = void (*)(const std::uint64_t*, std::size_t, const std::uint64_t*,
-                        std::uint64_t*);
+using FoldFn = void (*)(const std::uint64_t*, std::size_t, const std::uint64_t*, std::uint64_t*);
 
 void FoldGramsGeneric(const std::uint64_t* grams, std::size_t count, const std::uint64_t* seeds,
                       std::uint64_t* out) {
@@ -361,17 +360,13 @@ void FoldGramsGeneric(const std::uint64_t* grams, std::size_t count, const std::
 
 #if defined(__x86_64__)
 __attribute__((target("avx512f,avx512dq,avx512vl"))) void FoldGramsAvx512(
-    const std::uint64_t* grams, std::size_t count, const std::uint64_t* seeds,
-    std::uint64_t* out) {
+    const std::uint64_t* grams, std::size_t count, const std::uint64_t* seeds, std::uint64_t* out) {
   TROVE_FOLD_GRAMS_BODY
 }
 
-__attribute__((target("avx2"))) void FoldGramsAvx2(const std::uint64_t* grams,
-                                                   std::size_t count,
+__attribute__((target("avx2"))) void FoldGramsAvx2(const std::uint64_t* grams, std::size_t count,
                                                    const std::uint64_t* seeds,
-                                                   std::uint64_t* out) {
-  TROVE_FOLD_GRAMS_BODY
-}
+                                                   std::uint64_t* out){TROVE_FOLD_GRAMS_BODY}
 #endif
 
 #undef TROVE_FOLD_GRAMS_BODY

@@ -198,7 +198,7 @@ class IdentityBuilder final : public wasm::ModuleVisitor {
   };
   // Per-body state between OnFunctionBody and OnFunctionBodyEnd.
   struct Body {
-    std::size_t slot = 0;     // index into functions_
+    std::size_t slot = 0;        // index into functions_
     std::string hash_prefix;     // the encoded signature and locals
     std::string encoded_tokens;  // each token length-prefixed, as hashed into the base
     std::vector<std::uint64_t> token_hashes;
@@ -211,8 +211,7 @@ class IdentityBuilder final : public wasm::ModuleVisitor {
   Result<std::string_view> TypeSignature(std::uint32_t type_index) const;
   // Append the canonical encoding of a token or a block type to `out`.
   Status EncodeToken(std::string& out, const wasm::Instruction& inst) const;
-  Status EncodeBlockType(std::string& out, const wasm::BlockType& type,
-                         std::uint64_t offset) const;
+  Status EncodeBlockType(std::string& out, const wasm::BlockType& type, std::uint64_t offset) const;
   std::string EncodeTag(std::uint32_t tag) const;
   const ImportedFunction* ImportedFunctionAt(wasm::FuncIndex func) const;
   void AddInitializedSegments();

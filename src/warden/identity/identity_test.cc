@@ -69,7 +69,8 @@ Bytes ActiveData(std::int32_t address, std::string_view text) {
   return Section(11, Cat({U(1), {0x00, 0x41}, S(address), {kEnd}, Sized(bytes)}));
 }
 // One data section with several active segments of memory 0, written in order.
-Bytes ActiveDataSegments(std::initializer_list<std::pair<std::int32_t, std::string_view>> segments) {
+Bytes ActiveDataSegments(
+    std::initializer_list<std::pair<std::int32_t, std::string_view>> segments) {
   Bytes out = U(segments.size());
   for (const auto& [address, text] : segments) {
     Bytes bytes(text.begin(), text.end());
@@ -302,19 +303,19 @@ TEST(IdentityTest, ReferencedStringRules) {
 
 TEST(IdentityTest, OverlappingSegmentsResolveToTheLastWritten) {
   using namespace std::string_view_literals;
-  const auto strings_for = [](std::int32_t address,
-                              std::initializer_list<std::pair<std::int32_t, std::string_view>>
-                                  segments) {
-    const Bytes body = Cat({{0x00, 0x41}, S(address), {0x1a, kEnd}});
-    return Compute(Module({Types({kVoidType}), Functions({0}), Memory(), Code({body}),
-                           ActiveDataSegments(segments)}))
-        .functions.at(0)
-        .referenced_strings;
-  };
+  const auto strings_for =
+      [](std::int32_t address,
+         std::initializer_list<std::pair<std::int32_t, std::string_view>> segments) {
+        const Bytes body = Cat({{0x00, 0x41}, S(address), {0x1a, kEnd}});
+        return Compute(Module({Types({kVoidType}), Functions({0}), Memory(), Code({body}),
+                               ActiveDataSegments(segments)}))
+            .functions.at(0)
+            .referenced_strings;
+      };
   // A: 100..120 "first-segment-text\0", B over its middle at 106: "BBBB\0".
   const auto a = std::pair<std::int32_t, std::string_view>(100, "first\0segment\0text\0"sv);
   const auto b = std::pair<std::int32_t, std::string_view>(106, "\0BBBB\0"sv);
-  EXPECT_THAT(strings_for(107, {a, b}), ElementsAre("BBBB"));  // inside B
+  EXPECT_THAT(strings_for(107, {a, b}), ElementsAre("BBBB"));   // inside B
   EXPECT_THAT(strings_for(100, {a, b}), ElementsAre("first"));  // A before B
   EXPECT_THAT(strings_for(114, {a, b}), ElementsAre("text"));   // A after B
   // Written the other way round, A covers B entirely: A wins everywhere.
@@ -337,9 +338,8 @@ TEST(IdentityTest, ConcurrentBodiesGiveTheSameIdentity) {
     body.push_back(kEnd);
     bodies.push_back(body);
   }
-  const Bytes module =
-      Module({Types({kVoidType}), Functions(types), Memory(), Code(bodies),
-              ActiveData(100, std::string_view("alpha\0bravo\0charl\0", 18))});
+  const Bytes module = Module({Types({kVoidType}), Functions(types), Memory(), Code(bodies),
+                               ActiveData(100, std::string_view("alpha\0bravo\0charl\0", 18))});
   const ModuleIdentity one = Compute(module);
   wasm::ReadOptions options;
   options.decode_threads = 2;

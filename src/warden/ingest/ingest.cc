@@ -65,8 +65,7 @@ class BodyLocations final : public wasm::ModuleVisitor {
   }
   Status OnFunctionBody(const wasm::FunctionBody& body) override {
     const std::size_t slot = body.func_index - first_defined_;
-    if (first_defined_ == kNone || body.func_index < first_defined_ ||
-        slot >= locations_.size()) {
+    if (first_defined_ == kNone || body.func_index < first_defined_ || slot >= locations_.size()) {
       return Status::Internal(fmt::format("ingest: body of unknown function {}", body.func_index));
     }
     locations_[slot] = {body.offset, body.size};  // distinct slots: safe across threads
@@ -95,8 +94,7 @@ void Report(const IngestOptions& options, double done, double total, const std::
 }  // namespace
 
 Result<PreparedVersion> PrepareVersion(std::span<const std::uint8_t> bytes,
-                                       const std::string& wasm_path,
-                                       const IngestOptions& options) {
+                                       const std::string& wasm_path, const IngestOptions& options) {
   identity::IdentityBuilder identity(bytes);
   ModuleFactsVisitor module;
   BodyLocations locations;
@@ -111,8 +109,8 @@ Result<PreparedVersion> PrepareVersion(std::span<const std::uint8_t> bytes,
   kb::VersionRecord& v = out.version;
   v.label = options.label;
   v.wasm_path = wasm_path;
-  v.sha256 = base::ToHex(base::Sha256(std::string_view(
-      reinterpret_cast<const char*>(bytes.data()), bytes.size())));
+  v.sha256 = base::ToHex(
+      base::Sha256(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size())));
   v.size = bytes.size();
   v.imported_count = static_cast<std::uint32_t>(ids.imports.size());
   v.defined_count = static_cast<std::uint32_t>(ids.functions.size());

@@ -64,8 +64,7 @@ struct PreparedVersion {
 // Parses and fingerprints `bytes` (the file at `wasm_path`). Errors are the reader's, with
 // the byte offset (kMalformed, kUnsupported, kResourceExhausted).
 Result<PreparedVersion> PrepareVersion(std::span<const std::uint8_t> bytes,
-                                       const std::string& wasm_path,
-                                       const IngestOptions& options);
+                                       const std::string& wasm_path, const IngestOptions& options);
 
 // Reads the file at `wasm_path` and ingests it into `kb`.
 Result<IngestReport> IngestFile(base::Env& env, kb::Kb& kb, const std::string& wasm_path,

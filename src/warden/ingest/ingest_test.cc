@@ -26,14 +26,19 @@ using wasm::testing::U;
 // name section) and func 2 (calls the import), over a shared memory.
 Bytes SampleModule() {
   const Bytes types = Cat({U(1), {0x60, 0x00, 0x00}});
-  const Bytes imports = Cat({U(2), Name("env"), Name("log"), {0x00, 0x00}, Name("env"),
-                             Name("memory"), {0x02, 0x03, 0x01, 0x02}});
+  const Bytes imports = Cat({U(2),
+                             Name("env"),
+                             Name("log"),
+                             {0x00, 0x00},
+                             Name("env"),
+                             Name("memory"),
+                             {0x02, 0x03, 0x01, 0x02}});
   const Bytes functions = Cat({U(2), U(0), U(0)});
   const Bytes exports = Cat({U(1), Name("sqlite3_open"), {0x00}, U(1)});
   const Bytes code = Cat({U(2), Sized({0x00, 0x01, 0x0b}), Sized({0x00, 0x10, 0x00, 0x0b})});
   const Bytes names = Cat({Name("name"), {0x01}, Sized(Cat({U(1), U(1), Name("open_db")}))});
-  return Module({Section(1, types), Section(2, imports), Section(3, functions),
-                 Section(7, exports), Section(10, code), Section(0, names)});
+  return Module({Section(1, types), Section(2, imports), Section(3, functions), Section(7, exports),
+                 Section(10, code), Section(0, names)});
 }
 
 std::string AsString(const Bytes& b) { return std::string(b.begin(), b.end()); }

@@ -100,8 +100,7 @@ Status ModuleFactsVisitor::OnCustomSection(std::string_view name, std::uint64_t 
   wasm::ByteCursor c(payload, offset);
   Status s = name == "producers" ? ReadProducers(c, facts_) : ReadTargetFeatures(c, facts_);
   if (!s.ok()) {
-    facts_.warnings.push_back(
-        fmt::format("ignored malformed {} section: {}", name, s.message()));
+    facts_.warnings.push_back(fmt::format("ignored malformed {} section: {}", name, s.message()));
   }
   return {};
 }
@@ -113,10 +112,10 @@ bool FanOutVisitor::ConcurrentBodies() const {
   return true;
 }
 
-#define TROVE_FAN_OUT(call)                              \
-  for (wasm::ModuleVisitor* v : visitors_) {             \
-    RETURN_IF_ERROR(v->call);                            \
-  }                                                      \
+#define TROVE_FAN_OUT(call)                   \
+  for (wasm::ModuleVisitor * v : visitors_) { \
+    RETURN_IF_ERROR(v->call);                 \
+  }                                           \
   return {}
 
 Status FanOutVisitor::OnType(std::uint32_t index, const wasm::FuncType& type) {

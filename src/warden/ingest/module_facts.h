@@ -34,8 +34,7 @@ struct ModuleFacts {
   // `target_features` entries as written: the prefix character and the name ("+simd128").
   std::vector<std::string> features;
   // `producers`: field -> (name, version) pairs, in section order.
-  std::vector<std::pair<std::string, std::vector<std::pair<std::string, std::string>>>>
-      producers;
+  std::vector<std::pair<std::string, std::vector<std::pair<std::string, std::string>>>> producers;
   std::vector<CustomSection> custom_sections;  // every custom section, in order
   // Warnings about optional metadata that was malformed and ignored (§3.3), with offsets.
   std::vector<std::string> warnings;

@@ -41,8 +41,8 @@ TEST(ModuleFactsTest, ProducersAndTargetFeatures) {
   const Bytes producers =
       Cat({Name("producers"), U(2), Name("language"), U(1), Name("C99"), Name(""),
            Name("processed-by"), U(2), Name("clang"), Name("15.0"), Name("walrus"), Name("0.20")});
-  const Bytes features = Cat({Name("target_features"), U(2), {'+'}, Name("simd128"), {'-'},
-                              Name("atomics")});
+  const Bytes features =
+      Cat({Name("target_features"), U(2), {'+'}, Name("simd128"), {'-'}, Name("atomics")});
   const ModuleFacts f = FactsOf(Module({Section(0, producers), Section(0, features)}));
   EXPECT_THAT(f.features, ElementsAre("+simd128", "-atomics"));
   EXPECT_EQ(FeaturesJson(f), R"(["+simd128","-atomics"])");
@@ -56,8 +56,7 @@ TEST(ModuleFactsTest, ProducersAndTargetFeatures) {
 TEST(ModuleFactsTest, MalformedOptionalSectionsAreIgnoredWithAWarning) {
   const Bytes bad_features = Cat({Name("target_features"), U(1), {'?'}, Name("simd128")});
   const Bytes bad_producers = Cat({Name("producers"), U(3), Name("language")});
-  const ModuleFacts f =
-      FactsOf(Module({Section(0, bad_features), Section(0, bad_producers)}));
+  const ModuleFacts f = FactsOf(Module({Section(0, bad_features), Section(0, bad_producers)}));
   EXPECT_TRUE(f.features.empty());
   EXPECT_TRUE(f.producers.empty());
   ASSERT_EQ(f.warnings.size(), 2u);
@@ -87,8 +86,10 @@ identity::FunctionIdentity Fn(std::uint32_t index, std::vector<std::string> expo
 
 TEST(ModuleFactsTest, SeedsInGateOrder) {
   identity::ModuleIdentity m;
-  m.imports.push_back({.func_index = 0, .module = "env", .field = "a", .stable_id = "import:env.a"});
-  m.imports.push_back({.func_index = 1, .module = "env", .field = "b", .stable_id = "import:env.b"});
+  m.imports.push_back(
+      {.func_index = 0, .module = "env", .field = "a", .stable_id = "import:env.a"});
+  m.imports.push_back(
+      {.func_index = 1, .module = "env", .field = "b", .stable_id = "import:env.b"});
   m.functions.push_back(Fn(2, {"c"}, "named_in_section"));
   m.functions.push_back(Fn(3, {"sqlite3_open"}));
   m.functions.push_back(Fn(4, {"zz"}));  // two characters: minified on its own

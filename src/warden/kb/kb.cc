@@ -12,8 +12,8 @@
 #include "base/env.h"
 #include "base/hash.h"
 #include "base/sqlite.h"
-#include "warden/wasm/instruction.h"
 #include "warden/kb/schema.h"
+#include "warden/wasm/instruction.h"
 
 namespace trove::warden::kb {
 
@@ -634,16 +634,15 @@ Result<std::optional<FunctionFacts>> Kb::GetFunctionFacts(std::int64_t version_i
   if (!mnemonics) {
     return Status::Malformed(fmt::format("stored opcodes of function {} are corrupt", func_index));
   }
-  return std::optional<FunctionFacts>(
-      FunctionFacts{.func_index = r.func_index,
-                    .stable_id = std::move(r.stable_id),
-                    .type_signature = std::move(r.type_signature),
-                    .call_targets = std::move(r.call_targets),
-                    .referenced_strings = std::move(r.referenced_strings),
-                    .raw_name = std::move(r.raw_name),
-                    .instruction_mnemonics =
-                        std::vector<std::string>(mnemonics->begin(), mnemonics->end()),
-                    .is_exported = !r.export_names.empty()});
+  return std::optional<FunctionFacts>(FunctionFacts{
+      .func_index = r.func_index,
+      .stable_id = std::move(r.stable_id),
+      .type_signature = std::move(r.type_signature),
+      .call_targets = std::move(r.call_targets),
+      .referenced_strings = std::move(r.referenced_strings),
+      .raw_name = std::move(r.raw_name),
+      .instruction_mnemonics = std::vector<std::string>(mnemonics->begin(), mnemonics->end()),
+      .is_exported = !r.export_names.empty()});
 }
 
 Result<std::vector<std::uint32_t>> Kb::Callers(std::int64_t version_id, std::uint32_t func_index) {

@@ -38,8 +38,8 @@ Result<std::vector<agents::FunctionFacts>> KbAgentStore::Functions(std::int64_t 
     f.raw_name = std::move(r.raw_name);
     std::optional<std::vector<std::string_view>> mnemonics = wasm::DecodeOpcodeStream(r.opcodes);
     if (!mnemonics) {
-      return Status::Malformed(fmt::format("stored opcodes of function {} are corrupt",
-                                           f.func_index));
+      return Status::Malformed(
+          fmt::format("stored opcodes of function {} are corrupt", f.func_index));
     }
     f.instruction_mnemonics.assign(mnemonics->begin(), mnemonics->end());
     f.is_exported = !r.export_names.empty();
@@ -79,8 +79,9 @@ Result<agents::WriteOutcome> KbAgentStore::PreviewAgentProposal(const agents::Ag
   // The gate's pure decision against the stored symbol; nothing is written.
   ASSIGN_OR_RETURN(std::optional<kb::SymbolRecord> s, kb_.GetSymbol(write.stable_id));
   std::optional<kb::ExistingSymbol> existing;
-  if (s) existing = kb::ExistingSymbol{s->name, s->summary, s->provenance, s->actor,
-                                       s->confidence, s->locked};
+  if (s)
+    existing =
+        kb::ExistingSymbol{s->name, s->summary, s->provenance, s->actor, s->confidence, s->locked};
   kb::SymbolWrite w;
   w.name = write.name;
   if (!write.summary.empty()) w.summary = write.summary;
@@ -103,8 +104,7 @@ std::string ProjectDirOfDb(const std::string& db_path) {
 Result<agents::AgentConfig> LoadAgentConfig(base::Env& env, const std::string& project_dir) {
   agents::ConfigSources sources;
   sources.getenv = agents::ProcessEnvironment();
-  auto load = [&env](const std::string& path,
-                     std::map<std::string, std::string>& into) -> Status {
+  auto load = [&env](const std::string& path, std::map<std::string, std::string>& into) -> Status {
     if (path.empty() || !env.FileExists(path)) return {};
     ASSIGN_OR_RETURN(std::string text, env.ReadFile(path));
     Result<std::map<std::string, std::string>> parsed = agents::ParseConfigJson(text);

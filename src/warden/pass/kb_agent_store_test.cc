@@ -33,7 +33,8 @@ Bytes Stripped() {
   const Bytes code = Cat({U(3), Sized({0x00, 0x41, 0x80, 0x08, 0x1a, 0x10, 0x02, 0x0b}),
                           Sized({0x00, 0x10, 0x00, 0x0b}), Sized({0x00, 0x41, 0x07, 0x0b})});
   const std::string text("disk full\0", 10);
-  const Bytes data = Cat({U(1), {0x00, 0x41, 0x80, 0x08, 0x0b}, Sized(Bytes(text.begin(), text.end()))});
+  const Bytes data =
+      Cat({U(1), {0x00, 0x41, 0x80, 0x08, 0x0b}, Sized(Bytes(text.begin(), text.end()))});
   return Module({Section(1, types), Section(2, imports), Section(3, functions), Section(5, memory),
                  Section(10, code), Section(11, data)});
 }
@@ -47,7 +48,8 @@ class KbAgentStoreTest : public ::testing::Test {
     ASSERT_TRUE(opened.ok()) << opened.status().ToString();
     kb_ = std::move(opened).value();
     const Bytes bytes = Stripped();
-    ASSERT_TRUE(env_.WriteFile(dir_.path() + "/a.wasm", std::string(bytes.begin(), bytes.end())).ok());
+    ASSERT_TRUE(
+        env_.WriteFile(dir_.path() + "/a.wasm", std::string(bytes.begin(), bytes.end())).ok());
     auto r = ingest::IngestFile(env_, *kb_, dir_.path() + "/a.wasm", ingest::IngestOptions{});
     ASSERT_TRUE(r.ok()) << r.status().ToString();
     version_ = r->store.version_id;
@@ -120,8 +122,8 @@ TEST_F(KbAgentStoreTest, OfflinePassNamesEverythingThroughTheGate) {
   EXPECT_THAT(*(*first)->name, HasSubstr("disk"));
 
   // A preview agrees with the gate: the same proposal again is a rejection (equal confidence).
-  agents::AgentWrite again{(*facts)[0].stable_id, *(*first)->name, "", (*first)->confidence,
-                           "agent:offline", "{}"};
+  agents::AgentWrite again{(*facts)[0].stable_id, *(*first)->name, "",
+                           (*first)->confidence,  "agent:offline", "{}"};
   auto preview = store.PreviewAgentProposal(again);
   ASSERT_TRUE(preview.ok());
   auto real = store.WriteAgentProposal(again);

@@ -53,11 +53,12 @@ int RunWardenMcp(base::Env& env, const McpRunOptions& options) {
       .name = "warden",
       .version = TROVE_VERSION,
       .title = "WARDEN",
-      .instructions = "WebAssembly reverse-engineering knowledge base. Call list_versions "
-                      "first; then coverage, list_functions, get_function_facts and get_symbol "
-                      "to read; propose_symbol to suggest a name (it never overwrites a "
-                      "human-verified name); agent_backends and run_agent_pass to run the "
-                      "built-in agent pass."};
+      .instructions =
+          "WebAssembly reverse-engineering knowledge base. Call list_versions "
+          "first; then coverage, list_functions, get_function_facts and get_symbol "
+          "to read; propose_symbol to suggest a name (it never overwrites a "
+          "human-verified name); agent_backends and run_agent_pass to run the "
+          "built-in agent pass."};
   int exit_code = 0;
   {
     mcp::Server server(info, mcp::ServerOptions{}, workers, logger);
@@ -91,9 +92,9 @@ int RunWardenMcp(base::Env& env, const McpRunOptions& options) {
       };
       s = mcp::ServeHttp(server, http);
     } else {
-      std::fputs(fmt::format("error: unknown transport '{}' (stdio or http)\n", options.transport)
-                     .c_str(),
-                 stderr);
+      std::fputs(
+          fmt::format("error: unknown transport '{}' (stdio or http)\n", options.transport).c_str(),
+          stderr);
       workers.Wait();
       return 2;
     }

@@ -11,8 +11,8 @@ class Env;
 namespace trove::warden::server {
 
 struct McpRunOptions {
-  std::string db_path;               // an existing KB (never created here)
-  std::string transport = "stdio";   // "stdio" or "http"
+  std::string db_path;                    // an existing KB (never created here)
+  std::string transport = "stdio";        // "stdio" or "http"
   std::string listen = "127.0.0.1:8765";  // HOST:PORT for http; port 0 picks a free one
   std::string log_level = "warning";
 };

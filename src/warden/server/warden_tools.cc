@@ -19,7 +19,9 @@ namespace trove::warden::server {
 // --- KbPool ---
 
 KbPool::KbPool(base::Env& env, std::string path, std::size_t max_connections)
-    : env_(env), path_(std::move(path)), max_connections_(std::max<std::size_t>(1, max_connections)) {}
+    : env_(env),
+      path_(std::move(path)),
+      max_connections_(std::max<std::size_t>(1, max_connections)) {}
 
 KbPool::Lease::~Lease() {
   if (pool_ != nullptr && kb_) pool_->Release(std::move(kb_));
@@ -61,7 +63,8 @@ using mcp::Fields;
 using mcp::Tag;
 
 // A stable_id: "w1:" and 32 hex digits, optionally a tier suffix; or "import:<module>.<field>".
-constexpr std::string_view kStableIdPattern = "^(w1:[0-9a-f]{32}(/t[1-3]:[0-9a-f]{16})?|import:.+)$";
+constexpr std::string_view kStableIdPattern =
+    "^(w1:[0-9a-f]{32}(/t[1-3]:[0-9a-f]{16})?|import:.+)$";
 
 struct VersionArgs {
   std::int64_t version_id = 0;
@@ -103,13 +106,13 @@ struct CoverageOut {
   std::int64_t agent_named = 0;
 };
 inline auto DescribeFields(Tag<CoverageOut>) {
-  return Fields(Field("defined", &CoverageOut::defined, "Defined (non-imported) functions"),
-                Field("named", &CoverageOut::named, "Defined functions with a name"),
-                Field("coverage_pct", &CoverageOut::coverage_pct, "named / defined * 100"),
-                Field("oracle_named", &CoverageOut::oracle_named, "Names from the Oracle"),
-                Field("human_named", &CoverageOut::human_named, "Names set by a human"),
-                Field("agent_named", &CoverageOut::agent_named,
-                      "Names proposed by an agent, MCP included"));
+  return Fields(
+      Field("defined", &CoverageOut::defined, "Defined (non-imported) functions"),
+      Field("named", &CoverageOut::named, "Defined functions with a name"),
+      Field("coverage_pct", &CoverageOut::coverage_pct, "named / defined * 100"),
+      Field("oracle_named", &CoverageOut::oracle_named, "Names from the Oracle"),
+      Field("human_named", &CoverageOut::human_named, "Names set by a human"),
+      Field("agent_named", &CoverageOut::agent_named, "Names proposed by an agent, MCP included"));
 }
 
 struct ListFunctionsArgs {
@@ -145,8 +148,7 @@ inline auto DescribeFields(Tag<FunctionView>) {
       Field("stable_id", &F::stable_id, "Stable content identity"),
       Field("type", &F::type, "Wasm type signature", EmitNull()),
       Field("name", &F::name, "Current name, null if unnamed", EmitNull()),
-      Field("provenance", &F::provenance, "oracle, human, agent, export or diff-carry",
-            EmitNull()),
+      Field("provenance", &F::provenance, "oracle, human, agent, export or diff-carry", EmitNull()),
       Field("confidence", &F::confidence, "0.0-1.0, null if unnamed", EmitNull()));
 }
 struct FunctionsOut {
@@ -164,8 +166,7 @@ struct FactsArgs {
   std::uint32_t func_index = 0;
 };
 inline auto DescribeFields(Tag<FactsArgs>) {
-  return Fields(Field("version_id", &FactsArgs::version_id, "Internal version id",
-                      mcp::AtLeast(1)),
+  return Fields(Field("version_id", &FactsArgs::version_id, "Internal version id", mcp::AtLeast(1)),
                 Field("func_index", &FactsArgs::func_index, "Wasm function index"));
 }
 
@@ -267,14 +268,13 @@ struct ProposeArgs {
 };
 inline auto DescribeFields(Tag<ProposeArgs>) {
   using P = ProposeArgs;
-  return Fields(
-      Field("stable_id", &P::stable_id, "The function's stable_id",
-            mcp::Pattern(kStableIdPattern), mcp::MaxLength(256)),
-      Field("name", &P::name, "Proposed identifier", mcp::LengthRange(2, 128)),
-      Field("summary", &P::summary, "What the function does", mcp::NotRequired(),
-            mcp::MaxLength(4000)),
-      Field("confidence", &P::confidence, "How sure, 0.0-1.0", mcp::NotRequired(),
-            mcp::InRange(0, 1)));
+  return Fields(Field("stable_id", &P::stable_id, "The function's stable_id",
+                      mcp::Pattern(kStableIdPattern), mcp::MaxLength(256)),
+                Field("name", &P::name, "Proposed identifier", mcp::LengthRange(2, 128)),
+                Field("summary", &P::summary, "What the function does", mcp::NotRequired(),
+                      mcp::MaxLength(4000)),
+                Field("confidence", &P::confidence, "How sure, 0.0-1.0", mcp::NotRequired(),
+                      mcp::InRange(0, 1)));
 }
 struct ProposeOut {
   bool written = false;
@@ -295,14 +295,14 @@ struct BackendView {
 };
 inline auto DescribeFields(Tag<BackendView>) {
   using B = BackendView;
-  return Fields(Field("name", &B::name, "Selector: offline, openai or anthropic"),
-                Field("backend", &B::backend, "Internal backend name written into evidence"),
-                Field("aliases", &B::aliases, "Alternate selectors, such as codex and oai"),
-                Field("available", &B::available,
-                      "Whether the requirements and key are present in the server environment"),
-                Field("requires", &B::requirements,
-                      "Required components and environment variables"),
-                Field("default_model", &B::default_model, "Default model", EmitNull()));
+  return Fields(
+      Field("name", &B::name, "Selector: offline, openai or anthropic"),
+      Field("backend", &B::backend, "Internal backend name written into evidence"),
+      Field("aliases", &B::aliases, "Alternate selectors, such as codex and oai"),
+      Field("available", &B::available,
+            "Whether the requirements and key are present in the server environment"),
+      Field("requires", &B::requirements, "Required components and environment variables"),
+      Field("default_model", &B::default_model, "Default model", EmitNull()));
 }
 struct BackendsOut {
   std::vector<BackendView> backends;
@@ -311,8 +311,8 @@ inline auto DescribeFields(Tag<BackendsOut>) {
   return Fields(Field("backends", &BackendsOut::backends, "One object per backend"));
 }
 
-constexpr std::string_view kBackendSelectors[] = {"auto", "offline", "openai", "codex", "oai",
-                                                  "anthropic"};
+constexpr std::string_view kBackendSelectors[] = {"auto",  "offline", "openai",
+                                                  "codex", "oai",     "anthropic"};
 struct RunPassArgs {
   std::int64_t version_id = 0;
   std::string backend = "auto";
@@ -340,8 +340,7 @@ inline auto DescribeFields(Tag<DetailView>) {
   using D = DetailView;
   return Fields(Field("func_index", &D::func_index, "Wasm function index"),
                 Field("stable_id", &D::stable_id, "Stable function identity"),
-                Field("outcome", &D::outcome,
-                      "written, verifier_reject, economy_reject or error"),
+                Field("outcome", &D::outcome, "written, verifier_reject, economy_reject or error"),
                 Field("name", &D::name, "The proposed name", EmitNull()),
                 Field("confidence", &D::confidence, "Its confidence", EmitNull()),
                 Field("reason", &D::reason, "Why"));
@@ -358,17 +357,17 @@ struct SummaryOut {
 };
 inline auto DescribeFields(Tag<SummaryOut>) {
   using S = SummaryOut;
-  return Fields(Field("backend", &S::backend, "Backend that actually ran"),
-                Field("considered", &S::considered, "Functions visited"),
-                Field("proposed", &S::proposed, "Proposals returned by the backend"),
-                Field("written", &S::written, "Proposals written to the KB"),
-                Field("rejected_by_verifier", &S::rejected_by_verifier,
-                      "Proposals blocked by the verifier"),
-                Field("rejected_by_economy", &S::rejected_by_economy,
-                      "Proposals blocked by the economy gate"),
-                Field("skipped_existing", &S::skipped_existing,
-                      "Locked or already-confident functions skipped before the backend"),
-                Field("details", &S::details, "Per-function outcomes"));
+  return Fields(
+      Field("backend", &S::backend, "Backend that actually ran"),
+      Field("considered", &S::considered, "Functions visited"),
+      Field("proposed", &S::proposed, "Proposals returned by the backend"),
+      Field("written", &S::written, "Proposals written to the KB"),
+      Field("rejected_by_verifier", &S::rejected_by_verifier, "Proposals blocked by the verifier"),
+      Field("rejected_by_economy", &S::rejected_by_economy,
+            "Proposals blocked by the economy gate"),
+      Field("skipped_existing", &S::skipped_existing,
+            "Locked or already-confident functions skipped before the backend"),
+      Field("details", &S::details, "Per-function outcomes"));
 }
 
 // §8.4's identifier rule: [A-Za-z_][A-Za-z0-9_]* segments joined by "::".
@@ -394,15 +393,15 @@ FunctionView ToView(const kb::FunctionRow& r) {
 }
 
 SymbolView ToView(const kb::SymbolRecord& s) {
-  SymbolView out{s.stable_id, s.name, s.summary, s.type_signature, s.provenance,
-                 s.confidence, s.locked, {}};
+  SymbolView out{s.stable_id,  s.name,       s.summary, s.type_signature,
+                 s.provenance, s.confidence, s.locked,  {}};
   for (const kb::EvidenceEntry& e : s.evidence) {
     mcp::Json details = mcp::Json::parse(e.details_json, nullptr, false);
     if (details.is_discarded() || !details.is_object()) details = mcp::Json::object();
     std::optional<double> c = e.confidence;
     if (c && !std::isfinite(*c)) c.reset();
-    out.evidence.push_back({e.at, e.actor, e.provenance, e.name, c, e.accepted, e.reason,
-                            std::move(details)});
+    out.evidence.push_back(
+        {e.at, e.actor, e.provenance, e.name, c, e.accepted, e.reason, std::move(details)});
   }
   return out;
 }
@@ -425,8 +424,8 @@ Status RegisterWardenTools(mcp::Server& server, KbPool& pool,
   mcp::ToolRegistry& tools = server.tools();
   // Not RETURN_IF_ERROR around each Add: the handlers use it too, and the macros would nest.
   Status added;
-  const mcp::ToolAnnotations read_only = {.read_only = true, .idempotent = true,
-                                          .open_world = false};
+  const mcp::ToolAnnotations read_only = {
+      .read_only = true, .idempotent = true, .open_world = false};
 
   added = tools.Add<mcp::NoArgs, VersionsOut>(
       {.name = "list_versions",
@@ -491,10 +490,9 @@ Status RegisterWardenTools(mcp::Server& server, KbPool& pool,
                          k->GetFunctionFacts(args.version_id, args.func_index));
         FactsOut out;
         if (f) {
-          out.facts = FactsView{f->func_index,         f->stable_id,
-                                f->type_signature,     f->call_targets,
-                                f->referenced_strings, f->raw_name,
-                                f->instruction_mnemonics, f->is_exported};
+          out.facts = FactsView{
+              f->func_index,         f->stable_id, f->type_signature,        f->call_targets,
+              f->referenced_strings, f->raw_name,  f->instruction_mnemonics, f->is_exported};
         }
         return out;
       });
@@ -519,8 +517,8 @@ Status RegisterWardenTools(mcp::Server& server, KbPool& pool,
        .description = "Propose a name for a function. Recorded as provenance agent, actor "
                       "agent:mcp, through the same gate as every write: it never overwrites a "
                       "human name, and beats an Oracle name only with a higher confidence.",
-       .annotations = {.read_only = false, .destructive = false, .idempotent = false,
-                       .open_world = false}},
+       .annotations =
+           {.read_only = false, .destructive = false, .idempotent = false, .open_world = false}},
       [&pool](const ProposeArgs& args, mcp::CallContext&) -> Result<ProposeOut> {
         if (!IsIdentifier(args.name)) {
           return Status::InvalidArgument(fmt::format(
@@ -533,9 +531,10 @@ Status RegisterWardenTools(mcp::Server& server, KbPool& pool,
         ASSIGN_OR_RETURN(kb::Decision d,
                          k->McpPropose(args.stable_id, args.name, summary, args.confidence));
         if (!d.accepted && d.rule == 0) {
-          return Status::NotFound(fmt::format("unknown stable_id {}: no version has it; call "
-                                              "list_functions for valid ids",
-                                              args.stable_id));
+          return Status::NotFound(
+              fmt::format("unknown stable_id {}: no version has it; call "
+                          "list_functions for valid ids",
+                          args.stable_id));
         }
         return ProposeOut{d.accepted, d.reason};
       });
@@ -560,11 +559,10 @@ Status RegisterWardenTools(mcp::Server& server, KbPool& pool,
                       "version, callees before callers. Every proposal passes the verifier and "
                       "the economy gate. Reports progress when given a progress token; can be "
                       "cancelled.",
-       .annotations = {.read_only = false, .destructive = false, .idempotent = false,
-                       .open_world = true},
+       .annotations =
+           {.read_only = false, .destructive = false, .idempotent = false, .open_world = true},
        .deadline = std::chrono::hours(2)},
-      [&pool, &agent_config](const RunPassArgs& args, mcp::CallContext& ctx)
-          -> Result<SummaryOut> {
+      [&pool, &agent_config](const RunPassArgs& args, mcp::CallContext& ctx) -> Result<SummaryOut> {
         ASSIGN_OR_RETURN(std::unique_ptr<agents::Backend> backend,
                          agents::MakeBackend(args.backend, std::nullopt, agent_config));
         ASSIGN_OR_RETURN(KbPool::Lease k, pool.Acquire());
@@ -577,12 +575,18 @@ Status RegisterWardenTools(mcp::Server& server, KbPool& pool,
         const base::Progress progress = ctx.MakeProgress();
         ASSIGN_OR_RETURN(agents::RunSummary r, agents::RunAgentPass(store, *backend, options,
                                                                     ctx.cancellation(), progress));
-        SummaryOut out{r.backend,  r.considered,           r.proposed,
-                       r.written,  r.rejected_by_verifier, r.rejected_by_economy,
-                       r.skipped_existing, {}};
+        SummaryOut out{r.backend,
+                       r.considered,
+                       r.proposed,
+                       r.written,
+                       r.rejected_by_verifier,
+                       r.rejected_by_economy,
+                       r.skipped_existing,
+                       {}};
         for (const agents::RunDetail& d : r.details) {
-          out.details.push_back({d.func_index, d.stable_id, std::string(agents::OutcomeName(d.outcome)),
-                                 d.name, d.confidence, d.reason});
+          out.details.push_back({d.func_index, d.stable_id,
+                                 std::string(agents::OutcomeName(d.outcome)), d.name, d.confidence,
+                                 d.reason});
         }
         return out;
       });

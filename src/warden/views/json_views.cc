@@ -88,14 +88,11 @@ Json SymbolJson(const std::optional<kb::SymbolRecord>& symbol) {
   if (!symbol) return nullptr;
   Json evidence = Json::array();
   for (const kb::EvidenceEntry& e : symbol->evidence) evidence.push_back(EvidenceJson(e));
-  return Json{{"stable_id", symbol->stable_id},
-              {"name", OrNull(symbol->name)},
-              {"summary", OrNull(symbol->summary)},
-              {"type_signature", OrNull(symbol->type_signature)},
-              {"provenance", symbol->provenance},
-              {"confidence", Number(symbol->confidence)},
-              {"locked", symbol->locked},
-              {"evidence", std::move(evidence)}};
+  return Json{
+      {"stable_id", symbol->stable_id},     {"name", OrNull(symbol->name)},
+      {"summary", OrNull(symbol->summary)}, {"type_signature", OrNull(symbol->type_signature)},
+      {"provenance", symbol->provenance},   {"confidence", Number(symbol->confidence)},
+      {"locked", symbol->locked},           {"evidence", std::move(evidence)}};
 }
 
 }  // namespace trove::warden::views

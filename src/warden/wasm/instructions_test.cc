@@ -224,4 +224,3 @@ TEST(OpcodeStreamTest, MalformedStreamsAreRejected) {
 
 }  // namespace
 }  // namespace trove::warden::wasm
-
