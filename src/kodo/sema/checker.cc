@@ -1505,7 +1505,10 @@ Type Checker::InferMatch(const Expr& e) {
 CheckResult RunChecker(const SourceBuffer& source, const ast::Module& module,
                        const CheckOptions& options) {
   Checker checker(source, module, options);
-  return checker.Run();
+  CheckResult result = checker.Run();
+  // A registration phase can report several errors before Run() looks at fail_fast.
+  if (options.fail_fast && result.diagnostics.size() > 1) result.diagnostics.resize(1);
+  return result;
 }
 
 }  // namespace trove::kodo::sema::internal
