@@ -138,5 +138,16 @@ TEST(CheckTest, RecursiveAndSelfReferentialTypesTerminate) {
   for (const diag::Diagnostic& d : diags) EXPECT_FALSE(d.message.empty());
 }
 
+// Polymorphic recursion instantiates ever larger types; the checker stops expanding (depth 32,
+// names over 1 KiB) instead of running out of stack or memory.
+TEST(CheckTest, PolymorphicRecursionIsBounded) {
+  const std::string text = Module(
+      "    enum Grow<A> { More(Grow<(A, A)>), Stop }\n"
+      "    struct Deep<A> { next: Deep<Option<A>> }\n"
+      "    fn f(g: Grow<Int>, d: Deep<Int>) -> Int { return 0 }\n");
+  const std::vector<diag::Diagnostic> diags = Diags(text);
+  EXPECT_TRUE(diags.empty()) << diags[0].message;
+}
+
 }  // namespace
 }  // namespace trove::kodo::sema

@@ -205,7 +205,11 @@ class Checker {
   std::set<std::string> element_aware_;  // list_*/map_*/set_* builtins (lenient, §13)
   std::vector<Binding> env_;
   FnContext fn_;
+  int instantiation_depth_ = 0;
 };
+
+constexpr int kMaxInstantiationDepth = 32;
+constexpr std::size_t kMaxInstanceNameBytes = 1024;
 
 // =============================================================================================
 // Diagnostics with their suggestions and patches (§16.2).
@@ -716,7 +720,22 @@ Type Checker::Instantiate(const std::string& name, const Template& tmpl,
     mangled += Display(args[i]);
   }
   const bool known = tmpl.is_enum ? enums_.count(mangled) > 0 : structs_.count(mangled) > 0;
-  if (!known) {
+  // A declaration may instantiate itself with ever larger arguments (`enum T<A> { X(T<(A, A)>)
+  // }`), which would never end. Past these bounds an instance is registered without members,
+  // so its literals and variants fail to check instead of the checker running away.
+  if (!known &&
+      (instantiation_depth_ >= kMaxInstantiationDepth || mangled.size() > kMaxInstanceNameBytes)) {
+    if (tmpl.is_enum) {
+      enums_[mangled];
+    } else {
+      structs_[mangled];
+    }
+  } else if (!known) {
+    ++instantiation_depth_;
+    struct DepthGuard {
+      int& depth;
+      ~DepthGuard() { --depth; }
+    } guard{instantiation_depth_};
     std::map<std::string, Type> subst;
     for (std::size_t i = 0; i < tmpl.params.size() && i < args.size(); ++i) {
       subst[tmpl.params[i]] = args[i];
