@@ -182,6 +182,7 @@ class Checker {
   Type InferVariant(const Expr& e, const std::string& enum_name, const std::string& variant,
                     std::size_t first_arg);
   Type InferMatch(const Expr& e);
+  Type InferGenericCall(const Expr& e, const ast::Function& fn);
   Type InferIf(const Expr& e);
   void BindPattern(const Pattern& p, const Type& type, std::set<std::string>* covered,
                    bool top_level_binding_ok);
@@ -198,7 +199,8 @@ class Checker {
   std::map<std::string, Template> templates_;
   std::set<std::string> traits_;
   std::map<std::string, std::vector<const ast::TraitMethod*>> trait_methods_;
-  std::set<std::string> generic_fns_;
+  std::map<std::string, const ast::Function*> generic_fns_;
+  std::set<std::pair<std::string, std::string>> trait_impls_;  // (trait, type name)
   // Functions whose signature failed to resolve: the error is reported once, at registration,
   // and their bodies are not checked.
   std::set<const ast::Function*> bad_signatures_;
@@ -608,6 +610,7 @@ void Checker::RegisterImpls() {
         Report(std::move(d));
       }
       if (!conforms) continue;
+      trait_impls_.insert({trait->name, impl.type_name});
     }
     for (const ast::Function& fn : impl.methods) {
       try {
@@ -659,7 +662,7 @@ void Checker::RegisterFunctions() {
   for (const ast::Function& fn : module_.functions) {
     if (!fn.generic_params.empty()) {
       // Generic functions are templates (§7.6); calls to them are typed leniently (T2).
-      generic_fns_.insert(fn.name);
+      generic_fns_[fn.name] = &fn;
       Bind(fn.name, Type::Any());
       continue;
     }
@@ -1304,6 +1307,10 @@ Type Checker::InferCall(const Expr& e) {
     if ((name == "Ok" || name == "Err") && Lookup(name) == nullptr) {
       return InferVariant(e, "Result", name, 1);
     }
+    if (auto it = generic_fns_.find(name); it != generic_fns_.end()) {
+      const Binding* b = Lookup(name);
+      if (b != nullptr && b->type.tag == TypeTag::kAny) return InferGenericCall(e, *it->second);
+    }
   }
   const Type ft = Infer(callee);
   if (ft.tag == TypeTag::kAny) {
@@ -1612,6 +1619,51 @@ Type Checker::InferVariant(const Expr& e, const std::string& enum_name, const st
   d.fix_patch = Patch(fmt::format("define enum `{}`", enum_name), e.span.start, e.span.start,
                       fmt::format("enum {} {{\n        TODO,\n    }}\n\n    ", enum_name));
   Fail(std::move(d));
+}
+
+// A call of a generic function (§7.6): type arguments inferred left to right from parameters
+// declared as a bare type parameter (first binding wins, unresolved ones are `?`); each
+// argument must equal its substituted parameter type (span = the call); each bound `T: A`
+// needs `impl A for X` for the concrete type X; the result is the substituted return type,
+// not monomorphised.
+Type Checker::InferGenericCall(const Expr& e, const ast::Function& fn) {
+  const std::size_t given = e.operands.size() - 1;
+  if (fn.params.size() != given) Arity(fn.params.size(), given, e.span);
+  std::vector<Type> args;
+  for (std::size_t i = 0; i < given; ++i) args.push_back(Infer(e.operands[i + 1]));
+  std::map<std::string, Type> subst;
+  for (const ast::GenericParam& gp : fn.generic_params) {
+    for (std::size_t i = 0; i < given; ++i) {
+      const TypeExpr& declared = fn.params[i].ty;
+      if (declared.kind == TypeKind::kNamed && declared.name == gp.name) {
+        subst.emplace(gp.name, args[i]);
+        break;
+      }
+    }
+    subst.emplace(gp.name, Type::Unknown());
+  }
+  for (std::size_t i = 0; i < given; ++i) {
+    const Type expected = Resolve(fn.params[i].ty, e.span, false, &subst);
+    if (!TypesEqual(expected, args[i])) Mismatch(expected, args[i], e.span);
+  }
+  for (const ast::GenericParam& gp : fn.generic_params) {
+    const std::string concrete = Display(subst.at(gp.name));
+    for (const std::string& bound : gp.bounds) {
+      if (trait_impls_.count({bound, concrete}) > 0) continue;
+      Diagnostic d = diag::Make(Kind::kE0232, R(e.span), concrete, bound, gp.name);
+      d.suggestion = fmt::format(
+          "implement trait `{}` for type `{}`, or use a type that already implements it", bound,
+          concrete);
+      const FixPatch add =
+          Patch(fmt::format("implement `{}` for `{}`", bound, concrete), e.span.start, e.span.start,
+                fmt::format("impl {} for {} {{\n        TODO\n    }}\n\n    ", bound, concrete));
+      d.fix_patch = add;
+      d.repair_plan.push_back(RepairStep{"add an impl block", {add}});
+      d.repair_plan.push_back(RepairStep{"write the trait's methods in it", {}});
+      Fail(std::move(d));
+    }
+  }
+  return Resolve(fn.return_type, e.span, false, &subst);
 }
 
 Type Checker::InferMatch(const Expr& e) {

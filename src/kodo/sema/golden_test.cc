@@ -185,7 +185,7 @@ TEST(CheckGoldenTest, EveryEmittableCodeHasAGolden) {
                                                    "E0233", "E0234", "E0235", "E0310"};
   // Codes of the kinds table that are NOT required here, with why:
   //   E0104             recovering parser only (LSP, `kodoc parse`), never in check output
-  //   E0222,E0232,E0270 tier T2 (generic bounds, imports) not implemented yet
+  //   E0222,E0270      tier T2 (never emitted upstream; imports) not implemented
   //   E0240-E0248,E0281 tier T4 (ownership), except E0243/E0244 (T0 loops, required)
   //   E0260-E0264,E0350 tier T3 (annotations, trust policies)
   //   E0280             tier T5 (spawn)
@@ -223,6 +223,7 @@ TEST(CheckGoldenTest, FixPatchesRemoveTheirError) {
       "E0224",  // replaces the `?` expression with `-> Result<TODO, String>`
       "E0225",  // replaces the expression with the type `Option<T>`
       "E0226",
+      "E0232",  // inserts an impl block where the call starts
       "E0310",  // replaces the whole `invariant { ... }` declaration with an expression
   };
   std::size_t applied = 0;
