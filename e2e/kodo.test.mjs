@@ -228,6 +228,17 @@ describe('kodo-mcp over stdio (official SDK client)', () => {
     }
   });
 
+  test('`kodoc mcp` serves the same tools', { timeout: 30000 }, async () => {
+    const client = new Client({ name: 'kodoc-mcp', version: '0.0.0' });
+    await client.connect(new StdioClientTransport({ command: KODOC, args: ['mcp'], stderr: 'pipe' }));
+    try {
+      assert.deepEqual((await client.listTools()).tools.map((t) => t.name), TOOL_NAMES);
+      assert.deepEqual(structured(await call(client, 'kodo.check', { source: SEED_SOURCE })).status, 'ok');
+    } finally {
+      await client.close();
+    }
+  });
+
   test("the seed's example session, line by line", { timeout: 30000 }, async () => {
     // The three lines of the seed's "Example Session", sent as written there (initialize with
     // empty params, no notifications/initialized), then a notification, which gets no reply.

@@ -23,7 +23,6 @@ void Emit(const trove::kodo::cli::CommandOutput& out) {
 
 int main(int argc, char** argv) {
   using namespace trove::kodo::cli;
-  trove::kodo::server::PrepareMcpProcess();
   const std::string program =
       argc > 0 ? std::filesystem::path(argv[0]).filename().string() : std::string("kodoc");
   CLI::App app{"The Kōdo compiler front end (compatible with kodoc 1.14.1, tiers T0-T1)", program};
@@ -89,6 +88,9 @@ int main(int argc, char** argv) {
   if (*annotate) out = RunAnnotate(env, annotate_args);
   if (*fix) out = RunFix(env, fix_args);
   if (*mcp) {
+    // Only the server blocks SIGTERM/SIGINT (for its orderly shutdown); no thread exists yet.
+    // The other commands keep the default dispositions, so Ctrl-C stops them.
+    trove::kodo::server::PrepareMcpProcess();
     mcp_options.http_port = http_port;
     return trove::kodo::server::RunKodoMcp(mcp_options);
   }
