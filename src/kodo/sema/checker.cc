@@ -12,10 +12,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -155,11 +157,24 @@ class Checker {
 
   // ---- environment
   void Bind(std::string name, Type type) { env_.push_back(Binding{std::move(name), type}); }
+  // Locals are scanned innermost first; the module-level bindings below them are found through
+  // an index built once registration is over (a scan of every function's binding per name use
+  // made checking quadratic in the number of functions).
   const Binding* Lookup(std::string_view name) const {
-    for (auto it = env_.rbegin(); it != env_.rend(); ++it) {
-      if (it->name == name) return &*it;
+    for (std::size_t i = env_.size(); i > globals_end_; --i) {
+      if (env_[i - 1].name == name) return &env_[i - 1];
     }
-    return nullptr;
+    if (globals_end_ == 0) return nullptr;
+    auto it = global_index_.find(name);
+    return it == global_index_.end() ? nullptr : &env_[it->second];
+  }
+  // Freezes the bindings made so far as the module level. REQUIRES: called once, after the
+  // last module-level Bind and before any scope is opened.
+  void FreezeGlobals() {
+    globals_end_ = env_.size();
+    global_index_.reserve(globals_end_);
+    // Later bindings of a name shadow earlier ones, as in the scan.
+    for (std::size_t i = 0; i < globals_end_; ++i) global_index_[env_[i].name] = i;
   }
   std::vector<std::string_view> BoundNames() const {
     std::vector<std::string_view> names;
@@ -206,6 +221,16 @@ class Checker {
   std::set<const ast::Function*> bad_signatures_;
   std::set<std::string> element_aware_;  // list_*/map_*/set_* builtins (lenient, §13)
   std::vector<Binding> env_;
+  // env_[0, globals_end_) are the module-level bindings, indexed by name in global_index_ (keys
+  // are copies: env_ may reallocate as scopes grow, which moves short names).
+  struct NameHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view name) const {
+      return std::hash<std::string_view>{}(name);
+    }
+  };
+  std::size_t globals_end_ = 0;
+  std::unordered_map<std::string, std::size_t, NameHash, std::equal_to<>> global_index_;
   FnContext fn_;
   int instantiation_depth_ = 0;
 };
@@ -284,6 +309,7 @@ CheckResult Checker::Run() {
   if (Stopped()) return CheckResult{std::move(diags_)};
   RegisterFunctions();
   if (Stopped()) return CheckResult{std::move(diags_)};
+  FreezeGlobals();
   for (const ast::Function& fn : module_.functions) {
     if (!fn.generic_params.empty()) continue;  // templates are never checked (§7.6)
     CheckFunction(fn);
