@@ -1,0 +1,329 @@
+#include "kodo/cli/commands.h"
+
+#include <fmt/core.h>
+
+#include <nlohmann/json.hpp>
+#include <utility>
+#include <vector>
+
+#include "kodo/annotate/annotate.h"
+#include "kodo/diag/diagnostic.h"
+#include "kodo/diag/explain.h"
+#include "kodo/diag/mcp_json.h"
+#include "kodo/driver/front.h"
+#include "kodo/driver/tools.h"
+#include "kodo/sema/check.h"
+
+#ifndef TROVE_VERSION
+#define TROVE_VERSION "0.1.0"
+#endif
+
+namespace trove::kodo::cli {
+namespace {
+
+using nlohmann::json;
+using nlohmann::ordered_json;
+
+// Pretty JSON as serde's to_string_pretty writes it (two-space indent), invalid UTF-8 replaced.
+template <typename J>
+std::string Pretty(const J& value) {
+  return value.dump(2, ' ', false, J::error_handler_t::replace) + "\n";
+}
+
+// Reads `path`; on failure fills `out` with upstream's message and exit 1.
+bool ReadSource(base::Env& env, const std::string& path, std::string& text, CommandOutput& out) {
+  Result<std::string> read = env.ReadFile(path);
+  if (!read.ok()) {
+    out.err += fmt::format("error: could not read file `{}`: {}\n", path, read.status().message());
+    out.exit_code = kExitFailure;
+    return false;
+  }
+  text = std::move(read).value();
+  return true;
+}
+
+// Compiles `text`; a crossed bound is reported like an unreadable file.
+std::optional<driver::Compiled> Compile(std::string text, const std::string& path,
+                                        const driver::FrontOptions& options, CommandOutput& out) {
+  Result<driver::Compiled> compiled = driver::CompileSource(std::move(text), path, options);
+  if (!compiled.ok()) {
+    out.err += fmt::format("error: {}: {}\n", path, compiled.status().message());
+    out.exit_code = kExitFailure;
+    return std::nullopt;
+  }
+  return std::move(compiled).value();
+}
+
+// MCP tools ignore imports, as upstream's do; upstream's CLI loads them from disk, which
+// arrives with tier T2 (imports and visibility). Until then the CLI says so instead of
+// reporting the imported names as if the module were wrong on its own.
+void NoteImports(const driver::Compiled& c, CommandOutput& out) {
+  if (c.module && !c.module->imports.empty()) {
+    out.err += fmt::format(
+        "note: {}: imports are not resolved yet (tier T2); names they provide are reported as "
+        "undefined\n",
+        c.source.name());
+  }
+}
+
+// The `check` report of a compiled program, text or JSON.
+void ReportCheck(const driver::Compiled& c, const std::string& path, bool json_errors,
+                 CommandOutput& out) {
+  if (json_errors) {
+    diag::ModuleSummary summary;
+    if (c.ok()) summary = sema::Summarize(*c.module);
+    out.out += diag::RenderCheckJson(c.source, path, c.diagnostics, summary) + "\n";
+  } else if (c.ok()) {
+    out.out += fmt::format("Check passed for module `{}`\n", c.module->name);
+  } else {
+    for (const diag::Diagnostic& d : c.diagnostics) out.err += diag::RenderText(c.source, path, d);
+  }
+  out.exit_code = c.ok() ? kExitOk : kExitFailure;
+}
+
+// A type in Kōdo syntax, for the text form of `describe`.
+std::string TypeText(const ast::TypeExpr& t) {
+  auto list = [](const std::vector<ast::TypeExpr>& types, std::size_t count) {
+    std::string s;
+    for (std::size_t i = 0; i < count; ++i) s += (i ? ", " : "") + TypeText(types[i]);
+    return s;
+  };
+  switch (t.kind) {
+    case ast::TypeKind::kNamed:
+      return t.name;
+    case ast::TypeKind::kGeneric:
+      return fmt::format("{}<{}>", t.name, list(t.args, t.args.size()));
+    case ast::TypeKind::kFunction:
+      if (t.args.empty()) return "() -> ()";
+      return fmt::format("({}) -> {}", list(t.args, t.args.size() - 1), TypeText(t.args.back()));
+    case ast::TypeKind::kUnit:
+      return "()";
+    case ast::TypeKind::kOptional:
+      return t.args.empty() ? "?" : TypeText(t.args[0]) + "?";
+    case ast::TypeKind::kTuple:
+      return fmt::format("({})", list(t.args, t.args.size()));
+    case ast::TypeKind::kDynTrait:
+      return "dyn " + t.name;
+  }
+  return t.name;
+}
+
+std::string_view SpanText(const SourceBuffer& source, ast::Span span) {
+  if (span.end > source.size() || span.start > span.end) return {};
+  return source.text().substr(span.start, span.end - span.start);
+}
+
+std::string DescribeText(const driver::Compiled& c) {
+  const ast::Module& m = *c.module;
+  std::string s = fmt::format("module {}\n", m.name);
+  if (m.meta) {
+    for (const ast::MetaEntry& e : m.meta->entries) s += fmt::format("  {}: {}\n", e.key, e.value);
+  }
+  for (const ast::TypeDecl& t : m.type_decls) {
+    std::string fields;
+    for (const ast::FieldDef& f : t.fields) {
+      fields += fmt::format("{}{}: {}", fields.empty() ? "" : ", ", f.name, TypeText(f.ty));
+    }
+    s += fmt::format("\nstruct {} {{ {} }}\n", t.name, fields);
+  }
+  for (const ast::Function& f : m.functions) {
+    std::string params;
+    for (const ast::Param& p : f.params) {
+      params += fmt::format("{}{}: {}", params.empty() ? "" : ", ", p.name, TypeText(p.ty));
+    }
+    s += "\n";
+    for (const ast::Annotation& a : f.annotations) {
+      s += fmt::format("{}\n", SpanText(c.source, a.span));
+    }
+    s += fmt::format("{}fn {}({}) -> {}\n", f.is_async ? "async " : "", f.name, params,
+                     TypeText(f.return_type));
+    for (const ast::Expr& e : f.requires_) {
+      s += fmt::format("  requires {{ {} }}\n", SpanText(c.source, ast::ExprSpan(e)));
+    }
+    for (const ast::Expr& e : f.ensures) {
+      s += fmt::format("  ensures {{ {} }}\n", SpanText(c.source, ast::ExprSpan(e)));
+    }
+  }
+  return s;
+}
+
+}  // namespace
+
+std::string VersionText(const std::string& program) {
+  return fmt::format("{} 1.14.1 (trove {})", program, TROVE_VERSION);
+}
+
+CommandOutput RunCheck(base::Env& env, const CheckArgs& args) {
+  CommandOutput out;
+  std::string text;
+  if (!ReadSource(env, args.file, text, out)) return out;
+  std::optional<driver::Compiled> c = Compile(std::move(text), args.file, {}, out);
+  if (!c) return out;
+  NoteImports(*c, out);
+  ReportCheck(*c, args.file, args.json_errors, out);
+  return out;
+}
+
+CommandOutput RunExplain(const ExplainArgs& args) {
+  CommandOutput out;
+  Result<diag::Explanation> e = diag::Explain(args.code);
+  if (!e.ok()) {
+    if (args.json) {
+      out.out += Pretty(diag::UnknownCodeJson(args.code));
+    } else {
+      out.err += fmt::format("error: unknown error code `{}`\n", args.code);
+      out.err += "hint: error codes range from E0001 to E0699\n";
+    }
+    out.exit_code = kExitFailure;
+    return out;
+  }
+  out.out += args.json ? Pretty(diag::ExplainJson(*e)) : diag::RenderExplainText(*e);
+  return out;
+}
+
+CommandOutput RunDescribe(base::Env& env, const DescribeArgs& args) {
+  CommandOutput out;
+  std::string text;
+  if (!ReadSource(env, args.file, text, out)) return out;
+  std::optional<driver::Compiled> c =
+      Compile(std::move(text), args.file, driver::FrontOptions{.type_check = false}, out);
+  if (!c) return out;
+  if (!c->module) {
+    if (args.json) {
+      out.out += Pretty(diag::McpParseFailure(c->diagnostics));
+    } else {
+      for (const diag::Diagnostic& d : c->diagnostics) {
+        out.err += diag::RenderText(c->source, args.file, d);
+      }
+    }
+    out.exit_code = kExitFailure;
+    return out;
+  }
+  out.out += args.json ? Pretty(driver::DescribeModuleJson(*c->module)) : DescribeText(*c);
+  return out;
+}
+
+CommandOutput RunAnnotate(base::Env& env, const AnnotateArgs& args) {
+  CommandOutput out;
+  std::string text;
+  if (!ReadSource(env, args.file, text, out)) return out;
+  std::optional<driver::Compiled> c =
+      Compile(std::move(text), args.file, driver::FrontOptions{.type_check = false}, out);
+  if (!c) return out;
+  if (!c->module) {
+    out.err += fmt::format("error: parse failed: {}\n", c->diagnostics.front().message);
+    out.exit_code = kExitFailure;
+    return out;
+  }
+  std::vector<annotate::CliSuggestion> suggestions =
+      annotate::SuggestContracts(*c->module, c->source.text());
+  std::size_t verified = 0;
+  for (const annotate::CliSuggestion& s : suggestions) verified += s.verified ? 1 : 0;
+  if (args.json) {
+    // Upstream serializes a struct here: fields in declaration order, not sorted.
+    ordered_json list = ordered_json::array();
+    for (const annotate::CliSuggestion& s : suggestions) {
+      list.push_back(
+          {{"function", s.function},
+           {"line", s.line},
+           {"kind", s.kind == annotate::ContractKind::kRequires ? "Requires" : "Ensures"},
+           {"expression", s.expression},
+           {"reason", s.reason},
+           {"verified", s.verified}});
+    }
+    out.out += Pretty(ordered_json{{"suggestions", std::move(list)},
+                                   {"verified_count", verified},
+                                   {"total_count", suggestions.size()}});
+  } else if (suggestions.empty()) {
+    out.out += fmt::format(
+        "{}: no contract suggestions (all functions already annotated or no patterns "
+        "detected)\n",
+        args.file);
+  } else {
+    std::string current;
+    for (const annotate::CliSuggestion& s : suggestions) {
+      if (s.function != current) {
+        if (!current.empty()) out.out += "\n";
+        out.out += fmt::format("{}:{}: fn {}()\n", args.file, s.line, s.function);
+        current = s.function;
+      }
+      out.out += fmt::format("  + {} {{ {} }}    [{}: {}]\n",
+                             s.kind == annotate::ContractKind::kRequires ? "requires" : "ensures",
+                             s.expression, s.verified ? "verified" : "unverified", s.reason);
+    }
+    out.out +=
+        fmt::format("\n{} contract(s) suggested, {} verified.\n", suggestions.size(), verified);
+  }
+  if (args.apply && !suggestions.empty()) {
+    out.err +=
+        "note: --apply is not yet implemented. Use the suggestions above to manually add "
+        "contracts.\n";
+  }
+  return out;
+}
+
+CommandOutput RunFix(base::Env& env, const FixArgs& args) {
+  CommandOutput out;
+  std::string text;
+  if (!ReadSource(env, args.file, text, out)) return out;
+  std::optional<driver::Compiled> c =
+      Compile(text, args.file, driver::FrontOptions{.fail_fast = true}, out);
+  if (!c) return out;
+
+  // Upstream fixes one error per run: the parse error's patch (file ""), or the first type
+  // error's from the fail-fast checker (file = the path).
+  std::vector<diag::FixPatch> patches;
+  std::string patch_file;
+  if (c->outcome == driver::Outcome::kParseFailed) {
+    const diag::Diagnostic& d = c->diagnostics.front();
+    if (!d.fix_patch) {
+      out.err += fmt::format("parse error with no auto-fix available: {}\n", d.message);
+      out.exit_code = kExitFailure;
+      return out;
+    }
+    patches.push_back(*d.fix_patch);
+  } else if (!c->diagnostics.empty() && c->diagnostics.front().fix_patch) {
+    patches.push_back(*c->diagnostics.front().fix_patch);
+    patch_file = args.file;
+  }
+  if (patches.empty()) {
+    out.out += fmt::format("No auto-fixable errors found in `{}`\n", args.file);
+    return out;
+  }
+
+  if (!args.apply) {
+    json list = json::array();
+    for (const diag::FixPatch& p : patches) {
+      list.push_back({{"description", p.description},
+                      {"end_offset", p.end_offset},
+                      {"file", patch_file},
+                      {"replacement", p.replacement},
+                      {"start_offset", p.start_offset}});
+    }
+    out.out += Pretty(json{{"applied", false}, {"patches", std::move(list)}});
+    return out;
+  }
+
+  Result<std::string> fixed = diag::ApplyPatches(text, patches);
+  if (!fixed.ok()) {
+    out.err += fmt::format("error: {}: {}\n", args.file, fixed.status().message());
+    out.exit_code = kExitFailure;
+    return out;
+  }
+  if (Status w = env.WriteFile(args.file, *fixed); !w.ok()) {
+    out.err += fmt::format("error: could not write file `{}`: {}\n", args.file, w.message());
+    out.exit_code = kExitFailure;
+    return out;
+  }
+  for (const diag::FixPatch& p : patches)
+    out.out += fmt::format("Applied fix: {}\n", p.description);
+  out.out += fmt::format("Applied {} fix(es) to `{}`\n", patches.size(), args.file);
+
+  // Check the new text, as `kodoc check` would.
+  std::optional<driver::Compiled> again = Compile(std::move(fixed).value(), args.file, {}, out);
+  if (!again) return out;
+  ReportCheck(*again, args.file, /*json_errors=*/false, out);
+  return out;
+}
+
+}  // namespace trove::kodo::cli

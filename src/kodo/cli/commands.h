@@ -1,0 +1,78 @@
+// The `kodoc` commands (kodo.md §19, §17): check, explain, describe, annotate and fix, each a
+// function from its arguments to what the process prints and its exit status, so that tests
+// run them against an in-memory Env. main (kodoc_main.cc) parses flags with CLI11 and writes
+// the output.
+//
+// Exit statuses are upstream's: 0 success, 1 failure (a program with errors, an unreadable
+// file, an unknown error code). CLI11 usage errors exit 2 (kExitUsage), as in Trove's other
+// CLIs.
+//
+// Thread safety: each call uses only its arguments.
+#pragma once
+
+#include <string>
+
+#include "base/env.h"
+
+namespace trove::kodo::cli {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailure = 1;
+inline constexpr int kExitUsage = 2;
+
+struct CommandOutput {
+  int exit_code = kExitOk;
+  std::string out;  // stdout
+  std::string err;  // stderr
+};
+
+// `kodoc check FILE [--json-errors]`: parse and type-check. Text mode prints each diagnostic
+// to stderr (diag::RenderText) or "Check passed for module `M`" to stdout; --json-errors prints
+// the §17.1 envelope to stdout. Exit 1 when the program has errors.
+struct CheckArgs {
+  std::string file;  // as given: it is echoed in span.file
+  bool json_errors = false;
+};
+CommandOutput RunCheck(base::Env& env, const CheckArgs& args);
+
+// `kodoc explain CODE [--json]`: the long-form explanation of a code of the kinds table.
+struct ExplainArgs {
+  std::string code;
+  bool json = false;
+};
+CommandOutput RunExplain(const ExplainArgs& args);
+
+// `kodoc describe FILE [--json]`: the module's functions, struct types and meta. Upstream's
+// `describe` reads the metadata embedded in a compiled binary; Trove builds no binaries yet,
+// so it describes the source: --json prints the kodo.describe object (kodo.md §18.4), the
+// text form a summary in Kōdo syntax. Exit 1 on a parse error.
+struct DescribeArgs {
+  std::string file;
+  bool json = false;
+};
+CommandOutput RunDescribe(base::Env& env, const DescribeArgs& args);
+
+// `kodoc annotate FILE [--json] [--apply]`: the five contract heuristics (§17.2). --apply only
+// prints upstream's notice that it is not implemented.
+struct AnnotateArgs {
+  std::string file;
+  bool json = false;
+  bool apply = false;
+};
+CommandOutput RunAnnotate(base::Env& env, const AnnotateArgs& args);
+
+// `kodoc fix FILE [--apply]`: the patch for the first error (the parse error's, or the first
+// type error's from the fail-fast checker, as upstream). Without --apply it prints the patches
+// as {"applied": false, "patches": [...]} (upstream's --dry-run output); with --apply it
+// rewrites the file, prints "Applied fix: ..." and "Applied N fix(es) to `FILE`", then checks
+// the new text and reports as `check` does; the exit status is that check's.
+struct FixArgs {
+  std::string file;
+  bool apply = false;
+};
+CommandOutput RunFix(base::Env& env, const FixArgs& args);
+
+// Returns "NAME 1.14.1 (trove VERSION)": the kodoc release whose behaviour this follows.
+std::string VersionText(const std::string& program);
+
+}  // namespace trove::kodo::cli

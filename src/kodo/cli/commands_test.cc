@@ -1,0 +1,190 @@
+#include "kodo/cli/commands.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace trove::kodo::cli {
+namespace {
+
+using nlohmann::json;
+
+const std::string kValid =
+    "module test {\n    meta { purpose: \"checks\", version: \"2.0\" }\n"
+    "    fn main() -> Int {\n        return 42\n    }\n}\n";
+const std::string kTypeError =
+    "module test {\n    meta { purpose: \"test\" }\n    fn main() -> Int {\n        return true\n"
+    "    }\n}\n";
+
+class CommandsTest : public ::testing::Test {
+ protected:
+  void Write(const std::string& path, const std::string& text) {
+    ASSERT_TRUE(env_.WriteFile(path, text).ok());
+  }
+  base::MemEnv env_;
+};
+
+TEST_F(CommandsTest, CheckTextAndJsonWithExitCodes) {
+  Write("ok.ko", kValid);
+  CommandOutput ok = RunCheck(env_, {.file = "ok.ko"});
+  EXPECT_EQ(ok.exit_code, 0);
+  EXPECT_EQ(ok.out, "Check passed for module `test`\n");
+  EXPECT_EQ(ok.err, "");
+
+  CommandOutput ok_json = RunCheck(env_, {.file = "ok.ko", .json_errors = true});
+  EXPECT_EQ(ok_json.exit_code, 0);
+  json j = json::parse(ok_json.out);
+  EXPECT_EQ(j["status"], "ok");
+  EXPECT_EQ(j["count"], 0);
+  EXPECT_EQ(j["meta"], json({{"module", "test"}, {"purpose", "checks"}, {"version", "2.0"}}));
+
+  Write("bad.ko", kTypeError);
+  CommandOutput bad = RunCheck(env_, {.file = "bad.ko"});
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_EQ(bad.out, "");
+  EXPECT_NE(bad.err.find("E0200"), std::string::npos) << bad.err;
+
+  CommandOutput bad_json = RunCheck(env_, {.file = "bad.ko", .json_errors = true});
+  EXPECT_EQ(bad_json.exit_code, 1);
+  json e = json::parse(bad_json.out);
+  EXPECT_EQ(e["status"], "failed");
+  EXPECT_EQ(e["count"], 1);
+  EXPECT_EQ(e["errors"][0]["code"], "E0200");
+  EXPECT_EQ(e["errors"][0]["span"]["file"], "bad.ko");
+  EXPECT_EQ(e["errors"][0]["span"]["line"], 4);
+}
+
+TEST_F(CommandsTest, CheckOfAMissingFileFails) {
+  CommandOutput r = RunCheck(env_, {.file = "nope.ko"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err.rfind("error: could not read file `nope.ko`: ", 0), 0u) << r.err;
+}
+
+TEST_F(CommandsTest, ExplainKnownAndUnknownCodes) {
+  CommandOutput text = RunExplain({.code = "E0214"});
+  EXPECT_EQ(text.exit_code, 0);
+  EXPECT_EQ(text.out.rfind("Error E0214: ", 0), 0u) << text.out;
+  EXPECT_NE(text.out.find("```kodo"), std::string::npos);
+
+  CommandOutput as_json = RunExplain({.code = "E0200", .json = true});
+  EXPECT_EQ(as_json.exit_code, 0);
+  json j = json::parse(as_json.out);
+  for (const char* key : {"bad_example", "code", "explanation", "good_example", "title"}) {
+    EXPECT_TRUE(j.contains(key)) << key;
+  }
+
+  CommandOutput unknown = RunExplain({.code = "E9999"});
+  EXPECT_EQ(unknown.exit_code, 1);
+  EXPECT_EQ(unknown.err,
+            "error: unknown error code `E9999`\nhint: error codes range from E0001 to E0699\n");
+  CommandOutput unknown_json = RunExplain({.code = "E9999", .json = true});
+  EXPECT_EQ(unknown_json.exit_code, 1);
+  EXPECT_EQ(json::parse(unknown_json.out)["error"], "unknown error code `E9999`");
+}
+
+TEST_F(CommandsTest, DescribeTextAndJson) {
+  Write("d.ko",
+        "module d {\n    meta { purpose: \"p\" }\n    struct P { x: Int, ys: List<Int> }\n"
+        "    fn f(a: Int, b: Bool) -> Int\n        requires { a > 0 }\n    {\n"
+        "        return a\n    }\n}\n");
+  CommandOutput text = RunDescribe(env_, {.file = "d.ko"});
+  EXPECT_EQ(text.exit_code, 0);
+  EXPECT_EQ(text.out,
+            "module d\n  purpose: p\n\nstruct P { x: Int, ys: List<Int> }\n\n"
+            "fn f(a: Int, b: Bool) -> Int\n  requires { a > 0 }\n");
+  CommandOutput as_json = RunDescribe(env_, {.file = "d.ko", .json = true});
+  EXPECT_EQ(as_json.exit_code, 0);
+  json j = json::parse(as_json.out);
+  EXPECT_EQ(j["module"], "d");
+  EXPECT_EQ(j["types"][0]["fields"][1]["type"], "Generic(\"List\", [Named(\"Int\")])");
+
+  Write("broken.ko", "module m {");
+  CommandOutput broken = RunDescribe(env_, {.file = "broken.ko", .json = true});
+  EXPECT_EQ(broken.exit_code, 1);
+  EXPECT_EQ(json::parse(broken.out)["phase"], "parse");
+}
+
+TEST_F(CommandsTest, AnnotateJsonKeepsUpstreamFieldOrder) {
+  Write("a.ko",
+        "module a {\n    meta { purpose: \"p\" }\n"
+        "    fn divide(a: Int, b: Int) -> Int {\n        return a / b\n    }\n}\n");
+  CommandOutput r = RunAnnotate(env_, {.file = "a.ko", .json = true, .apply = true});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.out,
+            "{\n  \"suggestions\": [\n    {\n      \"function\": \"divide\",\n"
+            "      \"line\": 3,\n      \"kind\": \"Requires\",\n"
+            "      \"expression\": \"b != 0\",\n"
+            "      \"reason\": \"parameter `b` used as divisor\",\n"
+            "      \"verified\": false\n    }\n  ],\n  \"verified_count\": 0,\n"
+            "  \"total_count\": 1\n}\n");
+  EXPECT_NE(r.err.find("--apply is not yet implemented"), std::string::npos);
+
+  CommandOutput text = RunAnnotate(env_, {.file = "a.ko"});
+  EXPECT_EQ(text.out,
+            "a.ko:3: fn divide()\n  + requires { b != 0 }    [unverified: parameter `b` used as "
+            "divisor]\n\n1 contract(s) suggested, 0 verified.\n");
+}
+
+TEST_F(CommandsTest, FixPrintsThenAppliesOneErrorPerRunAndRechecks) {
+  const std::string two =
+      "module m {\n    meta { purpose: \"p\" }\n    fn a() -> Int {\n        let total = 1\n"
+      "        return totl\n    }\n    fn b() -> Int {\n        let zero = 0\n"
+      "        return zer\n    }\n}\n";
+  Write("f.ko", two);
+  CommandOutput dry = RunFix(env_, {.file = "f.ko"});
+  EXPECT_EQ(dry.exit_code, 0);
+  const std::size_t at = two.find("totl");
+  EXPECT_EQ(dry.out,
+            "{\n  \"applied\": false,\n  \"patches\": [\n    {\n"
+            "      \"description\": \"rename to `total`\",\n"
+            "      \"end_offset\": " +
+                std::to_string(at + 4) +
+                ",\n"
+                "      \"file\": \"f.ko\",\n      \"replacement\": \"total\",\n"
+                "      \"start_offset\": " +
+                std::to_string(at) + "\n    }\n  ]\n}\n");
+  EXPECT_EQ(*env_.ReadFile("f.ko"), two);  // untouched
+
+  // The first run fixes the first error; the check after it reports the second.
+  CommandOutput first = RunFix(env_, {.file = "f.ko", .apply = true});
+  EXPECT_EQ(first.exit_code, 1);
+  EXPECT_EQ(first.out, "Applied fix: rename to `total`\nApplied 1 fix(es) to `f.ko`\n");
+  EXPECT_NE(first.err.find("undefined type `zer`"), std::string::npos) << first.err;
+  CommandOutput second = RunFix(env_, {.file = "f.ko", .apply = true});
+  EXPECT_EQ(second.exit_code, 0) << second.err;
+  EXPECT_EQ(second.out,
+            "Applied fix: rename to `zero`\nApplied 1 fix(es) to `f.ko`\n"
+            "Check passed for module `m`\n");
+  CommandOutput third = RunFix(env_, {.file = "f.ko", .apply = true});
+  EXPECT_EQ(third.exit_code, 0);
+  EXPECT_EQ(third.out, "No auto-fixable errors found in `f.ko`\n");
+}
+
+TEST_F(CommandsTest, FixOfAParseErrorWithoutPatchFails) {
+  Write("p.ko", "module m {\n    fn f( {\n}\n");
+  CommandOutput r = RunFix(env_, {.file = "p.ko", .apply = true});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err.rfind("parse error with no auto-fix available: ", 0), 0u) << r.err;
+}
+
+TEST_F(CommandsTest, FixOfATypoAppliesAndChecksClean) {
+  // E0201 with a near name renames the use; after it the module checks clean.
+  const std::string src =
+      "module m {\n    meta { purpose: \"p\" }\n    fn main() -> Int {\n"
+      "        let total = 1\n        return totl\n    }\n}\n";
+  Write("m.ko", src);
+  CommandOutput r = RunFix(env_, {.file = "m.ko", .apply = true});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(r.out,
+            "Applied fix: rename to `total`\nApplied 1 fix(es) to `m.ko`\n"
+            "Check passed for module `m`\n");
+  EXPECT_NE(env_.ReadFile("m.ko")->find("return total\n"), std::string::npos);
+}
+
+TEST(VersionTextTest, NamesTheUpstreamRelease) {
+  EXPECT_EQ(VersionText("kodoc").rfind("kodoc 1.14.1 (trove ", 0), 0u);
+}
+
+}  // namespace
+}  // namespace trove::kodo::cli

@@ -1,0 +1,99 @@
+// kodoc (also built as `kodo`): the Kōdo compiler's command line (kodo.md §19). Results go to
+// stdout, diagnostics to stderr; exit 0 on success, 1 on failure, 2 on a usage error.
+// `kodoc mcp` serves the MCP tools, as the kodo-mcp binary does.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "base/env.h"
+#include "kodo/cli/commands.h"
+#include "kodo/server/mcp_main.h"
+
+namespace {
+
+void Emit(const trove::kodo::cli::CommandOutput& out) {
+  std::fwrite(out.out.data(), 1, out.out.size(), stdout);
+  std::fflush(stdout);
+  std::fwrite(out.err.data(), 1, out.err.size(), stderr);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace trove::kodo::cli;
+  const std::string program =
+      argc > 0 ? std::filesystem::path(argv[0]).filename().string() : std::string("kodoc");
+  CLI::App app{"The Kōdo compiler front end (compatible with kodoc 1.14.1, tiers T0-T1)", program};
+  app.set_version_flag("--version", VersionText(program));
+  app.require_subcommand(1);
+
+  CheckArgs check_args;
+  CLI::App* check = app.add_subcommand("check", "Parse and type-check a source file");
+  check->add_option("file", check_args.file, "The .ko source file")->required();
+  check->add_flag("--json-errors", check_args.json_errors,
+                  "Print the diagnostics as JSON (errors, warnings, status, count)");
+
+  ExplainArgs explain_args;
+  CLI::App* explain = app.add_subcommand("explain", "Explain an error code with examples");
+  explain->add_option("code", explain_args.code, "The error code, e.g. E0200")->required();
+  explain->add_flag("--json", explain_args.json, "Print JSON");
+
+  DescribeArgs describe_args;
+  CLI::App* describe =
+      app.add_subcommand("describe", "Describe a module: functions, contracts, types, meta");
+  describe->add_option("file", describe_args.file, "The .ko source file")->required();
+  describe->add_flag("--json", describe_args.json, "Print the kodo.describe object");
+
+  AnnotateArgs annotate_args;
+  CLI::App* annotate = app.add_subcommand("annotate", "Suggest missing contracts with heuristics");
+  annotate->add_option("file", annotate_args.file, "The .ko source file")->required();
+  annotate->add_flag("--json", annotate_args.json, "Print JSON");
+  annotate->add_flag("--apply", annotate_args.apply, "Not implemented (prints a notice)");
+
+  FixArgs fix_args;
+  bool dry_run = false;
+  CLI::App* fix = app.add_subcommand(
+      "fix",
+      "Print the auto-fix patch of the first error; --apply rewrites the file and checks it");
+  fix->add_option("file", fix_args.file, "The .ko source file")->required();
+  fix->add_flag("--apply", fix_args.apply, "Apply the patch to the file, then check it again");
+  fix->add_flag("--dry-run", dry_run, "Print the patches without applying them (the default)");
+
+  trove::kodo::server::McpRunOptions mcp_options;
+  std::optional<int> http_port;
+  CLI::App* mcp = app.add_subcommand("mcp", "Serve the Kōdo MCP tools (stdio by default)");
+  mcp->add_option("--http", http_port, "Serve Streamable HTTP on 127.0.0.1:PORT")
+      ->check(CLI::Range(0, 65535));
+  mcp->add_option("--log-level", mcp_options.log_level, "debug, info, warning or error")
+      ->check(CLI::IsMember({"debug", "info", "warning", "error"}));
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? 0 : kExitUsage;
+  }
+  if (*fix && dry_run && fix_args.apply) {
+    std::fputs("error: --dry-run and --apply exclude each other\n", stderr);
+    return kExitUsage;
+  }
+
+  trove::base::PosixEnv env;
+  CommandOutput out;
+  if (*check) out = RunCheck(env, check_args);
+  if (*explain) out = RunExplain(explain_args);
+  if (*describe) out = RunDescribe(env, describe_args);
+  if (*annotate) out = RunAnnotate(env, annotate_args);
+  if (*fix) out = RunFix(env, fix_args);
+  if (*mcp) {
+    // Only the server blocks SIGTERM/SIGINT (for its orderly shutdown); no thread exists yet.
+    // The other commands keep the default dispositions, so Ctrl-C stops them.
+    trove::kodo::server::PrepareMcpProcess();
+    mcp_options.http_port = http_port;
+    return trove::kodo::server::RunKodoMcp(mcp_options);
+  }
+  Emit(out);
+  return out.exit_code;
+}

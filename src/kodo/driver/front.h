@@ -1,0 +1,62 @@
+// The shared front half of Kōdo's tools (kodo.md §18.3, upstream's `compile_source`): one
+// source text becomes a SourceBuffer, is parsed fail-fast and, unless parsing failed, is
+// type-checked by the collecting checker (or the fail-fast one when asked). `kodoc` and
+// `kodo-mcp` both start here, so the CLI and the MCP tools cannot disagree about a program.
+//
+// What is deliberately not done here, as upstream's MCP front half does not: imports are
+// parsed and ignored (no module is loaded, so imported names are E0201; issue 5 decision 5),
+// no `kodo.toml` trust configuration is read, and the file name is used only in messages.
+// Contracts, desugaring and MIR lowering are later phases (kodo.md §1).
+//
+// Thread safety: pure functions of their arguments.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "kodo/ast/ast.h"
+#include "kodo/diag/diagnostic.h"
+#include "kodo/parse/parser.h"
+#include "kodo/sema/check.h"
+#include "kodo/source/source_buffer.h"
+
+namespace trove::kodo::driver {
+
+struct FrontOptions {
+  // Run the type checker after a successful parse. Off: parse only (kodo.annotate, describe).
+  bool type_check = true;
+  // Stop at the first type error (upstream's `check_module`: `kodoc fix`, confidence
+  // reports). Default: collect every error in upstream's order.
+  bool fail_fast = false;
+  // Bounds on what a caller can make the front end do. A source longer than
+  // parse.lex.max_source_bytes (16 MiB by default) fails with kResourceExhausted, as does
+  // nesting deeper than parse.max_depth (an E0100 diagnostic) or too many tokens.
+  parse::ParseOptions parse;
+};
+
+enum class Outcome {
+  kParseFailed,  // diagnostics hold the one lexical or parse error; no module
+  kTypeErrors,   // diagnostics hold the type errors, in upstream's order; module is set
+  kOk,           // no diagnostics; module is set (type-checked unless type_check was off)
+};
+
+struct Compiled {
+  SourceBuffer source;
+  std::optional<ast::Module> module;
+  std::vector<diag::Diagnostic> diagnostics;
+  Outcome outcome = Outcome::kOk;
+  bool type_checked = false;  // whether the checker ran
+
+  bool ok() const { return outcome == Outcome::kOk; }
+};
+
+// Runs the front half over `text`, named `name` in messages. The Status is non-OK only for a
+// crossed bound (kResourceExhausted); a program's errors are in the result.
+Result<Compiled> CompileSource(std::string text, std::string name = "<source>",
+                               const FrontOptions& options = {});
+
+}  // namespace trove::kodo::driver

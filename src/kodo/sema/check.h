@@ -1,0 +1,60 @@
+// The Kōdo type checker's entry points (kodo.md §7): the collecting check that `kodoc check`,
+// `kodoc build` and the MCP tools run, plus the "front half" (parse, then check) they share.
+//
+// Interface notes for callers (kept stable; changes are announced here):
+//   - 2026-11-24: first version. Check(), CheckSource(), Summarize().
+//
+// Scope. Tiers T0 and T1 (§22.2) are checked in full. Constructs of later tiers are accepted
+// without false errors: see docs/decisions/0014-kodo-diagnostics-kodo.md for what is skipped.
+//
+// Thread safety: pure functions of their arguments.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "base/status.h"
+#include "kodo/ast/ast.h"
+#include "kodo/diag/diagnostic.h"
+#include "kodo/parse/parser.h"
+#include "kodo/source/source_buffer.h"
+
+namespace trove::kodo::sema {
+
+struct CheckOptions {
+  // Stop at the first error (upstream's `check_module`, used by confidence reports and
+  // `kodoc fix`). Default: collect every error in upstream's order (§7.3).
+  bool fail_fast = false;
+};
+
+struct CheckResult {
+  // In upstream's order (§7.3): meta errors first (E0210 alone when it occurs), then at most
+  // one error per function body, free functions in source order, then impl methods.
+  std::vector<diag::Diagnostic> diagnostics;
+  bool ok() const { return diagnostics.empty(); }
+};
+
+// Type-checks `module`, which was parsed from `source` (spans index `source`).
+CheckResult Check(const SourceBuffer& source, const ast::Module& module,
+                  const CheckOptions& options = {});
+
+// Returns the module's name and its meta `purpose`/`version` (first entry wins; null when
+// absent), as `kodoc check --json-errors` echoes them on success.
+diag::ModuleSummary Summarize(const ast::Module& module);
+
+enum class Phase { kParse, kTypes };
+
+struct SourceCheck {
+  Phase phase = Phase::kTypes;        // where the diagnostics come from
+  std::optional<ast::Module> module;  // set unless parsing failed
+  std::vector<diag::Diagnostic> diagnostics;
+  bool ok() const { return diagnostics.empty(); }
+};
+
+// Parses `source` (fail-fast, as upstream's check/build/MCP) and, when that succeeds, checks
+// it. Parse errors come back as diagnostics with phase kParse. The Status is non-OK only when
+// a lexer bound in `parse_options` is crossed.
+Result<SourceCheck> CheckSource(const SourceBuffer& source, const CheckOptions& options = {},
+                                const parse::ParseOptions& parse_options = {});
+
+}  // namespace trove::kodo::sema
