@@ -54,6 +54,11 @@ bool IsIdentContinue(char c) {
   return k == kIdentStart || k == kDigit;
 }
 bool IsSpace(char c) { return ClassOf(c) == kSpace; }
+// A string body byte that decodes to itself: ASCII, not the closing quote or an escape.
+bool IsPlainStringByte(char c) {
+  const auto b = static_cast<unsigned char>(c);
+  return b < 0x80 && b != '"' && b != '\\';
+}
 
 // Returns the length of the valid UTF-8 sequence starting at text[pos], or 0 when the bytes
 // there are not one (overlong forms, surrogates and values above U+10FFFF are invalid).
@@ -158,18 +163,18 @@ class Lexer {
  private:
   std::uint32_t End() const { return static_cast<std::uint32_t>(size_); }
   std::uint32_t Pos() const { return static_cast<std::uint32_t>(pos_); }
-  // The byte `ahead` bytes on, '\0' at and past the end.
-  char Peek(std::size_t ahead = 0) const {
-    return pos_ + ahead < size_ ? data_[pos_ + ahead] : '\0';
-  }
 
   // Appends a token without a value. Crossing options_.max_tokens (rare) records the error and
-  // stops lexing; Run returns it.
-  void Push(TokenKind kind, std::uint32_t begin, std::uint32_t end) {
+  // stops lexing; Run returns it. The token is built in place (no temporary Token whose variant
+  // would be moved and destroyed). Forced inline: it runs once per token, and as a call its
+  // prologue and epilogue cost as much as its body.
+  [[gnu::always_inline]] void Push(TokenKind kind, std::uint32_t begin, std::uint32_t end) {
     if (result_.tokens.size() >= options_.max_tokens) [[unlikely]] {
       return TooManyTokens(begin);
     }
-    result_.tokens.push_back(Token{kind, SourceRange{.file = file_, .begin = begin, .end = end}});
+    Token& token = result_.tokens.emplace_back();
+    token.kind = kind;
+    token.range = SourceRange{.file = file_, .begin = begin, .end = end};
   }
 
   // Appends a token with a value.
@@ -284,7 +289,7 @@ class Lexer {
       while (IsDigit(data_[pos_]) || data_[pos_] == '_') ++pos_;
     };
     scan_digits();
-    if (data_[pos_] == '.' && IsDigit(Peek(1))) {
+    if (data_[pos_] == '.' && IsDigit(data_[pos_ + 1])) {  // '\0' at the end
       ++pos_;
       scan_digits();
       return Push(TokenKind::kFloatLit, begin, Pos(), ParseFloat(begin, Pos()));
@@ -333,11 +338,7 @@ class Lexer {
     out.body_begin = Pos();
     // Fast path: a body of plain ASCII without escapes is copied as it stands.
     std::size_t i = pos_;
-    while (i < size_) {
-      const unsigned char b = static_cast<unsigned char>(data_[i]);
-      if (b == '"' || b == '\\' || b >= 0x80) break;
-      ++i;
-    }
+    while (i < size_ && IsPlainStringByte(data_[i])) ++i;
     if (i < size_ && data_[i] == '"') {
       out.text.assign(data_ + pos_, i - pos_);
       out.copied = true;
@@ -397,6 +398,19 @@ class Lexer {
         pos_ += 2;
         continue;
       }
+      if (IsPlainStringByte(c)) {
+        // A run of plain ASCII bytes is copied at once.
+        std::size_t run_end = pos_ + 1;
+        while (run_end < size_ && IsPlainStringByte(data_[run_end])) ++run_end;
+        out.text.append(data_ + pos_, run_end - pos_);
+        if (want_offsets) {
+          for (std::size_t k = pos_; k < run_end; ++k) {
+            out.source_offsets.push_back(static_cast<std::uint32_t>(k));
+          }
+        }
+        pos_ = run_end;
+        continue;
+      }
       const std::size_t length = Utf8SequenceLength(text_, pos_);
       if (length == 0) {
         Report(LexError::Reason::kInvalidUtf8, at, at + 1);
@@ -433,6 +447,9 @@ class Lexer {
     const std::string& d = decoded.text;
     auto source_at = [&](std::size_t i) { return decoded.SourceAt(i); };
     FStringValue value;
+    // At most one text part before each `{`, one expression part per `{`, and one text part
+    // after the last: reserving that avoids regrowing (and moving strings) while adding.
+    value.parts.reserve(2 * static_cast<std::size_t>(std::count(d.begin(), d.end(), '{')) + 1);
     auto add = [&](FStringPart::Kind kind, std::size_t from, std::size_t to) {
       value.parts.push_back(FStringPart{.kind = kind,
                                         .text = d.substr(from, to - from),
@@ -474,8 +491,10 @@ class Lexer {
   // Operators and punctuation, longest match first (kodo.md §2).
   void LexPunct() {
     const std::uint32_t begin = Pos();
-    const char c = Peek();
-    const char next = Peek(1);
+    // pos_ < size_, so `next` is at most the '\0' sentinel; data_[pos_ + 2] is read only when
+    // `next` is a real character.
+    const char c = data_[pos_];
+    const char next = data_[pos_ + 1];
     TokenKind kind;
     std::size_t length = 1;
     auto two = [&](TokenKind k) {
@@ -552,7 +571,7 @@ class Lexer {
           kind = TokenKind::kColon;
         break;
       case '.':
-        if (next == '.' && Peek(2) == '=') {
+        if (next == '.' && data_[pos_ + 2] == '=') {
           kind = TokenKind::kDotDotEq;
           length = 3;
         } else if (next == '.') {

@@ -85,7 +85,13 @@ std::optional<TokenKind> LookupKeyword(std::string_view text) {
   // Every keyword has 2 to 9 letters.
   if (text.size() < 2 || text.size() > kMaxKeywordLength) return std::nullopt;
   const std::uint8_t kind = kKeywordTable.kinds[KeywordSlot(text[0], text[1], text.size())];
-  if (kind == kNoKeyword || kKindInfo[kind].spelling != text) return std::nullopt;
+  if (kind == kNoKeyword) return std::nullopt;
+  // Compared by hand: the words are short, and std::string_view's == calls memcmp.
+  const std::string_view spelling = kKindInfo[kind].spelling;
+  if (spelling.size() != text.size()) return std::nullopt;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (spelling[i] != text[i]) return std::nullopt;
+  }
   return static_cast<TokenKind>(kind);
 }
 
