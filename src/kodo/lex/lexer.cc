@@ -310,6 +310,13 @@ class Lexer {
     const std::size_t begin = pos_;
     ++pos_;
     while (IsIdentContinue(data_[pos_])) ++pos_;  // stops at the '\0' sentinel
+    // Keywords are 2 to kMaxKeywordLength lower-case letters: type names, long names and
+    // one-letter names need no lookup.
+    const std::size_t length = pos_ - begin;
+    const char first = data_[begin];
+    if (length < 2 || length > kMaxKeywordLength || first < 'a' || first > 'z') {
+      return TokenKind::kIdent;
+    }
     return LookupKeyword(std::string_view(data_ + begin, pos_ - begin)).value_or(TokenKind::kIdent);
   }
 

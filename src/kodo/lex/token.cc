@@ -48,7 +48,6 @@ namespace {
 // below fails the build if a new keyword collides (then pick new multipliers).
 constexpr std::size_t kKeywordSlots = 128;
 constexpr std::uint8_t kNoKeyword = 0xFF;
-constexpr std::size_t kMaxKeywordLength = 9;
 
 constexpr std::size_t KeywordSlot(char c0, char c1, std::size_t length) {
   return (static_cast<unsigned char>(c0) * 4u + static_cast<unsigned char>(c1) * 20u +
@@ -67,7 +66,11 @@ constexpr KeywordTable MakeKeywordTable() {
   for (std::size_t i = 0; i < kKindInfo.size(); ++i) {
     const KindInfo& info = kKindInfo[i];
     if (info.category != Category::kKeyword && info.category != Category::kContextual) continue;
+    // The promise of kMaxKeywordLength (token.h): 2 to 9 lower-case letters.
     if (info.spelling.size() < 2 || info.spelling.size() > kMaxKeywordLength) t.collision = true;
+    for (char c : info.spelling) {
+      if (c < 'a' || c > 'z') t.collision = true;
+    }
     const std::size_t slot = KeywordSlot(info.spelling[0], info.spelling[1], info.spelling.size());
     if (t.kinds[slot] != kNoKeyword) t.collision = true;
     t.kinds[slot] = static_cast<std::uint8_t>(i);
@@ -76,7 +79,9 @@ constexpr KeywordTable MakeKeywordTable() {
 }
 
 constexpr KeywordTable kKeywordTable = MakeKeywordTable();
-static_assert(!kKeywordTable.collision, "keyword perfect hash collides: change KeywordSlot");
+static_assert(!kKeywordTable.collision,
+              "keyword perfect hash collides (change KeywordSlot) or a keyword breaks the "
+              "kMaxKeywordLength promise");
 static_assert(kTokenKindCount < kNoKeyword);
 
 }  // namespace
