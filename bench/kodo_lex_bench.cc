@@ -91,8 +91,8 @@ int main(int argc, char** argv) {
   }
   const double cpu_median = Median(cpu_mbps);
   std::sort(mbps.begin(), mbps.end());
-  fmt::print("kodo lexer: {:.1f} MiB source, {} tokens, {} runs on one core\n",
-             static_cast<double>(text.size()) / (1 << 20), tokens, runs);
+  fmt::print("kodo lexer: {:.1f} MiB source ({} bytes), {} tokens, {} runs on one core\n",
+             static_cast<double>(text.size()) / (1 << 20), text.size(), tokens, runs);
   fmt::print("lex throughput: median {:.0f} MB/s [{:.0f}..{:.0f}] (target >= 300 MB/s)\n",
              mbps[mbps.size() / 2], mbps.front(), mbps.back());
   fmt::print("lex throughput by thread CPU time: median {:.0f} MB/s\n", cpu_median);

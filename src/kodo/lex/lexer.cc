@@ -194,7 +194,10 @@ class Lexer {
       TooManyTokens(begin);
       return false;
     }
-    result_.tokens.resize(count_ + std::min(kTokenBlock, options_.max_tokens - count_));
+    // Blocks start small and double up to kTokenBlock, so that a small source (the parser
+    // re-lexes each f-string expression on its own) does not fill a full block of defaults.
+    result_.tokens.resize(count_ +
+                          std::min({kTokenBlock, count_ + 16, options_.max_tokens - count_}));
     return true;
   }
 
