@@ -41,39 +41,63 @@ bool IsTrivia(TokenKind kind) {
 
 namespace {
 
-// Keywords bucketed by their first letter, built at compile time from the one table: a lookup
-// compares against the few keywords sharing the identifier's first letter (at most 6), not
-// against every token kind. Identifiers are the most common token, so this is hot.
-constexpr int kMaxPerLetter = 8;
-struct KeywordBuckets {
-  std::array<std::array<std::uint8_t, kMaxPerLetter>, 26> kinds{};
-  std::array<std::uint8_t, 26> counts{};
+// Keywords in a perfect hash table built at compile time from the one kinds table. An
+// identifier's slot comes from its first two letters and its length; one comparison with the
+// keyword in that slot (if any) decides. Identifiers are the most common token, so this is hot.
+// The multipliers were chosen so that the 42 keywords land in distinct slots; the static_assert
+// below fails the build if a new keyword collides (then pick new multipliers).
+constexpr std::size_t kKeywordSlots = 128;
+constexpr std::uint8_t kNoKeyword = 0xFF;
+
+constexpr std::size_t KeywordSlot(char c0, char c1, std::size_t length) {
+  return (static_cast<unsigned char>(c0) * 4u + static_cast<unsigned char>(c1) * 20u +
+          length * 7u) %
+         kKeywordSlots;
+}
+
+struct KeywordTable {
+  std::array<std::uint8_t, kKeywordSlots> kinds{};
+  bool collision = false;
 };
 
-constexpr KeywordBuckets MakeKeywordBuckets() {
-  KeywordBuckets b;
+constexpr KeywordTable MakeKeywordTable() {
+  KeywordTable t;
+  for (auto& k : t.kinds) k = kNoKeyword;
   for (std::size_t i = 0; i < kKindInfo.size(); ++i) {
     const KindInfo& info = kKindInfo[i];
     if (info.category != Category::kKeyword && info.category != Category::kContextual) continue;
-    const int letter = info.spelling[0] - 'a';
-    b.kinds[letter][b.counts[letter]++] = static_cast<std::uint8_t>(i);
+    // The promise of kMaxKeywordLength (token.h): 2 to 9 lower-case letters.
+    if (info.spelling.size() < 2 || info.spelling.size() > kMaxKeywordLength) t.collision = true;
+    for (char c : info.spelling) {
+      if (c < 'a' || c > 'z') t.collision = true;
+    }
+    const std::size_t slot = KeywordSlot(info.spelling[0], info.spelling[1], info.spelling.size());
+    if (t.kinds[slot] != kNoKeyword) t.collision = true;
+    t.kinds[slot] = static_cast<std::uint8_t>(i);
   }
-  return b;
+  return t;
 }
 
-constexpr KeywordBuckets kKeywordBuckets = MakeKeywordBuckets();
-static_assert(kTokenKindCount < 256);
+constexpr KeywordTable kKeywordTable = MakeKeywordTable();
+static_assert(!kKeywordTable.collision,
+              "keyword perfect hash collides (change KeywordSlot) or a keyword breaks the "
+              "kMaxKeywordLength promise");
+static_assert(kTokenKindCount < kNoKeyword);
 
 }  // namespace
 
 std::optional<TokenKind> LookupKeyword(std::string_view text) {
-  if (text.empty() || text.size() > 9 || text[0] < 'a' || text[0] > 'z') return std::nullopt;
-  const int letter = text[0] - 'a';
-  for (int j = 0; j < kKeywordBuckets.counts[letter]; ++j) {
-    const std::uint8_t kind = kKeywordBuckets.kinds[letter][j];
-    if (kKindInfo[kind].spelling == text) return static_cast<TokenKind>(kind);
+  // Every keyword has 2 to 9 letters.
+  if (text.size() < 2 || text.size() > kMaxKeywordLength) return std::nullopt;
+  const std::uint8_t kind = kKeywordTable.kinds[KeywordSlot(text[0], text[1], text.size())];
+  if (kind == kNoKeyword) return std::nullopt;
+  // Compared by hand: the words are short, and std::string_view's == calls memcmp.
+  const std::string_view spelling = kKindInfo[kind].spelling;
+  if (spelling.size() != text.size()) return std::nullopt;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (spelling[i] != text[i]) return std::nullopt;
   }
-  return std::nullopt;
+  return static_cast<TokenKind>(kind);
 }
 
 }  // namespace trove::kodo::lex

@@ -3,6 +3,7 @@
 // Thread safety: plain values; the functions here are pure.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -39,6 +40,10 @@ bool IsContextualKeyword(TokenKind kind);
 bool IsPunct(TokenKind kind);
 // Whitespace and comments: produced only with LexOptions::keep_trivia.
 bool IsTrivia(TokenKind kind);
+
+// Every keyword is 2 to kMaxKeywordLength lower-case ASCII letters (checked where the keyword
+// table is built), so a lexer can rule most identifiers out without a lookup.
+inline constexpr std::size_t kMaxKeywordLength = 9;
 
 // Returns the keyword spelled `text`, if any. `Self`, `in`, `dyn`, `_` and `result` are
 // identifiers (kodo.md §2).
