@@ -596,6 +596,32 @@ Result<std::int64_t> Store::CountRows(std::string_view table) {
   return st.ColumnInt64(0);
 }
 
+Result<std::vector<SymbolRow>> Store::ListSymbols(std::int64_t after_id, std::size_t limit) {
+  ASSIGN_OR_RETURN(base::Statement st, db_->Prepare(std::string(kSymbolSelect) +
+                                                    "WHERE s.id > ?1 ORDER BY s.id LIMIT ?2"));
+  RETURN_IF_ERROR(st.Bind(1, after_id));
+  RETURN_IF_ERROR(st.Bind(2, static_cast<std::int64_t>(limit)));
+  return ReadSymbols(st);
+}
+
+Result<std::string> Store::Generation() {
+  // Every write path changes one of these: a run checkpoint (runs row), a replaced file (its
+  // sha256/mtime/size, and fresh chunk ids), a touch (mtime), a mark (status), a removal
+  // (counts).
+  ASSIGN_OR_RETURN(
+      base::Statement st,
+      db_->Prepare("SELECT (SELECT count(*) FROM runs), "
+                   "(SELECT coalesce(max(run_id || ':' || state || ':' || finished_at || ':' || "
+                   "stats), '') FROM runs WHERE id = (SELECT max(id) FROM runs)), "
+                   "(SELECT count(*) || ':' || total(mtime_ns) || ':' || total(size) || ':' || "
+                   "total(stale) || ':' || total(status = 'indexed') FROM files), "
+                   "(SELECT coalesce(max(id), 0) || ':' || count(*) FROM chunks)"));
+  ASSIGN_OR_RETURN(bool row, st.Step());
+  if (!row) return Status::Internal("generation returned no row");
+  return base::Sha256Hex(fmt::format("{}|{}|{}|{}", st.ColumnText(0), st.ColumnText(1),
+                                     st.ColumnText(2), st.ColumnText(3)));
+}
+
 Status Store::IntegrityCheck() {
   RETURN_IF_ERROR(db_->IntegrityCheck());
   RETURN_IF_ERROR(db_->Exec("INSERT INTO chunk_fts(chunk_fts) VALUES ('integrity-check')"));

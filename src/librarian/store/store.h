@@ -235,6 +235,12 @@ class Store {
   // Counts for tests and audits.
   Result<std::int64_t> CountRows(std::string_view table);
 
+  // Up to `limit` symbols with id > `after_id`, in id order (keyset paging for resources).
+  Result<std::vector<SymbolRow>> ListSymbols(std::int64_t after_id, std::size_t limit);
+  // Returns a string that changes whenever an index write changed the store's content: the
+  // last run's record and counters over files and chunks. For the query cache key (spec §7.1).
+  Result<std::string> Generation();
+
   bool has_trigram() const { return trigram_; }
   bool schema_rebuilt() const { return schema_rebuilt_; }
   // Runs PRAGMA integrity_check and the FTS5 integrity checks.
