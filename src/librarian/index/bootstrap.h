@@ -21,8 +21,8 @@
 // Outcomes:
 //   * bad options or workspace (not absolute, missing, not a directory, bad glob, out-of-range
 //     numbers) -> kInvalidArgument naming the field ("workspace: not a directory: /x");
-//   * another bootstrap holds the workspace (an flock on `.librarian/bootstrap.lock`, so it
-//     holds across processes too) -> kResourceExhausted "workspace: bootstrap already running";
+//   * another bootstrap holds the store (an flock on `<store file>.lock`, so it holds across
+//     processes too) -> kResourceExhausted "workspace: bootstrap already running";
 //   * cancelled -> kCancelled; the run is recorded `cancelled` and files committed so far stay;
 //   * a store or I/O failure -> that error; the run is recorded `failed` when possible;
 //   * otherwise a BootstrapReport. `success` is false only when the timeout policy `fail`
