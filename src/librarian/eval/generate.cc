@@ -358,7 +358,7 @@ Result<EvalSet> GenerateEvalSet(const std::vector<SourceRepo>& repos,
             t.doc = s.doc;
             t.query = StripIdentifiers(s.doc, s.name);
             t.query_hard = DropNameWords(t.query, s.name);
-            if (CountWords(t.query) < 3) {
+            if (CountWords(t.query) < 3 || CountWords(t.query_hard) < 1) {
               ++st.too_short;
               continue;
             }

@@ -12,9 +12,10 @@
 // Per repository: extract every kept file (tree-sitter via extract::Extractor); candidates are
 // functions and methods with a doc comment in files that IsExcludedFromTargets does not reject,
 // whose doc comment can be located exactly (DocCommentRange) and whose query keeps at least
-// three words; queries shared by several candidates are dropped; the candidates are sampled by
-// a stable hash up to `cap`; their doc comments are blanked; then queries whose doc sentence
-// still occurs in the blanked repository (words compared lower-case) are dropped.
+// three words (and a hard variant of at least one word); queries shared by several candidates are
+// dropped; the candidates are sampled by a stable hash up to `cap`; their doc comments are blanked;
+// then queries whose doc sentence still occurs in the blanked repository (words compared
+// lower-case) are dropped.
 //
 // Thread safety: one thread uses a generator call at a time (it owns an Extractor).
 #pragma once
@@ -47,10 +48,10 @@ struct GenerateStats {
   std::size_t files = 0;
   std::size_t documented_functions = 0;  // callables with a doc comment, in target files
   std::size_t located = 0;               // ... whose doc comment was located exactly
-  std::size_t too_short = 0;             // query under three words after stripping
-  std::size_t shared = 0;                // dropped: query shared by several targets
-  std::size_t sampled_out = 0;           // over the cap
-  std::size_t leaked = 0;                // dropped: sentence still in the blanked corpus
+  std::size_t too_short = 0;    // query under three words, or query_hard empty, after stripping
+  std::size_t shared = 0;       // dropped: query shared by several targets
+  std::size_t sampled_out = 0;  // over the cap
+  std::size_t leaked = 0;       // dropped: sentence still in the blanked corpus
   std::size_t targets = 0;
 };
 

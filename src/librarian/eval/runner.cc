@@ -9,12 +9,15 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <unordered_set>
 
 #include "base/hash.h"
-#include "librarian/extract/extract.h"
+#include "librarian/crawl/path.h"
+#include "librarian/index/bootstrap.h"
+#include "librarian/query/query.h"
 #include "librarian/store/store.h"
 
 namespace trove::librarian::eval {
@@ -92,50 +95,26 @@ class ScratchDir {
   std::string path_;
 };
 
-// Indexes the blanked copy at `dir` (files `paths`) into a new store at `store_path`, with the
-// extractors bootstrap uses: one transaction, every file replaced.
-Result<std::unique_ptr<store::Store>> IndexCopy(const std::string& dir,
-                                                const std::vector<std::string>& paths,
-                                                const std::string& store_path) {
-  extract::ExtractorOptions xopts;
-  xopts.ctags_program = "";
-  ASSIGN_OR_RETURN(std::unique_ptr<extract::Extractor> extractor,
-                   extract::Extractor::Create(xopts));
-  bool has_cpp = false;
-  for (const std::string& p : paths) {
-    for (std::string_view ext : {".cc", ".cpp", ".cxx", ".hpp", ".hh"}) {
-      if (p.size() > ext.size() && p.compare(p.size() - ext.size(), ext.size(), ext) == 0) {
-        has_cpp = true;
-      }
-    }
+// Indexes the blanked copy at `dir` with the bootstrap pipeline, into the store at
+// `store_path` (outside the copy, so the copy holds only the pinned files). ctags is off, so
+// the index depends only on the linked tree-sitter grammars.
+Status IndexCopy(const std::string& dir, const std::string& store_path, std::size_t workers) {
+  index::BootstrapOptions b;
+  b.workspace = dir;
+  b.store_path = store_path;
+  b.force = true;
+  b.ctags_program = "";
+  b.workers = workers;
+  base::Cancellation cancel;
+  base::Progress progress;
+  ASSIGN_OR_RETURN(index::BootstrapReport report, index::Bootstrap(b, cancel, progress));
+  if (!report.success)
+    return Status::Internal(fmt::format("{}: bootstrap failed: {}", dir, report.error));
+  if (!report.failed.empty() || !report.timed_out.empty()) {
+    return Status::Internal(fmt::format("{}: {} files failed and {} timed out in bootstrap", dir,
+                                        report.failed.size(), report.timed_out.size()));
   }
-  std::vector<std::string> contents;
-  std::vector<extract::FileFacts> facts;
-  contents.reserve(paths.size());
-  facts.reserve(paths.size());
-  store::WriteBatch batch;
-  for (const std::string& p : paths) {
-    ASSIGN_OR_RETURN(std::string content, ReadAll(fs::path(dir) / p));
-    extract::Routing routing = extractor->Route(p, has_cpp);
-    ASSIGN_OR_RETURN(extract::FileFacts f, extractor->Extract(p, content, routing));
-    contents.push_back(std::move(content));
-    facts.push_back(std::move(f));
-  }
-  for (std::size_t i = 0; i < paths.size(); ++i) {
-    store::FileReplace r;
-    r.file.path = paths[i];
-    r.file.sha256 = base::Sha256Hex(contents[i]);
-    r.file.language = facts[i].language;
-    r.file.extractor = facts[i].extractor;
-    r.file.size = contents[i].size();
-    r.file.run_id = "eval";
-    r.facts = &facts[i];
-    r.content = contents[i];
-    batch.replace.push_back(std::move(r));
-  }
-  ASSIGN_OR_RETURN(std::unique_ptr<store::Store> st, store::Store::Open(store_path));
-  RETURN_IF_ERROR(st->Apply(batch));
-  return st;
+  return Status::Ok();
 }
 
 Result<std::vector<Entry>> Baseline(store::Store& st, const std::string& query) {
@@ -157,13 +136,42 @@ Result<std::vector<Entry>> Baseline(store::Store& st, const std::string& query) 
   return out;
 }
 
+Result<std::vector<Entry>> Librarian(store::Store& st, const query::Workspace& ws,
+                                     const std::string& intent, const rank::Weights& weights,
+                                     std::optional<double>& top_signal) {
+  query::QueryRequest req;
+  req.intent = intent;
+  req.depth = query::Depth::kL3;  // the largest pack budget: 20 packs
+  req.max_results = 100;
+  req.min_confidence = 0;  // rank everything; the threshold is not under test here
+  req.weights = weights;
+  base::Cancellation cancel;
+  ASSIGN_OR_RETURN(query::QueryResponse r, query::Query(st, ws, req, cancel, nullptr));
+  if (r.error) return Status::Internal(fmt::format("query: {}", *r.error));
+  std::vector<Entry> out;
+  out.reserve(r.packs.size());
+  for (query::Pack& p : r.packs) {
+    Entry e;
+    e.path = std::move(p.primary_file);
+    e.function = p.pack_type == query::PackType::kFunctionContext;
+    e.start_line = p.start_line;
+    e.end_line = p.end_line;
+    e.qualified = std::move(p.qualified_name);
+    out.push_back(std::move(e));
+  }
+  if (!r.packs.empty()) top_signal = r.packs.front().signal;
+  return out;
+}
+
 double Ms(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
   return std::chrono::duration<double, std::milli>(b - a).count();
 }
 
 }  // namespace
 
-std::vector<std::string> AvailableSystems() { return {std::string(kBaseline)}; }
+std::vector<std::string> AvailableSystems() {
+  return {std::string(kBaseline), std::string(kLibrarian)};
+}
 
 std::string FunctionId(std::string_view path, std::uint32_t start_line, std::uint32_t end_line,
                        std::string_view qualified) {
@@ -240,6 +248,11 @@ Result<EvalRun> RunEval(const EvalSet& set, const RunOptions& options) {
     }
   }
 
+  rank::Weights weights;
+  if (!options.librarian_weights.empty()) {
+    const std::vector<double>& w = options.librarian_weights;
+    weights = rank::Weights{w[0], w[1], w[2], w[3], w[4]};
+  }
   std::unique_ptr<ScratchDir> scratch;
   std::string work = options.work_dir;
   if (work.empty()) {
@@ -291,10 +304,13 @@ Result<EvalRun> RunEval(const EvalSet& set, const RunOptions& options) {
       run.repos.push_back(summary);
       continue;
     }
+    std::string store_path = (fs::path(work) / (repo.name + ".sqlite")).string();
     auto t0 = std::chrono::steady_clock::now();
-    ASSIGN_OR_RETURN(std::unique_ptr<store::Store> st,
-                     IndexCopy(copy, present, (fs::path(work) / (repo.name + ".sqlite")).string()));
+    RETURN_IF_ERROR(IndexCopy(copy, store_path, options.workers));
     summary.index_ms = Ms(t0, std::chrono::steady_clock::now());
+    ASSIGN_OR_RETURN(std::unique_ptr<store::Store> st, store::Store::Open(store_path));
+    ASSIGN_OR_RETURN(std::string canonical, crawl::CanonicalWorkspaceRoot(copy));
+    query::Workspace ws{canonical, "ws_" + base::Sha256Hex(canonical).substr(0, 16)};
 
     for (const EvalTarget* t : targets) {
       EvalQuery q;
@@ -302,10 +318,14 @@ Result<EvalRun> RunEval(const EvalSet& set, const RunOptions& options) {
       q.intent = options.hard ? t->query_hard : t->query;
       q.relevant = {FunctionId(t->path, t->start_line, t->end_line, t->qualified)};
       for (std::size_t s = 0; s < systems.size(); ++s) {
+        std::optional<double> top_signal;
         auto a = std::chrono::steady_clock::now();
-        Result<std::vector<Entry>> got = Baseline(*st, q.intent);
+        Result<std::vector<Entry>> got = systems[s] == kBaseline
+                                             ? Baseline(*st, q.intent)
+                                             : Librarian(*st, ws, q.intent, weights, top_signal);
         auto b = std::chrono::steady_clock::now();
         RunResult fr, fn;
+        fr.retrieved.top_signal = fn.retrieved.top_signal = top_signal;
         fr.latency_ms = fn.latency_ms = Ms(a, b);
         if (got.ok()) {
           Lists lists = ToLists(*got, options.list_depth);

@@ -6,7 +6,8 @@
 // selected query through each system, serially, timing each call:
 //   * baseline: BM25 over function-level chunks with the identifier sub-word and path columns
 //     (store::Store::SearchChunks with the spec §6.5 starting weights), nothing structural;
-//   * librarian: the query engine (query::Query), when this build has it.
+//   * librarian: the query engine (query::Query) at depth L3 (20 packs), minConfidence 0 and
+//     no cache, so every call retrieves; each pack is one entry.
 // Each system yields two ranked lists from one call. Function level: the entries that are
 // functions or methods, as "<path>#L<start>-L<end>::<qualified>"; an entry is relevant when it
 // names the target (same path and qualified name) or overlaps at least 50 % of the shorter of
