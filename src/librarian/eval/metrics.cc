@@ -6,6 +6,7 @@
 #include <array>
 #include <chrono>
 #include <cmath>
+#include <ctime>
 #include <utility>
 
 namespace trove::librarian::eval {
@@ -145,7 +146,7 @@ Result<Report> ScoreRuns(const EvalConfig& config, std::span<const EvalQuery> qu
   }
   Report report;
   report.queries = queries.size();
-  std::vector<double> latencies;
+  std::vector<double> latencies, cpu;
   for (std::size_t i = 0; i < queries.size(); ++i) {
     QueryRow row;
     row.id = queries[i].id;
@@ -158,7 +159,10 @@ Result<Report> ScoreRuns(const EvalConfig& config, std::span<const EvalQuery> qu
     row.metrics = ScoreRanking(std::span<const bool>(flags.get(), judged.size()),
                                queries[i].relevant.size(), config.cutoff_k);
     report.total_ms += runs[i].latency_ms;
-    if (i >= config.warmup_queries) latencies.push_back(runs[i].latency_ms);
+    if (i >= config.warmup_queries) {
+      latencies.push_back(runs[i].latency_ms);
+      cpu.push_back(runs[i].cpu_ms);
+    }
     report.rows.push_back(std::move(row));
   }
   if (!report.rows.empty()) {
@@ -186,6 +190,8 @@ Result<Report> ScoreRuns(const EvalConfig& config, std::span<const EvalQuery> qu
     lat.p50_ms = NearestRankPercentile(latencies, 50);
     lat.p95_ms = NearestRankPercentile(latencies, 95);
     lat.p99_ms = NearestRankPercentile(latencies, 99);
+    lat.cpu_p50_ms = NearestRankPercentile(cpu, 50);
+    lat.cpu_p95_ms = NearestRankPercentile(cpu, 95);
     double sum = 0;
     for (double v : latencies) sum += v;
     lat.mean_ms = sum / static_cast<double>(latencies.size());
@@ -221,16 +227,24 @@ Result<Report> ScoreRuns(const EvalConfig& config, std::span<const EvalQuery> qu
   return report;
 }
 
+double ThreadCpuMs() {
+  timespec ts{};
+  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) return 0;
+  return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
+}
+
 Result<Report> RunBatch(const EvalConfig& config, std::span<const EvalQuery> queries,
                         const std::function<Result<Retrieved>(const EvalQuery&)>& retrieve) {
   std::vector<RunResult> runs;
   runs.reserve(queries.size());
   for (const EvalQuery& q : queries) {
+    double cpu_start = ThreadCpuMs();
     auto start = std::chrono::steady_clock::now();
     Result<Retrieved> got = retrieve(q);
     auto end = std::chrono::steady_clock::now();
     RunResult run;
     run.latency_ms = std::chrono::duration<double, std::milli>(end - start).count();
+    run.cpu_ms = ThreadCpuMs() - cpu_start;
     if (got.ok()) {
       run.retrieved = std::move(*got);
     } else {

@@ -81,6 +81,9 @@ struct Retrieved {
 struct RunResult {
   Retrieved retrieved;
   double latency_ms = 0;
+  // CPU time of the calling thread during the call: unlike wall time, it does not grow when
+  // other processes load the machine. 0 when not measured.
+  double cpu_ms = 0;
   // Non-empty when the system failed on this query (the query then scores 0).
   std::string error;
 };
@@ -91,6 +94,8 @@ struct LatencyStats {
   double p99_ms = 0;
   double mean_ms = 0;
   double max_ms = 0;
+  double cpu_p50_ms = 0;  // the same percentiles of RunResult::cpu_ms
+  double cpu_p95_ms = 0;
   std::size_t timed_queries = 0;  // after warm-up
 };
 
@@ -144,7 +149,11 @@ std::string QualityGrade(double score);
 Result<Report> ScoreRuns(const EvalConfig& config, std::span<const EvalQuery> queries,
                          std::span<const RunResult> runs);
 
-// Calls `retrieve` for each query serially, timing each call with a monotonic clock, then
+// Returns the CPU time consumed by the calling thread so far, in milliseconds.
+double ThreadCpuMs();
+
+// Calls `retrieve` for each query serially, timing each call with a monotonic clock (and the
+// thread's CPU clock), then
 // scores the runs (ScoreRuns). A non-OK result of `retrieve` is recorded as that query's
 // error and scores 0; it does not stop the batch.
 Result<Report> RunBatch(const EvalConfig& config, std::span<const EvalQuery> queries,

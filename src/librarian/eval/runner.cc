@@ -319,6 +319,7 @@ Result<EvalRun> RunEval(const EvalSet& set, const RunOptions& options) {
       q.relevant = {FunctionId(t->path, t->start_line, t->end_line, t->qualified)};
       for (std::size_t s = 0; s < systems.size(); ++s) {
         std::optional<double> top_signal;
+        double cpu_a = ThreadCpuMs();
         auto a = std::chrono::steady_clock::now();
         Result<std::vector<Entry>> got = systems[s] == kBaseline
                                              ? Baseline(*st, q.intent)
@@ -327,6 +328,7 @@ Result<EvalRun> RunEval(const EvalSet& set, const RunOptions& options) {
         RunResult fr, fn;
         fr.retrieved.top_signal = fn.retrieved.top_signal = top_signal;
         fr.latency_ms = fn.latency_ms = Ms(a, b);
+        fr.cpu_ms = fn.cpu_ms = ThreadCpuMs() - cpu_a;
         if (got.ok()) {
           Lists lists = ToLists(*got, options.list_depth);
           fr.retrieved.docs = std::move(lists.files);
@@ -377,19 +379,20 @@ std::string FormatRun(const EvalRun& run, const RunOptions& options) {
         r.name, r.files, r.files_missing, r.queries, r.queries_skipped, r.index_ms);
   }
   out += fmt::format(
-      "{:<10} {:<8} {:>7} {:>7} {:>7} {:>7} {:>7} {:>7} {:>7} {:>7} {:>8} {:>8} {:>9}\n", "system",
-      "level", "MRR", "nDCG@10", "MAP", "R@1", "R@5", "R@10", "P@5", "P@10", "p50 ms", "p95 ms",
-      "q/s");
+      "{:<10} {:<8} {:>7} {:>7} {:>7} {:>7} {:>7} {:>7} {:>7} {:>7} {:>8} {:>8} {:>9} {:>8} "
+      "{:>8}\n",
+      "system", "level", "MRR", "nDCG@10", "MAP", "R@1", "R@5", "R@10", "P@5", "P@10", "p50 ms",
+      "p95 ms", "q/s", "cpu p50", "cpu p95");
   for (const SystemResult& s : run.systems) {
     for (const auto& [level, rep] : {std::pair<const char*, const Report*>{"file", &s.file_level},
                                      {"function", &s.function_level}}) {
       const MeanMetrics& m = rep->mean;
       out += fmt::format(
           "{:<10} {:<8} {:>7.4f} {:>7.4f} {:>7.4f} {:>7.4f} {:>7.4f} {:>7.4f} {:>7.4f} {:>7.4f} "
-          "{:>8.3f} {:>8.3f} {:>9.1f}\n",
+          "{:>8.3f} {:>8.3f} {:>9.1f} {:>8.3f} {:>8.3f}\n",
           s.name, level, m.mrr, m.ndcg_at_10, m.map, m.recall_at_1, m.recall_at_5, m.recall_at_k,
           m.precision_at_5, m.precision_at_k, rep->latency.p50_ms, rep->latency.p95_ms,
-          rep->throughput_qps);
+          rep->throughput_qps, rep->latency.cpu_p50_ms, rep->latency.cpu_p95_ms);
     }
   }
   return out;
