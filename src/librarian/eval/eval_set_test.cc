@@ -185,6 +185,7 @@ TEST(EvalSetTest, GenerateBlanksTargetsAndDropsLeaks) {
   // A distractor quoting the second sentence verbatim: that query leaks and is dropped.
   dir.Write("repo/test/math.test.js", "// Computes the total weight of all parcels.\nweigh([]);\n");
   dir.Write("repo/lib/skip.md", "# not included\n");
+  dir.Write("repo/dist/bundle.js", "/** Never indexed by bootstrap. */\nfunction b() {}\n");
   std::string sources = R"({"repos":[{"name":"m","root":"repo","language":"javascript",
       "include":["**/*.js"],"cap":10}]})";
   Result<std::vector<SourceRepo>> repos = ParseSources(sources);
@@ -192,7 +193,7 @@ TEST(EvalSetTest, GenerateBlanksTargetsAndDropsLeaks) {
   GenerateStats stats;
   Result<EvalSet> set = GenerateEvalSet(*repos, dir.path(), "sources.json", &stats);
   ASSERT_TRUE(set.ok()) << set.status().ToString();
-  ASSERT_EQ(set->files.size(), 2u);  // the .md is not included
+  ASSERT_EQ(set->files.size(), 2u);  // the .md is not included; dist/ is a crawler default exclude
   EXPECT_EQ(set->files[0].path, "lib/math.js");
   ASSERT_EQ(set->targets.size(), 1u);
   const EvalTarget& t = set->targets[0];
@@ -217,6 +218,7 @@ TEST(EvalSetTest, GenerateBlanksTargetsAndDropsLeaks) {
   ASSERT_EQ(run->systems.size(), AvailableSystems().size());
   EXPECT_EQ(run->queries, 1u);
   EXPECT_EQ(run->repos[0].files_missing, 0u);
+  EXPECT_EQ(run->repos[0].files_indexed, 2u);
 
   // A changed file is left out with its queries.
   dir.Write("repo/lib/math.js", "changed\n");

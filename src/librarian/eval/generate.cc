@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "base/hash.h"
+#include "librarian/crawl/crawler.h"
 #include "librarian/crawl/glob.h"
 #include "librarian/extract/extract.h"
 
@@ -192,8 +193,16 @@ Result<std::vector<crawl::Glob>> CompileGlobs(const std::vector<std::string>& pa
 Result<std::vector<std::string>> ListRepoFiles(const fs::path& root, const SourceRepo& repo) {
   ASSIGN_OR_RETURN(std::vector<crawl::Glob> include,
                    CompileGlobs(repo.include, fmt::format("repos.{}.include", repo.name)));
+  // The crawler's default excludes (dist/, build/, *.min.js, ...) too: bootstrap would never
+  // index those files, so they can be neither targets nor distractors.
+  std::vector<std::string> excludes = repo.exclude;
+  for (std::string_view d : crawl::DefaultExcludes()) {
+    std::string pattern(d);
+    if (!pattern.empty() && pattern.back() == '/') pattern = "**/" + pattern + "**";
+    excludes.push_back(std::move(pattern));
+  }
   ASSIGN_OR_RETURN(std::vector<crawl::Glob> exclude,
-                   CompileGlobs(repo.exclude, fmt::format("repos.{}.exclude", repo.name)));
+                   CompileGlobs(excludes, fmt::format("repos.{}.exclude", repo.name)));
   std::vector<std::string> out;
   std::error_code ec;
   fs::recursive_directory_iterator it(root, fs::directory_options::skip_permission_denied, ec);

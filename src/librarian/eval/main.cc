@@ -118,6 +118,12 @@ Status Generate(const std::vector<std::string>& args) {
 bool InUnit(double v) { return v >= 0 && v <= 1; }
 
 Status Check(const EvalRun& run) {
+  for (const RepoSummary& r : run.repos) {
+    if (r.queries > 0 && r.files_indexed != r.files - r.files_missing) {
+      return Status::Internal(fmt::format("{}: bootstrap indexed {} of {} files", r.name,
+                                          r.files_indexed, r.files - r.files_missing));
+    }
+  }
   for (const SystemResult& s : run.systems) {
     for (const Report* r : {&s.file_level, &s.function_level}) {
       if (r->errors > 0)

@@ -98,7 +98,8 @@ class ScratchDir {
 // Indexes the blanked copy at `dir` with the bootstrap pipeline, into the store at
 // `store_path` (outside the copy, so the copy holds only the pinned files). ctags is off, so
 // the index depends only on the linked tree-sitter grammars.
-Status IndexCopy(const std::string& dir, const std::string& store_path, std::size_t workers) {
+Result<std::uint64_t> IndexCopy(const std::string& dir, const std::string& store_path,
+                                std::size_t workers) {
   index::BootstrapOptions b;
   b.workspace = dir;
   b.store_path = store_path;
@@ -114,7 +115,7 @@ Status IndexCopy(const std::string& dir, const std::string& store_path, std::siz
     return Status::Internal(fmt::format("{}: {} files failed and {} timed out in bootstrap", dir,
                                         report.failed.size(), report.timed_out.size()));
   }
-  return Status::Ok();
+  return report.stats.files_extracted;
 }
 
 Result<std::vector<Entry>> Baseline(store::Store& st, const std::string& query) {
@@ -306,7 +307,7 @@ Result<EvalRun> RunEval(const EvalSet& set, const RunOptions& options) {
     }
     std::string store_path = (fs::path(work) / (repo.name + ".sqlite")).string();
     auto t0 = std::chrono::steady_clock::now();
-    RETURN_IF_ERROR(IndexCopy(copy, store_path, options.workers));
+    ASSIGN_OR_RETURN(summary.files_indexed, IndexCopy(copy, store_path, options.workers));
     summary.index_ms = Ms(t0, std::chrono::steady_clock::now());
     ASSIGN_OR_RETURN(std::unique_ptr<store::Store> st, store::Store::Open(store_path));
     ASSIGN_OR_RETURN(std::string canonical, crawl::CanonicalWorkspaceRoot(copy));
@@ -374,9 +375,10 @@ std::string FormatRun(const EvalRun& run, const RunOptions& options) {
   out += "repositories:\n";
   for (const RepoSummary& r : run.repos) {
     out += fmt::format(
-        "  {:<16} files {:>5} (missing {:>3})  queries {:>4} (skipped {:>3})  "
+        "  {:<16} files {:>5} (missing {:>3}, indexed {:>5})  queries {:>4} (skipped {:>3})  "
         "index {:>8.1f} ms\n",
-        r.name, r.files, r.files_missing, r.queries, r.queries_skipped, r.index_ms);
+        r.name, r.files, r.files_missing, r.files_indexed, r.queries, r.queries_skipped,
+        r.index_ms);
   }
   out += fmt::format(
       "{:<10} {:<8} {:>7} {:>7} {:>7} {:>7} {:>7} {:>7} {:>7} {:>7} {:>8} {:>8} {:>9} {:>8} "

@@ -71,6 +71,7 @@ struct RepoSummary {
   std::string name;
   std::size_t files = 0;          // pinned files
   std::size_t files_missing = 0;  // missing or changed since the set was generated
+  std::size_t files_indexed = 0;  // extracted by bootstrap (present files when all is well)
   std::size_t queries = 0;        // run (in the split, file present)
   std::size_t queries_skipped = 0;
   double index_ms = 0;
