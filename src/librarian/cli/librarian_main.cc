@@ -32,6 +32,7 @@ using namespace trove::librarian;
 int ExitFor(const Status& s) {
   switch (s.code()) {
     case base::StatusCode::kInvalidArgument:
+    case base::StatusCode::kNotFound:  // a missing workspace is bad input too
       return 2;
     case base::StatusCode::kCancelled:
       return 130;

@@ -11,6 +11,7 @@
 #include <cctype>
 #include <chrono>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -19,6 +20,7 @@
 #include <vector>
 
 #include "base/hash.h"
+#include "base/sqlite.h"
 #include "librarian/crawl/path.h"
 #include "librarian/extract/identifier.h"
 #include "librarian/store/store.h"
@@ -377,10 +379,27 @@ Status Pipeline::ComputeSignals() {
   std::unordered_map<std::string, double> in_degree;
   double max_degree = 0;
   if (affected_indexed_.empty()) {
+    // One grouped count for every candidate name (a query per name costs a prepare each).
+    nlohmann::json names = nlohmann::json::array();
+    for (const auto& [key, c] : candidates_) {
+      if (c.symbol) names.push_back(c.symbol->name);
+    }
+    std::unordered_map<std::string, double> by_name;
+    if (!names.empty()) {
+      ASSIGN_OR_RETURN(base::Statement st,
+                       store_.db().Prepare("SELECT callee, count(*) FROM calls WHERE callee IN "
+                                           "(SELECT value FROM json_each(?1)) GROUP BY callee"));
+      const std::string list = names.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+      RETURN_IF_ERROR(st.Bind(1, std::string_view(list)));
+      for (;;) {
+        ASSIGN_OR_RETURN(bool row, st.Step());
+        if (!row) break;
+        by_name[st.ColumnText(0)] = static_cast<double>(st.ColumnInt64(1));
+      }
+    }
     for (const auto& [key, c] : candidates_) {
       if (!c.symbol) continue;
-      ASSIGN_OR_RETURN(std::vector<store::CallRow> callers, store_.CallsTo(c.symbol->name, 1000));
-      const double d = static_cast<double>(callers.size());
+      const double d = by_name[c.symbol->name];
       in_degree[key] = d;
       max_degree = std::max(max_degree, d);
     }
@@ -522,10 +541,21 @@ Result<Pack> Pipeline::BuildPack(const Candidate& c) {
     std::vector<std::string> top;
     std::size_t functions = 0;
     std::size_t types = 0;
+    // Top definitions: those at file level or directly inside a namespace, namespaces
+    // themselves left out (they name no behaviour).
+    std::set<std::string> namespaces;
+    for (const store::SymbolRow& s : syms) {
+      if (s.kind == "namespace") namespaces.insert(s.qualified_name);
+    }
     for (const store::SymbolRow& s : syms) {
       if (s.target_id.rfind("fn:", 0) == 0) ++functions;
       if (s.target_id.rfind("type:", 0) == 0) ++types;
-      if (s.parent_qualified_name.empty() && top.size() < 8) top.push_back(s.name);
+      const bool top_level =
+          s.parent_qualified_name.empty() || namespaces.count(s.parent_qualified_name) != 0;
+      if (s.kind != "namespace" && top_level && top.size() < 8 &&
+          std::find(top.begin(), top.end(), s.name) == top.end()) {
+        top.push_back(s.name);
+      }
     }
     p.summary =
         CutAtWord(top.empty() ? fmt::format("module {}", c.path)
@@ -566,7 +596,10 @@ Result<Pack> Pipeline::BuildPack(const Candidate& c) {
     p.end_line = last_line;
     if (req_.include_evidence) {
       for (const store::SymbolRow& s : syms) {
-        if (!s.parent_qualified_name.empty()) continue;
+        if (s.kind == "namespace" ||
+            (!s.parent_qualified_name.empty() && namespaces.count(s.parent_qualified_name) == 0)) {
+          continue;
+        }
         if (p.evidence.size() >= 5) break;
         p.evidence.push_back(
             Evidence{s.path, s.start_line, s.end_line, s.span_sha256, extractor, run_id, {}});
