@@ -28,6 +28,29 @@ std::string WorkspaceId(const std::string& canonical_root) {
   return "ws_" + base::Sha256Hex(canonical_root).substr(0, 16);
 }
 
+namespace {
+constexpr std::size_t kMaxIdleStores = 4;
+}  // namespace
+
+StorePool::Lease::~Lease() {
+  if (pool_ == nullptr || !store_) return;
+  std::lock_guard<std::mutex> lock(pool_->mu_);
+  if (pool_->idle_.size() < kMaxIdleStores) pool_->idle_.push_back(std::move(store_));
+}
+
+Result<StorePool::Lease> StorePool::Acquire() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!idle_.empty()) {
+      std::unique_ptr<store::Store> s = std::move(idle_.back());
+      idle_.pop_back();
+      return Lease(this, std::move(s));
+    }
+  }
+  ASSIGN_OR_RETURN(std::unique_ptr<store::Store> s, store::Store::Open(path_));
+  return Lease(this, std::move(s));
+}
+
 Workspaces::Entry Workspaces::Register(const std::string& canonical_root) {
   std::lock_guard<std::mutex> lock(mu_);
   for (Entry& e : entries_) {
@@ -481,7 +504,8 @@ Result<std::optional<Workspaces::Entry>> ResolveWorkspace(Workspaces& workspaces
   if (std::optional<Workspaces::Entry> e = workspaces.Find(root)) return e;
   // A workspace bootstrapped by another process (or the CLI) is registered on first use.
   if (FileExists(index::StorePathFor(root))) return workspaces.Register(root);
-  return std::optional<Workspaces::Entry>(Workspaces::Entry{root, WorkspaceId(root), nullptr});
+  return std::optional<Workspaces::Entry>(
+      Workspaces::Entry{root, WorkspaceId(root), nullptr, nullptr});
 }
 
 // --- resources (spec §4) ---
@@ -785,6 +809,18 @@ Status RegisterLibrarianTools(mcp::Server& server, Workspaces& workspaces,
                                                      .allow_absolute = false}));
               req.affected_files.push_back(std::move(rel));
             }
+          }
+          if (ws->stores && FileExists(index::StorePathFor(ws->root))) {
+            ASSIGN_OR_RETURN(StorePool::Lease lease, ws->stores->Acquire());
+            query::Workspace w{ws->root, ws->id};
+            ASSIGN_OR_RETURN(query::QueryResponse r,
+                             query::Query(*lease, w, req, ctx.cancellation(), ws->cache.get()));
+            if (args.include_engines.value_or(false)) {
+              r.disclosures.push_back(
+                  "partial_result: includeEngines was requested but the relevance, constraints "
+                  "and meta engines are not produced in this version");
+            }
+            return ToView(r, req.include_evidence);
           }
           ASSIGN_OR_RETURN(st, OpenStore(ws->root));
         }

@@ -17,12 +17,39 @@
 #include "base/status.h"
 #include "librarian/index/bootstrap.h"
 #include "librarian/query/query.h"
+#include "librarian/store/store.h"
 #include "mcp/server.h"
 
 namespace trove::librarian::server {
 
 // ws_ + the first 16 hex digits of SHA-256 of the canonical root (spec §1.7).
 std::string WorkspaceId(const std::string& canonical_root);
+
+// Open read connections to one workspace's store, reused across calls: a Store belongs to one
+// thread at a time, so each call leases one (opening a connection per query costs the schema
+// check and a cold page cache). Readers see the last committed state (WAL).
+class StorePool {
+ public:
+  explicit StorePool(std::string path) : path_(std::move(path)) {}
+  class Lease {
+   public:
+    Lease(StorePool* pool, std::unique_ptr<store::Store> s) : pool_(pool), store_(std::move(s)) {}
+    Lease(Lease&&) = default;
+    ~Lease();
+    store::Store& operator*() { return *store_; }
+
+   private:
+    StorePool* pool_;
+    std::unique_ptr<store::Store> store_;
+  };
+  // Returns an idle connection or opens one. REQUIRES: the store file exists.
+  Result<Lease> Acquire();
+
+ private:
+  const std::string path_;
+  std::mutex mu_;
+  std::vector<std::unique_ptr<store::Store>> idle_;  // GUARDED_BY(mu_); at most kMaxIdle
+};
 
 // The workspaces this server knows, in registration order, each with its query cache.
 class Workspaces {
@@ -31,6 +58,7 @@ class Workspaces {
     std::string root;  // canonical
     std::string id;
     std::shared_ptr<query::QueryCache> cache;
+    std::shared_ptr<StorePool> stores;
   };
 
   // Registers `canonical_root` (again: keeps its place) and drops its cached answers.
