@@ -250,6 +250,35 @@ function mcpSuite(name, connect, rootOf) {
       await assert.rejects(client.readResource({ uri: 'librarian://workspace/symbols?cursor=bogus' }));
     });
 
+    test('bootstrap is cancellable; the workspace stays usable', async () => {
+      const big = mkdtempSync(path.join(dir, 'big-'));
+      for (let i = 0; i < 600; ++i) {
+        writeFileSync(path.join(big, `f${String(i).padStart(4, '0')}.py`),
+          Array.from({ length: 20 }, (_, j) => `def fn_${i}_${j}(x):\n    return x + ${j}\n`).join('\n'));
+      }
+      const controller = new AbortController();
+      const progress = [];
+      const call = client.callTool({ name: 'bootstrap', arguments: { workspace: big } }, undefined, {
+        signal: controller.signal,
+        onprogress: (p) => { progress.push(p); if (progress.length === 1) controller.abort('test cancels'); },
+      });
+      await assert.rejects(call);
+      // The cancelled run stops after its current file and releases the workspace; until then a
+      // second run is refused as "bootstrap already running" (retryable). Then a new run
+      // completes and serves queries.
+      let again;
+      for (let attempt = 0; attempt < 300; ++attempt) {
+        again = await client.callTool({ name: 'bootstrap', arguments: { workspace: big } });
+        if (!(again.isError && /already running/.test(again.content[0].text))) break;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      assert.equal(again.isError, undefined, JSON.stringify(again));
+      assert.equal(again.structuredContent.success, true);
+      assert.equal(again.structuredContent.stats.filesDiscovered, 600);
+      const q = (await client.callTool({ name: 'query', arguments: { workspace: big, intent: 'fn_17_3' } })).structuredContent;
+      assert.equal(q.packs[0].targetId, 'fn:f0017.py::fn_17_3');
+    });
+
     test('bad input: an isError result naming the field, nothing read outside', async () => {
       const expectError = async (tool, args, field) => {
         const r = await client.callTool({ name: tool, arguments: args });
