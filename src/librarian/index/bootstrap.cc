@@ -255,6 +255,9 @@ class Run {
   Status Flush(bool force_checkpoint);
   Status Finish(const std::string& state);
   Status Totals();
+  // Whether `extractor` (a stored FileFacts::extractor) names a grammar or ctags version other
+  // than the one linked or installed now.
+  bool OutdatedExtractor(std::string_view extractor) const;
   void ReportProgress() {
     progress_.Report(static_cast<double>(done_),
                      static_cast<double>(report_.stats.files_discovered));
@@ -354,6 +357,25 @@ Status Run::Open() {
   return store_->Apply(start);
 }
 
+bool Run::OutdatedExtractor(std::string_view extractor) const {
+  if (extractor.rfind("tree-sitter:", 0) == 0) {
+    std::string_view rest = extractor.substr(std::string_view("tree-sitter:").size());
+    std::size_t at = rest.find('@');
+    if (at == std::string_view::npos) return true;
+    int count = 0;
+    const extract::GrammarInfo* grammars = extract::Grammars(&count);
+    for (int i = 0; i < count; ++i) {
+      if (grammars[i].name == rest.substr(0, at)) return grammars[i].version != rest.substr(at + 1);
+    }
+    return true;  // a grammar no longer linked
+  }
+  if (extractor.rfind("ctags@", 0) == 0) {
+    const extract::Ctags* ctags = extractors_.front()->ctags();
+    return ctags == nullptr || extractor.substr(6) != ctags->version();
+  }
+  return false;
+}
+
 Status Run::Plan(const crawl::CrawlResult& crawl) {
   BootstrapStats& s = report_.stats;
   s.files_discovered = crawl.files.size();
@@ -403,7 +425,11 @@ Status Run::Plan(const crawl::CrawlResult& crawl) {
                           (it->second.status == store::FileStatus::kIndexed ||
                            it->second.status == store::FileStatus::kUnchanged);
     bool extract = force_;
-    if (!reusable) {
+    if (reusable && OutdatedExtractor(it->second.extractor)) {
+      // spec §2.3: a new extractor or grammar version re-extracts that language.
+      ++s.files_modified;
+      extract = true;
+    } else if (!reusable) {
       stored ? ++s.files_modified : ++s.files_added;
       extract = true;
     } else if (f.change == crawl::FileChange::kModified || f.sha256 != it->second.sha256) {

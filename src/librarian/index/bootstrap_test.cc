@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/sqlite.h"
 #include "librarian/store/store.h"
 #include "librarian/testing/temp_dir.h"
 
@@ -237,6 +238,27 @@ TEST(BootstrapTest, DeletedFileIsRemovedWithItsRows) {
   EXPECT_TRUE(store->FindSymbols("greet")->empty());
   EXPECT_TRUE(store->FileImports("cmd/main.go")->empty());
   EXPECT_TRUE(store->IntegrityCheck().ok());
+}
+
+TEST(BootstrapTest, ANewGrammarVersionReextractsItsFiles) {
+  TempDir dir;
+  WriteFixture(dir);
+  ASSERT_TRUE(RunBootstrap(Options(dir)).ok());
+  {
+    // Pretend the Go file was extracted by an older grammar.
+    auto store = OpenStore(dir);
+    ASSERT_TRUE(store->db()
+                    .Exec("UPDATE files SET extractor = 'tree-sitter:go@0.0.1' "
+                          "WHERE path = 'cmd/main.go'")
+                    .ok());
+  }
+  Result<BootstrapReport> r = RunBootstrap(Options(dir));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->stats.files_extracted, 1u);
+  EXPECT_EQ(r->stats.files_modified, 1u);
+  auto file = OpenStore(dir)->GetFile("cmd/main.go");
+  ASSERT_TRUE(file.ok() && file->has_value());
+  EXPECT_EQ((*file)->extractor.rfind("tree-sitter:go@0.23", 0), 0u) << (*file)->extractor;
 }
 
 TEST(BootstrapTest, ForceReparsesEverything) {
