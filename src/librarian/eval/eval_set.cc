@@ -3,9 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <type_traits>
 
 #include "base/hash.h"
 #include "librarian/extract/identifier.h"
