@@ -93,14 +93,11 @@ CREATE VIRTUAL TABLE chunk_fts USING fts5(
   name, subwords, doc, body, path,
   content='chunks', content_rowid='id',
   tokenize='unicode61 remove_diacritics 2');
-CREATE TRIGGER chunks_fts_ai AFTER INSERT ON chunks BEGIN
-  INSERT INTO chunk_fts(rowid, name, subwords, doc, body, path)
-  VALUES (new.id, new.name, new.subwords, new.doc, new.body, new.path);
-END;
-CREATE TRIGGER chunks_fts_ad AFTER DELETE ON chunks BEGIN
-  INSERT INTO chunk_fts(chunk_fts, rowid, name, subwords, doc, body, path)
-  VALUES ('delete', old.id, old.name, old.subwords, old.doc, old.body, old.path);
-END;
+-- No triggers keep chunk_fts (and chunk_tri) in step with chunks: Store::Apply writes their
+-- entries itself, one INSERT ... SELECT per batch. A trigger makes every chunk insert a
+-- statement transaction, and FTS5 flushes its pending terms to a new segment at every
+-- savepoint, so trigger-maintained indexes wrote one tiny segment per chunk (measured: most of
+-- a bootstrap's store time).
 
 -- Paths and their identifier sub-words; rowid = files.id, written by the store.
 CREATE VIRTUAL TABLE path_fts USING fts5(path, words, tokenize='unicode61 remove_diacritics 2');
@@ -109,13 +106,6 @@ CREATE VIRTUAL TABLE path_fts USING fts5(path, words, tokenize='unicode61 remove
 constexpr const char* kCreateTrigram = R"sql(
 CREATE VIRTUAL TABLE chunk_tri USING fts5(
   name, path, body, content='chunks', content_rowid='id', tokenize='trigram');
-CREATE TRIGGER chunks_tri_ai AFTER INSERT ON chunks BEGIN
-  INSERT INTO chunk_tri(rowid, name, path, body) VALUES (new.id, new.name, new.path, new.body);
-END;
-CREATE TRIGGER chunks_tri_ad AFTER DELETE ON chunks BEGIN
-  INSERT INTO chunk_tri(chunk_tri, rowid, name, path, body)
-  VALUES ('delete', old.id, old.name, old.path, old.body);
-END;
 )sql";
 
 Result<bool> TableExists(base::Database& db, const char* name) {

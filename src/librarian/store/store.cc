@@ -222,8 +222,28 @@ Status Store::Apply(const WriteBatch& batch) {
     RETURN_IF_ERROR(st.Bind(8, std::string_view(r.stats_json)));
     RETURN_IF_ERROR(st.Step());
   }
+  // FTS5 entries are written in bulk: first the 'delete' entries of every chunk this batch
+  // clears, then, after all row changes, the entries of every chunk it wrote (schema.cc says
+  // why there are no triggers).
+  std::vector<std::int64_t> cleared;
   for (const FileReplace& r : batch.replace) {
-    RETURN_IF_ERROR(ReplaceLocked(r).WithContext(r.file.path));
+    ASSIGN_OR_RETURN(std::optional<std::int64_t> id, FileId(*db_, r.file.path));
+    if (id) cleared.push_back(*id);
+  }
+  for (const std::string& path : batch.remove) {
+    ASSIGN_OR_RETURN(std::optional<std::int64_t> id, FileId(*db_, path));
+    if (id) cleared.push_back(*id);
+  }
+  RETURN_IF_ERROR(ChunkIndexes(cleared, /*remove=*/true));
+
+  std::vector<std::int64_t> written;
+  std::vector<std::pair<std::int64_t, std::string_view>> added_paths;
+  for (const FileReplace& r : batch.replace) {
+    bool added = false;
+    Result<std::int64_t> id = ReplaceLocked(r, &added);
+    if (!id.ok()) return id.status().WithContext(r.file.path);
+    written.push_back(*id);
+    if (added) added_paths.emplace_back(*id, r.file.path);
   }
   for (const FileTouch& t : batch.touch) {
     ASSIGN_OR_RETURN(base::Statement st,
@@ -248,7 +268,52 @@ Status Store::Apply(const WriteBatch& batch) {
   for (const std::string& path : batch.remove) {
     RETURN_IF_ERROR(RemoveLocked(path).WithContext(path));
   }
+
+  RETURN_IF_ERROR(ChunkIndexes(written, /*remove=*/false));
+  if (!added_paths.empty()) {
+    ASSIGN_OR_RETURN(base::Statement st,
+                     db_->Prepare("INSERT INTO path_fts(rowid, path, words) VALUES (?1, ?2, ?3)"));
+    for (const auto& [id, path] : added_paths) {
+      // A path replaced and then removed in the same batch is gone.
+      ASSIGN_OR_RETURN(std::optional<std::int64_t> still, FileId(*db_, path));
+      if (!still || *still != id) continue;
+      st.Reset();
+      RETURN_IF_ERROR(st.Bind(1, id));
+      RETURN_IF_ERROR(st.Bind(2, path));
+      RETURN_IF_ERROR(st.Bind(3, std::string_view(PathWords(path))));
+      RETURN_IF_ERROR(st.Step());
+    }
+  }
   return tx.Commit();
+}
+
+Status Store::ChunkIndexes(std::span<const std::int64_t> file_ids, bool remove) {
+  if (file_ids.empty()) return Status::Ok();
+  std::string ids = "[";
+  for (std::size_t i = 0; i < file_ids.size(); ++i) {
+    if (i > 0) ids += ',';
+    ids += std::to_string(file_ids[i]);
+  }
+  ids += ']';
+  // With `remove`, the FTS5 'delete' command: the hidden column named like the table.
+  const char* del = remove ? "'delete', " : "";
+  std::vector<std::string> sql;
+  sql.push_back(fmt::format(
+      "INSERT INTO chunk_fts({}rowid, name, subwords, doc, body, path) SELECT {}id, name, "
+      "subwords, doc, body, path FROM chunks WHERE file_id IN (SELECT value FROM json_each(?1))",
+      remove ? "chunk_fts, " : "", del));
+  if (trigram_) {
+    sql.push_back(fmt::format(
+        "INSERT INTO chunk_tri({}rowid, name, path, body) SELECT {}id, name, path, body FROM "
+        "chunks WHERE file_id IN (SELECT value FROM json_each(?1))",
+        remove ? "chunk_tri, " : "", del));
+  }
+  for (const std::string& q : sql) {
+    ASSIGN_OR_RETURN(base::Statement st, db_->Prepare(q));
+    RETURN_IF_ERROR(st.Bind(1, std::string_view(ids)));
+    RETURN_IF_ERROR(st.Step());
+  }
+  return Status::Ok();
 }
 
 Status Store::RemoveLocked(std::string_view path) {
@@ -264,10 +329,11 @@ Status Store::RemoveLocked(std::string_view path) {
   return Status::Ok();
 }
 
-Status Store::ReplaceLocked(const FileReplace& r) {
+Result<std::int64_t> Store::ReplaceLocked(const FileReplace& r, bool* added) {
   const FileRecord& f = r.file;
   if (f.path.empty()) return Status::InvalidArgument("empty path");
   ASSIGN_OR_RETURN(std::optional<std::int64_t> existing, FileId(*db_, f.path));
+  *added = !existing;
   std::int64_t file_id = 0;
   if (existing) {
     file_id = *existing;
@@ -293,16 +359,8 @@ Status Store::ReplaceLocked(const FileReplace& r) {
     RETURN_IF_ERROR(st.Bind(10, std::string_view(f.run_id)));
     RETURN_IF_ERROR(st.Step());
   }
-  if (!existing) {
-    file_id = db_->LastInsertRowId();
-    ASSIGN_OR_RETURN(base::Statement st,
-                     db_->Prepare("INSERT INTO path_fts(rowid, path, words) VALUES (?1, ?2, ?3)"));
-    RETURN_IF_ERROR(st.Bind(1, file_id));
-    RETURN_IF_ERROR(st.Bind(2, std::string_view(f.path)));
-    RETURN_IF_ERROR(st.Bind(3, std::string_view(PathWords(f.path))));
-    RETURN_IF_ERROR(st.Step());
-  }
-  if (r.facts == nullptr) return Status::Ok();
+  if (!existing) file_id = db_->LastInsertRowId();  // path_fts: written by Apply
+  if (r.facts == nullptr) return file_id;
   const extract::FileFacts& facts = *r.facts;
 
   // Symbols, in order (a parent precedes its children), with their target ids.
@@ -409,7 +467,7 @@ Status Store::ReplaceLocked(const FileReplace& r) {
       RETURN_IF_ERROR(st.Step());
     }
   }
-  return Status::Ok();
+  return file_id;
 }
 
 Result<std::optional<FileRecord>> Store::GetFile(std::string_view path) {
@@ -594,6 +652,32 @@ Result<std::int64_t> Store::CountRows(std::string_view table) {
   ASSIGN_OR_RETURN(bool row, st.Step());
   if (!row) return Status::Internal("count returned no row");
   return st.ColumnInt64(0);
+}
+
+Result<std::vector<SymbolRow>> Store::ListSymbols(std::int64_t after_id, std::size_t limit) {
+  ASSIGN_OR_RETURN(base::Statement st, db_->Prepare(std::string(kSymbolSelect) +
+                                                    "WHERE s.id > ?1 ORDER BY s.id LIMIT ?2"));
+  RETURN_IF_ERROR(st.Bind(1, after_id));
+  RETURN_IF_ERROR(st.Bind(2, static_cast<std::int64_t>(limit)));
+  return ReadSymbols(st);
+}
+
+Result<std::string> Store::Generation() {
+  // Every write path changes one of these: a run checkpoint (runs row), a replaced file (its
+  // sha256/mtime/size, and fresh chunk ids), a touch (mtime), a mark (status), a removal
+  // (counts).
+  ASSIGN_OR_RETURN(
+      base::Statement st,
+      db_->Prepare("SELECT (SELECT count(*) FROM runs), "
+                   "(SELECT coalesce(max(run_id || ':' || state || ':' || finished_at || ':' || "
+                   "stats), '') FROM runs WHERE id = (SELECT max(id) FROM runs)), "
+                   "(SELECT count(*) || ':' || total(mtime_ns) || ':' || total(size) || ':' || "
+                   "total(stale) || ':' || total(status = 'indexed') FROM files), "
+                   "(SELECT coalesce(max(id), 0) || ':' || count(*) FROM chunks)"));
+  ASSIGN_OR_RETURN(bool row, st.Step());
+  if (!row) return Status::Internal("generation returned no row");
+  return base::Sha256Hex(fmt::format("{}|{}|{}|{}", st.ColumnText(0), st.ColumnText(1),
+                                     st.ColumnText(2), st.ColumnText(3)));
 }
 
 Status Store::IntegrityCheck() {

@@ -33,7 +33,8 @@ class Database;
 
 namespace trove::librarian::store {
 
-inline constexpr int kSchemaVersion = 1;
+// 2: chunk_fts and chunk_tri are written by Apply, not by triggers.
+inline constexpr int kSchemaVersion = 2;
 
 struct StoreOptions {
   // Whether a new database gets the trigram table `chunk_tri` (substring search). Its index
@@ -235,6 +236,12 @@ class Store {
   // Counts for tests and audits.
   Result<std::int64_t> CountRows(std::string_view table);
 
+  // Up to `limit` symbols with id > `after_id`, in id order (keyset paging for resources).
+  Result<std::vector<SymbolRow>> ListSymbols(std::int64_t after_id, std::size_t limit);
+  // Returns a string that changes whenever an index write changed the store's content: the
+  // last run's record and counters over files and chunks. For the query cache key (spec §7.1).
+  Result<std::string> Generation();
+
   bool has_trigram() const { return trigram_; }
   bool schema_rebuilt() const { return schema_rebuilt_; }
   // Runs PRAGMA integrity_check and the FTS5 integrity checks.
@@ -244,8 +251,13 @@ class Store {
 
  private:
   Store(std::unique_ptr<base::Database> db, bool trigram, bool rebuilt);
-  Status ReplaceLocked(const FileReplace& r);
+  // Writes `r`'s rows except its FTS5 entries, which Apply adds for the whole batch; returns
+  // the file's id and sets `*added` when the file was not stored before.
+  Result<std::int64_t> ReplaceLocked(const FileReplace& r, bool* added);
   Status RemoveLocked(std::string_view path);
+  // Adds (or with `remove`, deletes) the chunk_fts and chunk_tri entries of every chunk of
+  // `file_ids`, in one statement per index.
+  Status ChunkIndexes(std::span<const std::int64_t> file_ids, bool remove);
 
   const std::unique_ptr<base::Database> db_;
   const bool trigram_;

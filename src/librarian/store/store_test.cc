@@ -390,6 +390,49 @@ TEST_F(StoreTest, BatchIsAllOrNothing) {
   EXPECT_EQ(Count("files"), 0);
 }
 
+// One batch that replaces a stored file, adds one, and replaces then removes a third keeps
+// every FTS5 index (chunks, trigrams, paths) exactly in step with the rows (the entries are
+// written in bulk by Apply, not by triggers).
+TEST_F(StoreTest, MixedBatchKeepsTheFullTextIndexesInStep) {
+  Put("first.py", "def alpha():\n    return 1\n");
+  Put("third.py", "def gamma():\n    return 3\n");
+  auto facts_for = [&](const std::string& path, const std::string& content) {
+    auto facts = extractor_->Extract(path, content, extractor_->Route(path, true));
+    EXPECT_TRUE(facts.ok());
+    return std::move(facts).value();
+  };
+  const std::string a2 = "def omega():\n    return 9\n";
+  const std::string b = "def beta():\n    return 2\n";
+  const std::string c2 = "def delta():\n    return 4\n";
+  extract::FileFacts fa = facts_for("first.py", a2), fb = facts_for("second.py", b),
+                     fc = facts_for("third.py", c2);
+  auto record = [](const std::string& path) {
+    FileRecord f;
+    f.path = path;
+    f.sha256 = std::string(64, '1');
+    f.language = "python";
+    f.run_id = "run_2";
+    return f;
+  };
+  WriteBatch batch;
+  batch.replace.push_back(FileReplace{record("first.py"), &fa, a2});
+  batch.replace.push_back(FileReplace{record("second.py"), &fb, b});
+  batch.replace.push_back(FileReplace{record("third.py"), &fc, c2});
+  batch.remove.push_back("third.py");
+  ASSERT_TRUE(store_->Apply(batch).ok());
+  EXPECT_THAT(TopNames("alpha"), IsEmpty());
+  EXPECT_THAT(TopNames("omega"), ElementsAre("first.py:omega"));
+  EXPECT_THAT(TopNames("beta"), ElementsAre("second.py:beta"));
+  EXPECT_THAT(TopNames("gamma"), IsEmpty());
+  EXPECT_THAT(TopNames("delta"), IsEmpty());
+  EXPECT_THAT(*store_->SearchSubstring("lpha"), IsEmpty());
+  EXPECT_EQ(store_->SearchSubstring("mega")->size(), 1u);
+  EXPECT_EQ(store_->SearchPaths("second")->size(), 1u);
+  EXPECT_THAT(*store_->SearchPaths("third"), IsEmpty());
+  EXPECT_EQ(Count("path_fts"), 2);
+  EXPECT_TRUE(store_->IntegrityCheck().ok());
+}
+
 TEST_F(StoreTest, OverloadsGetSuffixedTargetIds) {
   Put("o.cc", "int f(int x) { return x; }\nint f(double x) { return 1; }\nint f() { return 0; }\n");
   auto symbols = store_->FileSymbols("o.cc");

@@ -1,0 +1,253 @@
+// librarian: the Librarian command line (spec §3). Results go to stdout, diagnostics and
+// progress to stderr. Exit codes: 0 success; 1 the run failed (a bootstrap that did not
+// succeed, an I/O or store error); 2 usage error or invalid input (the message names the
+// field); 3 the workspace has no index (run `librarian bootstrap` first); 130 cancelled.
+#include <fmt/core.h>
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/cancellation.h"
+#include "librarian/crawl/path.h"
+#include "librarian/index/bootstrap.h"
+#include "librarian/query/query.h"
+#include "librarian/server/librarian_tools.h"
+#include "librarian/server/mcp_main.h"
+#include "librarian/store/store.h"
+
+#ifndef TROVE_VERSION
+#define TROVE_VERSION "0.1.0"
+#endif
+
+namespace {
+
+using namespace trove;
+using namespace trove::librarian;
+
+int ExitFor(const Status& s) {
+  switch (s.code()) {
+    case base::StatusCode::kInvalidArgument:
+    case base::StatusCode::kNotFound:  // a missing workspace is bad input too
+      return 2;
+    case base::StatusCode::kCancelled:
+      return 130;
+    default:
+      return 1;
+  }
+}
+
+int Fail(const Status& s) {
+  std::fputs(fmt::format("librarian: error: {}\n", s.message()).c_str(), stderr);
+  return ExitFor(s);
+}
+
+struct BootstrapFlags {
+  std::string workspace;
+  bool force = false;
+  std::vector<std::string> include;
+  std::vector<std::string> exclude;
+  std::optional<std::uint64_t> max_files;
+  std::string ctags = "ctags";
+  bool json = false;
+  bool quiet = false;
+};
+
+int RunBootstrap(const BootstrapFlags& f) {
+  index::BootstrapOptions o;
+  o.workspace = f.workspace;
+  if (!o.workspace.empty() && o.workspace.front() != '/') {
+    // The CLI accepts a relative PATH; the engine takes the absolute one.
+    char* cwd = ::getcwd(nullptr, 0);
+    if (cwd != nullptr) {
+      o.workspace = std::string(cwd) + "/" + o.workspace;
+      std::free(cwd);
+    }
+  }
+  o.force = f.force;
+  o.include = f.include;
+  o.exclude = f.exclude;
+  o.max_files = f.max_files;
+  o.ctags_program = f.ctags;
+  base::Cancellation cancel;
+  const bool quiet = f.quiet;
+  base::Progress progress(
+      [quiet, last = 0.0](double done, double total, const std::string&) mutable {
+        if (quiet || (done - last < 500 && done != total)) return;
+        last = done;
+        std::fputs(fmt::format("librarian: indexed {} of {} files\n", done, total).c_str(), stderr);
+      });
+  Result<index::BootstrapReport> r = index::Bootstrap(o, cancel, progress);
+  if (!r.ok()) return Fail(r.status());
+  if (f.json) {
+    std::puts(server::BootstrapReportJson(*r).c_str());
+  } else {
+    const index::BootstrapStats& s = r->stats;
+    std::printf("%s",
+                fmt::format("{} {} ({}): {} files discovered, {} added, {} modified, {} "
+                            "deleted, {} unchanged; {} functions, {} types; {} ms\n",
+                            r->success ? "indexed" : "failed", r->workspace, s.mode,
+                            s.files_discovered, s.files_added, s.files_modified, s.files_deleted,
+                            s.files_unchanged, s.functions_indexed, s.types_indexed, r->duration_ms)
+                    .c_str());
+    std::printf("%s", fmt::format("store: {}\nrun: {}\n", r->store_path, r->run_id).c_str());
+  }
+  if (!r->success) {
+    std::fputs(fmt::format("librarian: error: {}\n", r->error).c_str(), stderr);
+    return 1;
+  }
+  return 0;
+}
+
+struct QueryFlags {
+  std::string workspace;
+  std::string intent;
+  std::string depth = "L1";
+  std::string intent_type;
+  std::vector<std::string> affected;
+  double min_confidence = 0.5;
+  bool evidence = false;
+  bool json = false;
+};
+
+int RunQuery(const QueryFlags& f) {
+  std::string ws = f.workspace;
+  if (!ws.empty() && ws.front() != '/') {
+    char* cwd = ::getcwd(nullptr, 0);
+    if (cwd != nullptr) {
+      ws = std::string(cwd) + "/" + ws;
+      std::free(cwd);
+    }
+  }
+  Result<std::string> root = crawl::CanonicalWorkspaceRoot(ws);
+  if (!root.ok()) return Fail(root.status());
+  query::QueryRequest req;
+  req.intent = f.intent;
+  std::optional<query::Depth> depth = query::ParseDepth(f.depth);
+  if (!depth) return Fail(Status::InvalidArgument("--depth: must be one of L0, L1, L2, L3"));
+  req.depth = *depth;
+  if (!f.intent_type.empty()) {
+    req.intent_type = query::ParseIntentType(f.intent_type);
+    if (!req.intent_type) {
+      return Fail(Status::InvalidArgument(
+          "--type: must be one of understand, debug, refactor, impact, security, test, "
+          "document, navigate, general"));
+    }
+  }
+  for (std::size_t i = 0; i < f.affected.size(); ++i) {
+    Result<std::string> rel = crawl::ResolveInWorkspace(
+        *root, f.affected[i], {.field = fmt::format("--affected[{}]", i)});
+    if (!rel.ok()) return Fail(rel.status());
+    req.affected_files.push_back(*rel);
+  }
+  req.min_confidence = f.min_confidence;
+  req.include_evidence = f.evidence;
+  const std::string store_path = index::StorePathFor(*root);
+  if (std::FILE* probe = std::fopen(store_path.c_str(), "rb")) {
+    std::fclose(probe);
+  } else {
+    std::fputs(fmt::format("librarian: error: {}: not bootstrapped; run 'librarian bootstrap "
+                           "{}' first\n",
+                           *root, *root)
+                   .c_str(),
+               stderr);
+    return 3;
+  }
+  Result<std::unique_ptr<store::Store>> st = store::Store::Open(store_path);
+  if (!st.ok()) return Fail(st.status());
+  base::Cancellation cancel;
+  Result<query::QueryResponse> r =
+      query::Query(**st, query::Workspace{*root, server::WorkspaceId(*root)}, req, cancel);
+  if (!r.ok()) return Fail(r.status());
+  if (f.json) {
+    std::puts(server::QueryResponseJson(*r, f.evidence).c_str());
+  } else {
+    for (std::size_t i = 0; i < r->packs.size(); ++i) {
+      const query::Pack& p = r->packs[i];
+      std::printf("%s", fmt::format("[{}] {} {} (score {:.3f}, signal {:.2f})\n    {}\n", i + 1,
+                                    query::PackTypeName(p.pack_type), p.target_id, p.score,
+                                    p.signal, p.summary)
+                            .c_str());
+      for (const query::Evidence& e : p.evidence) {
+        std::printf(
+            "%s",
+            fmt::format("    evidence: {}:{}-{}\n", e.file, e.start_line, e.end_line).c_str());
+      }
+    }
+    if (r->synthesis) std::printf("%s", fmt::format("\n{}\n", *r->synthesis).c_str());
+    for (const std::string& h : r->drill_down_hints) {
+      std::printf("%s", fmt::format("hint: {}\n", h).c_str());
+    }
+    std::printf("%s", fmt::format("{} packs in {:.1f} ms ({}; confidence values are "
+                                  "uncalibrated ranking signals)\n",
+                                  r->packs.size(), r->latency_ms,
+                                  query::IntentTypeName(r->intent_type_used))
+                          .c_str());
+  }
+  if (r->error) {
+    std::fputs(fmt::format("librarian: error: {}\n", *r->error).c_str(), stderr);
+    return 3;
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Librarian: repository knowledge index with ranked context packs", "librarian"};
+  app.set_version_flag("--version", std::string("librarian (trove) ") + TROVE_VERSION);
+  app.require_subcommand(1);
+
+  BootstrapFlags bf;
+  CLI::App* bootstrap = app.add_subcommand("bootstrap", "Index (or re-index) a workspace");
+  bootstrap->add_option("path", bf.workspace, "Workspace root")->required();
+  bootstrap->add_flag("--force", bf.force, "Re-extract every file");
+  bootstrap->add_option("--include", bf.include, "Glob a file must match (repeatable)");
+  bootstrap->add_option("--exclude", bf.exclude, "Glob of files to leave out (repeatable)");
+  bootstrap->add_option("--max-files", bf.max_files, "Index at most N files (sorted)")
+      ->check(CLI::PositiveNumber);
+  bootstrap->add_option("--ctags", bf.ctags, "universal-ctags program; empty disables it");
+  bootstrap->add_flag("--quiet", bf.quiet, "No progress on stderr");
+  bootstrap->add_flag("--json", bf.json, "Print the bootstrap tool's JSON");
+
+  QueryFlags qf;
+  CLI::App* query_cmd = app.add_subcommand("query", "Ranked context packs for an intent");
+  query_cmd->add_option("path", qf.workspace, "Workspace root (bootstrapped)")->required();
+  query_cmd->add_option("intent", qf.intent, "Natural-language intent")->required();
+  query_cmd->add_option("--depth", qf.depth, "L0, L1 (default), L2 or L3");
+  query_cmd->add_option("--type", qf.intent_type, "intentType (default: inferred)");
+  query_cmd->add_option("--affected", qf.affected, "Workspace-relative file (repeatable)");
+  query_cmd->add_option("--min-confidence", qf.min_confidence, "Ranking threshold (0-1)")
+      ->check(CLI::Range(0.0, 1.0));
+  query_cmd->add_flag("--evidence", qf.evidence, "Include evidence line ranges and snippets");
+  query_cmd->add_flag("--json", qf.json, "Print the query tool's JSON");
+
+  server::McpRunOptions mo;
+  std::optional<int> http_port;
+  CLI::App* mcp = app.add_subcommand("mcp", "Serve MCP over stdio (default) or HTTP");
+  mcp->add_option("--http", http_port, "Serve Streamable HTTP on this port (0: any free port)")
+      ->check(CLI::Range(0, 65535));
+  mcp->add_option("--host", mo.host, "HTTP listen address (default 127.0.0.1)");
+  mcp->add_option("--workspace", mo.workspaces,
+                  "Register an already bootstrapped workspace at start-up (repeatable)");
+  mcp->add_option("--ctags", mo.ctags_program, "universal-ctags program for bootstrap");
+  mcp->add_option("--log-level", mo.log_level, "debug, info, warning (default) or error");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  if (*bootstrap) return RunBootstrap(bf);
+  if (*query_cmd) return RunQuery(qf);
+  server::PrepareMcpProcess();
+  if (http_port) {
+    mo.transport = "http";
+    mo.port = *http_port;
+  }
+  return server::RunLibrarianMcp(mo);
+}

@@ -1,0 +1,234 @@
+// librarian_eval: builds the evaluation set and scores retrieval systems on it (spec §8).
+//
+//   librarian_eval generate --sources testdata/librarian/eval/sources.json
+//                           --out testdata/librarian/eval/eval_set.jsonl [--project DIR]
+//   librarian_eval [run] --set testdata/librarian/eval/eval_set.jsonl [--split dev|test|all]
+//                  [--hard] [--system NAME]... [--repo NAME]... [--max-per-repo N] [--depth N]
+//                  [--weights LEX,SYM,PATH,GRAPH,SCOPE] [--project DIR] [--work DIR] [--check]
+//
+// `--check` (the CI run) exits non-zero unless the correctness properties hold: the set loads,
+// queries ran, every metric is in [0, 1], no query failed and the baseline ranked at least one
+// target. It asserts no timing and no quality threshold.
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "base/hash.h"
+#include "librarian/eval/eval_set.h"
+#include "librarian/eval/generate.h"
+#include "librarian/eval/runner.h"
+
+namespace trove::librarian::eval {
+namespace {
+
+Result<std::string> ReadText(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::NotFound(fmt::format("{}: cannot open", path));
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+Status WriteText(const std::string& path, std::string_view text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(text.data(), static_cast<std::streamsize>(text.size()));
+  out.close();
+  if (!out) return Status::Io(fmt::format("{}: write failed", path));
+  return Status::Ok();
+}
+
+Result<std::size_t> ParseCount(std::string_view flag, const std::string& v) {
+  char* end = nullptr;
+  unsigned long long n = std::strtoull(v.c_str(), &end, 10);
+  if (v.empty() || *end != '\0' || v[0] == '-') {
+    return Status::InvalidArgument(fmt::format("{}: not a count: '{}'", flag, v));
+  }
+  return static_cast<std::size_t>(n);
+}
+
+Status Generate(const std::vector<std::string>& args) {
+  std::string sources, out, project = ".";
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (i + 1 >= args.size()) return Status::InvalidArgument(fmt::format("{}: needs a value", a));
+    if (a == "--sources") {
+      sources = args[++i];
+    } else if (a == "--out") {
+      out = args[++i];
+    } else if (a == "--project") {
+      project = args[++i];
+    } else {
+      return Status::InvalidArgument(fmt::format("unknown option '{}'", a));
+    }
+  }
+  if (sources.empty() || out.empty()) {
+    return Status::InvalidArgument("generate needs --sources FILE and --out FILE");
+  }
+  ASSIGN_OR_RETURN(std::string text, ReadText(sources));
+  Result<std::vector<SourceRepo>> repos = ParseSources(text);
+  if (!repos.ok()) return std::move(repos).status().WithContext(sources);
+  GenerateStats stats;
+  ASSIGN_OR_RETURN(
+      EvalSet set,
+      GenerateEvalSet(*repos, project, std::filesystem::path(sources).filename().string(), &stats));
+  std::string body = SerializeEvalSet(set);
+  RETURN_IF_ERROR(WriteText(out, body));
+
+  // The manifest: the set's SHA-256 and its sizes (spec §8.3 step 7).
+  nlohmann::ordered_json m;
+  m["set"] = std::filesystem::path(out).filename().string();
+  m["sha256"] = base::Sha256Hex(body);
+  m["repos"] = set.repos.size();
+  m["files"] = set.files.size();
+  m["queries"] = set.targets.size();
+  std::map<std::string, std::map<std::string, int>> by_lang;
+  std::map<std::string, std::map<std::string, int>> by_repo;
+  for (const EvalTarget& t : set.targets) {
+    ++by_lang[t.language][t.split];
+    ++by_repo[t.repo][t.split];
+  }
+  m["by_language"] = by_lang;
+  m["by_repo"] = by_repo;
+  nlohmann::ordered_json g;
+  g["files"] = stats.files;
+  g["documented_functions"] = stats.documented_functions;
+  g["doc_located"] = stats.located;
+  g["query_too_short"] = stats.too_short;
+  g["query_shared"] = stats.shared;
+  g["over_cap"] = stats.sampled_out;
+  g["leaked"] = stats.leaked;
+  g["targets"] = stats.targets;
+  m["generation"] = g;
+  std::string manifest_path = (std::filesystem::path(out).parent_path() / "manifest.json").string();
+  RETURN_IF_ERROR(WriteText(manifest_path, m.dump(2) + "\n"));
+  fmt::print("wrote {} ({} repos, {} files, {} queries) and {}\n", out, set.repos.size(),
+             set.files.size(), set.targets.size(), manifest_path);
+  fmt::print("generation: {}\n", g.dump());
+  return Status::Ok();
+}
+
+bool InUnit(double v) { return v >= 0 && v <= 1; }
+
+Status Check(const EvalRun& run) {
+  for (const RepoSummary& r : run.repos) {
+    if (r.queries > 0 && r.files_indexed != r.files - r.files_missing) {
+      return Status::Internal(fmt::format("{}: bootstrap indexed {} of {} files", r.name,
+                                          r.files_indexed, r.files - r.files_missing));
+    }
+  }
+  for (const SystemResult& s : run.systems) {
+    for (const Report* r : {&s.file_level, &s.function_level}) {
+      if (r->errors > 0)
+        return Status::Internal(fmt::format("{}: {} queries failed", s.name, r->errors));
+      for (const QueryRow& row : r->rows) {
+        const QueryMetrics& m = row.metrics;
+        for (double v :
+             {m.precision_at_k, m.recall_at_k, m.f1_at_k, m.ndcg_at_10, m.reciprocal_rank,
+              m.average_precision, m.recall_at_1, m.recall_at_5, m.precision_at_5}) {
+          if (!InUnit(v)) {
+            return Status::Internal(
+                fmt::format("{}: {}: a metric is {} (outside [0, 1])", s.name, row.id, v));
+          }
+        }
+      }
+      const MeanMetrics& m = r->mean;
+      for (double v : {m.mrr, m.ndcg_at_10, m.map, m.recall_at_k, m.precision_at_k, m.f1_at_k}) {
+        if (!InUnit(v)) return Status::Internal(fmt::format("{}: a mean metric is {}", s.name, v));
+      }
+      if (r->latency.p50_ms > r->latency.p95_ms) {
+        return Status::Internal(fmt::format("{}: p50 above p95", s.name));
+      }
+    }
+    if (s.name == kBaseline && s.file_level.mean.mrr <= 0) {
+      return Status::Internal("baseline ranked no target file at all");
+    }
+  }
+  return Status::Ok();
+}
+
+Status Run(const std::vector<std::string>& args) {
+  RunOptions o;
+  std::string set_path;
+  bool check = false;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--hard") {
+      o.hard = true;
+      continue;
+    }
+    if (a == "--check") {
+      check = true;
+      continue;
+    }
+    if (i + 1 >= args.size()) return Status::InvalidArgument(fmt::format("{}: needs a value", a));
+    const std::string& v = args[++i];
+    if (a == "--set") {
+      set_path = v;
+    } else if (a == "--split") {
+      o.split = v;
+    } else if (a == "--system") {
+      o.systems.push_back(v);
+    } else if (a == "--repo") {
+      o.repos.push_back(v);
+    } else if (a == "--max-per-repo") {
+      ASSIGN_OR_RETURN(o.max_queries_per_repo, ParseCount(a, v));
+    } else if (a == "--depth") {
+      ASSIGN_OR_RETURN(o.list_depth, ParseCount(a, v));
+    } else if (a == "--project") {
+      o.project_dir = v;
+    } else if (a == "--work") {
+      o.work_dir = v;
+    } else if (a == "--weights") {
+      std::stringstream ss(v);
+      std::string part;
+      while (std::getline(ss, part, ',')) {
+        char* end = nullptr;
+        double d = std::strtod(part.c_str(), &end);
+        if (part.empty() || *end != '\0' || d < 0) {
+          return Status::InvalidArgument(fmt::format("--weights: not a weight: '{}'", part));
+        }
+        o.librarian_weights.push_back(d);
+      }
+    } else {
+      return Status::InvalidArgument(fmt::format("unknown option '{}'", a));
+    }
+  }
+  if (set_path.empty()) return Status::InvalidArgument("run needs --set FILE");
+  ASSIGN_OR_RETURN(std::string text, ReadText(set_path));
+  Result<EvalSet> set = ParseEvalSet(text);
+  if (!set.ok()) return std::move(set).status().WithContext(set_path);
+  ASSIGN_OR_RETURN(EvalRun run, RunEval(*set, o));
+  fmt::print("{}", FormatRun(run, o));
+  if (check) {
+    RETURN_IF_ERROR(Check(run));
+    fmt::print("check: ok\n");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+}  // namespace trove::librarian::eval
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  trove::Status s;
+  if (!args.empty() && args[0] == "generate") {
+    s = trove::librarian::eval::Generate({args.begin() + 1, args.end()});
+  } else {
+    if (!args.empty() && args[0] == "run") args.erase(args.begin());
+    s = trove::librarian::eval::Run(args);
+  }
+  if (!s.ok()) {
+    std::fprintf(stderr, "librarian_eval: %s\n", s.ToString().c_str());
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,807 @@
+#include "librarian/index/bootstrap.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <utility>
+
+#include "base/hash.h"
+#include "base/sqlite.h"
+#include "base/thread_pool.h"
+#include "librarian/crawl/crawler.h"
+#include "librarian/crawl/glob.h"
+#include "librarian/crawl/path.h"
+#include "librarian/extract/ctags.h"
+#include "librarian/extract/extract.h"
+#include "librarian/extract/grammars.h"
+#include "librarian/extract/routing.h"
+#include "librarian/store/store.h"
+
+namespace trove::librarian::index {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Largest file the bootstrap reads (the crawler's cap is configurable up to this).
+constexpr std::uint64_t kMaxReadBytes = std::uint64_t{1} << 32;
+// Extraction results waiting for the writer, at most; bounds memory when writes lag.
+constexpr std::size_t kQueueCapacity = 64;
+// Function-context packs per file (spec §2.2).
+constexpr std::uint64_t kMaxFunctionPacksPerFile = 100;
+
+std::string Rfc3339Now() {
+  timespec ts{};
+  clock_gettime(CLOCK_REALTIME, &ts);
+  tm t{};
+  gmtime_r(&ts.tv_sec, &t);
+  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z", t.tm_year + 1900, t.tm_mon + 1,
+                     t.tm_mday, t.tm_hour, t.tm_min, t.tm_sec);
+}
+
+std::string NewRunId() {
+  timespec ts{};
+  clock_gettime(CLOCK_REALTIME, &ts);
+  tm t{};
+  gmtime_r(&ts.tv_sec, &t);
+  return fmt::format("run_{:04}{:02}{:02}T{:02}{:02}{:02}Z_{}", t.tm_year + 1900, t.tm_mon + 1,
+                     t.tm_mday, t.tm_hour, t.tm_min, t.tm_sec, base::RandomHex(2));
+}
+
+// Reads the whole file `abs` (not following a final symlink unless `follow`).
+Result<std::string> ReadFile(const std::string& abs, bool follow) {
+  int flags = O_RDONLY | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW);
+  int fd = open(abs.c_str(), flags);
+  if (fd < 0) return Status::Io(fmt::format("{}: cannot open: {}", abs, strerror(errno)));
+  std::string out;
+  struct stat st {};
+  if (fstat(fd, &st) == 0 && st.st_size > 0 &&
+      static_cast<std::uint64_t>(st.st_size) < kMaxReadBytes)
+    out.reserve(static_cast<std::size_t>(st.st_size));
+  char buf[65536];
+  for (;;) {
+    ssize_t n = read(fd, buf, sizeof buf);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      int e = errno;
+      close(fd);
+      return Status::Io(fmt::format("{}: cannot read: {}", abs, strerror(e)));
+    }
+    if (n == 0) break;
+    out.append(buf, static_cast<std::size_t>(n));
+    if (out.size() > kMaxReadBytes) {
+      close(fd);
+      return Status::ResourceExhausted(fmt::format("{}: file too large", abs));
+    }
+  }
+  close(fd);
+  return out;
+}
+
+// An exclusive flock held for the bootstrap's lifetime; released on close.
+class LockFile {
+ public:
+  static Result<LockFile> Acquire(const std::string& path) {
+    int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) {
+      return Status::Io(fmt::format("workspace: cannot open lock {}: {}", path, strerror(errno)));
+    }
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+      int e = errno;
+      close(fd);
+      if (e == EWOULDBLOCK)
+        return Status::ResourceExhausted("workspace: bootstrap already running");
+      return Status::Io(fmt::format("workspace: cannot lock {}: {}", path, strerror(e)));
+    }
+    return LockFile(fd);
+  }
+  LockFile(LockFile&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+  LockFile& operator=(LockFile&&) = delete;
+  LockFile(const LockFile&) = delete;
+  ~LockFile() {
+    if (fd_ >= 0) close(fd_);  // releases the flock
+  }
+
+ private:
+  explicit LockFile(int fd) : fd_(fd) {}
+  int fd_;
+};
+
+// Creates `<root>/.librarian/` and its `.gitignore` (spec §1.7).
+Status PrepareStoreDir(const std::string& root) {
+  std::string dir = root + "/.librarian";
+  if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
+    return Status::Io(fmt::format("workspace: cannot create {}: {}", dir, strerror(errno)));
+  }
+  std::string ignore = dir + "/.gitignore";
+  struct stat st {};
+  if (lstat(ignore.c_str(), &st) == 0) return Status::Ok();
+  int fd = open(ignore.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+  if (fd < 0) {
+    if (errno == EEXIST) return Status::Ok();
+    return Status::Io(fmt::format("workspace: cannot create {}: {}", ignore, strerror(errno)));
+  }
+  bool ok = write(fd, "*\n", 2) == 2;
+  close(fd);
+  if (!ok) return Status::Io(fmt::format("workspace: cannot write {}", ignore));
+  return Status::Ok();
+}
+
+std::string ExtractorFamily(std::string_view extractor) {
+  if (extractor.rfind("tree-sitter", 0) == 0) return "tree_sitter";
+  if (extractor.rfind("ctags", 0) == 0) return "ctags";
+  if (extractor.empty()) return "none";
+  return "text";
+}
+
+nlohmann::json StatsJson(const BootstrapStats& s) {
+  return nlohmann::json{
+      {"mode", s.mode},
+      {"filesDiscovered", s.files_discovered},
+      {"filesProcessed", s.files_processed},
+      {"filesUnchanged", s.files_unchanged},
+      {"filesTouched", s.files_touched},
+      {"filesAdded", s.files_added},
+      {"filesModified", s.files_modified},
+      {"filesDeleted", s.files_deleted},
+      {"filesExtracted", s.files_extracted},
+      {"filesSkipped",
+       {{"large", s.files_skipped_large},
+        {"binary", s.files_skipped_binary},
+        {"other", s.files_skipped_other}}},
+      {"filesTimedOut", s.files_timed_out},
+      {"filesFailed", s.files_failed},
+      {"timeoutRetries", s.timeout_retries},
+      {"bytesExtracted", s.bytes_extracted},
+      {"functionsIndexed", s.functions_indexed},
+      {"typesIndexed", s.types_indexed},
+      {"modulesIndexed", s.modules_indexed},
+      {"edges", s.edges},
+      {"chunksIndexed", s.chunks_indexed},
+      {"contextPacksCreated", s.context_packs_created},
+      {"contextPacksTotal", s.context_packs_total},
+      {"languages", s.languages},
+      {"extractors", s.extractors},
+      {"truncatedByMaxFiles", s.truncated_by_max_files},
+      {"checkpoints", s.checkpoints},
+  };
+}
+
+std::uint64_t PacksFor(const extract::FileFacts& facts) {
+  std::uint64_t callables = 0;
+  for (const extract::Symbol& s : facts.symbols) callables += extract::IsCallable(s.kind) ? 1 : 0;
+  return 1 + std::min(callables, kMaxFunctionPacksPerFile);
+}
+
+// One file to extract.
+struct Job {
+  const crawl::FileEntry* entry = nullptr;
+  bool stored = false;  // the store holds a record for it
+};
+
+// One extraction's outcome, handed from a worker to the writer.
+struct Outcome {
+  std::size_t job = 0;
+  crawl::FileAttempts attempts;
+  std::string content;
+  std::string sha256;  // of `content` (the file may have changed since the crawl)
+  extract::FileFacts facts;
+  bool cancelled = false;  // dropped: the run was cancelled or stopped mid-file
+};
+
+// A bounded multi-producer, single-consumer queue of outcomes.
+class OutcomeQueue {
+ public:
+  explicit OutcomeQueue(std::size_t producers) : producers_(producers) {}
+  void Push(Outcome outcome) {
+    std::unique_lock lock(mu_);
+    not_full_.wait(lock, [&] { return queue_.size() < kQueueCapacity; });
+    queue_.push_back(std::move(outcome));
+    not_empty_.notify_one();
+  }
+  void ProducerDone() {
+    std::lock_guard lock(mu_);
+    --producers_;
+    not_empty_.notify_all();
+  }
+  // Returns false when every producer is done and the queue is empty.
+  bool Pop(Outcome& out) {
+    std::unique_lock lock(mu_);
+    not_empty_.wait(lock, [&] { return !queue_.empty() || producers_ == 0; });
+    if (queue_.empty()) return false;
+    out = std::move(queue_.front());
+    queue_.pop_front();
+    not_full_.notify_one();
+    return true;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable not_empty_, not_full_;
+  std::deque<Outcome> queue_;
+  std::size_t producers_;
+};
+
+class Run {
+ public:
+  Run(const BootstrapOptions& options, std::string root, base::Cancellation& cancel,
+      const base::Progress& progress)
+      : options_(options), root_(std::move(root)), cancel_(cancel), progress_(progress) {}
+
+  Result<BootstrapReport> Execute();
+
+ private:
+  Status Open();
+  Status Plan(const crawl::CrawlResult& crawl);
+  // Extracts `jobs` on the workers and writes the outcomes; `final_pass` is the end-of-run
+  // retry of deferred files.
+  Status ExtractAll(const std::vector<std::size_t>& jobs, bool final_pass);
+  void Work(extract::Extractor& extractor, const std::vector<std::size_t>& jobs,
+            std::atomic<std::size_t>& next, bool final_pass, OutcomeQueue& queue);
+  Status Accept(Outcome& outcome, bool final_pass);
+  Status Flush(bool force_checkpoint);
+  Status Finish(const std::string& state);
+  Status Totals();
+  // Whether `extractor` (a stored FileFacts::extractor) names a grammar or ctags version other
+  // than the one linked or installed now.
+  bool OutdatedExtractor(std::string_view extractor) const;
+  void ReportProgress() {
+    progress_.Report(static_cast<double>(done_),
+                     static_cast<double>(report_.stats.files_discovered));
+  }
+
+  const BootstrapOptions& options_;
+  const std::string root_;
+  base::Cancellation& cancel_;
+  const base::Progress& progress_;
+  const Clock::time_point start_ = Clock::now();
+
+  BootstrapReport report_;
+  std::unique_ptr<store::Store> store_;
+  std::map<std::string, store::FileRecord, std::less<>> previous_;
+  std::vector<std::unique_ptr<extract::Extractor>> extractors_;
+  store::RunRecord run_;
+  bool workspace_has_cpp_ = false;
+  bool force_ = false;
+
+  std::vector<Job> jobs_;
+  std::vector<std::size_t> deferred_;
+  std::atomic<bool> stop_{false};  // kFail: stop handing out files
+  std::uint64_t done_ = 0;
+
+  // The batch being built and the outcomes it points into.
+  store::WriteBatch batch_;
+  std::deque<Outcome> pending_;
+  std::size_t pending_files_ = 0;
+  Clock::time_point last_checkpoint_ = Clock::now();
+};
+
+Status Run::Open() {
+  report_.workspace = root_;
+  report_.store_path = options_.store_path.empty() ? StorePathFor(root_) : options_.store_path;
+  store::StoreOptions so;
+  so.trigram = options_.trigram;
+  ASSIGN_OR_RETURN(store_, store::Store::Open(report_.store_path, so));
+  force_ = options_.force;
+  if (store_->schema_rebuilt()) {
+    force_ = true;
+    report_.disclosures.push_back("schema_rebuilt");
+  }
+  // A run still `running` was killed (this process holds the lock, so none is live): close it
+  // as failed. Its committed files stay and this run resumes from them.
+  {
+    ASSIGN_OR_RETURN(base::Statement st,
+                     store_->db().Prepare("UPDATE runs SET state = 'failed', finished_at = ?1 "
+                                          "WHERE state = 'running'"));
+    RETURN_IF_ERROR(st.Bind(1, std::string_view(Rfc3339Now())));
+    RETURN_IF_ERROR(st.Step());
+    if (store_->db().Changes() > 0) report_.disclosures.push_back("interrupted_run_recovered");
+  }
+  ASSIGN_OR_RETURN(std::vector<store::FileRecord> files, store_->ListFiles());
+  for (store::FileRecord& f : files) {
+    std::string path = f.path;
+    previous_.emplace(std::move(path), std::move(f));
+  }
+  if (!options_.llm_provider.empty()) report_.disclosures.push_back("provider_unavailable");
+
+  extract::ExtractorOptions eo;
+  eo.ctags_program = options_.ctags_program;
+  eo.timeout_ms = options_.timeout.timeout_ms;
+  std::size_t workers =
+      options_.workers == 0 ? base::ThreadPool::DefaultWorkers() : options_.workers;
+  for (std::size_t i = 0; i < workers; ++i) {
+    ASSIGN_OR_RETURN(std::unique_ptr<extract::Extractor> e, extract::Extractor::Create(eo));
+    extractors_.push_back(std::move(e));
+  }
+
+  report_.run_id = NewRunId();
+  run_.run_id = report_.run_id;
+  run_.state = "running";
+  run_.mode = force_ ? "full" : "incremental";
+  run_.started_at = Rfc3339Now();
+  nlohmann::json opts{
+      {"force", options_.force},
+      {"include", options_.include},
+      {"exclude", options_.exclude},
+      {"fileTimeoutMs", options_.timeout.timeout_ms},
+      {"fileTimeoutRetries", options_.timeout.retries},
+      {"fileTimeoutPolicy", crawl::FileTimeoutPolicyName(options_.timeout.policy)},
+  };
+  if (options_.max_files) opts["maxFiles"] = *options_.max_files;
+  if (!options_.llm_provider.empty()) opts["llmProvider"] = options_.llm_provider;
+  run_.options_json = opts.dump();
+  nlohmann::json tools = nlohmann::json::object();
+  int count = 0;
+  const extract::GrammarInfo* grammars = extract::Grammars(&count);
+  for (int i = 0; i < count; ++i) {
+    tools[std::string(grammars[i].npm_package)] = std::string(grammars[i].version);
+  }
+  if (const extract::Ctags* ctags = extractors_.front()->ctags()) tools["ctags"] = ctags->version();
+  run_.tool_versions_json = tools.dump();
+  run_.stats_json = "{}";
+  store::WriteBatch start;
+  start.run = run_;
+  return store_->Apply(start);
+}
+
+bool Run::OutdatedExtractor(std::string_view extractor) const {
+  if (extractor.rfind("tree-sitter:", 0) == 0) {
+    std::string_view rest = extractor.substr(std::string_view("tree-sitter:").size());
+    std::size_t at = rest.find('@');
+    if (at == std::string_view::npos) return true;
+    int count = 0;
+    const extract::GrammarInfo* grammars = extract::Grammars(&count);
+    for (int i = 0; i < count; ++i) {
+      if (grammars[i].name == rest.substr(0, at)) return grammars[i].version != rest.substr(at + 1);
+    }
+    return true;  // a grammar no longer linked
+  }
+  if (extractor.rfind("ctags@", 0) == 0) {
+    const extract::Ctags* ctags = extractors_.front()->ctags();
+    return ctags == nullptr || extractor.substr(6) != ctags->version();
+  }
+  return false;
+}
+
+Status Run::Plan(const crawl::CrawlResult& crawl) {
+  BootstrapStats& s = report_.stats;
+  s.files_discovered = crawl.files.size();
+  s.truncated_by_max_files = crawl.truncated;
+  report_.warnings = crawl.warnings;
+  for (const crawl::FileEntry& f : crawl.files) {
+    if (extract::IsCppSourcePath(f.path)) workspace_has_cpp_ = true;
+  }
+
+  std::set<std::string, std::less<>> present;
+  for (const crawl::FileEntry& f : crawl.files) present.insert(f.path);
+  for (const crawl::SkippedEntry& k : crawl.skipped) {
+    store::FileStatus status;
+    if (k.reason == crawl::SkipReason::kLarge) {
+      ++s.files_skipped_large;
+      status = store::FileStatus::kSkippedLarge;
+    } else if (k.reason == crawl::SkipReason::kBinary) {
+      ++s.files_skipped_binary;
+      status = store::FileStatus::kSkippedBinary;
+    } else {
+      ++s.files_skipped_other;
+      continue;  // unreadable or not a file we keep: dropped from the index below
+    }
+    present.insert(k.path);
+    auto it = previous_.find(k.path);
+    if (it != previous_.end() && it->second.status == status) continue;
+    store::FileReplace r;
+    r.file.path = k.path;
+    r.file.status = status;
+    r.file.run_id = run_.run_id;
+    batch_.replace.push_back(std::move(r));
+  }
+
+  // Vanished files; with max_files, only those sorted before the last kept path (spec §2.1:
+  // a truncated run deletes nothing beyond the limit).
+  for (const auto& [path, record] : previous_) {
+    if (present.count(path) != 0) continue;
+    if (crawl.truncated && (crawl.files.empty() || path > crawl.files.back().path)) continue;
+    batch_.remove.push_back(path);
+    ++s.files_deleted;
+  }
+
+  for (const crawl::FileEntry& f : crawl.files) {
+    auto it = previous_.find(f.path);
+    const bool stored = it != previous_.end();
+    const bool reusable = stored && !it->second.stale &&
+                          (it->second.status == store::FileStatus::kIndexed ||
+                           it->second.status == store::FileStatus::kUnchanged);
+    bool extract = force_;
+    if (reusable && OutdatedExtractor(it->second.extractor)) {
+      // spec §2.3: a new extractor or grammar version re-extracts that language.
+      ++s.files_modified;
+      extract = true;
+    } else if (!reusable) {
+      stored ? ++s.files_modified : ++s.files_added;
+      extract = true;
+    } else if (f.change == crawl::FileChange::kModified || f.sha256 != it->second.sha256) {
+      ++s.files_modified;
+      extract = true;
+    } else {
+      ++s.files_unchanged;
+      if (f.change == crawl::FileChange::kTouched || f.size != it->second.size ||
+          f.mtime_ns != it->second.mtime_ns) {
+        ++s.files_touched;
+        if (!extract) {
+          batch_.touch.push_back(store::FileTouch{f.path, f.size, f.mtime_ns, run_.run_id});
+        }
+      }
+    }
+    if (extract) {
+      jobs_.push_back(Job{&f, stored});
+    } else {
+      ++s.files_processed;
+      ++done_;
+    }
+  }
+  if (force_ || previous_.empty()) {
+    s.mode = "full";
+  } else if (jobs_.empty() && batch_.touch.empty() && batch_.remove.empty() &&
+             batch_.replace.empty()) {
+    s.mode = "noop";
+  } else {
+    s.mode = "incremental";
+  }
+  run_.mode = s.mode;
+  ReportProgress();
+  return Flush(/*force_checkpoint=*/true);
+}
+
+void Run::Work(extract::Extractor& extractor, const std::vector<std::size_t>& jobs,
+               std::atomic<std::size_t>& next, bool final_pass, OutcomeQueue& queue) {
+  for (;;) {
+    if (cancel_.requested() || stop_.load(std::memory_order_acquire)) return;
+    std::size_t i = next.fetch_add(1, std::memory_order_relaxed);
+    if (i >= jobs.size()) return;
+    const Job& job = jobs_[jobs[i]];
+    Outcome out;
+    out.job = jobs[i];
+    const std::string& path = job.entry->path;
+    Result<std::string> content = ReadFile(root_ + "/" + path, job.entry->symlink);
+    if (!content.ok()) {
+      out.attempts.verdict = crawl::FileVerdict::kFailed;
+      out.attempts.last = content.status();
+      queue.Push(std::move(out));
+      continue;
+    }
+    out.content = std::move(*content);
+    out.sha256 = base::Sha256Hex(out.content);
+    extract::Routing routing = extractor.Route(path, workspace_has_cpp_);
+    out.attempts = crawl::RunFileWithTimeouts(
+        options_.timeout,
+        [&](std::int64_t limit_ms) -> Status {
+          if (options_.attempt_hook_for_testing) {
+            RETURN_IF_ERROR(options_.attempt_hook_for_testing(path, limit_ms));
+          }
+          extractor.set_timeout_ms(limit_ms);
+          Result<extract::FileFacts> facts =
+              extractor.Extract(path, out.content, routing, &cancel_);
+          if (!facts.ok()) return facts.status();
+          out.facts = std::move(*facts);
+          return Status::Ok();
+        },
+        final_pass);
+    if (out.attempts.verdict != crawl::FileVerdict::kDone &&
+        out.attempts.last.code() == base::StatusCode::kCancelled) {
+      out.cancelled = true;
+    }
+    // kFail: hand out no further file, whatever the writer is doing.
+    if (out.attempts.verdict == crawl::FileVerdict::kFailRun) {
+      stop_.store(true, std::memory_order_release);
+    }
+    queue.Push(std::move(out));
+  }
+}
+
+Status Run::ExtractAll(const std::vector<std::size_t>& jobs, bool final_pass) {
+  if (jobs.empty()) return Status::Ok();
+  std::size_t workers = std::min(extractors_.size(), jobs.size());
+  OutcomeQueue queue(workers);
+  std::atomic<std::size_t> next{0};
+  Status status;
+  {
+    base::ThreadPool pool(workers);
+    for (std::size_t w = 0; w < workers; ++w) {
+      pool.Submit([&, w] {
+        Work(*extractors_[w], jobs, next, final_pass, queue);
+        queue.ProducerDone();
+      });
+    }
+    Outcome outcome;
+    while (queue.Pop(outcome)) {
+      if (!status.ok()) continue;  // drain so the workers can finish
+      status = Accept(outcome, final_pass);
+      if (!status.ok()) stop_.store(true, std::memory_order_release);
+    }
+    pool.Wait();
+  }
+  RETURN_IF_ERROR(status);
+  return Flush(/*force_checkpoint=*/true);
+}
+
+Status Run::Accept(Outcome& outcome, bool final_pass) {
+  BootstrapStats& s = report_.stats;
+  const Job& job = jobs_[outcome.job];
+  const std::string& path = job.entry->path;
+  if (outcome.cancelled) return Status::Ok();  // untouched: the next run picks it up
+  const crawl::FileAttempts& a = outcome.attempts;
+  if (a.attempts > 1) s.timeout_retries += static_cast<std::uint64_t>(a.attempts - 1);
+  if (final_pass) s.timeout_retries += 1;
+
+  // A file whose extraction did not finish keeps its previous rows, marked stale (spec §2.2);
+  // a new one gets a bare record with the status.
+  auto keep_previous = [&](store::FileStatus status) {
+    if (job.stored) {
+      batch_.mark.push_back(store::FileMark{path, status, true});
+      return;
+    }
+    store::FileReplace r;
+    r.file.path = path;
+    r.file.sha256 = outcome.sha256;
+    r.file.size = job.entry->size;
+    r.file.mtime_ns = job.entry->mtime_ns;
+    r.file.status = status;
+    r.file.run_id = run_.run_id;
+    batch_.replace.push_back(std::move(r));
+  };
+
+  switch (a.verdict) {
+    case crawl::FileVerdict::kDone: {
+      ++s.files_extracted;
+      ++s.files_processed;
+      s.bytes_extracted += outcome.content.size();
+      s.context_packs_created += PacksFor(outcome.facts);
+      pending_.push_back(std::move(outcome));
+      Outcome& o = pending_.back();
+      store::FileReplace r;
+      r.file.path = path;
+      r.file.sha256 = o.sha256;
+      r.file.language = o.facts.language;
+      r.file.extractor = o.facts.extractor;
+      r.file.size = job.entry->size;
+      r.file.mtime_ns = job.entry->mtime_ns;
+      r.file.status = store::FileStatus::kIndexed;
+      r.file.parse_error = o.facts.parse_error;
+      r.file.run_id = run_.run_id;
+      r.facts = &o.facts;
+      r.content = o.content;
+      batch_.replace.push_back(std::move(r));
+      break;
+    }
+    case crawl::FileVerdict::kDeferred:
+      deferred_.push_back(outcome.job);
+      return Status::Ok();  // not done yet: no progress
+    case crawl::FileVerdict::kTimedOut:
+      ++s.files_timed_out;
+      ++s.files_processed;
+      report_.timed_out.push_back(path);
+      keep_previous(store::FileStatus::kTimedOut);
+      break;
+    case crawl::FileVerdict::kFailRun:
+      ++s.files_timed_out;
+      ++s.files_processed;
+      report_.timed_out.push_back(path);
+      keep_previous(store::FileStatus::kTimedOut);
+      if (report_.error.empty()) {
+        report_.error = fmt::format("{}: timed out after {} ms (fileTimeoutPolicy fail)", path,
+                                    options_.timeout.timeout_ms);
+      }
+      stop_.store(true, std::memory_order_release);
+      break;
+    case crawl::FileVerdict::kFailed:
+      ++s.files_failed;
+      ++s.files_processed;
+      report_.failed.push_back(fmt::format("{}: {}", path, a.last.message()));
+      keep_previous(store::FileStatus::kFailed);
+      break;
+  }
+  ++pending_files_;
+  ++done_;
+  ReportProgress();
+  return Flush(/*force_checkpoint=*/false);
+}
+
+Status Run::Flush(bool force_checkpoint) {
+  const bool empty = batch_.replace.empty() && batch_.touch.empty() && batch_.mark.empty() &&
+                     batch_.remove.empty();
+  if (empty) return Status::Ok();
+  const bool due =
+      pending_files_ >= kCheckpointFiles || Clock::now() - last_checkpoint_ >= kCheckpointInterval;
+  if (!due && !force_checkpoint) return Status::Ok();
+  ++report_.stats.checkpoints;
+  run_.stats_json = StatsJson(report_.stats).dump();
+  batch_.run = run_;
+  Status st = store_->Apply(batch_);
+  batch_ = store::WriteBatch{};
+  pending_.clear();
+  pending_files_ = 0;
+  last_checkpoint_ = Clock::now();
+  return st;
+}
+
+Status Run::Totals() {
+  BootstrapStats& s = report_.stats;
+  base::Database& db = store_->db();
+  {
+    ASSIGN_OR_RETURN(base::Statement st,
+                     db.Prepare("SELECT kind, count(*) FROM symbols GROUP BY kind"));
+    for (;;) {
+      ASSIGN_OR_RETURN(bool row, st.Step());
+      if (!row) break;
+      std::string kind = st.ColumnText(0);
+      auto n = static_cast<std::uint64_t>(st.ColumnInt64(1));
+      if (kind == "function" || kind == "method") {
+        s.functions_indexed += n;
+      } else if (kind == "namespace") {
+        s.modules_indexed += n;
+      } else {
+        s.types_indexed += n;
+      }
+    }
+  }
+  ASSIGN_OR_RETURN(std::int64_t imports, store_->CountRows("imports"));
+  ASSIGN_OR_RETURN(std::int64_t calls, store_->CountRows("calls"));
+  ASSIGN_OR_RETURN(std::int64_t chunks, store_->CountRows("chunks"));
+  s.edges = static_cast<std::uint64_t>(imports + calls);
+  s.chunks_indexed = static_cast<std::uint64_t>(chunks);
+  {
+    ASSIGN_OR_RETURN(base::Statement st, db.Prepare("SELECT language, extractor FROM files "
+                                                    "WHERE status IN ('indexed', 'unchanged')"));
+    for (;;) {
+      ASSIGN_OR_RETURN(bool row, st.Step());
+      if (!row) break;
+      ++s.languages[st.ColumnText(0)];
+      ++s.extractors[ExtractorFamily(st.ColumnText(1))];
+      ++s.context_packs_total;  // module_context
+    }
+  }
+  {
+    ASSIGN_OR_RETURN(base::Statement st,
+                     db.Prepare("SELECT coalesce(sum(min(n, ?1)), 0) FROM (SELECT count(*) AS n "
+                                "FROM symbols WHERE kind IN ('function', 'method') "
+                                "GROUP BY file_id)"));
+    RETURN_IF_ERROR(st.Bind(1, static_cast<std::int64_t>(kMaxFunctionPacksPerFile)));
+    ASSIGN_OR_RETURN(bool row, st.Step());
+    if (row) s.context_packs_total += static_cast<std::uint64_t>(st.ColumnInt64(0));
+  }
+  return Status::Ok();
+}
+
+Status Run::Finish(const std::string& state) {
+  report_.state = state;
+  if (state != "cancelled") RETURN_IF_ERROR(Totals());
+  run_.state = state;
+  run_.finished_at = Rfc3339Now();
+  ++report_.stats.checkpoints;
+  run_.stats_json = StatsJson(report_.stats).dump();
+  batch_.run = run_;
+  Status st = store_->Apply(batch_);
+  batch_ = store::WriteBatch{};
+  pending_.clear();
+  pending_files_ = 0;
+  return st;
+}
+
+Result<BootstrapReport> Run::Execute() {
+  RETURN_IF_ERROR(Open());
+  auto fail = [&](const Status& error) -> Status {
+    // Record the failure when the store still takes writes; the original error wins.
+    batch_ = store::WriteBatch{};
+    pending_.clear();
+    pending_files_ = 0;
+    (void)Finish(error.code() == base::StatusCode::kCancelled ? "cancelled" : "failed");
+    return error;
+  };
+
+  crawl::CrawlOptions co;
+  co.include = options_.include;
+  co.exclude = options_.exclude;
+  co.max_files = options_.max_files;
+  if (options_.max_file_bytes != 0) co.max_file_bytes = options_.max_file_bytes;
+  co.force = force_;
+  crawl::Manifest manifest;
+  for (const auto& [path, f] : previous_) {
+    if (f.stale ||
+        (f.status != store::FileStatus::kIndexed && f.status != store::FileStatus::kUnchanged)) {
+      continue;
+    }
+    manifest.emplace(path, crawl::ManifestEntry{f.size, f.mtime_ns, f.sha256});
+  }
+  Result<crawl::CrawlResult> crawl = crawl::Crawl(root_, co, &manifest, cancel_, base::Progress());
+  if (!crawl.ok()) return fail(crawl.status());
+
+  if (Status st = Plan(*crawl); !st.ok()) return fail(st);
+  std::vector<std::size_t> all(jobs_.size());
+  for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
+  if (Status st = ExtractAll(all, /*final_pass=*/false); !st.ok()) return fail(st);
+  if (!stop_.load() && !cancel_.requested() && !deferred_.empty()) {
+    std::vector<std::size_t> again = std::move(deferred_);
+    deferred_.clear();
+    if (Status st = ExtractAll(again, /*final_pass=*/true); !st.ok()) return fail(st);
+  }
+  if (cancel_.requested()) {
+    if (Status st = Flush(true); !st.ok()) return fail(st);
+    (void)Finish("cancelled");
+    return Status::Cancelled("bootstrap cancelled");
+  }
+  const bool failed = !report_.error.empty();
+  if (Status st = Finish(failed ? "failed" : "succeeded"); !st.ok()) return st;
+  report_.success = !failed;
+  report_.duration_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start_).count();
+  return std::move(report_);
+}
+
+}  // namespace
+
+std::string StorePathFor(std::string_view canonical_workspace) {
+  return fmt::format("{}/.librarian/librarian.sqlite", canonical_workspace);
+}
+
+Result<std::string> ValidateBootstrapOptions(const BootstrapOptions& options) {
+  if (options.workspace.empty()) return Status::InvalidArgument("workspace: must not be empty");
+  if (options.workspace.find('\0') != std::string::npos) {
+    return Status::InvalidArgument("workspace: contains a nul byte");
+  }
+  if (options.workspace.front() != '/') {
+    return Status::InvalidArgument("workspace: must be an absolute path");
+  }
+  if (options.max_files && *options.max_files < 1) {
+    return Status::InvalidArgument("maxFiles: must be at least 1");
+  }
+  RETURN_IF_ERROR(crawl::ValidateFileTimeoutOptions(options.timeout));
+  if (!options.llm_provider.empty() && options.llm_provider != "claude" &&
+      options.llm_provider != "codex") {
+    return Status::InvalidArgument("llmProvider: must be one of claude, codex");
+  }
+  for (const auto& [field, globs] :
+       {std::pair{"include", &options.include}, std::pair{"exclude", &options.exclude}}) {
+    if (globs->size() > crawl::kMaxGlobsPerList) {
+      return Status::InvalidArgument(
+          fmt::format("{}: more than {} patterns", field, crawl::kMaxGlobsPerList));
+    }
+    for (std::size_t i = 0; i < globs->size(); ++i) {
+      Result<crawl::Glob> g = crawl::Glob::Compile((*globs)[i]);
+      if (!g.ok()) {
+        return Status::InvalidArgument(fmt::format("{}[{}]: {}", field, i, g.status().message()));
+      }
+    }
+  }
+  Result<std::string> root = crawl::CanonicalWorkspaceRoot(options.workspace);
+  if (!root.ok()) {
+    // Missing, unreadable or not a directory: all bad input to the caller.
+    return Status::InvalidArgument(std::string(root.status().message()));
+  }
+  return root;
+}
+
+Result<BootstrapReport> Bootstrap(const BootstrapOptions& options, base::Cancellation& cancel,
+                                  const base::Progress& progress) {
+  ASSIGN_OR_RETURN(std::string root, ValidateBootstrapOptions(options));
+  if (cancel.requested()) return Status::Cancelled("bootstrap cancelled");
+  std::string store_path = options.store_path.empty() ? StorePathFor(root) : options.store_path;
+  if (options.store_path.empty()) RETURN_IF_ERROR(PrepareStoreDir(root));
+  ASSIGN_OR_RETURN(LockFile lock, LockFile::Acquire(store_path + ".lock"));
+  Run run(options, std::move(root), cancel, progress);
+  return run.Execute();
+}
+
+}  // namespace trove::librarian::index

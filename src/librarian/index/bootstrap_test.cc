@@ -1,0 +1,609 @@
+#include "librarian/index/bootstrap.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "base/sqlite.h"
+#include "librarian/store/store.h"
+#include "librarian/testing/temp_dir.h"
+
+namespace trove::librarian::index {
+namespace {
+
+using testing::TempDir;
+
+// A small workspace in four languages plus a Markdown file and a binary.
+void WriteFixture(const TempDir& dir) {
+  dir.Write("src/geometry.cc",
+            "#include \"geometry.h\"\n"
+            "#include <cmath>\n"
+            "\n"
+            "// Returns the distance between two points.\n"
+            "double Distance(double x, double y) {\n"
+            "  return std::sqrt(Square(x) + Square(y));\n"
+            "}\n"
+            "\n"
+            "double Square(double v) { return v * v; }\n");
+  dir.Write("src/geometry.h", "double Distance(double x, double y);\ndouble Square(double v);\n");
+  dir.Write("tools/report.py",
+            "import os\n"
+            "\n"
+            "def write_report(path):\n"
+            "    \"\"\"Writes the report.\"\"\"\n"
+            "    return os.path.join(path, 'r.txt')\n"
+            "\n"
+            "class Reporter:\n"
+            "    def run(self):\n"
+            "        return write_report('.')\n");
+  dir.Write("cmd/main.go",
+            "package main\n"
+            "\n"
+            "import \"fmt\"\n"
+            "\n"
+            "func greet(name string) string {\n"
+            "\treturn fmt.Sprintf(\"hi %s\", name)\n"
+            "}\n"
+            "\n"
+            "func main() { fmt.Println(greet(\"x\")) }\n");
+  dir.Write("web/app.ts",
+            "import { greet } from './greet';\n"
+            "export function start(): void {\n"
+            "  greet('app');\n"
+            "}\n");
+  dir.Write("docs/notes.md", "# Notes\n\nSome notes about geometry.\n");
+  dir.Write("assets/logo.bin", std::string("\x89PNG\0\0\0data", 11));
+}
+constexpr std::uint64_t kFixtureFiles = 6;  // everything but the binary
+
+BootstrapOptions Options(const TempDir& dir) {
+  BootstrapOptions o;
+  o.workspace = dir.path();
+  o.workers = 2;
+  return o;
+}
+
+Result<BootstrapReport> RunBootstrap(const BootstrapOptions& options) {
+  base::Cancellation cancel;
+  return Bootstrap(options, cancel, base::Progress());
+}
+
+std::unique_ptr<store::Store> OpenStore(const TempDir& dir) {
+  auto store = store::Store::Open(StorePathFor(dir.path()));
+  EXPECT_TRUE(store.ok()) << store.status().ToString();
+  return store.ok() ? std::move(*store) : nullptr;
+}
+
+// Sets `rel`'s mtime to `seconds` since the epoch, so edits never hide behind the clock's
+// granularity.
+void SetMtime(const TempDir& dir, std::string_view rel, time_t seconds) {
+  timespec times[2] = {{seconds, 0}, {seconds, 0}};
+  ASSERT_EQ(utimensat(AT_FDCWD, dir.Abs(rel).c_str(), times, 0), 0) << rel;
+}
+
+TEST(BootstrapTest, FirstRunIndexesTheWorkspace) {
+  TempDir dir;
+  WriteFixture(dir);
+  Result<BootstrapReport> r = RunBootstrap(Options(dir));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_TRUE(r->success);
+  EXPECT_EQ(r->state, "succeeded");
+  EXPECT_EQ(r->workspace, dir.path());
+  EXPECT_EQ(r->store_path, dir.Abs(".librarian/librarian.sqlite"));
+  EXPECT_TRUE(r->run_id.starts_with("run_")) << r->run_id;
+  EXPECT_EQ(r->run_id.size(), std::string("run_20260101T000000Z_abcd").size());
+  const BootstrapStats& s = r->stats;
+  EXPECT_EQ(s.mode, "full");
+  EXPECT_EQ(s.files_discovered, kFixtureFiles);
+  EXPECT_EQ(s.files_added, kFixtureFiles);
+  EXPECT_EQ(s.files_extracted, kFixtureFiles);
+  EXPECT_EQ(s.files_processed, kFixtureFiles);
+  EXPECT_EQ(s.files_skipped_binary, 1u);
+  EXPECT_EQ(s.files_unchanged, 0u);
+  EXPECT_GE(s.functions_indexed, 7u);  // Distance, Square, write_report, run, greet, main, start
+  EXPECT_GE(s.types_indexed, 1u);      // Reporter
+  EXPECT_GT(s.edges, 0u);
+  EXPECT_GT(s.chunks_indexed, 0u);
+  EXPECT_EQ(s.languages.at("cpp"), 2u);  // .h routes to cpp beside a .cc
+  EXPECT_EQ(s.languages.at("python"), 1u);
+  EXPECT_EQ(s.languages.at("go"), 1u);
+  EXPECT_EQ(s.languages.at("typescript"), 1u);
+  EXPECT_EQ(s.extractors.at("tree_sitter"), 5u);
+  EXPECT_GT(s.context_packs_created, 0u);
+  EXPECT_EQ(s.context_packs_created, s.context_packs_total);
+  EXPECT_GE(s.checkpoints, 2u);
+
+  // The store location and its .gitignore (spec §1.7).
+  std::ifstream ignore(dir.Abs(".librarian/.gitignore"));
+  std::stringstream text;
+  text << ignore.rdbuf();
+  EXPECT_EQ(text.str(), "*\n");
+
+  auto store = OpenStore(dir);
+  ASSERT_NE(store, nullptr);
+  EXPECT_TRUE(store->IntegrityCheck().ok());
+  auto distance = store->FindSymbols("Distance");
+  ASSERT_TRUE(distance.ok());
+  ASSERT_FALSE(distance->empty());
+  EXPECT_EQ((*distance)[0].path, "src/geometry.cc");
+  auto hits = store->SearchChunks("distance between points");
+  ASSERT_TRUE(hits.ok());
+  ASSERT_FALSE(hits->empty());
+  EXPECT_EQ((*hits)[0].path, "src/geometry.cc");
+  // Graph data: imports and calls.
+  auto imports = store->FileImports("cmd/main.go");
+  ASSERT_TRUE(imports.ok());
+  ASSERT_EQ(imports->size(), 1u);
+  EXPECT_EQ((*imports)[0].module, "fmt");
+  auto calls = store->CallsTo("Square");
+  ASSERT_TRUE(calls.ok());
+  EXPECT_EQ(calls->size(), 2u);
+  auto binary = store->GetFile("assets/logo.bin");
+  ASSERT_TRUE(binary.ok() && binary->has_value());
+  EXPECT_EQ((*binary)->status, store::FileStatus::kSkippedBinary);
+  auto run = store->GetRun(r->run_id);
+  ASSERT_TRUE(run.ok() && run->has_value());
+  EXPECT_EQ((*run)->state, "succeeded");
+  EXPECT_EQ((*run)->mode, "full");
+  EXPECT_NE((*run)->stats_json.find("\"filesAdded\":6"), std::string::npos) << (*run)->stats_json;
+  EXPECT_NE((*run)->tool_versions_json.find("tree-sitter-cpp"), std::string::npos);
+}
+
+TEST(BootstrapTest, UnchangedRerunReparsesNothing) {
+  TempDir dir;
+  WriteFixture(dir);
+  ASSERT_TRUE(RunBootstrap(Options(dir)).ok());
+  Result<BootstrapReport> r = RunBootstrap(Options(dir));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_TRUE(r->success);
+  EXPECT_EQ(r->stats.mode, "noop");
+  EXPECT_EQ(r->stats.files_extracted, 0u);
+  EXPECT_EQ(r->stats.files_unchanged, kFixtureFiles);
+  EXPECT_EQ(r->stats.files_processed, kFixtureFiles);
+  EXPECT_EQ(r->stats.context_packs_created, 0u);
+  EXPECT_GT(r->stats.context_packs_total, 0u);
+  EXPECT_GE(r->stats.functions_indexed, 7u);  // totals still describe the index
+}
+
+TEST(BootstrapTest, EditingOneFileReparsesExactlyThatFile) {
+  TempDir dir;
+  WriteFixture(dir);
+  ASSERT_TRUE(RunBootstrap(Options(dir)).ok());
+  dir.Write("tools/report.py", "def publish_summary(path):\n    return path\n");
+  SetMtime(dir, "tools/report.py", 1'000'000'000);
+  Result<BootstrapReport> r = RunBootstrap(Options(dir));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->stats.mode, "incremental");
+  EXPECT_EQ(r->stats.files_extracted, 1u);
+  EXPECT_EQ(r->stats.files_modified, 1u);
+  EXPECT_EQ(r->stats.files_unchanged, kFixtureFiles - 1);
+  auto store = OpenStore(dir);
+  ASSERT_NE(store, nullptr);
+  EXPECT_TRUE(store->FindSymbols("write_report")->empty());
+  ASSERT_EQ(store->FindSymbols("publish_summary")->size(), 1u);
+  auto file = store->GetFile("tools/report.py");
+  ASSERT_TRUE(file.ok() && file->has_value());
+  EXPECT_EQ((*file)->run_id, r->run_id);
+  // The other files still belong to the first run.
+  auto other = store->GetFile("cmd/main.go");
+  ASSERT_TRUE(other.ok() && other->has_value());
+  EXPECT_NE((*other)->run_id, r->run_id);
+}
+
+TEST(BootstrapTest, TouchedButEqualFileIsRehashedNotReparsed) {
+  TempDir dir;
+  WriteFixture(dir);
+  ASSERT_TRUE(RunBootstrap(Options(dir)).ok());
+  SetMtime(dir, "cmd/main.go", 1'100'000'000);
+  Result<BootstrapReport> r = RunBootstrap(Options(dir));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->stats.mode, "incremental");
+  EXPECT_EQ(r->stats.files_extracted, 0u);
+  EXPECT_EQ(r->stats.files_touched, 1u);
+  EXPECT_EQ(r->stats.files_unchanged, kFixtureFiles);
+  auto store = OpenStore(dir);
+  auto file = store->GetFile("cmd/main.go");
+  ASSERT_TRUE(file.ok() && file->has_value());
+  EXPECT_EQ((*file)->mtime_ns, std::int64_t{1'100'000'000} * 1'000'000'000);
+  // A third run sees the stored mtime and does nothing.
+  Result<BootstrapReport> again = RunBootstrap(Options(dir));
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->stats.mode, "noop");
+}
+
+TEST(BootstrapTest, DeletedFileIsRemovedWithItsRows) {
+  TempDir dir;
+  WriteFixture(dir);
+  ASSERT_TRUE(RunBootstrap(Options(dir)).ok());
+  ASSERT_EQ(unlink(dir.Abs("cmd/main.go").c_str()), 0);
+  Result<BootstrapReport> r = RunBootstrap(Options(dir));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->stats.files_deleted, 1u);
+  EXPECT_EQ(r->stats.files_extracted, 0u);
+  EXPECT_EQ(r->stats.languages.count("go"), 0u);
+  auto store = OpenStore(dir);
+  EXPECT_FALSE(store->GetFile("cmd/main.go")->has_value());
+  EXPECT_TRUE(store->FindSymbols("greet")->empty());
+  EXPECT_TRUE(store->FileImports("cmd/main.go")->empty());
+  EXPECT_TRUE(store->IntegrityCheck().ok());
+}
+
+TEST(BootstrapTest, ANewGrammarVersionReextractsItsFiles) {
+  TempDir dir;
+  WriteFixture(dir);
+  ASSERT_TRUE(RunBootstrap(Options(dir)).ok());
+  {
+    // Pretend the Go file was extracted by an older grammar.
+    auto store = OpenStore(dir);
+    ASSERT_TRUE(store->db()
+                    .Exec("UPDATE files SET extractor = 'tree-sitter:go@0.0.1' "
+                          "WHERE path = 'cmd/main.go'")
+                    .ok());
+  }
+  Result<BootstrapReport> r = RunBootstrap(Options(dir));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->stats.files_extracted, 1u);
+  EXPECT_EQ(r->stats.files_modified, 1u);
+  auto file = OpenStore(dir)->GetFile("cmd/main.go");
+  ASSERT_TRUE(file.ok() && file->has_value());
+  EXPECT_EQ((*file)->extractor.rfind("tree-sitter:go@0.23", 0), 0u) << (*file)->extractor;
+}
+
+TEST(BootstrapTest, ForceReparsesEverything) {
+  TempDir dir;
+  WriteFixture(dir);
+  ASSERT_TRUE(RunBootstrap(Options(dir)).ok());
+  BootstrapOptions o = Options(dir);
+  o.force = true;
+  Result<BootstrapReport> r = RunBootstrap(o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->stats.mode, "full");
+  EXPECT_EQ(r->stats.files_extracted, kFixtureFiles);
+  EXPECT_EQ(r->stats.files_unchanged, kFixtureFiles);  // content did not change
+  auto store = OpenStore(dir);
+  EXPECT_EQ(store->FindSymbols("Distance")->size(), 1u);  // replaced, not duplicated
+}
+
+TEST(BootstrapTest, MaxFilesTruncatesAndDeletesNothingBeyondTheLimit) {
+  TempDir dir;
+  WriteFixture(dir);
+  ASSERT_TRUE(RunBootstrap(Options(dir)).ok());
+  BootstrapOptions o = Options(dir);
+  o.max_files = 3;  // assets/logo.bin, cmd/main.go, docs/notes.md
+  Result<BootstrapReport> r = RunBootstrap(o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_TRUE(r->stats.truncated_by_max_files);
+  EXPECT_EQ(r->stats.files_deleted, 0u);
+  auto store = OpenStore(dir);
+  EXPECT_TRUE(store->GetFile("web/app.ts")->has_value());
+}
+
+TEST(BootstrapTest, ProgressIsMonotonicAndEndsAtTotal) {
+  TempDir dir;
+  WriteFixture(dir);
+  for (int i = 0; i < 30; ++i) dir.Write(fmt::format("gen/f{:02}.py", i), "def f():\n    pass\n");
+  std::vector<std::pair<double, double>> reports;
+  base::Progress progress(
+      [&](double done, double total, const std::string&) { reports.emplace_back(done, total); });
+  base::Cancellation cancel;
+  Result<BootstrapReport> r = Bootstrap(Options(dir), cancel, progress);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_FALSE(reports.empty());
+  const double total = static_cast<double>(kFixtureFiles + 30);
+  for (std::size_t i = 0; i < reports.size(); ++i) {
+    EXPECT_EQ(reports[i].second, total);
+    if (i > 0) {
+      EXPECT_GE(reports[i].first, reports[i - 1].first);
+    }
+  }
+  EXPECT_EQ(reports.back().first, total);
+}
+
+TEST(BootstrapTest, CancellationStopsEarlyAndLeavesAConsistentStore) {
+  TempDir dir;
+  constexpr int kFiles = 300;
+  for (int i = 0; i < kFiles; ++i) {
+    dir.Write(fmt::format("m{:03}.py", i), fmt::format("def f{}(x):\n    return x\n", i));
+  }
+  base::Cancellation cancel;
+  base::Progress progress([&](double done, double, const std::string&) {
+    if (done >= 20) cancel.Cancel();
+  });
+  BootstrapOptions o = Options(dir);
+  Result<BootstrapReport> r = Bootstrap(o, cancel, progress);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), base::StatusCode::kCancelled);
+  {
+    auto store = OpenStore(dir);
+    ASSERT_NE(store, nullptr);
+    EXPECT_TRUE(store->IntegrityCheck().ok());
+    auto files = store->CountRows("files");
+    ASSERT_TRUE(files.ok());
+    EXPECT_GE(*files, 20);
+    EXPECT_LT(*files, kFiles);
+    // Each stored file is complete: its one function is there.
+    EXPECT_EQ(*store->CountRows("symbols"), *files);
+    auto runs = store->ListRuns();
+    ASSERT_TRUE(runs.ok());
+    ASSERT_EQ(runs->size(), 1u);
+    EXPECT_EQ((*runs)[0].state, "cancelled");
+  }
+  // The next run completes, extracting only what the cancelled one left.
+  Result<BootstrapReport> next = RunBootstrap(o);
+  ASSERT_TRUE(next.ok()) << next.status().ToString();
+  EXPECT_EQ(next->stats.mode, "incremental");
+  EXPECT_EQ(next->stats.files_discovered, static_cast<std::uint64_t>(kFiles));
+  EXPECT_LT(next->stats.files_extracted, static_cast<std::uint64_t>(kFiles));
+  EXPECT_EQ(next->stats.functions_indexed, static_cast<std::uint64_t>(kFiles));
+}
+
+TEST(BootstrapTest, CancelledBeforeStartTouchesNothing) {
+  TempDir dir;
+  WriteFixture(dir);
+  base::Cancellation cancel;
+  cancel.Cancel();
+  Result<BootstrapReport> r = Bootstrap(Options(dir), cancel, base::Progress());
+  EXPECT_EQ(r.status().code(), base::StatusCode::kCancelled);
+}
+
+// A hook that makes every attempt on `slow` time out, recording the limits it saw.
+struct StallHook {
+  std::string slow;
+  std::mutex mu;
+  std::vector<std::int64_t> limits;
+  Status operator()(std::string_view path, std::int64_t limit_ms) {
+    if (path != slow) return Status::Ok();
+    std::lock_guard lock(mu);
+    limits.push_back(limit_ms);
+    return Status::DeadlineExceeded("stalled by the test");
+  }
+};
+
+BootstrapOptions TimeoutOptions(const TempDir& dir, StallHook& hook,
+                                crawl::FileTimeoutPolicy policy, int retries) {
+  BootstrapOptions o = Options(dir);
+  o.workers = 1;  // files in sorted order, so "earlier files" is well defined
+  o.timeout.timeout_ms = 500;
+  o.timeout.retries = retries;
+  o.timeout.policy = policy;
+  o.attempt_hook_for_testing = [&hook](std::string_view path, std::int64_t limit) {
+    return hook(path, limit);
+  };
+  return o;
+}
+
+TEST(BootstrapTest, TimeoutSkipRecordsTimedOutAndSucceeds) {
+  TempDir dir;
+  WriteFixture(dir);
+  StallHook hook{"tools/report.py"};
+  Result<BootstrapReport> r =
+      RunBootstrap(TimeoutOptions(dir, hook, crawl::FileTimeoutPolicy::kSkip, /*retries=*/2));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_TRUE(r->success);
+  EXPECT_EQ(r->stats.files_timed_out, 1u);
+  EXPECT_EQ(r->stats.timeout_retries, 2u);
+  EXPECT_EQ(r->timed_out, std::vector<std::string>{"tools/report.py"});
+  EXPECT_EQ(hook.limits, (std::vector<std::int64_t>{500, 500, 500}));
+  auto store = OpenStore(dir);
+  auto file = store->GetFile("tools/report.py");
+  ASSERT_TRUE(file.ok() && file->has_value());
+  EXPECT_EQ((*file)->status, store::FileStatus::kTimedOut);
+  EXPECT_TRUE(store->FindSymbols("Distance")->size() == 1u);
+
+  // Without the stall, the next run re-extracts it.
+  hook.slow = "none";
+  Result<BootstrapReport> next =
+      RunBootstrap(TimeoutOptions(dir, hook, crawl::FileTimeoutPolicy::kSkip, 0));
+  ASSERT_TRUE(next.ok());
+  EXPECT_EQ(next->stats.files_extracted, 1u);
+  EXPECT_EQ(OpenStore(dir)->FindSymbols("write_report")->size(), 1u);
+}
+
+TEST(BootstrapTest, TimeoutOfAnIndexedFileKeepsItsRowsMarkedStale) {
+  TempDir dir;
+  WriteFixture(dir);
+  ASSERT_TRUE(RunBootstrap(Options(dir)).ok());
+  dir.Write("tools/report.py", "def renamed():\n    pass\n");
+  SetMtime(dir, "tools/report.py", 1'000'000'000);
+  StallHook hook{"tools/report.py"};
+  Result<BootstrapReport> r =
+      RunBootstrap(TimeoutOptions(dir, hook, crawl::FileTimeoutPolicy::kSkip, 0));
+  ASSERT_TRUE(r.ok());
+  auto store = OpenStore(dir);
+  auto file = store->GetFile("tools/report.py");
+  ASSERT_TRUE(file.ok() && file->has_value());
+  EXPECT_EQ((*file)->status, store::FileStatus::kTimedOut);
+  EXPECT_TRUE((*file)->stale);
+  EXPECT_EQ(store->FindSymbols("write_report")->size(), 1u);  // the previous entry
+  EXPECT_TRUE(store->FindSymbols("renamed")->empty());
+}
+
+TEST(BootstrapTest, TimeoutRetryRetriesAtTheEndWithTwiceTheLimit) {
+  TempDir dir;
+  WriteFixture(dir);
+  StallHook hook{"cmd/main.go"};
+  Result<BootstrapReport> r =
+      RunBootstrap(TimeoutOptions(dir, hook, crawl::FileTimeoutPolicy::kRetry, /*retries=*/1));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_TRUE(r->success);
+  EXPECT_EQ(hook.limits, (std::vector<std::int64_t>{500, 500, 1000}));
+  EXPECT_EQ(r->stats.files_timed_out, 1u);
+  EXPECT_EQ(r->stats.timeout_retries, 2u);
+  EXPECT_EQ(r->stats.files_extracted, kFixtureFiles - 1);
+  EXPECT_EQ(r->stats.files_processed, kFixtureFiles);
+}
+
+TEST(BootstrapTest, TimeoutRetrySucceedsWhenTheDoubledLimitSuffices) {
+  TempDir dir;
+  WriteFixture(dir);
+  BootstrapOptions o = Options(dir);
+  o.timeout.timeout_ms = 500;
+  o.timeout.policy = crawl::FileTimeoutPolicy::kRetry;
+  o.attempt_hook_for_testing = [](std::string_view path, std::int64_t limit) {
+    return path == "cmd/main.go" && limit < 1000 ? Status::DeadlineExceeded("slow") : Status::Ok();
+  };
+  Result<BootstrapReport> r = RunBootstrap(o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->stats.files_timed_out, 0u);
+  EXPECT_EQ(r->stats.files_extracted, kFixtureFiles);
+  EXPECT_EQ(OpenStore(dir)->FindSymbols("greet")->size(), 1u);
+}
+
+TEST(BootstrapTest, TimeoutFailStopsTheRunAndKeepsEarlierFiles) {
+  TempDir dir;
+  WriteFixture(dir);
+  StallHook hook{"src/geometry.cc"};
+  Result<BootstrapReport> r =
+      RunBootstrap(TimeoutOptions(dir, hook, crawl::FileTimeoutPolicy::kFail, /*retries=*/1));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_FALSE(r->success);
+  EXPECT_EQ(r->state, "failed");
+  EXPECT_EQ(r->error, "src/geometry.cc: timed out after 500 ms (fileTimeoutPolicy fail)");
+  EXPECT_EQ(hook.limits.size(), 2u);
+  {
+    auto store = OpenStore(dir);
+    // cmd/main.go and docs/notes.md sort before the stalled file and were committed.
+    EXPECT_EQ(store->FindSymbols("greet")->size(), 1u);
+    EXPECT_TRUE(store->FindSymbols("write_report")->empty());  // after it: not reached
+    auto run = store->GetRun(r->run_id);
+    ASSERT_TRUE(run.ok() && run->has_value());
+    EXPECT_EQ((*run)->state, "failed");
+  }
+  // The next run resumes: only what is missing is extracted.
+  hook.slow = "none";
+  Result<BootstrapReport> next =
+      RunBootstrap(TimeoutOptions(dir, hook, crawl::FileTimeoutPolicy::kFail, 0));
+  ASSERT_TRUE(next.ok());
+  EXPECT_TRUE(next->success);
+  EXPECT_EQ(next->stats.files_unchanged + next->stats.files_extracted, kFixtureFiles);
+  EXPECT_GE(next->stats.files_unchanged, 2u);
+  EXPECT_EQ(OpenStore(dir)->FindSymbols("write_report")->size(), 1u);
+}
+
+TEST(BootstrapTest, RejectsBadWorkspacesAndOptions) {
+  TempDir dir;
+  dir.Write("file.txt", "x");
+  auto code_and_message = [](BootstrapOptions o) {
+    Result<BootstrapReport> r = RunBootstrap(o);
+    EXPECT_FALSE(r.ok());
+    return std::pair{r.status().code(), std::string(r.status().message())};
+  };
+  BootstrapOptions o;
+  o.workspace = dir.Abs("missing");
+  auto [code, message] = code_and_message(o);
+  EXPECT_EQ(code, base::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(message.starts_with("workspace: ")) << message;
+
+  o.workspace = dir.Abs("file.txt");
+  std::tie(code, message) = code_and_message(o);
+  EXPECT_EQ(code, base::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(message.starts_with("workspace: ")) << message;
+  EXPECT_NE(message.find("directory"), std::string::npos) << message;
+
+  o.workspace = "relative/path";
+  std::tie(code, message) = code_and_message(o);
+  EXPECT_EQ(message, "workspace: must be an absolute path");
+
+  o.workspace = "";
+  std::tie(code, message) = code_and_message(o);
+  EXPECT_EQ(message, "workspace: must not be empty");
+
+  o = Options(dir);
+  o.exclude = {"ok/**", "[a"};
+  std::tie(code, message) = code_and_message(o);
+  EXPECT_EQ(code, base::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(message.starts_with("exclude[1]: ")) << message;
+
+  o = Options(dir);
+  o.timeout.retries = 11;
+  std::tie(code, message) = code_and_message(o);
+  EXPECT_TRUE(message.starts_with("fileTimeoutRetries")) << message;
+
+  o = Options(dir);
+  o.max_files = 0;
+  std::tie(code, message) = code_and_message(o);
+  EXPECT_EQ(message, "maxFiles: must be at least 1");
+
+  o = Options(dir);
+  o.llm_provider = "gpt";
+  std::tie(code, message) = code_and_message(o);
+  EXPECT_EQ(message, "llmProvider: must be one of claude, codex");
+
+  // Nothing was written for rejected options.
+  struct stat st {};
+  EXPECT_NE(stat(dir.Abs(".librarian").c_str(), &st), 0);
+}
+
+TEST(BootstrapTest, LlmProviderIsDisclosedUnavailable) {
+  TempDir dir;
+  WriteFixture(dir);
+  BootstrapOptions o = Options(dir);
+  o.llm_provider = "claude";
+  Result<BootstrapReport> r = RunBootstrap(o);
+  ASSERT_TRUE(r.ok());
+  EXPECT_NE(std::find(r->disclosures.begin(), r->disclosures.end(), "provider_unavailable"),
+            r->disclosures.end());
+}
+
+TEST(BootstrapTest, ASecondConcurrentBootstrapIsRefused) {
+  TempDir dir;
+  WriteFixture(dir);
+  std::mutex mu;
+  std::condition_variable cv;
+  bool entered = false, release = false;
+  BootstrapOptions o = Options(dir);
+  o.attempt_hook_for_testing = [&](std::string_view, std::int64_t) {
+    std::unique_lock lock(mu);
+    entered = true;
+    cv.notify_all();
+    cv.wait(lock, [&] { return release; });
+    return Status::Ok();
+  };
+  Result<BootstrapReport> first = Status::Internal("not run");
+  std::thread t([&] { first = RunBootstrap(o); });
+  {
+    std::unique_lock lock(mu);
+    cv.wait(lock, [&] { return entered; });
+  }
+  Result<BootstrapReport> second = RunBootstrap(Options(dir));
+  EXPECT_EQ(second.status().code(), base::StatusCode::kResourceExhausted);
+  EXPECT_EQ(second.status().message(), "workspace: bootstrap already running");
+  {
+    std::lock_guard lock(mu);
+    release = true;
+    cv.notify_all();
+  }
+  t.join();
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  EXPECT_TRUE(first->success);
+  // Released: a later run is accepted.
+  EXPECT_TRUE(RunBootstrap(Options(dir)).ok());
+}
+
+TEST(BootstrapTest, StorePathOverrideLeavesTheWorkspaceUntouched) {
+  TempDir dir, out;
+  WriteFixture(dir);
+  BootstrapOptions o = Options(dir);
+  o.store_path = out.Abs("index.sqlite");
+  Result<BootstrapReport> r = RunBootstrap(o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->store_path, o.store_path);
+  struct stat st {};
+  EXPECT_NE(stat(dir.Abs(".librarian").c_str(), &st), 0);
+  EXPECT_EQ(stat(o.store_path.c_str(), &st), 0);
+}
+
+}  // namespace
+}  // namespace trove::librarian::index

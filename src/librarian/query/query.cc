@@ -1,0 +1,1043 @@
+// The query pipeline (spec §3.2.3): adequacy scan, direct packs, lexical retrieval, graph
+// expansion, multi-signal scoring, fallback, re-ranking, defeater check, synthesis.
+#include "librarian/query/query.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "base/hash.h"
+#include "base/sqlite.h"
+#include "librarian/crawl/path.h"
+#include "librarian/extract/identifier.h"
+#include "librarian/store/store.h"
+
+namespace trove::librarian::query {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Chunks BM25 returns before they are mapped to packs (spec §3.2.3 step 3).
+constexpr std::size_t kRetrievalChunks = 200;
+// Candidates kept (by lexical signal) for the costlier signals and for assembly.
+constexpr std::size_t kDetailedCandidates = 80;
+// Graph expansion starts from this many top candidates (spec §3.2.3 step 4).
+constexpr std::size_t kExpansionSeeds = 10;
+// At most this many packs per primary file (spec §3.2.3 step 7).
+constexpr std::size_t kPacksPerFile = 3;
+// Files hashed by the defeater check per query (spec §3.2.3 step 8); stat only beyond.
+constexpr std::size_t kMaxHashedFiles = 50;
+// Optional stages (graph expansion, fallback, synthesis) share this deadline (spec §9).
+constexpr std::chrono::milliseconds kOptionalStageBudget{400};
+// Module packs take this share of their file's best symbol-chunk BM25. Decision (spec silent
+// on module lexical scores): a file is as relevant as its best function, slightly less, so the
+// function itself ranks above its module for a function-level intent.
+constexpr double kModuleFromSymbolChunk = 0.7;
+constexpr std::size_t kMaxSummaryChars = 240;
+
+double MsSince(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+std::string Trim(std::string_view s) {
+  std::size_t b = 0;
+  std::size_t e = s.size();
+  while (b < e && std::isspace(static_cast<unsigned char>(s[b])) != 0) ++b;
+  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1])) != 0) --e;
+  return std::string(s.substr(b, e - b));
+}
+
+// Trimmed, whitespace collapsed, ASCII lower-cased (the cache key's intent, spec §7.1).
+std::string NormalizeIntent(std::string_view s) {
+  std::string out;
+  bool space = false;
+  for (char c : Trim(s)) {
+    if (std::isspace(static_cast<unsigned char>(c)) != 0) {
+      space = true;
+      continue;
+    }
+    if (space && !out.empty()) out.push_back(' ');
+    space = false;
+    out.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+  }
+  return out;
+}
+
+// Cuts `text` at a word boundary to at most `max` bytes, appending "…".
+std::string CutAtWord(std::string text, std::size_t max = kMaxSummaryChars) {
+  if (text.size() <= max) return text;
+  std::size_t cut = max - 3;  // room for the 3-byte ellipsis
+  while (cut > 0 && text[cut] != ' ') --cut;
+  if (cut == 0) cut = max - 3;
+  // Never split a UTF-8 sequence.
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+  text.resize(cut);
+  while (!text.empty() && text.back() == ' ') text.pop_back();
+  return text + "\xE2\x80\xA6";
+}
+
+std::string BaseName(std::string_view path) {
+  const std::size_t slash = path.rfind('/');
+  return std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));
+}
+
+std::string Stem(std::string_view path) {
+  std::string base = BaseName(path);
+  const std::size_t dot = base.rfind('.');
+  if (dot != std::string::npos && dot > 0) base.resize(dot);
+  return base;
+}
+
+std::string ToLower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::string LastSegment(std::string_view qualified) {
+  std::size_t cut = 0;
+  for (std::size_t i = 0; i < qualified.size(); ++i) {
+    if (qualified[i] == '.' || qualified[i] == ':' || qualified[i] == '/') cut = i + 1;
+  }
+  return std::string(qualified.substr(cut));
+}
+
+// The intent's words: every identifier-like run lower-cased, whole and split (spec §6.6).
+struct IntentTerms {
+  std::unordered_set<std::string> whole;  // runs as written, lower-cased
+  std::unordered_set<std::string> all;    // whole runs and their sub-words
+};
+
+IntentTerms TermsOf(std::string_view intent) {
+  IntentTerms terms;
+  std::size_t i = 0;
+  auto word_char = [](char c) {
+    const unsigned char u = static_cast<unsigned char>(c);
+    return std::isalnum(u) != 0 || c == '_' || u >= 0x80;
+  };
+  while (i < intent.size()) {
+    while (i < intent.size() && !word_char(intent[i])) ++i;
+    const std::size_t start = i;
+    while (i < intent.size() && word_char(intent[i])) ++i;
+    if (i == start) break;
+    const std::string_view run = intent.substr(start, i - start);
+    terms.whole.insert(ToLower(run));
+    for (const std::string& w : extract::IndexWords(run)) terms.all.insert(w);
+  }
+  return terms;
+}
+
+// spec §3.2.3 `sym`.
+double SymbolSignal(std::string_view name, std::string_view qualified, const IntentTerms& t) {
+  if (name.empty()) return 0;
+  if (t.whole.count(ToLower(name)) != 0 || t.whole.count(ToLower(LastSegment(qualified))) != 0) {
+    return 1;
+  }
+  const std::vector<std::string> parts = extract::SplitIdentifier(name);
+  if (parts.empty()) return 0;
+  for (const std::string& p : parts) {
+    if (t.all.count(p) == 0) return 0;
+  }
+  return 0.6;
+}
+
+// spec §3.2.3 `path`: the share of the path's sub-words found in the intent.
+double PathSignal(std::string_view path, const IntentTerms& t) {
+  const std::vector<std::string> parts = extract::SplitIdentifier(path);
+  if (parts.empty()) return 0;
+  std::size_t found = 0;
+  for (const std::string& p : parts) found += t.all.count(p);
+  return static_cast<double>(found) / static_cast<double>(parts.size());
+}
+
+// spec §1.3 base signals.
+double BaseSignal(PackType type, const store::FileRecord& file, const store::SymbolRow* symbol) {
+  const bool tree_sitter = file.extractor.rfind("tree-sitter", 0) == 0;
+  const bool ctags = file.extractor.rfind("ctags", 0) == 0;
+  if (type == PackType::kFunctionContext) {
+    if (tree_sitter) return (symbol != nullptr && symbol->parse_error) ? 0.7 : 0.9;
+    if (ctags) return (symbol != nullptr && !symbol->end_known) ? 0.5 : 0.6;
+    return 0.5;
+  }
+  if (tree_sitter) return file.parse_error ? 0.6 : 0.8;
+  if (ctags) return 0.6;
+  return 0.5;
+}
+
+struct Candidate {
+  PackType type = PackType::kFunctionContext;
+  std::string target_id;
+  std::string path;
+  std::optional<store::SymbolRow> symbol;  // function packs
+  double raw_lex = 0;                      // -bm25, higher is better
+  rank::RankSignals signals;
+  double score = 0;
+  std::string pack_id;
+};
+
+std::string CandidateKey(PackType type, std::string_view target_id) {
+  return fmt::format("{}\n{}", static_cast<int>(type), target_id);
+}
+
+// Reads a file under the workspace without following a final symlink; nullopt on failure.
+std::optional<std::string> ReadWorkspaceFile(const std::string& root, const std::string& rel) {
+  Result<std::string> resolved = crawl::ResolveInWorkspace(root, rel, {.field = "path"});
+  if (!resolved.ok()) return std::nullopt;
+  const std::string abs = root + "/" + *resolved;
+  const int fd = ::open(abs.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  std::string out;
+  char buf[65536];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0) {
+      ::close(fd);
+      return std::nullopt;
+    }
+    if (n == 0) break;
+    out.append(buf, static_cast<std::size_t>(n));
+    if (out.size() > (std::size_t{64} << 20)) break;  // far above the crawler's size cap
+  }
+  ::close(fd);
+  return out;
+}
+
+class Pipeline {
+ public:
+  Pipeline(store::Store& store, const Workspace& ws, const QueryRequest& req, IntentType type,
+           base::Cancellation& cancel, Clock::time_point start)
+      : store_(store), ws_(ws), req_(req), type_(type), cancel_(cancel), start_(start) {}
+
+  Result<QueryResponse> Run();
+
+ private:
+  Status CheckCancel() const {
+    if (cancel_.requested()) return Status::Cancelled("query cancelled");
+    return Status::Ok();
+  }
+  void AddStage(std::string name, StageStatus status, Clock::time_point t0, std::string reason = {},
+                std::string engine = {}) {
+    resp_.stages.push_back(
+        Stage{std::move(name), status, std::move(reason), MsSince(t0), std::move(engine)});
+  }
+  bool OverBudget() const { return Clock::now() - start_ > kOptionalStageBudget; }
+
+  Result<const store::FileRecord*> File(const std::string& path);
+  Candidate& Upsert(PackType type, const std::string& target_id, const std::string& path);
+  Status LoadSymbols();
+  Status Expand(int hops);
+  Status AffectedNeighbourhood();
+  Status ComputeSignals();
+  Status DefeaterCheck(std::vector<Candidate*>& selection);
+  Result<Pack> BuildPack(const Candidate& c);
+  void Synthesize();
+  void Hints(std::size_t removed_by_threshold, bool budget_reached);
+
+  store::Store& store_;
+  const Workspace& ws_;
+  const QueryRequest& req_;
+  const IntentType type_;
+  base::Cancellation& cancel_;
+  const Clock::time_point start_;
+
+  QueryResponse resp_;
+  IntentTerms terms_;
+  std::unordered_map<std::string, Candidate> candidates_;
+  std::unordered_map<std::string, std::optional<store::FileRecord>> files_;
+  std::set<std::string> affected_indexed_;
+  std::vector<std::string> affected_unindexed_;
+  std::unordered_map<std::string, std::uint8_t> hops_;  // path -> hops from affectedFiles
+  std::set<std::string> stale_files_;
+};
+
+Result<const store::FileRecord*> Pipeline::File(const std::string& path) {
+  auto it = files_.find(path);
+  if (it == files_.end()) {
+    ASSIGN_OR_RETURN(std::optional<store::FileRecord> rec, store_.GetFile(path));
+    it = files_.emplace(path, std::move(rec)).first;
+  }
+  return it->second ? &*it->second : nullptr;
+}
+
+Candidate& Pipeline::Upsert(PackType type, const std::string& target_id, const std::string& path) {
+  auto [it, inserted] = candidates_.try_emplace(CandidateKey(type, target_id));
+  if (inserted) {
+    it->second.type = type;
+    it->second.target_id = target_id;
+    it->second.path = path;
+    it->second.pack_id = PackId(type, target_id);
+  }
+  return it->second;
+}
+
+Status Pipeline::LoadSymbols() {
+  for (auto& [key, c] : candidates_) {
+    if (c.type != PackType::kFunctionContext || c.symbol) continue;
+    ASSIGN_OR_RETURN(c.symbol, store_.GetSymbol(c.target_id));
+  }
+  // A function pack whose symbol vanished (concurrent re-index) cannot be described.
+  std::erase_if(candidates_, [](const auto& kv) {
+    return kv.second.type == PackType::kFunctionContext && !kv.second.symbol;
+  });
+  return Status::Ok();
+}
+
+// Graph expansion (spec §3.2.3 step 4): callees and callers of the top candidates, each
+// inheriting its parent's relevance × 0.5 per hop.
+Status Pipeline::Expand(int hops) {
+  std::vector<std::pair<double, std::string>> frontier;
+  for (auto& [key, c] : candidates_) {
+    if (c.type == PackType::kFunctionContext) frontier.emplace_back(c.signals.Relevance(), key);
+  }
+  std::sort(frontier.begin(), frontier.end(), [](const auto& a, const auto& b) {
+    return a.first > b.first || (a.first == b.first && a.second < b.second);
+  });
+  if (frontier.size() > kExpansionSeeds) frontier.resize(kExpansionSeeds);
+  for (int hop = 1; hop <= hops && !frontier.empty(); ++hop) {
+    RETURN_IF_ERROR(CheckCancel());
+    std::vector<std::pair<double, std::string>> next;
+    for (const auto& [rel, key] : frontier) {
+      const Candidate parent = candidates_.at(key);  // copy: Upsert may rehash
+      if (!parent.symbol) continue;
+      const double inherited = rel * 0.5;
+      std::vector<std::string> neighbours;
+      ASSIGN_OR_RETURN(std::vector<store::CallRow> calls, store_.FileCalls(parent.path));
+      std::set<std::string> callees;
+      for (const store::CallRow& call : calls) {
+        if (call.caller_target_id == parent.target_id) callees.insert(call.callee);
+      }
+      for (const std::string& callee : callees) {
+        ASSIGN_OR_RETURN(std::vector<store::SymbolRow> defs, store_.FindSymbols(callee, 5));
+        for (const store::SymbolRow& d : defs) {
+          if (d.target_id.rfind("fn:", 0) == 0) neighbours.push_back(d.target_id);
+        }
+      }
+      ASSIGN_OR_RETURN(std::vector<store::CallRow> callers,
+                       store_.CallsTo(parent.symbol->name, 50));
+      for (const store::CallRow& call : callers) {
+        if (!call.caller_target_id.empty()) neighbours.push_back(call.caller_target_id);
+      }
+      for (const std::string& target : neighbours) {
+        if (target == parent.target_id) continue;
+        ASSIGN_OR_RETURN(std::optional<store::SymbolRow> sym, store_.GetSymbol(target));
+        if (!sym) continue;
+        Candidate& c = Upsert(PackType::kFunctionContext, target, sym->path);
+        if (!c.symbol) c.symbol = std::move(sym);
+        if (inherited > c.signals.inherited) {
+          c.signals.inherited = inherited;
+          next.emplace_back(inherited, CandidateKey(PackType::kFunctionContext, target));
+        }
+      }
+    }
+    frontier = std::move(next);
+  }
+  return Status::Ok();
+}
+
+// Hops from affectedFiles over calls (spec §3.2.3 `graph`, `scope`): 0 for the files
+// themselves, 1 for files calling into them or called from them.
+Status Pipeline::AffectedNeighbourhood() {
+  for (const std::string& path : affected_indexed_) hops_[path] = 0;
+  for (const std::string& path : affected_indexed_) {
+    ASSIGN_OR_RETURN(std::vector<store::SymbolRow> syms, store_.FileSymbols(path));
+    std::size_t n = 0;
+    for (const store::SymbolRow& s : syms) {
+      if (s.target_id.rfind("fn:", 0) != 0 || ++n > 100) continue;
+      ASSIGN_OR_RETURN(std::vector<store::CallRow> callers, store_.CallsTo(s.name, 100));
+      for (const store::CallRow& c : callers) hops_.try_emplace(c.path, 1);
+    }
+    ASSIGN_OR_RETURN(std::vector<store::CallRow> calls, store_.FileCalls(path));
+    std::set<std::string> callees;
+    for (const store::CallRow& c : calls) callees.insert(c.callee);
+    n = 0;
+    for (const std::string& callee : callees) {
+      if (++n > 200) break;
+      ASSIGN_OR_RETURN(std::vector<store::SymbolRow> defs, store_.FindSymbols(callee, 5));
+      for (const store::SymbolRow& d : defs) hops_.try_emplace(d.path, 1);
+    }
+  }
+  return Status::Ok();
+}
+
+Status Pipeline::ComputeSignals() {
+  double max_lex = 0;
+  for (const auto& [key, c] : candidates_) max_lex = std::max(max_lex, c.raw_lex);
+  // In-degree stands in for PageRank when no affectedFiles personalize the graph.
+  std::unordered_map<std::string, double> in_degree;
+  double max_degree = 0;
+  if (affected_indexed_.empty()) {
+    // One grouped count for every candidate name (a query per name costs a prepare each).
+    nlohmann::json names = nlohmann::json::array();
+    for (const auto& [key, c] : candidates_) {
+      if (c.symbol) names.push_back(c.symbol->name);
+    }
+    std::unordered_map<std::string, double> by_name;
+    if (!names.empty()) {
+      ASSIGN_OR_RETURN(base::Statement st,
+                       store_.db().Prepare("SELECT callee, count(*) FROM calls WHERE callee IN "
+                                           "(SELECT value FROM json_each(?1)) GROUP BY callee"));
+      const std::string list = names.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+      RETURN_IF_ERROR(st.Bind(1, std::string_view(list)));
+      for (;;) {
+        ASSIGN_OR_RETURN(bool row, st.Step());
+        if (!row) break;
+        by_name[st.ColumnText(0)] = static_cast<double>(st.ColumnInt64(1));
+      }
+    }
+    for (const auto& [key, c] : candidates_) {
+      if (!c.symbol) continue;
+      const double d = by_name[c.symbol->name];
+      in_degree[key] = d;
+      max_degree = std::max(max_degree, d);
+    }
+  }
+  for (auto& [key, c] : candidates_) {
+    rank::RankSignals& s = c.signals;
+    s.lexical = max_lex > 0 ? c.raw_lex / max_lex : 0;
+    if (c.symbol) {
+      s.symbol = SymbolSignal(c.symbol->name, c.symbol->qualified_name, terms_);
+    } else {
+      s.symbol = SymbolSignal(Stem(c.path), Stem(c.path), terms_);
+    }
+    s.path = PathSignal(c.path, terms_);
+    if (auto h = hops_.find(c.path); h != hops_.end()) s.graph_hops = h->second;
+    if (!affected_indexed_.empty()) {
+      s.graph = s.graph_hops == 0 ? 1 : s.graph_hops == 1 ? 0.5 : 0;
+    } else if (max_degree > 0) {
+      s.graph = in_degree[key] / max_degree;
+    }
+    s.pack_type_weight = PackTypeWeight(c.type, req_.depth, type_);
+    ASSIGN_OR_RETURN(const store::FileRecord* file, File(c.path));
+    s.base_signal =
+        file == nullptr ? 0.5 : BaseSignal(c.type, *file, c.symbol ? &*c.symbol : nullptr);
+    c.score = s.Evaluate(req_.weights);
+  }
+  return Status::Ok();
+}
+
+// spec §3.2.3 step 8: a trigger file (the primary file) whose size or mtime changed is hashed;
+// a different hash (or a vanished file) activates code_change (full, -0.5).
+Status Pipeline::DefeaterCheck(std::vector<Candidate*>& selection) {
+  std::size_t hashed = 0;
+  std::unordered_map<std::string, bool> changed;
+  for (Candidate* c : selection) {
+    auto it = changed.find(c->path);
+    if (it == changed.end()) {
+      bool is_changed = false;
+      ASSIGN_OR_RETURN(const store::FileRecord* rec, File(c->path));
+      if (rec != nullptr) {
+        const QueryCache::Trigger now = QueryCache::Stat(ws_.root + "/" + c->path);
+        if (now.size < 0) {
+          is_changed = true;
+        } else if (static_cast<std::uint64_t>(now.size) != rec->size ||
+                   now.mtime_ns != rec->mtime_ns) {
+          if (hashed < kMaxHashedFiles) {
+            ++hashed;
+            std::optional<std::string> content = ReadWorkspaceFile(ws_.root, c->path);
+            is_changed = !content || base::Sha256Hex(*content) != rec->sha256;
+          } else {
+            is_changed = true;  // stat only beyond the hashing bound: a size/mtime change
+          }
+        }
+      }
+      it = changed.emplace(c->path, is_changed).first;
+    }
+    if (it->second) {
+      c->signals.base_signal = std::max(0.0, c->signals.base_signal - 0.5);
+      c->score = c->signals.Evaluate(req_.weights);
+      stale_files_.insert(c->path);
+      resp_.freshness.stale_pack_ids.push_back(c->pack_id);
+    }
+  }
+  resp_.freshness.stale_files.assign(stale_files_.begin(), stale_files_.end());
+  return Status::Ok();
+}
+
+Result<Pack> Pipeline::BuildPack(const Candidate& c) {
+  Pack p;
+  p.pack_id = c.pack_id;
+  p.pack_type = c.type;
+  p.target_id = c.target_id;
+  p.signal = c.signals.base_signal;
+  p.signals = c.signals;
+  p.score = c.score;
+  p.primary_file = c.path;
+  p.stale = stale_files_.count(c.path) != 0;
+  ASSIGN_OR_RETURN(const store::FileRecord* file, File(c.path));
+  const std::string extractor = file != nullptr ? file->extractor : "";
+  const std::string run_id = file != nullptr ? file->run_id : "";
+  std::vector<std::string> related = {c.path};
+  auto add_related = [&related](const std::string& path) {
+    if (related.size() < 6 && std::find(related.begin(), related.end(), path) == related.end()) {
+      related.push_back(path);
+    }
+  };
+  if (c.symbol) {
+    const store::SymbolRow& s = *c.symbol;
+    p.name = s.name;
+    p.qualified_name = s.qualified_name;
+    p.start_line = s.start_line;
+    p.end_line = s.end_line;
+    p.summary = CutAtWord(
+        !s.doc.empty() ? s.doc
+                       : fmt::format("{} {} in {}{}", s.kind, s.qualified_name, s.path,
+                                     s.signature.empty() ? std::string() : ": " + s.signature));
+    p.key_facts.push_back(fmt::format("{} `{}` is defined in {} lines {}-{}", s.kind,
+                                      s.qualified_name, s.path, s.start_line, s.end_line));
+    if (!s.signature.empty()) p.key_facts.push_back("signature: " + s.signature);
+    if (!s.doc.empty()) p.key_facts.push_back("documented as: " + s.doc);
+    ASSIGN_OR_RETURN(std::vector<store::CallRow> calls, store_.FileCalls(s.path));
+    std::vector<std::string> callees;
+    for (const store::CallRow& call : calls) {
+      if (call.caller_target_id == s.target_id &&
+          std::find(callees.begin(), callees.end(), call.callee) == callees.end()) {
+        callees.push_back(call.callee);
+      }
+    }
+    if (!callees.empty()) {
+      std::vector<std::string> shown(callees.begin(),
+                                     callees.begin() + std::min<std::size_t>(8, callees.size()));
+      p.key_facts.push_back(fmt::format("calls: {}{}", fmt::join(shown, ", "),
+                                        callees.size() > shown.size() ? ", …" : ""));
+      for (const std::string& callee : shown) {
+        ASSIGN_OR_RETURN(std::vector<store::SymbolRow> defs, store_.FindSymbols(callee, 3));
+        for (const store::SymbolRow& d : defs) add_related(d.path);
+      }
+    }
+    ASSIGN_OR_RETURN(std::vector<store::CallRow> callers, store_.CallsTo(s.name, 200));
+    std::set<std::string> caller_files;
+    for (const store::CallRow& call : callers) {
+      caller_files.insert(call.path);
+      add_related(call.path);
+    }
+    if (!callers.empty()) {
+      p.key_facts.push_back(fmt::format(
+          "name `{}` is called at {}{} sites in {} files (matched by "
+          "name, not resolved)",
+          s.name, callers.size() >= 200 ? "at least " : "", callers.size(), caller_files.size()));
+    }
+    if (s.parse_error) p.key_facts.push_back("the definition's span has parse errors");
+    if (req_.include_evidence) {
+      p.evidence.push_back(
+          Evidence{s.path, s.start_line, s.end_line, s.span_sha256, extractor, run_id, {}});
+    }
+  } else {
+    p.name = BaseName(c.path);
+    p.qualified_name = c.path;
+    ASSIGN_OR_RETURN(std::vector<store::SymbolRow> syms, store_.FileSymbols(c.path));
+    std::vector<std::string> top;
+    std::size_t functions = 0;
+    std::size_t types = 0;
+    // Top definitions: those at file level or directly inside a namespace, namespaces
+    // themselves left out (they name no behaviour).
+    std::set<std::string> namespaces;
+    for (const store::SymbolRow& s : syms) {
+      if (s.kind == "namespace") namespaces.insert(s.qualified_name);
+    }
+    for (const store::SymbolRow& s : syms) {
+      if (s.target_id.rfind("fn:", 0) == 0) ++functions;
+      if (s.target_id.rfind("type:", 0) == 0) ++types;
+      const bool top_level =
+          s.parent_qualified_name.empty() || namespaces.count(s.parent_qualified_name) != 0;
+      if (s.kind != "namespace" && top_level && top.size() < 8 &&
+          std::find(top.begin(), top.end(), s.name) == top.end()) {
+        top.push_back(s.name);
+      }
+    }
+    p.summary =
+        CutAtWord(top.empty() ? fmt::format("module {}", c.path)
+                              : fmt::format("module {}: defines {}", c.path, fmt::join(top, ", ")));
+    p.key_facts.push_back(
+        fmt::format("{} defines {} functions or methods and {} types", c.path, functions, types));
+    if (file != nullptr) {
+      p.key_facts.push_back(fmt::format("{} file extracted by {}",
+                                        file->language.empty() ? "unknown" : file->language,
+                                        file->extractor.empty() ? "nothing" : file->extractor));
+    }
+    ASSIGN_OR_RETURN(std::vector<store::ImportRow> imports, store_.FileImports(c.path));
+    if (!imports.empty()) {
+      std::vector<std::string> mods;
+      for (const store::ImportRow& i : imports) {
+        if (mods.size() < 8) mods.push_back(i.module);
+      }
+      p.key_facts.push_back(fmt::format("imports: {}{}", fmt::join(mods, ", "),
+                                        imports.size() > mods.size() ? ", …" : ""));
+    }
+    std::set<std::string> importers;
+    for (const std::string& spelled : {BaseName(c.path), Stem(c.path), c.path}) {
+      ASSIGN_OR_RETURN(std::vector<store::ImportRow> rows, store_.Importers(spelled, 100));
+      for (const store::ImportRow& r : rows) {
+        if (r.path != c.path) importers.insert(r.path);
+      }
+    }
+    for (const std::string& path : importers) add_related(path);
+    if (!importers.empty()) {
+      p.key_facts.push_back(
+          fmt::format("imported by {} files (matched by name)", importers.size()));
+    }
+    std::uint32_t last_line = 0;
+    for (const store::SymbolRow& s : syms) last_line = std::max(last_line, s.end_line);
+    p.start_line = 1;
+    ASSIGN_OR_RETURN(std::vector<store::ChunkRow> chunks, store_.FileChunks(c.path));
+    for (const store::ChunkRow& ch : chunks) last_line = std::max(last_line, ch.end_line);
+    p.end_line = last_line;
+    if (req_.include_evidence) {
+      for (const store::SymbolRow& s : syms) {
+        if (s.kind == "namespace" ||
+            (!s.parent_qualified_name.empty() && namespaces.count(s.parent_qualified_name) == 0)) {
+          continue;
+        }
+        if (p.evidence.size() >= 5) break;
+        p.evidence.push_back(
+            Evidence{s.path, s.start_line, s.end_line, s.span_sha256, extractor, run_id, {}});
+      }
+      if (p.evidence.empty() && last_line > 0) {
+        p.evidence.push_back(Evidence{
+            c.path, 1, last_line, file != nullptr ? file->sha256 : "", extractor, run_id, {}});
+      }
+    }
+  }
+  p.related_files = std::move(related);
+  return p;
+}
+
+// Rough size of a pack on the wire, for the token budget.
+std::size_t PackTokens(const Pack& p) {
+  std::size_t bytes = 120 + p.pack_id.size() + p.target_id.size() + p.summary.size();
+  for (const std::string& f : p.key_facts) bytes += f.size() + 3;
+  for (const std::string& f : p.related_files) bytes += f.size() + 3;
+  for (const Evidence& e : p.evidence) {
+    bytes += 160 + e.file.size() + e.content_hash.size() + e.extractor.size() + e.run_id.size();
+    if (e.snippet) bytes += e.snippet->size() + e.snippet->size() / 8;  // JSON escapes
+  }
+  return EstimateTokens(std::string(bytes, ' '));
+}
+
+// How many of the intent's words `text` shares.
+std::size_t Overlap(std::string_view text, const IntentTerms& terms) {
+  IntentTerms t = TermsOf(text);
+  std::size_t n = 0;
+  for (const std::string& w : t.all) n += terms.all.count(w);
+  return n;
+}
+
+void Pipeline::Synthesize() {
+  const auto t0 = Clock::now();
+  if (resp_.packs.empty()) {
+    AddStage("synthesis", StageStatus::kSkipped, t0, "no packs");
+    return;
+  }
+  if (OverBudget()) {
+    resp_.partial = true;
+    AddStage("synthesis", StageStatus::kSkipped, t0, "latency budget reached");
+    return;
+  }
+  const std::size_t top = req_.depth >= Depth::kL2 ? 5 : 3;
+  const std::size_t cap =
+      std::min<std::size_t>(1500, BudgetFor(req_.depth).token_budget * 15 / 100);
+  std::string text;
+  for (std::size_t i = 0; i < resp_.packs.size() && i < top; ++i) {
+    const Pack& p = resp_.packs[i];
+    std::string fact;
+    std::size_t best = 0;
+    for (const std::string& f : p.key_facts) {
+      const std::size_t o = Overlap(f, terms_);
+      if (fact.empty() || o > best) {
+        fact = f;
+        best = o;
+      }
+    }
+    std::string line = fmt::format("{} [{}]", p.summary, i + 1);
+    if (!fact.empty() && fact != p.summary) line += fmt::format(" {} [{}]", fact, i + 1);
+    if (EstimateTokens(text) + EstimateTokens(line) + 1 > cap) break;
+    if (!text.empty()) text.push_back('\n');
+    text += line;
+  }
+  if (text.empty()) {
+    AddStage("synthesis", StageStatus::kSkipped, t0, "token budget reached");
+    return;
+  }
+  resp_.estimated_tokens += EstimateTokens(text);
+  resp_.synthesis = std::move(text);
+  resp_.disclosures.push_back(
+      "synthesis_extractive: the synthesis restates pack summaries and key facts; no language "
+      "model wrote it");
+  AddStage("synthesis", StageStatus::kRan, t0, {}, "extractive");
+}
+
+void Pipeline::Hints(std::size_t removed_by_threshold, bool budget_reached) {
+  std::vector<std::string>& h = resp_.drill_down_hints;
+  if (req_.depth == Depth::kL0 && resp_.packs.size() < 3) {
+    h.push_back("fewer than 3 packs at L0: retry with depth L1 for retrieval over code bodies");
+  }
+  if (resp_.partial) {
+    std::vector<std::string> skipped;
+    for (const Stage& s : resp_.stages) {
+      if (s.reason == "latency budget reached") skipped.push_back(s.name);
+    }
+    h.push_back(
+        fmt::format("stages skipped by the latency budget: {}; narrow affectedFiles or use "
+                    "a lower depth",
+                    fmt::join(skipped, ", ")));
+  }
+  if (!stale_files_.empty()) {
+    h.push_back(
+        fmt::format("{} related files changed since indexing; run bootstrap", stale_files_.size()));
+  }
+  if (!affected_unindexed_.empty()) {
+    h.push_back(
+        fmt::format("affectedFiles not in the index (missing, excluded, unsupported or "
+                    "skipped): {}",
+                    fmt::join(affected_unindexed_, ", ")));
+  }
+  if (removed_by_threshold > 0) {
+    h.push_back(fmt::format("{} candidates fell below minConfidence {}; lower it to see them",
+                            removed_by_threshold, req_.min_confidence));
+  }
+  if (budget_reached && req_.depth != Depth::kL3) {
+    h.push_back(fmt::format("the token budget of {} was reached; depth {} allows more",
+                            DepthName(req_.depth),
+                            DepthName(static_cast<Depth>(static_cast<int>(req_.depth) + 1))));
+  }
+  if (resp_.packs.empty()) {
+    h.push_back(
+        "no packs: name identifiers or file names, pass affectedFiles, or use intentType "
+        "\"navigate\"");
+  }
+}
+
+Result<QueryResponse> Pipeline::Run() {
+  resp_.intent_type_used = type_;
+  resp_.disclosures.push_back(
+      "confidence_uncalibrated: confidence, totalConfidence and minConfidence are heuristic "
+      "ranking signals, not calibrated probabilities");
+  terms_ = TermsOf(req_.intent);
+
+  // 1. Adequacy scan.
+  auto t0 = Clock::now();
+  {
+    std::vector<store::RunRecord> runs;
+    ASSIGN_OR_RETURN(runs, store_.ListRuns());
+    for (auto it = runs.rbegin(); it != runs.rend(); ++it) {
+      if (it->state == "succeeded" || it == runs.rbegin()) {
+        resp_.freshness.run_id = it->run_id;
+        resp_.freshness.indexed_at = it->finished_at;
+        if (it->state == "succeeded") break;
+      }
+    }
+    ASSIGN_OR_RETURN(std::int64_t files, store_.CountRows("files"));
+    if (files == 0) {
+      resp_.error = "workspace is not bootstrapped: run bootstrap on it first";
+      resp_.error_code = "RESOURCE_NOT_FOUND";
+      resp_.disclosures.push_back(
+          "bootstrap_required: the workspace has no index; run the bootstrap tool first");
+      resp_.drill_down_hints.push_back("run bootstrap on this workspace, then query again");
+      AddStage("adequacy_scan", StageStatus::kDegraded, t0, "no index");
+      return std::move(resp_);
+    }
+    std::string reason;
+    if (store::BuildMatchQuery(req_.intent).empty()) {
+      reason = "the intent has no content word after stop-word removal";
+      resp_.drill_down_hints.push_back(
+          "the intent has no content words: name identifiers, file names or behaviour");
+    }
+    for (const std::string& path : req_.affected_files) {
+      ASSIGN_OR_RETURN(const store::FileRecord* rec, File(path));
+      if (rec != nullptr && (rec->status == store::FileStatus::kIndexed ||
+                             rec->status == store::FileStatus::kUnchanged ||
+                             rec->status == store::FileStatus::kTimedOut)) {
+        affected_indexed_.insert(path);
+      } else {
+        affected_unindexed_.push_back(path);
+      }
+    }
+    AddStage("adequacy_scan", reason.empty() ? StageStatus::kRan : StageStatus::kDegraded, t0,
+             reason);
+  }
+  RETURN_IF_ERROR(CheckCancel());
+
+  // 2. Direct packs from affectedFiles.
+  t0 = Clock::now();
+  if (affected_indexed_.empty()) {
+    AddStage("direct_packs", StageStatus::kSkipped, t0, "no indexed affectedFiles");
+  } else {
+    for (const std::string& path : affected_indexed_) {
+      Upsert(PackType::kModuleContext, "mod:" + path, path);
+      ASSIGN_OR_RETURN(std::vector<store::SymbolRow> syms, store_.FileSymbols(path));
+      std::size_t n = 0;
+      for (store::SymbolRow& s : syms) {
+        if (s.target_id.rfind("fn:", 0) != 0 || ++n > 100) continue;
+        Candidate& c = Upsert(PackType::kFunctionContext, s.target_id, path);
+        c.symbol = std::move(s);
+      }
+    }
+    AddStage("direct_packs", StageStatus::kRan, t0);
+  }
+  RETURN_IF_ERROR(CheckCancel());
+
+  // 3. Retrieval: BM25 over function-level chunks. L0 searches names, sub-words and paths only.
+  t0 = Clock::now();
+  {
+    store::SearchOptions opts;
+    opts.limit = kRetrievalChunks;
+    if (req_.depth == Depth::kL0) {
+      opts.doc_weight = 0;
+      opts.body_weight = 0;
+    }
+    ASSIGN_OR_RETURN(std::vector<store::ChunkHit> hits, store_.SearchChunks(req_.intent, opts));
+    for (const store::ChunkHit& hit : hits) {
+      if (hit.score <= 0) continue;  // matched only in zero-weighted columns
+      const bool function = hit.kind == "symbol" && hit.target_id.rfind("fn:", 0) == 0;
+      if (function) {
+        Candidate& c = Upsert(PackType::kFunctionContext, hit.target_id, hit.path);
+        c.raw_lex = std::max(c.raw_lex, hit.score);
+      }
+      Candidate& m = Upsert(PackType::kModuleContext, "mod:" + hit.path, hit.path);
+      m.raw_lex = std::max(m.raw_lex,
+                           hit.kind == "symbol" ? hit.score * kModuleFromSymbolChunk : hit.score);
+    }
+    // Keep the best candidates by lexical score for the costlier signals (direct packs stay).
+    if (candidates_.size() > kDetailedCandidates) {
+      std::vector<std::pair<double, std::string>> order;
+      for (const auto& [key, c] : candidates_) {
+        order.emplace_back(affected_indexed_.count(c.path) != 0 ? 1e300 : c.raw_lex, key);
+      }
+      std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) {
+        return a.first > b.first || (a.first == b.first && a.second < b.second);
+      });
+      for (std::size_t i = kDetailedCandidates; i < order.size(); ++i) {
+        if (order[i].first < 1e300) candidates_.erase(order[i].second);
+      }
+    }
+    AddStage("retrieval", StageStatus::kRan, t0, {}, "lexical_bm25");
+    resp_.disclosures.push_back(
+        "retrieval_lexical_only: retrieval is lexical (BM25 over function-level chunks with "
+        "identifier sub-words); no semantic engine ran");
+  }
+  RETURN_IF_ERROR(LoadSymbols());
+  RETURN_IF_ERROR(CheckCancel());
+
+  // Graph proximity to affectedFiles feeds `graph` and `scope`.
+  if (!affected_indexed_.empty()) RETURN_IF_ERROR(AffectedNeighbourhood());
+
+  // 4. Graph expansion (L2: 1 hop, L3: 2 hops).
+  t0 = Clock::now();
+  if (req_.depth < Depth::kL2) {
+    AddStage("graph_expansion", StageStatus::kSkipped, t0, "depth below L2");
+  } else if (OverBudget()) {
+    resp_.partial = true;
+    AddStage("graph_expansion", StageStatus::kSkipped, t0, "latency budget reached");
+  } else {
+    RETURN_IF_ERROR(ComputeSignals());  // seeds are chosen by relevance
+    RETURN_IF_ERROR(Expand(req_.depth == Depth::kL2 ? 1 : 2));
+    AddStage("graph_expansion", StageStatus::kRan, t0, {}, "calls");
+  }
+  RETURN_IF_ERROR(CheckCancel());
+
+  // 5. Multi-signal scoring.
+  t0 = Clock::now();
+  RETURN_IF_ERROR(ComputeSignals());
+  AddStage("scoring", StageStatus::kRan, t0);
+
+  // 6. Fallback when nothing was found: substring search for identifier-like tokens.
+  t0 = Clock::now();
+  if (!candidates_.empty()) {
+    AddStage("fallback", StageStatus::kSkipped, t0, "retrieval found candidates");
+  } else if (!store_.has_trigram()) {
+    AddStage("fallback", StageStatus::kSkipped, t0, "no trigram index in this workspace");
+  } else if (OverBudget()) {
+    resp_.partial = true;
+    AddStage("fallback", StageStatus::kSkipped, t0, "latency budget reached");
+  } else {
+    for (const std::string& term : terms_.whole) {
+      if (term.size() < 3) continue;
+      ASSIGN_OR_RETURN(std::vector<store::ChunkHit> hits, store_.SearchSubstring(term, 20));
+      for (const store::ChunkHit& hit : hits) {
+        if (hit.kind == "symbol" && hit.target_id.rfind("fn:", 0) == 0) {
+          Upsert(PackType::kFunctionContext, hit.target_id, hit.path).raw_lex = 1;
+        }
+        Upsert(PackType::kModuleContext, "mod:" + hit.path, hit.path).raw_lex = 1;
+      }
+    }
+    RETURN_IF_ERROR(LoadSymbols());
+    RETURN_IF_ERROR(ComputeSignals());
+    AddStage("fallback", StageStatus::kRan, t0, {}, "trigram");
+  }
+  RETURN_IF_ERROR(CheckCancel());
+
+  // 7. Re-ranking: order by score then packId; at most kPacksPerFile per primary file.
+  t0 = Clock::now();
+  std::vector<Candidate*> order;
+  for (auto& [key, c] : candidates_) {
+    if (c.score > 0 || affected_indexed_.count(c.path) != 0) order.push_back(&c);
+  }
+  std::sort(order.begin(), order.end(), [](const Candidate* a, const Candidate* b) {
+    return a->score > b->score || (a->score == b->score && a->pack_id < b->pack_id);
+  });
+  const DepthBudget budget = BudgetFor(req_.depth);
+  const std::size_t limit = std::min(budget.max_packs, req_.max_results);
+  std::vector<Candidate*> selection;
+  std::unordered_map<std::string, std::size_t> per_file;
+  for (Candidate* c : order) {
+    if (selection.size() >= limit * 3) break;  // room for threshold and budget drops
+    if (++per_file[c->path] > kPacksPerFile) continue;
+    selection.push_back(c);
+  }
+  AddStage("reranking", StageStatus::kRan, t0);
+
+  // 8. Defeater check, then the minConfidence filter.
+  t0 = Clock::now();
+  RETURN_IF_ERROR(DefeaterCheck(selection));
+  if (!stale_files_.empty()) {
+    resp_.disclosures.push_back(fmt::format(
+        "index_stale: {} files changed since indexing; their packs' signals were lowered",
+        stale_files_.size()));
+  }
+  AddStage("defeater_check", StageStatus::kRan, t0);
+  std::stable_sort(selection.begin(), selection.end(), [](const Candidate* a, const Candidate* b) {
+    return a->score > b->score || (a->score == b->score && a->pack_id < b->pack_id);
+  });
+  std::size_t removed = 0;
+  std::erase_if(selection, [&](const Candidate* c) {
+    const bool drop = c->signals.base_signal < req_.min_confidence;
+    removed += drop ? 1 : 0;
+    return drop;
+  });
+
+  // 9. Method guidance.
+  t0 = Clock::now();
+  AddStage("method_guidance", StageStatus::kSkipped, t0,
+           "verification plans are not produced in this version");
+
+  // Assembly within the pack limit and the token budget.
+  bool budget_reached = false;
+  const std::size_t pack_budget = budget.token_budget * 85 / 100;  // the rest for synthesis
+  for (const Candidate* c : selection) {
+    RETURN_IF_ERROR(CheckCancel());
+    if (resp_.packs.size() >= limit) break;
+    ASSIGN_OR_RETURN(Pack p, BuildPack(*c));
+    std::size_t tokens = PackTokens(p);
+    if (resp_.estimated_tokens + tokens > pack_budget) {
+      budget_reached = true;
+      break;
+    }
+    resp_.estimated_tokens += tokens;
+    resp_.packs.push_back(std::move(p));
+  }
+  // Snippets for the evidence while the budget allows, best pack first.
+  if (req_.include_evidence) {
+    for (Pack& p : resp_.packs) {
+      ASSIGN_OR_RETURN(std::vector<store::ChunkRow> chunks, store_.FileChunks(p.primary_file));
+      for (Evidence& e : p.evidence) {
+        for (const store::ChunkRow& ch : chunks) {
+          if (ch.kind != "symbol" || ch.start_line != e.start_line || ch.end_line != e.end_line) {
+            continue;
+          }
+          const std::size_t t = EstimateTokens(ch.body) + 8;
+          if (resp_.estimated_tokens + t > pack_budget) {
+            budget_reached = true;
+            break;
+          }
+          resp_.estimated_tokens += t;
+          e.snippet = ch.body;
+          break;
+        }
+      }
+    }
+  }
+  double sum = 0;
+  for (const Pack& p : resp_.packs) sum += p.signal;
+  resp_.total_confidence = resp_.packs.empty() ? 0 : sum / static_cast<double>(resp_.packs.size());
+
+  // 10. Synthesis.
+  Synthesize();
+  Hints(removed, budget_reached);
+  return std::move(resp_);
+}
+
+std::string CacheKey(const Workspace& ws, const std::string& generation, const QueryRequest& req,
+                     IntentType type) {
+  std::vector<std::string> affected = req.affected_files;
+  std::sort(affected.begin(), affected.end());
+  const rank::Weights& w = req.weights;
+  return base::Sha256Hex(
+      fmt::format("{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n{} {} {} {} {}", ws.workspace_id, generation,
+                  NormalizeIntent(req.intent), IntentTypeName(type), DepthName(req.depth),
+                  fmt::join(affected, "\x1f"), req.min_confidence, req.include_evidence,
+                  req.max_results, w.lexical, w.symbol, w.path, w.graph, w.scope));
+}
+
+}  // namespace
+
+Result<QueryResponse> Query(store::Store& store, const Workspace& workspace,
+                            const QueryRequest& request, base::Cancellation& cancel,
+                            QueryCache* cache) {
+  const auto start = Clock::now();
+  const std::string intent = Trim(request.intent);
+  if (intent.empty()) return Status::InvalidArgument("intent: must not be empty");
+  if (request.intent.size() > kMaxIntentChars * 4 || intent.size() > kMaxIntentChars * 4) {
+    return Status::InvalidArgument(
+        fmt::format("intent: must be at most {} characters", kMaxIntentChars));
+  }
+  std::size_t chars = 0;  // UTF-8 code points
+  for (char c : intent) chars += (static_cast<unsigned char>(c) & 0xC0) != 0x80 ? 1 : 0;
+  if (chars > kMaxIntentChars) {
+    return Status::InvalidArgument(
+        fmt::format("intent: must be at most {} characters, got {}", kMaxIntentChars, chars));
+  }
+  if (request.affected_files.size() > kMaxAffectedFiles) {
+    return Status::InvalidArgument(
+        fmt::format("affectedFiles: at most {} entries", kMaxAffectedFiles));
+  }
+  if (!(request.min_confidence >= 0 && request.min_confidence <= 1)) {
+    return Status::InvalidArgument("minConfidence: must be between 0 and 1");
+  }
+  if (request.max_results < 1 || request.max_results > 100) {
+    return Status::InvalidArgument("maxResults: must be between 1 and 100");
+  }
+  QueryRequest req = request;
+  req.intent = intent;
+  const IntentType type = request.intent_type && *request.intent_type != IntentType::kGeneral
+                              ? *request.intent_type
+                              : InferIntentType(intent);
+
+  std::string key;
+  if (cache != nullptr) {
+    ASSIGN_OR_RETURN(std::string generation, store.Generation());
+    key = CacheKey(workspace, generation, req, type);
+    if (std::optional<QueryResponse> hit = cache->Get(key)) {
+      hit->cache_hit = true;
+      hit->latency_ms = MsSince(start);
+      return std::move(*hit);
+    }
+  }
+  Pipeline pipeline(store, workspace, req, type, cancel, start);
+  ASSIGN_OR_RETURN(QueryResponse resp, pipeline.Run());
+  if (cache != nullptr && !resp.error && !resp.partial) {
+    std::vector<QueryCache::Trigger> triggers;
+    std::set<std::string> seen;
+    for (const Pack& p : resp.packs) {
+      for (const std::string& f : p.related_files) {
+        if (seen.insert(f).second) triggers.push_back(QueryCache::Stat(workspace.root + "/" + f));
+      }
+    }
+    cache->Put(key, resp, std::move(triggers));
+  }
+  resp.latency_ms = MsSince(start);
+  return resp;
+}
+
+}  // namespace trove::librarian::query

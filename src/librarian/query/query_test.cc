@@ -1,0 +1,471 @@
+// Query engine on small fixture workspaces: real files in a temporary directory, extracted
+// with the real extractor into a real store (no mocks).
+#include "librarian/query/query.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "base/hash.h"
+#include "librarian/extract/extract.h"
+#include "librarian/store/store.h"
+#include "librarian/testing/temp_dir.h"
+
+namespace trove::librarian::query {
+namespace {
+
+using ::testing::Contains;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::Not;
+
+constexpr const char* kConfig = R"(#include "config.h"
+
+// Reads the settings file and fills the table of options.
+int parse_config(const char* path) {
+  int fd = open_file(path);
+  return read_options(fd);
+}
+
+int open_file(const char* path) {
+  return 3;
+}
+
+int read_options(int fd) {
+  return fd + 1;
+}
+)";
+
+constexpr const char* kServer = R"(#include "config.h"
+
+// Starts listening after the configuration was loaded.
+void start_server() {
+  parse_config("a.conf");
+  parse_config("b.conf");
+  // parse_config parse_config parse_config: the config is parsed twice on purpose.
+  listen_on(8080);
+}
+
+void listen_on(int port) {
+  accept_loop(port);
+}
+
+void accept_loop(int port) {
+}
+)";
+
+constexpr const char* kMath = R"(
+def add_numbers(a, b):
+    """Return the sum of two numbers."""
+    return a + b
+
+
+def scale_vector(v, k):
+    """Multiply every element by a factor."""
+    return [add_numbers(x, 0) * k for x in v]
+)";
+
+class QueryTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto made = extract::Extractor::Create({});
+    ASSERT_TRUE(made.ok());
+    extractor_ = std::move(made).value();
+    auto opened = store::Store::Open(dir_.Abs("index.sqlite"));
+    ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+    store_ = std::move(opened).value();
+    ws_.root = dir_.Abs("ws");
+    ws_.workspace_id = "ws_test";
+    dir_.MkDir("ws");
+  }
+
+  // Writes `content` to the workspace and indexes it, as a bootstrap would.
+  void Index(const std::string& path, const std::string& content) {
+    dir_.Write("ws/" + path, content);
+    auto facts = extractor_->Extract(path, content, extractor_->Route(path, true));
+    ASSERT_TRUE(facts.ok()) << facts.status().ToString();
+    struct stat st {};
+    ASSERT_EQ(::stat((ws_.root + "/" + path).c_str(), &st), 0);
+    store::FileRecord file;
+    file.path = path;
+    file.sha256 = base::Sha256Hex(content);
+    file.language = facts->language;
+    file.extractor = facts->extractor;
+    file.size = static_cast<std::uint64_t>(st.st_size);
+    file.mtime_ns =
+        static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
+    file.parse_error = facts->parse_error;
+    file.run_id = "run_1";
+    ASSERT_TRUE(store_->ReplaceFile(file, *facts, content).ok());
+  }
+
+  void IndexFixture() {
+    Index("src/config.cc", kConfig);
+    Index("src/server.cc", kServer);
+    Index("py/math_utils.py", kMath);
+  }
+
+  QueryResponse Run(QueryRequest req, QueryCache* cache = nullptr) {
+    base::Cancellation cancel;
+    Result<QueryResponse> r = Query(*store_, ws_, req, cancel, cache);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? std::move(r).value() : QueryResponse{};
+  }
+
+  static QueryRequest Req(std::string intent, Depth depth = Depth::kL1) {
+    QueryRequest req;
+    req.intent = std::move(intent);
+    req.depth = depth;
+    return req;
+  }
+
+  std::vector<std::string> FileLines(const std::string& path) {
+    std::ifstream in(ws_.root + "/" + path);
+    std::vector<std::string> lines;
+    std::string line;
+    while (std::getline(in, line)) lines.push_back(line);
+    return lines;
+  }
+
+  testing::TempDir dir_;
+  std::unique_ptr<extract::Extractor> extractor_;
+  std::unique_ptr<store::Store> store_;
+  Workspace ws_;
+};
+
+TEST(QueryTablesTest, NamesAndBudgets) {
+  EXPECT_EQ(ParseDepth("L2"), Depth::kL2);
+  EXPECT_EQ(ParseDepth("L4"), std::nullopt);
+  EXPECT_EQ(BudgetFor(Depth::kL0).max_packs, 4u);
+  EXPECT_EQ(BudgetFor(Depth::kL3).token_budget, 80000u);
+  EXPECT_EQ(ParseIntentType("security"), IntentType::kSecurity);
+  EXPECT_EQ(ParseIntentType("nope"), std::nullopt);
+  EXPECT_EQ(InferIntentType("Fix the crash when parsing"), IntentType::kDebug);
+  EXPECT_EQ(InferIntentType("who calls parse_config"), IntentType::kImpact);
+  EXPECT_EQ(InferIntentType("where is the server defined"), IntentType::kNavigate);
+  EXPECT_EQ(InferIntentType("latest settings"), IntentType::kGeneral);  // "test" is not a word
+  EXPECT_DOUBLE_EQ(PackTypeWeight(PackType::kFunctionContext, Depth::kL0, IntentType::kDebug),
+                   1.2 * 1.3);
+  EXPECT_DOUBLE_EQ(PackTypeWeight(PackType::kModuleContext, Depth::kL1, IntentType::kGeneral), 1);
+  const std::string id = PackId(PackType::kFunctionContext, "fn:a.cc::f");
+  EXPECT_EQ(id.size(), 3u + 16u);
+  EXPECT_EQ(id, "pk_" + base::Sha256Hex("function_context\nfn:a.cc::f").substr(0, 16));
+  EXPECT_EQ(EstimateTokens("12345"), 2u);
+}
+
+TEST_F(QueryTest, NotBootstrappedIsADomainError) {
+  QueryResponse r = Run(Req("parse the config"));
+  ASSERT_TRUE(r.error.has_value());
+  EXPECT_EQ(r.error_code, "RESOURCE_NOT_FOUND");
+  EXPECT_THAT(r.packs, IsEmpty());
+  EXPECT_EQ(r.total_confidence, 0);
+  bool bootstrap_required = false;
+  for (const std::string& d : r.disclosures) {
+    bootstrap_required = bootstrap_required || d.rfind("bootstrap_required:", 0) == 0;
+  }
+  EXPECT_TRUE(bootstrap_required);
+}
+
+TEST_F(QueryTest, BadIntentsAreRefusedNamingTheField) {
+  IndexFixture();
+  base::Cancellation cancel;
+  for (std::string intent : {std::string(""), std::string("   \n\t"), std::string(2001, 'a')}) {
+    Result<QueryResponse> r = Query(*store_, ws_, Req(intent), cancel);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.status().code(), base::StatusCode::kInvalidArgument);
+    EXPECT_THAT(std::string(r.status().message()), HasSubstr("intent:"));
+  }
+  QueryRequest req = Req("config");
+  req.min_confidence = 1.5;
+  Result<QueryResponse> r = Query(*store_, ws_, req, cancel);
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("minConfidence"));
+  // Exactly 2,000 characters is allowed.
+  EXPECT_TRUE(Query(*store_, ws_, Req(std::string(2000, 'a')), cancel).ok());
+  // FTS5 syntax in an intent is only text.
+  EXPECT_TRUE(Query(*store_, ws_, Req("\"parse* NEAR(config) OR :x"), cancel).ok());
+}
+
+TEST_F(QueryTest, DefinitionBeatsMentions) {
+  IndexFixture();
+  QueryResponse r = Run(Req("parse_config"));
+  ASSERT_FALSE(r.packs.empty());
+  const Pack& top = r.packs.front();
+  EXPECT_EQ(top.pack_type, PackType::kFunctionContext);
+  EXPECT_EQ(top.target_id, "fn:src/config.cc::parse_config");
+  EXPECT_EQ(top.primary_file, "src/config.cc");
+  EXPECT_DOUBLE_EQ(top.signals.symbol, 1);
+  // start_server mentions parse_config five times but is not its definition.
+  for (const Pack& p : r.packs) {
+    if (p.target_id == "fn:src/server.cc::start_server") {
+      EXPECT_LT(p.score, top.score);
+      EXPECT_EQ(p.signals.symbol, 0);
+    }
+  }
+  // Each pack carries its signals and the score they evaluate to, best first.
+  for (std::size_t i = 0; i < r.packs.size(); ++i) {
+    EXPECT_DOUBLE_EQ(r.packs[i].score, r.packs[i].signals.Evaluate());
+    if (i > 0) {
+      EXPECT_GE(r.packs[i - 1].score, r.packs[i].score);
+    }
+  }
+  EXPECT_EQ(top.summary, "Reads the settings file and fills the table of options.");
+  EXPECT_THAT(top.key_facts, Contains(HasSubstr("lines 4-7")));
+  EXPECT_THAT(top.key_facts, Contains("calls: open_file, read_options"));
+  EXPECT_EQ(top.related_files.front(), "src/config.cc");
+  EXPECT_THAT(top.related_files, Contains("src/server.cc"));  // the caller's file
+  EXPECT_DOUBLE_EQ(top.signal, 0.9);                          // clean tree-sitter span
+}
+
+TEST_F(QueryTest, OutputShapeStagesAndDisclosures) {
+  IndexFixture();
+  QueryResponse r = Run(Req("multiply every element by a factor"));
+  ASSERT_FALSE(r.packs.empty());
+  EXPECT_EQ(r.packs.front().target_id, "fn:py/math_utils.py::scale_vector");
+  std::vector<std::string> names;
+  for (const Stage& s : r.stages) names.push_back(s.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"adequacy_scan", "direct_packs", "retrieval",
+                                             "graph_expansion", "scoring", "fallback", "reranking",
+                                             "defeater_check", "method_guidance", "synthesis"}));
+  bool uncalibrated = false;
+  bool lexical = false;
+  for (const std::string& d : r.disclosures) {
+    uncalibrated = uncalibrated || d.rfind("confidence_uncalibrated:", 0) == 0;
+    lexical = lexical || d.rfind("retrieval_lexical_only:", 0) == 0;
+  }
+  EXPECT_TRUE(uncalibrated);
+  EXPECT_TRUE(lexical);
+  ASSERT_TRUE(r.synthesis.has_value());
+  EXPECT_THAT(*r.synthesis, HasSubstr("[1]"));
+  EXPECT_THAT(*r.synthesis, HasSubstr("Multiply every element by a factor."));
+  double sum = 0;
+  for (const Pack& p : r.packs) {
+    sum += p.signal;
+    EXPECT_LE(p.summary.size(), 240u);
+    EXPECT_FALSE(p.key_facts.empty());
+  }
+  EXPECT_DOUBLE_EQ(r.total_confidence, sum / static_cast<double>(r.packs.size()));
+  EXPECT_FALSE(r.cache_hit);
+  EXPECT_GE(r.latency_ms, 0);
+}
+
+TEST_F(QueryTest, AffectedFilesScopeWithoutFiltering) {
+  IndexFixture();
+  QueryRequest req = Req("accept connections in a loop");
+  req.affected_files = {"src/server.cc", "src/missing.cc"};
+  QueryResponse r = Run(req);
+  ASSERT_FALSE(r.packs.empty());
+  EXPECT_EQ(r.packs.front().primary_file, "src/server.cc");
+  bool module_pack = false;
+  for (const Pack& p : r.packs) {
+    if (p.primary_file == "src/server.cc") {
+      EXPECT_EQ(p.signals.graph_hops, 0);
+      EXPECT_DOUBLE_EQ(p.signals.Scope(), 1);
+    }
+    if (p.primary_file == "src/config.cc") {
+      EXPECT_EQ(p.signals.graph_hops, 1);  // server.cc calls parse_config
+    }
+    module_pack = module_pack || p.target_id == "mod:src/server.cc";
+  }
+  EXPECT_TRUE(module_pack);
+  EXPECT_THAT(r.drill_down_hints, Contains(HasSubstr("src/missing.cc")));
+  // Without scoping, the same intent does not favour server.cc's module.
+  QueryResponse unscoped = Run(Req("accept connections in a loop"));
+  for (const Pack& p : unscoped.packs) EXPECT_EQ(p.signals.graph_hops, rank::kNotConnected);
+}
+
+TEST_F(QueryTest, DepthBudgetsBoundPacksAndTokens) {
+  std::string many;
+  for (int i = 0; i < 40; ++i) {
+    many += "// Handles a widget event number " + std::to_string(i) + ".\n";
+    many += "void handle_widget_" + std::to_string(i) + "(int widget) { widget_event(widget); }\n";
+  }
+  for (int f = 0; f < 4; ++f) Index("w/widgets_" + std::to_string(f) + ".cc", many);
+  for (Depth d : {Depth::kL0, Depth::kL1, Depth::kL2, Depth::kL3}) {
+    QueryRequest req = Req("widget event", d);
+    req.include_evidence = true;
+    QueryResponse r = Run(req);
+    const DepthBudget b = BudgetFor(d);
+    EXPECT_LE(r.packs.size(), std::min<std::size_t>(b.max_packs, 10)) << DepthName(d);
+    EXPECT_GE(r.packs.size(), 3u) << DepthName(d);
+    EXPECT_LE(r.estimated_tokens, b.token_budget) << DepthName(d);
+    // At most three packs per primary file.
+    std::map<std::string, int> per_file;
+    for (const Pack& p : r.packs) EXPECT_LE(++per_file[p.primary_file], 3);
+  }
+  EXPECT_EQ(Run(Req("widget event", Depth::kL0)).packs.size(), 4u);
+  EXPECT_EQ(Run(Req("widget event", Depth::kL1)).packs.size(), 8u);
+  EXPECT_EQ(Run(Req("widget event", Depth::kL3)).packs.size(), 10u);  // maxResults caps L3
+  QueryRequest wide = Req("widget event", Depth::kL3);
+  wide.max_results = 20;
+  EXPECT_GT(Run(wide).packs.size(), 10u);
+}
+
+TEST_F(QueryTest, GraphExpansionAtL2ReachesCallees) {
+  IndexFixture();
+  QueryResponse l1 = Run(Req("configuration loaded listening", Depth::kL1));
+  QueryResponse l2 = Run(Req("configuration loaded listening", Depth::kL2));
+  auto has = [](const QueryResponse& r, std::string_view target) {
+    return std::any_of(r.packs.begin(), r.packs.end(),
+                       [&](const Pack& p) { return p.target_id == target; });
+  };
+  // start_server's callees enter at L2 through the graph, not through words.
+  EXPECT_FALSE(has(l1, "fn:src/server.cc::listen_on"));
+  EXPECT_TRUE(has(l2, "fn:src/server.cc::listen_on"));
+  for (const Pack& p : l2.packs) {
+    if (p.target_id == "fn:src/server.cc::listen_on") {
+      EXPECT_GT(p.signals.inherited, 0);
+    }
+  }
+}
+
+TEST_F(QueryTest, EvidenceLineRangesMatchTheFile) {
+  IndexFixture();
+  QueryRequest req = Req("parse_config read options");
+  req.include_evidence = true;
+  QueryResponse r = Run(req);
+  ASSERT_FALSE(r.packs.empty());
+  std::size_t checked = 0;
+  for (const Pack& p : r.packs) {
+    ASSERT_FALSE(p.evidence.empty()) << p.target_id;
+    for (const Evidence& e : p.evidence) {
+      const std::vector<std::string> lines = FileLines(e.file);
+      ASSERT_GE(e.start_line, 1u);
+      ASSERT_LE(e.end_line, lines.size());
+      EXPECT_EQ(e.extractor.rfind("tree-sitter:", 0), 0u) << e.extractor;
+      EXPECT_EQ(e.run_id, "run_1");
+      if (!e.snippet) continue;
+      std::string expected;
+      for (std::uint32_t l = e.start_line; l <= e.end_line; ++l) {
+        expected += lines[l - 1];
+        if (l < e.end_line) expected += "\n";
+      }
+      std::string snippet = *e.snippet;
+      while (!snippet.empty() && snippet.back() == '\n') snippet.pop_back();
+      EXPECT_EQ(snippet, expected) << e.file << ":" << e.start_line;
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 0u);
+  const Pack& top = r.packs.front();
+  ASSERT_EQ(top.target_id, "fn:src/config.cc::parse_config");
+  EXPECT_EQ(top.evidence.front().start_line, 4u);
+  EXPECT_EQ(top.evidence.front().end_line, 7u);
+  // Without includeEvidence there is none.
+  for (const Pack& p : Run(Req("parse_config")).packs) EXPECT_THAT(p.evidence, IsEmpty());
+}
+
+TEST_F(QueryTest, StaleFilesLowerTheSignalAndAreReported) {
+  IndexFixture();
+  // Edit without re-indexing: a different size, so the defeater check hashes it.
+  dir_.Write("ws/src/config.cc", std::string(kConfig) + "\n// edited\n");
+  QueryResponse r = Run(Req("parse_config"));
+  for (const Pack& p : r.packs) EXPECT_NE(p.primary_file, "src/config.cc");
+  EXPECT_THAT(r.freshness.stale_files, Contains("src/config.cc"));
+  EXPECT_THAT(r.freshness.stale_pack_ids,
+              Contains(PackId(PackType::kFunctionContext, "fn:src/config.cc::parse_config")));
+  EXPECT_THAT(r.drill_down_hints, Contains(HasSubstr("run bootstrap")));
+  EXPECT_THAT(r.drill_down_hints, Contains(HasSubstr("minConfidence")));
+  QueryRequest all = Req("parse_config");
+  all.min_confidence = 0;
+  QueryResponse shown = Run(all);
+  ASSERT_FALSE(shown.packs.empty());
+  EXPECT_EQ(shown.packs.front().target_id, "fn:src/config.cc::parse_config");
+  EXPECT_NEAR(shown.packs.front().signal, 0.4, 1e-9);
+  EXPECT_TRUE(shown.packs.front().stale);
+}
+
+TEST_F(QueryTest, CacheHitsThenInvalidatesOnFileChangeIndexWriteAndTtl) {
+  IndexFixture();
+  auto now = std::chrono::steady_clock::now();
+  QueryCache cache(std::chrono::seconds(60), 1000, [&now] { return now; });
+  QueryResponse first = Run(Req("parse_config"), &cache);
+  EXPECT_FALSE(first.cache_hit);
+  QueryResponse second = Run(Req("  PARSE_CONFIG "), &cache);  // normalized: same key
+  EXPECT_TRUE(second.cache_hit);
+  ASSERT_EQ(second.packs.size(), first.packs.size());
+  EXPECT_EQ(second.packs.front().pack_id, first.packs.front().pack_id);
+  EXPECT_FALSE(Run(Req("parse_config", Depth::kL2), &cache).cache_hit);  // another key
+
+  // A trigger file changes on disk: the entry is dropped.
+  dir_.Write("ws/src/server.cc", std::string(kServer) + "// touched\n");
+  EXPECT_FALSE(Run(Req("parse_config"), &cache).cache_hit);
+  EXPECT_TRUE(Run(Req("parse_config"), &cache).cache_hit);
+
+  // An index write changes the generation.
+  Index("src/server.cc", std::string(kServer) + "// touched\n");
+  EXPECT_FALSE(Run(Req("parse_config"), &cache).cache_hit);
+  EXPECT_TRUE(Run(Req("parse_config"), &cache).cache_hit);
+
+  // The TTL.
+  now += std::chrono::seconds(59);
+  EXPECT_TRUE(Run(Req("parse_config"), &cache).cache_hit);
+  now += std::chrono::seconds(2);
+  EXPECT_FALSE(Run(Req("parse_config"), &cache).cache_hit);
+
+  // Errors are not cached.
+  QueryCache other;
+  auto empty = store::Store::Open(":memory:");
+  ASSERT_TRUE(empty.ok());
+  base::Cancellation cancel;
+  ASSERT_TRUE(Query(**empty, ws_, Req("x y"), cancel, &other).ok());
+  EXPECT_EQ(other.size(), 0u);
+}
+
+TEST_F(QueryTest, CancelledBeforeStartReturnsCancelled) {
+  IndexFixture();
+  base::Cancellation cancel;
+  cancel.Cancel();
+  Result<QueryResponse> r = Query(*store_, ws_, Req("parse_config"), cancel);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), base::StatusCode::kCancelled);
+}
+
+TEST_F(QueryTest, L0SearchesNamesOnlyAndHintsAtL1) {
+  IndexFixture();
+  // "settings" occurs only in parse_config's doc comment: L0 does not search docs or bodies.
+  QueryResponse l0 = Run(Req("settings table", Depth::kL0));
+  EXPECT_THAT(l0.packs, IsEmpty());
+  EXPECT_THAT(l0.drill_down_hints, Contains(HasSubstr("depth L1")));
+  QueryResponse l1 = Run(Req("settings table", Depth::kL1));
+  ASSERT_FALSE(l1.packs.empty());
+  EXPECT_EQ(l1.packs.front().target_id, "fn:src/config.cc::parse_config");
+}
+
+TEST_F(QueryTest, StoreGenerationAndSymbolPaging) {
+  IndexFixture();
+  auto g1 = store_->Generation();
+  ASSERT_TRUE(g1.ok());
+  auto same = store_->Generation();
+  ASSERT_TRUE(same.ok());
+  EXPECT_EQ(*g1, *same);
+  Index("src/config.cc", std::string(kConfig) + "int extra() { return 1; }\n");
+  auto g2 = store_->Generation();
+  ASSERT_TRUE(g2.ok());
+  EXPECT_NE(*g1, *g2);
+  std::vector<std::string> all;
+  std::int64_t after = 0;
+  for (;;) {
+    auto page = store_->ListSymbols(after, 2);
+    ASSERT_TRUE(page.ok());
+    if (page->empty()) break;
+    EXPECT_LE(page->size(), 2u);
+    for (const store::SymbolRow& s : *page) all.push_back(s.target_id);
+    after = page->back().id;
+  }
+  auto count = store_->CountRows("symbols");
+  ASSERT_TRUE(count.ok());
+  EXPECT_EQ(static_cast<std::int64_t>(all.size()), *count);
+  EXPECT_THAT(all, Contains("fn:src/config.cc::extra"));
+}
+
+}  // namespace
+}  // namespace trove::librarian::query

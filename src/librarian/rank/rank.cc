@@ -1,0 +1,48 @@
+#include "librarian/rank/rank.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace trove::librarian::rank {
+
+void RankSignals::Merge(const RankSignals& other) {
+  lexical = std::max(lexical, other.lexical);           // the best evidence of a lexical match
+  symbol = std::max(symbol, other.symbol);              // any source naming the symbol
+  path = std::max(path, other.path);                    // same path for one pack; max is safe
+  graph = std::max(graph, other.graph);                 // the closest view of the graph
+  graph_hops = std::min(graph_hops, other.graph_hops);  // shortest distance
+  inherited = std::max(inherited, other.inherited);     // the best parent
+  // The type weight and base signal describe the pack itself, not a source's view of it:
+  // a neutral value (1) is replaced by a known one.
+  if (pack_type_weight == 1) pack_type_weight = other.pack_type_weight;
+  if (base_signal == 1) base_signal = other.base_signal;
+}
+
+double RankSignals::Scope() const {
+  if (graph_hops == 0) return 1;
+  if (graph_hops == 1) return 0.5;
+  return 0;
+}
+
+double RankSignals::Relevance(const Weights& w) const {
+  // spec §3.2.3 starting coefficients (Weights defaults); eval/ tunes them on dev only.
+  const double rel =
+      w.lexical * lexical + w.symbol * symbol + w.path * path + w.graph * graph + w.scope * Scope();
+  return std::max(rel, inherited);
+}
+
+double RankSignals::Evaluate(const Weights& w) const {
+  return Relevance(w) * pack_type_weight * (0.5 + 0.5 * base_signal);
+}
+
+std::string RankSignals::Debug() const {
+  return fmt::format(
+      "lex={:.3g} sym={:.3g} path={:.3g} graph={:.3g} hops={} inh={:.3g} "
+      "type={:.3g} base={:.3g}",
+      lexical, symbol, path, graph,
+      graph_hops == kNotConnected ? std::string("-") : std::to_string(graph_hops), inherited,
+      pack_type_weight, base_signal);
+}
+
+}  // namespace trove::librarian::rank

@@ -1,0 +1,69 @@
+// RankSignals: why a context pack ranked where it did (conventions §13, clangd's Quality.h).
+// Each source of evidence (lexical BM25, symbol match, path match, call-graph proximity to
+// `affectedFiles`, scoping, the pack type's weight for the depth and intentType, the pack's
+// base signal) fills in what it knows; a default RankSignals is neutral, so a source that
+// found nothing neither helps nor hurts. Merge() combines sources with each field's rule
+// written beside it, and Evaluate() is the one place that holds the weights (spec §3.2.3).
+//
+// The result of Evaluate() is a ranking signal named `score`, never a probability or a
+// calibrated confidence (spec §1.6).
+//
+// Thread safety: values and pure functions.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace trove::librarian::rank {
+
+// Hops from an affected file along calls/imports; kNotConnected when unrelated or unknown.
+inline constexpr std::uint8_t kNotConnected = 255;
+
+// The coefficients of Evaluate(). Defaults are the spec §3.2.3 starting values:
+// rel = 0.55·lex + 0.15·sym + 0.10·path + 0.10·graph + 0.10·scope. Tuning happens on the
+// development split of eval/ only; a changed default must name the eval/ run that chose it.
+struct Weights {
+  double lexical = 0.55;
+  double symbol = 0.15;
+  double path = 0.10;
+  double graph = 0.10;
+  double scope = 0.10;
+};
+
+struct RankSignals {
+  // BM25 of the pack's best chunk over the best among all candidates, in [0, 1]; 0: no match.
+  double lexical = 0;
+  // 1 when an intent token equals the target's name or last qualified segment
+  // (case-insensitive), 0.6 when all its name sub-words occur in the intent, else 0.
+  double symbol = 0;
+  // Share of the primary file's path sub-words that occur in the intent, in [0, 1].
+  double path = 0;
+  // Call-graph proximity in [0, 1]: from `graph_hops` when affectedFiles were given, else the
+  // target's in-degree over the candidates' maximum (a cheap stand-in for PageRank).
+  double graph = 0;
+  // Distance from an affected file (0: in affectedFiles); kNotConnected when none.
+  std::uint8_t graph_hops = kNotConnected;
+  // Relevance inherited through graph expansion (parent's relevance × 0.5 per hop), in [0, 1].
+  double inherited = 0;
+  // The pack type's weight for the depth times its weight for the intentType (spec §3.2.1-2).
+  double pack_type_weight = 1;
+  // The pack's base signal after defeaters (spec §1.3 ladder, §3.2.3 step 8), in [0, 1].
+  double base_signal = 1;
+
+  // Combines another source's view of the same pack: lexical, symbol, path, graph, inherited:
+  // max; graph_hops: min; pack_type_weight and base_signal: kept from *this unless neutral.
+  void Merge(const RankSignals& other);
+
+  // Returns scope from graph_hops: 1 for 0 hops, 0.5 for 1 hop, else 0.
+  double Scope() const;
+  // Returns rel = the weighted sum of the signals (max of it and `inherited`).
+  double Relevance(const Weights& w = {}) const;
+  // Returns score = rel · pack_type_weight · (0.5 + 0.5 · base_signal).
+  double Evaluate(const Weights& w = {}) const;
+
+  // "lex=0.82 sym=1 path=0.5 graph=0 hops=- inh=0 type=1.2 base=0.9" for logs and tests.
+  std::string Debug() const;
+};
+
+}  // namespace trove::librarian::rank

@@ -1,0 +1,87 @@
+#include "librarian/server/mcp_main.h"
+
+#include <fmt/core.h>
+
+#include <cstdio>
+#include <string>
+
+#include "base/logging.h"
+#include "base/thread_pool.h"
+#include "librarian/crawl/path.h"
+#include "librarian/server/librarian_tools.h"
+#include "mcp/http.h"
+#include "mcp/server.h"
+#include "mcp/signals.h"
+#include "mcp/stdio.h"
+
+#ifndef TROVE_VERSION
+#define TROVE_VERSION "0.1.0"
+#endif
+
+namespace trove::librarian::server {
+
+void PrepareMcpProcess() { mcp::BlockShutdownSignals(); }
+
+int RunLibrarianMcp(const McpRunOptions& options) {
+  base::LogLevel level = base::LogLevel::kWarning;
+  if (options.log_level == "debug") level = base::LogLevel::kDebug;
+  if (options.log_level == "info") level = base::LogLevel::kInfo;
+  if (options.log_level == "error") level = base::LogLevel::kError;
+  base::Logger logger(level);
+
+  Workspaces workspaces;
+  for (const std::string& w : options.workspaces) {
+    Result<std::string> root = crawl::CanonicalWorkspaceRoot(w);
+    if (!root.ok()) {
+      std::fputs(fmt::format("error: --workspace {}\n", root.status().message()).c_str(), stderr);
+      return 2;
+    }
+    workspaces.Register(*root);
+  }
+  base::ThreadPool workers(4);
+  mcp::ServerInfo info{
+      .name = "librarian",
+      .version = TROVE_VERSION,
+      .title = "Librarian",
+      .instructions =
+          "Repository knowledge index. Run bootstrap once per workspace (an absolute "
+          "path) before query; then query with a natural-language intent. "
+          "Confidence values are uncalibrated ranking signals."};
+  int exit_code = 0;
+  {
+    mcp::Server server(info, mcp::ServerOptions{}, workers, logger);
+    ServiceOptions service;
+    service.ctags_program = options.ctags_program;
+    Status s = RegisterLibrarianTools(server, workspaces, service);
+    if (!s.ok()) {
+      std::fputs(fmt::format("error: {}\n", s.message()).c_str(), stderr);
+      workers.Wait();
+      return 1;
+    }
+    if (options.transport == "stdio") {
+      s = mcp::ServeStdio(server);
+    } else if (options.transport == "http") {
+      mcp::HttpOptions http;
+      http.host = options.host;
+      http.port = options.port;
+      http.on_listening = [host = http.host](int port) {
+        std::fputs(fmt::format("librarian: listening on http://{}:{}/mcp\n", host, port).c_str(),
+                   stderr);
+        std::fflush(stderr);
+      };
+      s = mcp::ServeHttp(server, http);
+    } else {
+      std::fputs(fmt::format("error: unknown transport '{}'\n", options.transport).c_str(), stderr);
+      workers.Wait();
+      return 2;
+    }
+    if (!s.ok()) {
+      std::fputs(fmt::format("error: {}\n", s.message()).c_str(), stderr);
+      exit_code = 1;
+    }
+    workers.Wait();  // the Server must outlive every task still on the pool
+  }
+  return exit_code;
+}
+
+}  // namespace trove::librarian::server

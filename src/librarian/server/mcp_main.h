@@ -1,0 +1,27 @@
+// `librarian mcp`: serves the Librarian tools and resources over stdio or Streamable HTTP
+// (spec §3.0). Kept free of MCP headers so the CLI can call it.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace trove::librarian::server {
+
+struct McpRunOptions {
+  std::string transport = "stdio";  // "stdio" or "http"
+  std::string host = "127.0.0.1";
+  int port = 0;  // http; 0 picks a free one (printed on stderr)
+  // Workspaces to register at start-up when they already hold an index (spec §1.7).
+  std::vector<std::string> workspaces;
+  std::string ctags_program = "ctags";
+  std::string log_level = "warning";
+};
+
+// Returns the process exit code: 0 after a clean shutdown, 2 for a bad option, 1 when the
+// transport failed.
+int RunLibrarianMcp(const McpRunOptions& options);
+
+// Must run first in main, before any thread starts (mcp::BlockShutdownSignals).
+void PrepareMcpProcess();
+
+}  // namespace trove::librarian::server
