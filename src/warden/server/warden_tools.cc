@@ -588,6 +588,8 @@ Status RegisterWardenTools(mcp::Server& server, KbPool& pool,
                                  std::string(agents::OutcomeName(d.outcome)), d.name, d.confidence,
                                  d.reason});
         }
+  if (!added.ok()) return added;
+
         return out;
       });
   return added;
