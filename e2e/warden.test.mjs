@@ -5,7 +5,9 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawn, spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -520,6 +522,59 @@ describe('warden mcp', () => {
       assert.ok(c.agent_named < c.defined, `the pass ran to the end: ${JSON.stringify(c)}`);
     } finally {
       s.proc.kill('SIGTERM');
+    }
+  });
+
+  test('reads are answered while agent passes run; passes beyond the limit are refused', { timeout: 60000 }, async () => {
+    // An OpenAI stand-in that holds every request until released: each pass then sits in its
+    // backend call, holding a worker, for as long as the test wants.
+    const held = [];
+    let released = false;
+    const answer = (res) => { res.writeHead(400, { 'content-type': 'application/json' }); res.end('{"error":{"message":"stand-in"}}'); };
+    const provider = http.createServer((req, res) => {
+      req.resume();
+      req.on('end', () => { if (released) answer(res); else held.push(res); });
+    });
+    await new Promise((resolve) => provider.listen(0, '127.0.0.1', resolve));
+    const sdb = path.join(dir, 'starve.db');
+    assert.equal(warden(['ingest', v1, '--db', sdb, '--no-seed']).code, 0);
+    const s = await StdioServer.start(['mcp', '--db', sdb], { bin: WARDEN, env: { PATH: process.env.PATH, HOME: dir,
+      XDG_CONFIG_HOME: dir, OPENAI_API_KEY: 'sk-e2e', OPENAI_BASE_URL: `http://127.0.0.1:${provider.address().port}` } });
+    try {
+      await s.initialize();
+      const from = s.lines.length;
+      // As many passes as the server has workers (4): uncapped, they would take every worker.
+      const ids = [201, 202, 203, 204];
+      for (const id of ids) {
+        s.send({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'run_agent_pass', arguments: { version_id: 1, backend: 'openai' } } });
+      }
+      await s.waitFor((l) => l.msg?.id !== undefined && ids.includes(l.msg.id) && l.msg.result?.isError, { timeout: 10000, from });
+      const deadline = Date.now() + 10000;
+      while (held.length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      assert.equal(held.length, 2, 'two passes reached the backend');
+      const refused = s.lines.slice(from).filter((l) => ids.includes(l.msg?.id));
+      assert.equal(refused.length, 2, JSON.stringify(refused.map((l) => l.msg)));
+      for (const l of refused) {
+        assert.equal(l.msg.result.isError, true);
+        assert.match(l.msg.result.content[0].text, /2 agent passes are already running/);
+      }
+      // Reads while both passes run.
+      const versions = await s.request('tools/call', { name: 'list_versions', arguments: {} }, { timeout: 5000 });
+      assert.equal(versions.result.structuredContent.versions.length, 1);
+      const fns = await s.request('tools/call', { name: 'list_functions', arguments: { version_id: 1 } }, { timeout: 5000 });
+      const sym = await s.request('tools/call', { name: 'get_symbol', arguments: { stable_id: fns.result.structuredContent.functions[0].stable_id } }, { timeout: 5000 });
+      assert.equal(sym.result.isError, undefined, JSON.stringify(sym));
+      const facts = await s.request('tools/call', { name: 'get_function_facts', arguments: { version_id: 1, func_index: 4 } }, { timeout: 5000 });
+      assert.deepEqual(facts.result.structuredContent.facts.referenced_strings, ['hello world']);
+      assert.equal(s.lines.slice(from).filter((l) => ids.includes(l.msg?.id)).length, 2, 'a held pass answered');
+      // Released, the running passes finish and answer.
+      released = true;
+      for (const res of held.splice(0)) answer(res);
+      await s.waitFor(() => s.lines.slice(from).filter((l) => ids.includes(l.msg?.id)).length === 4, { timeout: 30000, from });
+    } finally {
+      s.proc.kill('SIGTERM');
+      provider.closeAllConnections?.();
+      provider.close();
     }
   });
 
