@@ -230,21 +230,53 @@ function textOf(result) {
   return t.text;
 }
 
+// The JSON type of a value as the seed's tables name it: int, float, string, bool, array,
+// object or null.
+const typeOf = (v) => v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v === 'number' ? (Number.isInteger(v) ? 'int' : 'float')
+  : typeof v === 'boolean' ? 'bool' : typeof v;
+// Asserts the exact keys of `obj`, in order, and that each value has one of the allowed types
+// ("float" also admits a value that happens to be integral).
+function assertShape(obj, shape, what) {
+  assert.deepEqual(Object.keys(obj), Object.keys(shape), `${what}: keys`);
+  for (const [key, allowed] of Object.entries(shape)) {
+    const t = typeOf(obj[key]);
+    const ok = allowed.split('|').some((a) => a === t || (a === 'float' && t === 'int'));
+    assert.ok(ok, `${what}.${key}: ${t} (${JSON.stringify(obj[key])}) is not ${allowed}`);
+  }
+}
+const VERSION_SHAPE = { id: 'int', label: 'string', emscripten_version: 'string|null', functions: 'int', shared_memory: 'bool' };
+const FUNCTION_SHAPE = { index: 'int', stable_id: 'string', type: 'string|null', name: 'string|null', provenance: 'string|null', confidence: 'float|null' };
+const FACTS_SHAPE = { func_index: 'int', stable_id: 'string', type_signature: 'string', call_targets: 'array', referenced_strings: 'array',
+  raw_name: 'string|null', instruction_mnemonics: 'array', is_exported: 'bool' };
+const SYMBOL_SHAPE = { stable_id: 'string', name: 'string|null', summary: 'string|null', type_signature: 'string|null', provenance: 'string',
+  confidence: 'float', locked: 'bool', evidence: 'array' };
+const EVIDENCE_SHAPE = { at: 'string', actor: 'string', provenance: 'string', name: 'string|null', confidence: 'float|null', accepted: 'bool',
+  reason: 'string', details: 'object' };
+const SUMMARY_SHAPE = { backend: 'string', considered: 'int', proposed: 'int', written: 'int', rejected_by_verifier: 'int',
+  rejected_by_economy: 'int', skipped_existing: 'int', details: 'array' };
+const DETAIL_SHAPE = { func_index: 'int', stable_id: 'string', outcome: 'string', name: 'string|null', confidence: 'float|null', reason: 'string' };
+
 async function exerciseTools(client) {
   const { tools } = await client.listTools();
   const names = tools.map((t) => t.name).sort();
   for (const n of ['agent_backends', 'coverage', 'get_function_facts', 'get_symbol', 'list_functions', 'list_versions', 'propose_symbol', 'run_agent_pass']) {
     assert.ok(names.includes(n), `missing tool ${n}: ${names}`);
   }
-  const versions = (await client.callTool({ name: 'list_versions', arguments: {} })).structuredContent.versions;
+  const listed = (await client.callTool({ name: 'list_versions', arguments: {} })).structuredContent;
+  assert.deepEqual(Object.keys(listed), ['versions']);
+  const versions = listed.versions;
   assert.equal(versions.length, 2);
+  versions.forEach((v, i) => assertShape(v, VERSION_SHAPE, `versions[${i}]`));
   const id = versions.find((v) => v.label === 'v1').id;
   const cov = await client.callTool({ name: 'coverage', arguments: { version_id: id } });
   assert.deepEqual(Object.keys(cov.structuredContent), ['defined', 'named', 'coverage_pct', 'oracle_named', 'human_named', 'agent_named']);
   assert.deepEqual(JSON.parse(textOf(cov)), cov.structuredContent);
   const all = (await client.callTool({ name: 'list_functions', arguments: { version_id: id } })).structuredContent;
+  assert.deepEqual(Object.keys(all), ['functions', 'next_cursor']);
   assert.equal(all.functions.length, 4);
   assert.equal(all.next_cursor, null);
+  all.functions.forEach((f, i) => assertShape(f, FUNCTION_SHAPE, `functions[${i}]`));
+  assert.equal(all.functions.find((f) => f.index === 1).type, '(i32) -> i32');
   // Pages of 3 return every row once.
   const seen = [];
   let cursor;
@@ -254,8 +286,20 @@ async function exerciseTools(client) {
     cursor = page.next_cursor;
   } while (cursor);
   assert.deepEqual(seen, [0, 1, 2, 3, 4]);
-  const facts = (await client.callTool({ name: 'get_function_facts', arguments: { version_id: id, func_index: 4 } })).structuredContent.facts;
+  const factsOut = (await client.callTool({ name: 'get_function_facts', arguments: { version_id: id, func_index: 4 } })).structuredContent;
+  assert.deepEqual(Object.keys(factsOut), ['facts']);
+  const facts = factsOut.facts;
+  assertShape(facts, FACTS_SHAPE, 'facts');
+  assert.equal(facts.func_index, 4);
+  assert.equal(facts.stable_id, all.functions.find((f) => f.index === 4).stable_id);
+  assert.equal(facts.is_exported, false);
   assert.deepEqual(facts.referenced_strings, ['hello world']);
+  const wrapper = (await client.callTool({ name: 'get_function_facts', arguments: { version_id: id, func_index: 2 } })).structuredContent.facts;
+  assertShape(wrapper, FACTS_SHAPE, 'facts of func 2');
+  assert.deepEqual(wrapper.call_targets, ['env.log']);
+  assert.equal(wrapper.raw_name, 'log_wrapper');
+  assert.equal((await client.callTool({ name: 'get_function_facts', arguments: { version_id: id, func_index: 1 } })).structuredContent.facts.is_exported, true);
+  assert.equal((await client.callTool({ name: 'get_function_facts', arguments: { version_id: id, func_index: 99 } })).structuredContent.facts, null);
   assert.deepEqual(facts.instruction_mnemonics, ['i32.const', 'drop']);
   assert.equal((await client.callTool({ name: 'get_function_facts', arguments: { version_id: id, func_index: 0 } })).structuredContent.facts, null);
   const scaled = all.functions.find((f) => f.index === 3);
@@ -265,8 +309,15 @@ async function exerciseTools(client) {
   assert.equal(clobber.isError, undefined);
   assert.equal(clobber.structuredContent.written, false);
   assert.match(clobber.structuredContent.reason, /^rejected: .*human/);
-  const sym = (await client.callTool({ name: 'get_symbol', arguments: { stable_id: scaled.stable_id } })).structuredContent.symbol;
+  const symOut = (await client.callTool({ name: 'get_symbol', arguments: { stable_id: scaled.stable_id } })).structuredContent;
+  assert.deepEqual(Object.keys(symOut), ['symbol']);
+  const sym = symOut.symbol;
+  assertShape(sym, SYMBOL_SHAPE, 'symbol');
+  sym.evidence.forEach((e, i) => assertShape(e, EVIDENCE_SHAPE, `evidence[${i}]`));
+  assert.equal(sym.stable_id, scaled.stable_id);
   assert.equal(sym.name, 'scale_value');
+  assert.equal(sym.summary, 'multiplies');
+  assert.equal(sym.type_signature, '(i32) -> i32');
   const last = sym.evidence.at(-1);
   assert.equal(last.actor, 'agent:mcp');
   assert.equal(last.provenance, 'agent');
@@ -285,6 +336,7 @@ async function exerciseTools(client) {
   };
   await bad('coverage', { version_id: 999 }, /unknown version_id 999/);
   await bad('list_functions', { version_id: 999 }, /unknown version_id 999/);
+  await bad('get_function_facts', { version_id: 999, func_index: 1 }, /unknown version_id 999/);
   await bad('get_symbol', { stable_id: 'not-an-id' }, /arguments\.stable_id/);
   await bad('propose_symbol', { stable_id: unnamed.stable_id, name: 'x2', confidence: 1.5 }, /arguments\.confidence: must be at most 1/);
   await bad('propose_symbol', { stable_id: unnamed.stable_id, name: 'x2', provenance: 'human' }, /arguments\.provenance: unexpected property/);
@@ -307,6 +359,10 @@ async function exerciseTools(client) {
   const pass = await client.callTool({ name: 'run_agent_pass', arguments: { version_id: id, backend: 'offline' } });
   assert.equal(pass.isError, undefined, JSON.stringify(pass));
   const summary = pass.structuredContent;
+  assertShape(summary, SUMMARY_SHAPE, 'summary');
+  assert.ok(summary.details.length > 0, JSON.stringify(summary));
+  summary.details.forEach((d, i) => assertShape(d, DETAIL_SHAPE, `details[${i}]`));
+  for (const d of summary.details) assert.ok(['written', 'verifier_reject', 'economy_reject', 'error'].includes(d.outcome), d.outcome);
   assert.equal(summary.backend, 'offline');
   assert.equal(summary.proposed, summary.written + summary.rejected_by_verifier + summary.rejected_by_economy);
   const after = (await client.callTool({ name: 'coverage', arguments: { version_id: id } })).structuredContent;
