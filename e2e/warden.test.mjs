@@ -146,6 +146,9 @@ describe('warden CLI', () => {
     assert.equal(r.code, 4, r.stderr);
     assert.match(r.stderr, /malformed wasm: .*0x[0-9a-f]+/);
     assert.equal(wardenJson(['versions', '--db', db]).length, 1, 'a failed ingest wrote a version');
+    const fresh = path.join(dir, 'fresh.db');
+    assert.equal(warden(['ingest', path.join(dir, 'missing.wasm'), '--db', fresh]).code, 2);
+    assert.ok(!existsSync(fresh), 'a failed ingest created a database');
     assert.equal(warden(['coverage', 'v9', '--db', db]).code, 6);
     assert.equal(warden(['show', 'func[99]', '--db', db]).code, 6);
     assert.equal(warden(['show', 'no_such_name', '--db', db]).code, 6);
@@ -184,6 +187,32 @@ describe('warden CLI', () => {
     assert.equal(lift.code, 0, lift.stderr);
     assert.match(lift.stdout, /  pseudo-C\n  return \(p0 \* 3\);\n/);
     assert.equal(wardenJson(['show', 'func[1]', '--lift', '--db', db, '--version', 'v1']).lifted, '  return (p0 + 1);\n');
+  });
+
+  test('a relative module path lifts from any directory; exports name no path', () => {
+    const proj = mkdtempSync(path.join(os.tmpdir(), 'warden-rel-'));
+    const elsewhere = mkdtempSync(path.join(os.tmpdir(), 'warden-elsewhere-'));
+    try {
+      writeFileSync(path.join(proj, 'mod.wasm'), buildModule(false));
+      assert.equal(warden(['ingest', 'mod.wasm', '--db', 'kb.db'], { cwd: proj }).code, 0);
+      const rdb = path.join(proj, 'kb.db');
+      const lift = warden(['show', 'func[3]', '--lift', '--db', rdb], { cwd: elsewhere });
+      assert.equal(lift.code, 0, lift.stderr);
+      assert.match(lift.stdout, /  pseudo-C\n  return \(p0 \* 3\);\n/);
+      const pseudo = warden(['export', 'v1', '--format', 'pseudo', '--db', rdb], { cwd: elsewhere });
+      assert.equal(pseudo.code, 0, pseudo.stderr);
+      assert.match(pseudo.stdout, /return \(p0 \* 3\);/);
+      // Without the module, each function gets a note, and no path reaches the export.
+      rmSync(path.join(proj, 'mod.wasm'));
+      const missing = warden(['export', 'v1', '--format', 'pseudo', '--db', rdb], { cwd: elsewhere });
+      assert.equal(missing.code, 0, missing.stderr);
+      assert.match(missing.stdout, /not readable/);
+      assert.ok(!missing.stdout.includes(proj), missing.stdout);
+      assert.ok(!missing.stdout.includes('mod.wasm'), missing.stdout);
+    } finally {
+      rmSync(proj, { recursive: true, force: true });
+      rmSync(elsewhere, { recursive: true, force: true });
+    }
   });
 
   test('agent: an offline pass names what is left, never a human name; a missing key is exit 5', () => {

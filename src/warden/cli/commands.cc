@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -106,6 +107,17 @@ std::optional<OpenedVersion> OpenVersion(base::Env& env, const GlobalOptions& gl
   return OpenedVersion{std::move(k), *id};
 }
 
+// `path` made absolute against `cwd` (the process's directory when empty), with symlinks and
+// dot segments resolved as far as the file system allows.
+std::string AbsolutePath(const std::string& cwd, const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path p(path);
+  if (p.is_relative()) p = (cwd.empty() ? fs::current_path(ec) : fs::path(cwd)) / p;
+  fs::path canonical = fs::weakly_canonical(p, ec);
+  return (ec ? p.lexically_normal() : canonical).string();
+}
+
 std::string OrDash(const std::optional<std::string>& s) { return s && !s->empty() ? *s : "-"; }
 
 std::string Conf(const std::optional<double>& c) {
@@ -182,6 +194,20 @@ int RunInit(base::Env& env, const GlobalOptions& global, const std::string& proj
 }
 
 int RunIngest(base::Env& env, const GlobalOptions& global, const IngestArgs& args) {
+  // Paths are recorded absolute and canonical, so that `show --lift` and `export pseudo` find
+  // the module from any directory.
+  const std::string wasm_path = AbsolutePath(global.cwd, args.wasm);
+  const std::optional<std::string> glue_path =
+      args.glue ? std::optional<std::string>(AbsolutePath(global.cwd, *args.glue)) : std::nullopt;
+  // The inputs first: a failed ingest creates no database.
+  if (!env.FileExists(wasm_path)) {
+    Error(fmt::format("cannot read {}: no such file", args.wasm));
+    return kExitUsage;
+  }
+  if (glue_path && !env.FileExists(*glue_path)) {
+    Error(fmt::format("cannot read glue {}: no such file", *args.glue));
+    return kExitUsage;
+  }
   // Only `ingest --db PATH` may create a database (§2.1).
   std::unique_ptr<kb::Kb> k;
   int exit = kExitOk;
@@ -198,10 +224,6 @@ int RunIngest(base::Env& env, const GlobalOptions& global, const IngestArgs& arg
     k = OpenKb(env, global, &exit);
     if (!k) return exit;
   }
-  if (!env.FileExists(args.wasm)) {
-    Error(fmt::format("cannot read {}: no such file", args.wasm));
-    return kExitUsage;
-  }
 
   ingest::IngestOptions options;
   options.label = args.label;
@@ -209,13 +231,13 @@ int RunIngest(base::Env& env, const GlobalOptions& global, const IngestArgs& arg
   options.threads = args.threads;
   std::optional<GlueInput> glue;
   if (args.glue) {
-    Result<GlueInput> parsed = ReadGlue(env, *args.glue);
+    Result<GlueInput> parsed = ReadGlue(env, *glue_path);
     if (!parsed.ok()) {
       Error(parsed.status().message());
       return parsed.status().code() == StatusCode::kMalformed ? kExitMalformed : kExitUsage;
     }
     glue = std::move(parsed).value();
-    options.glue_path = *args.glue;
+    options.glue_path = *glue_path;
     options.glue_json = glue->json;
     options.glue = &glue->bindings;
     options.emscripten_version = glue->emscripten_version;
@@ -224,7 +246,7 @@ int RunIngest(base::Env& env, const GlobalOptions& global, const IngestArgs& arg
   TerminalProgress progress(global.stderr_is_terminal && !global.json);
   const base::Progress sink = progress.Sink();
   options.progress = &sink;
-  Result<ingest::IngestReport> r = ingest::IngestFile(env, *k, args.wasm, options);
+  Result<ingest::IngestReport> r = ingest::IngestFile(env, *k, wasm_path, options);
   if (!r.ok()) {
     const Status& s = r.status();
     if (s.code() == StatusCode::kMalformed || s.code() == StatusCode::kUnsupported ||
@@ -661,8 +683,15 @@ int RunExport(base::Env& env, const GlobalOptions& global, const ExportArgs& arg
       break;
     case exporter::Format::kPseudo: {
       Result<std::map<std::uint32_t, std::string>> lifted = LiftVersion(env, *k, *version);
-      text = exporter::ExportPseudo(input, lifted.ok() ? &*lifted : nullptr,
-                                    lifted.ok() ? "" : lifted.status().message());
+      // The note names no path: exports carry no absolute paths (§10.2), and the path is
+      // this machine's, not the KB's.
+      std::string why;
+      if (!lifted.ok()) {
+        why = lifted.status().code() == StatusCode::kNotFound
+                  ? "the module file recorded at ingest is not readable"
+                  : "the module file recorded at ingest has changed (SHA-256 differs)";
+      }
+      text = exporter::ExportPseudo(input, lifted.ok() ? &*lifted : nullptr, why);
       break;
     }
   }

@@ -144,5 +144,47 @@ TEST_F(IngestFixturesTest, EveryFixtureIngestsWithItsGlue) {
   EXPECT_EQ(static_cast<std::int64_t>(listed->size()), versions);
 }
 
+// `ingest --db new.db missing.wasm` fails before creating the database (§2.1: a failed
+// command leaves nothing behind).
+TEST_F(IngestFixturesTest, MissingInputCreatesNoDatabase) {
+  GlobalOptions global;
+  global.cwd = dir_.path();
+  global.db = dir_.path() + "/new.db";
+  IngestArgs args;
+  args.wasm = dir_.path() + "/missing.wasm";
+  EXPECT_EQ(RunIngest(env_, global, args), kExitUsage);
+  EXPECT_FALSE(fs::exists(*global.db));
+
+  args.wasm = kFixtures + "app-Oz.wasm";
+  args.glue = dir_.path() + "/missing.js";
+  EXPECT_EQ(RunIngest(env_, global, args), kExitUsage);
+  EXPECT_FALSE(fs::exists(*global.db));
+
+  args.glue.reset();
+  EXPECT_EQ(RunIngest(env_, global, args), kExitOk);
+  EXPECT_TRUE(fs::exists(*global.db));
+}
+
+// A relative module path is recorded absolute and canonical, so lifting works from anywhere.
+TEST_F(IngestFixturesTest, RelativePathsAreRecordedAbsolute) {
+  GlobalOptions global;
+  global.cwd = kFixtures + "../fixtures/.";
+  global.db = dir_.path() + "/rel.db";
+  IngestArgs args;
+  args.wasm = "./app-Oz.wasm";
+  args.glue = "app-Oz.js";
+  ASSERT_EQ(RunIngest(env_, global, args), kExitOk);
+  auto k = kb::Kb::Open(env_, *global.db);
+  ASSERT_TRUE(k.ok()) << k.status().ToString();
+  Result<std::vector<kb::VersionInfo>> versions = (*k)->ListVersions();
+  ASSERT_TRUE(versions.ok());
+  ASSERT_EQ(versions->size(), 1u);
+  Result<kb::VersionInfo> v = (*k)->GetVersion(versions->front().id);
+  ASSERT_TRUE(v.ok());
+  const std::string expected = fs::canonical(kFixtures + "app-Oz.wasm").string();
+  EXPECT_EQ(v->wasm_path, expected);
+  EXPECT_EQ(v->glue_path, fs::canonical(kFixtures + "app-Oz.js").string());
+}
+
 }  // namespace
 }  // namespace trove::warden::cli
