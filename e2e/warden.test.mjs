@@ -189,6 +189,25 @@ describe('warden CLI', () => {
     assert.equal(wardenJson(['show', 'func[1]', '--lift', '--db', db, '--version', 'v1']).lifted, '  return (p0 + 1);\n');
   });
 
+  test('export --json: one object, the export in content (null with --out)', () => {
+    const kbText = warden(['export', 'v1', '--format', 'kb-text', '--db', db]).stdout;
+    const j = wardenJson(['export', 'v1', '--format', 'kb-text', '--db', db]);
+    assert.deepEqual(Object.keys(j), ['version_id', 'label', 'format', 'out', 'bytes', 'sha256', 'content']);
+    assert.equal(j.version_id, 1);
+    assert.equal(j.label, 'v1');
+    assert.equal(j.format, 'kb-text');
+    assert.equal(j.out, null);
+    assert.equal(j.content, kbText);
+    assert.equal(j.bytes, Buffer.byteLength(kbText));
+    assert.equal(j.sha256, createHash('sha256').update(kbText).digest('hex'));
+    const outFile = path.join(dir, 'v1.h');
+    const o = wardenJson(['export', 'v1', '--format', 'headers', '--db', db, '--out', outFile]);
+    assert.equal(o.content, null);
+    assert.equal(o.out, outFile);
+    assert.equal(o.bytes, readFileSync(outFile).length);
+    assert.equal(o.sha256, createHash('sha256').update(readFileSync(outFile)).digest('hex'));
+  });
+
   test('a relative module path lifts from any directory; exports name no path', () => {
     const proj = mkdtempSync(path.join(os.tmpdir(), 'warden-rel-'));
     const elsewhere = mkdtempSync(path.join(os.tmpdir(), 'warden-elsewhere-'));

@@ -33,7 +33,10 @@ namespace {
 using base::StatusCode;
 using views::Json;
 
-void PrintJson(const Json& j) { std::fputs((j.dump(2) + "\n").c_str(), stdout); }
+// Names and summaries need not be valid UTF-8: invalid bytes become U+FFFD.
+void PrintJson(const Json& j) {
+  std::fputs((j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n").c_str(), stdout);
+}
 
 void Error(std::string_view message) {
   std::fputs(fmt::format("error: {}\n", message).c_str(), stderr);
@@ -701,9 +704,20 @@ int RunExport(base::Env& env, const GlobalOptions& global, const ExportArgs& arg
       Error(s.message());
       return kExitUsage;
     }
+  }
+  if (global.json) {
+    // docs/decisions/0014-warden-gaps-cli-mcp.md: the export wrapped in one object, its
+    // text in `content` (null when it went to --out).
+    PrintJson(Json{{"version_id", version->id},
+                   {"label", version->label},
+                   {"format", args.format},
+                   {"out", args.out ? Json(*args.out) : Json(nullptr)},
+                   {"bytes", text.size()},
+                   {"sha256", base::Sha256Hex(text)},
+                   {"content", args.out ? Json(nullptr) : Json(text)}});
     return kExitOk;
   }
-  std::fputs(text.c_str(), stdout);
+  if (!args.out) std::fputs(text.c_str(), stdout);
   return kExitOk;
 }
 

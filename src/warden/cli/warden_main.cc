@@ -100,6 +100,8 @@ int main(int argc, char** argv) {
   export_cmd->add_option("--format", export_args.format, "headers, pseudo, kb-text or ghidra")
       ->required();
   export_cmd->add_option("--out", export_args.out, "Write to FILE instead of stdout");
+  export_cmd->add_flag("--json", global.json,
+                       "Print one JSON object: the export in content (null with --out)");
 
   // agent
   AgentArgs agent_args;
