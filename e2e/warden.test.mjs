@@ -262,6 +262,52 @@ describe('warden CLI', () => {
     assert.equal(warden(['agent', '--backend', 'gpt9', '--db', adb]).code, 2);
   });
 
+  test('config set/get: the command the unavailable-backend message names', () => {
+    const home = mkdtempSync(path.join(os.tmpdir(), 'warden-config-'));
+    const proj = mkdtempSync(path.join(os.tmpdir(), 'warden-config-proj-'));
+    const env = { ...process.env, HOME: home, XDG_CONFIG_HOME: path.join(home, 'xdg'), OPENAI_API_KEY: '' };
+    const run = (args, cwd = proj) => {
+      const r = spawnSync(WARDEN, args, { cwd, encoding: 'utf8', env });
+      return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+    };
+    try {
+      assert.equal(run(['init']).code, 0);
+      assert.equal(warden(['ingest', v1, '--db', path.join(proj, '.warden', 'warden.db')]).code, 0);
+      // The message names `warden config set openai.api_key ...`; that command exists.
+      let r = run(['agent', '--backend', 'openai']);
+      assert.equal(r.code, 5, r.stderr);
+      assert.match(r.stderr, /warden config set openai\.api_key/);
+      r = run(['config', 'set', 'openai.api_key', 'sk-secret-e2e']);
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(r.stdout, '');
+      const file = path.join(home, 'xdg', 'warden', 'config.json');
+      assert.deepEqual(JSON.parse(readFileSync(file, 'utf8')), { 'openai.api_key': 'sk-secret-e2e' });
+      assert.equal(statSync(file).mode & 0o777, 0o600);
+      r = run(['config', 'get', 'openai.api_key']);
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(r.stdout, '<set>\n', 'a secret was printed');
+      assert.equal(run(['config', 'set', 'openai.model', 'gpt-e2e']).code, 0);
+      assert.equal(run(['config', 'get', 'openai.model']).stdout, 'gpt-e2e\n');
+      // The project file, beside the KB, overrides the global one for the agent backends.
+      assert.equal(run(['config', 'set', 'openai.model', 'gpt-project', '--project']).code, 0);
+      const pfile = path.join(proj, '.warden', 'config.json');
+      assert.deepEqual(JSON.parse(readFileSync(pfile, 'utf8')), { 'openai.model': 'gpt-project' });
+      assert.equal(statSync(pfile).mode & 0o777, 0o600);
+      assert.equal(run(['config', 'get', 'openai.model', '--project']).stdout, 'gpt-project\n');
+      // Unknown key: exit 2; unset: exit 6; a bad backend name: exit 2; --project outside a project: exit 3.
+      r = run(['config', 'set', 'openai.colour', 'x']);
+      assert.equal(r.code, 2);
+      assert.match(r.stderr, /unknown config key 'openai\.colour'/);
+      assert.equal(run(['config', 'get', 'anthropic.model']).code, 6);
+      assert.equal(run(['config', 'set', 'agent.backend', 'gpt9']).code, 2);
+      assert.equal(run(['config', 'set', 'agent.backend', 'offline', '--project'], home).code, 3);
+      assert.ok(!readFileSync(file, 'utf8').includes('gpt9'));
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+      rmSync(proj, { recursive: true, force: true });
+    }
+  });
+
   test('verify needs no KB and reports determinism', () => {
     const r = warden(['verify', v1]);
     assert.equal(r.code, 0, r.stderr);

@@ -1,9 +1,14 @@
 #include "warden/cli/commands.h"
 
+#include <fcntl.h>
 #include <fmt/core.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -792,6 +797,122 @@ int RunMcp(base::Env& env, const GlobalOptions& global, const McpArgs& args) {
   options.log_level = args.log_level;
   server::PrepareMcpProcess();
   return server::RunWardenMcp(env, options);
+}
+
+namespace {
+
+// §2.1's keys; anything else is a usage error.
+constexpr std::string_view kConfigKeys[] = {
+    "agent.backend",     "openai.api_key",  "openai.model",       "openai.base_url",
+    "anthropic.api_key", "anthropic.model", "anthropic.base_url", "oracle.store"};
+
+bool IsSecretKey(std::string_view key) { return key.ends_with(".api_key"); }
+
+// The config file `config set/get` use: the project's (.warden/config.json of the KB found per
+// §2.1) with --project, else $XDG_CONFIG_HOME/warden/config.json ($HOME/.config/...).
+Result<std::string> ConfigPath(base::Env& env, const GlobalOptions& global, bool project) {
+  if (project) {
+    Result<std::string> db = kb::FindDatabase(env, global.db, global.cwd);
+    const std::string dir = db.ok() ? pass::ProjectDirOfDb(*db) : std::string();
+    if (dir.empty()) {
+      return Status::NotFound(
+          "config --project: no WARDEN project (.warden/) found here or above (run 'warden "
+          "init')");
+    }
+    return dir + "/.warden/config.json";
+  }
+  if (const char* xdg = std::getenv("XDG_CONFIG_HOME"); xdg != nullptr && *xdg != '\0') {
+    return std::string(xdg) + "/warden/config.json";
+  }
+  if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0') {
+    return std::string(home) + "/.config/warden/config.json";
+  }
+  return Status::NotFound("config: neither XDG_CONFIG_HOME nor HOME is set");
+}
+
+// Replaces `path` with `text`, created with mode 0600 (it may hold API keys): a temporary file
+// beside it, synced, then renamed over it.
+Status WritePrivateFile(const std::string& path, std::string_view text) {
+  const std::string tmp = path + ".tmp";
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) return Status::Io(fmt::format("{}: cannot create: {}", tmp, std::strerror(errno)));
+  bool ok = ::fchmod(fd, 0600) == 0;  // an old .tmp keeps its mode through O_TRUNC
+  for (std::size_t done = 0; ok && done < text.size();) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    ok = n > 0;
+    if (ok) done += static_cast<std::size_t>(n);
+  }
+  ok = ok && ::fsync(fd) == 0;
+  ok = (::close(fd) == 0) && ok;
+  if (!ok || ::rename(tmp.c_str(), path.c_str()) != 0) {
+    const std::string why = std::strerror(errno);
+    ::unlink(tmp.c_str());
+    return Status::Io(fmt::format("{}: cannot write: {}", path, why));
+  }
+  return {};
+}
+
+Result<std::map<std::string, std::string>> ReadConfigFile(base::Env& env, const std::string& path) {
+  if (!env.FileExists(path)) return std::map<std::string, std::string>();
+  ASSIGN_OR_RETURN(std::string text, env.ReadFile(path));
+  Result<std::map<std::string, std::string>> parsed = agents::ParseConfigJson(text);
+  if (!parsed.ok()) return std::move(parsed).status().WithContext(path);
+  return parsed;
+}
+
+}  // namespace
+
+int RunConfig(base::Env& env, const GlobalOptions& global, const ConfigArgs& args) {
+  if (std::find(std::begin(kConfigKeys), std::end(kConfigKeys), args.key) ==
+      std::end(kConfigKeys)) {
+    std::string known;
+    for (std::string_view k : kConfigKeys) known += (known.empty() ? "" : ", ") + std::string(k);
+    Error(fmt::format("unknown config key '{}' (one of {})", args.key, known));
+    return kExitUsage;
+  }
+  Result<std::string> path = ConfigPath(env, global, args.project);
+  if (!path.ok()) {
+    Error(path.status().message());
+    return kExitKb;
+  }
+  Result<std::map<std::string, std::string>> values = ReadConfigFile(env, *path);
+  if (!values.ok()) {
+    Error(values.status().message());
+    return kExitMalformed;
+  }
+  if (!args.value) {  // config get
+    auto it = values->find(args.key);
+    if (it == values->end()) {
+      Error(fmt::format("{} is not set in {}", args.key, *path));
+      return kExitUnknown;
+    }
+    // Secrets are never printed (§2.1).
+    std::fputs(fmt::format("{}\n", IsSecretKey(args.key) ? "<set>" : it->second).c_str(), stdout);
+    return kExitOk;
+  }
+  if (args.key == "agent.backend" && !agents::CanonicalBackendName(*args.value).ok()) {
+    Error(
+        fmt::format("agent.backend: unknown backend '{}' (auto, offline, openai, codex, oai or "
+                    "anthropic)",
+                    *args.value));
+    return kExitUsage;
+  }
+  (*values)[args.key] = *args.value;
+  Json doc = Json::object();
+  for (const auto& [k, v] : *values) doc[k] = v;
+  const std::size_t slash = path->rfind('/');
+  if (slash != std::string::npos && slash > 0) {
+    std::error_code ec;
+    std::filesystem::create_directories(path->substr(0, slash), ec);
+  }
+  Status s =
+      WritePrivateFile(*path, doc.dump(2, ' ', false, Json::error_handler_t::replace) + "\n");
+  if (!s.ok()) {
+    Error(s.message());
+    return kExitKb;
+  }
+  return kExitOk;
 }
 
 }  // namespace trove::warden::cli
