@@ -308,6 +308,39 @@ describe('warden CLI', () => {
     }
   });
 
+  test('progress: a bar on a terminal (under a pty), nothing when piped', (t) => {
+    if (spawnSync('script', ['--version']).status !== 0) { t.skip('script (util-linux) is absent'); return; }
+    const pdb = path.join(dir, 'progress-cli.db');
+    // script -qec runs the command on a pseudo-terminal and copies what it draws.
+    const onPty = (args) => {
+      const cmd = [WARDEN, ...args].map((a) => `'${a}'`).join(' ');
+      const r = spawnSync('script', ['-qec', cmd, '/dev/null'], { encoding: 'utf8', timeout: 60000 });
+      return { code: r.status, out: r.stdout };
+    };
+    const bars = (out) => out.split('\r\x1b[K').filter((s) => s.startsWith('['));
+    let r = onPty(['ingest', v1, '--db', pdb]);
+    assert.equal(r.code, 0, r.out);
+    assert.ok(bars(r.out).some((b) => /^\[#{8}\.{16}\]  33% fingerprint/.test(b)), JSON.stringify(r.out));
+    assert.match(r.out, /\r\x1b\[Kingested v1 \(id 1\)/, 'the bar is erased before the result');
+    r = onPty(['verify', v1]);
+    assert.equal(r.code, 0, r.out);
+    assert.ok(bars(r.out).some((b) => b.includes('fingerprint (4 threads)')), JSON.stringify(r.out));
+    assert.ok(bars(r.out).some((b) => /^\[#{24}\] 100% compare 4\/4/.test(b)), JSON.stringify(r.out));
+    r = onPty(['export', 'v1', '--format', 'pseudo', '--db', pdb]);
+    assert.equal(r.code, 0, r.out);
+    const exportBars = bars(r.out).filter((b) => b.includes(' export '));
+    assert.ok(exportBars.length >= 2, JSON.stringify(r.out));  // per function
+    assert.match(exportBars.at(-1), /100% export 4\/4/);
+    assert.ok(bars(r.out).some((b) => b.includes('lift')), JSON.stringify(r.out));
+    // Piped: no bar and no escape sequence anywhere.
+    for (const args of [['verify', v1], ['export', 'v1', '--format', 'pseudo', '--db', pdb]]) {
+      const piped = warden(args);
+      assert.equal(piped.code, 0);
+      assert.equal(piped.stderr, '');
+      assert.ok(!piped.stdout.includes('\x1b'));
+    }
+  });
+
   test('verify needs no KB and reports determinism', () => {
     const r = warden(['verify', v1]);
     assert.equal(r.code, 0, r.stderr);

@@ -132,25 +132,62 @@ std::string Conf(const std::optional<double>& c) {
   return c ? views::Confidence3(*c) : std::string("-");
 }
 
-// A one-line progress display on a terminal: "\r[2/3] fingerprint".
+// A progress bar on stderr when it is a terminal (§2.1: decoration only on a terminal), e.g.
+// "\r\x1b[K[##########..............]  45% export 887/1,968". It redraws only when the
+// percentage or the message changes, so per-function reports cost little, and clears its line
+// when destroyed.
+// Without a terminal it draws nothing: piped output stays clean.
 class TerminalProgress {
  public:
+  static constexpr int kWidth = 24;
   explicit TerminalProgress(bool enabled) : enabled_(enabled) {}
-  ~TerminalProgress() {
-    if (shown_) std::fputs("\r\x1b[K", stderr);
-  }
+  ~TerminalProgress() { Clear(); }
+  TerminalProgress(const TerminalProgress&) = delete;
+  TerminalProgress& operator=(const TerminalProgress&) = delete;
+
   base::Progress Sink() {
     if (!enabled_) return base::Progress();
     return base::Progress([this](double done, double total, const std::string& message) {
-      shown_ = true;
-      std::fputs(fmt::format("\r\x1b[K[{}/{}] {}", done, total, message).c_str(), stderr);
-      std::fflush(stderr);
+      Draw(done, total, message);
     });
+  }
+
+  // Erases the bar, before results go to a terminal that may be the same one.
+  void Clear() {
+    if (!shown_) return;
+    shown_ = false;
+    last_.clear();
+    std::fputs("\r\x1b[K", stderr);
+    std::fflush(stderr);
+  }
+
+  // total <= 0: unknown, shown as a count without a bar fill.
+  void Draw(double done, double total, const std::string& message) {
+    if (!enabled_) return;
+    const double fraction = total > 0 ? std::clamp(done / total, 0.0, 1.0) : 0.0;
+    const int filled = static_cast<int>(fraction * kWidth);
+    std::string line = "[" + std::string(filled, '#') + std::string(kWidth - filled, '.') + "]";
+    if (total > 0) line += fmt::format(" {:3d}%", static_cast<int>(fraction * 100));
+    if (!message.empty()) line += " " + message;
+    // Phase counters ("read" 0/3) stay as they are; item counts are grouped.
+    if (total > 3) {
+      line += fmt::format(" {}/{}", Grouped(static_cast<std::uint64_t>(done)),
+                          Grouped(static_cast<std::uint64_t>(total)));
+    }
+    // Redraw when the percentage or the message changes, not on every item.
+    std::string key =
+        fmt::format("{}|{}|{}", static_cast<int>(fraction * 100), message, total > 0 ? 0.0 : done);
+    if (key == last_) return;
+    last_ = std::move(key);
+    shown_ = true;
+    std::fputs(("\r\x1b[K" + line).c_str(), stderr);
+    std::fflush(stderr);
   }
 
  private:
   const bool enabled_;
   bool shown_ = false;
+  std::string last_;
 };
 
 // Lifts every function of a version (§10.2 pseudo, `show --lift`). The lifter needs the module
@@ -255,6 +292,7 @@ int RunIngest(base::Env& env, const GlobalOptions& global, const IngestArgs& arg
   const base::Progress sink = progress.Sink();
   options.progress = &sink;
   Result<ingest::IngestReport> r = ingest::IngestFile(env, *k, wasm_path, options);
+  progress.Clear();
   if (!r.ok()) {
     const Status& s = r.status();
     if (s.code() == StatusCode::kMalformed || s.code() == StatusCode::kUnsupported ||
@@ -579,11 +617,15 @@ int RunVerify(base::Env& env, const GlobalOptions& global, const std::string& fi
   wasm::ReadOptions one;
   wasm::ReadOptions many;
   many.decode_threads = 4;
+  std::optional<TerminalProgress> progress;
+  progress.emplace(global.stderr_is_terminal && !global.json);
+  progress->Draw(0, 3, "fingerprint (1 thread)");
   Result<identity::ModuleIdentity> a = identity::ComputeModuleIdentity(bytes, one);
   if (!a.ok()) {
     Error(fmt::format("malformed wasm: {}", a.status().message()));
     return kExitMalformed;
   }
+  progress->Draw(1, 3, "fingerprint (4 threads)");
   Result<identity::ModuleIdentity> b = identity::ComputeModuleIdentity(bytes, many);
   if (!b.ok()) {
     Error(fmt::format("second pass failed: {}", b.status().message()));
@@ -591,6 +633,7 @@ int RunVerify(base::Env& env, const GlobalOptions& global, const std::string& fi
   }
   std::vector<std::uint32_t> unstable;
   for (std::size_t i = 0; i < a->functions.size(); ++i) {
+    progress->Draw(static_cast<double>(i + 1), static_cast<double>(a->functions.size()), "compare");
     const identity::FunctionIdentity& x = a->functions[i];
     const identity::FunctionIdentity* y = i < b->functions.size() ? &b->functions[i] : nullptr;
     if (y == nullptr || x.stable_id != y->stable_id || x.structural != y->structural ||
@@ -598,6 +641,7 @@ int RunVerify(base::Env& env, const GlobalOptions& global, const std::string& fi
       unstable.push_back(x.func_index);
     }
   }
+  progress.reset();  // clears the bar before the result
   const std::size_t total = a->functions.size();
   const bool wasm2c = OnPath(env, "wasm2c");
   const bool w2c2 = OnPath(env, "w2c2");
@@ -655,7 +699,11 @@ int RunExport(base::Env& env, const GlobalOptions& global, const ExportArgs& arg
   exporter::ExportInput input;
   input.label = version->label;
   input.emscripten_version = version->emscripten_version;
-  for (const kb::FunctionRow& row : page->functions) {
+  TerminalProgress progress(global.stderr_is_terminal);
+  const std::size_t rows = page->functions.size();
+  for (std::size_t i = 0; i < rows; ++i) {
+    const kb::FunctionRow& row = page->functions[i];
+    progress.Draw(static_cast<double>(i + 1), static_cast<double>(rows), "export");
     if (row.is_import) continue;
     exporter::ExportFunction f;
     f.index = row.index;
@@ -690,6 +738,7 @@ int RunExport(base::Env& env, const GlobalOptions& global, const ExportArgs& arg
       text = exporter::ExportGhidra(input);
       break;
     case exporter::Format::kPseudo: {
+      progress.Draw(0, 0, "lift");
       Result<std::map<std::uint32_t, std::string>> lifted = LiftVersion(env, *k, *version);
       // The note names no path: exports carry no absolute paths (§10.2), and the path is
       // this machine's, not the KB's.
@@ -703,6 +752,7 @@ int RunExport(base::Env& env, const GlobalOptions& global, const ExportArgs& arg
       break;
     }
   }
+  progress.Clear();
   if (args.out) {
     Status s = env.WriteFile(*args.out, text);
     if (!s.ok()) {
@@ -754,6 +804,7 @@ int RunAgent(base::Env& env, const GlobalOptions& global, const AgentArgs& args)
   TerminalProgress progress(global.stderr_is_terminal && !global.json);
   Result<agents::RunSummary> r =
       agents::RunAgentPass(store, **backend, options, cancel, progress.Sink());
+  progress.Clear();
   if (!r.ok()) {
     Error(r.status().message());
     const StatusCode c = r.status().code();
