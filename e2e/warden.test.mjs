@@ -5,7 +5,9 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawn, spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -144,6 +146,9 @@ describe('warden CLI', () => {
     assert.equal(r.code, 4, r.stderr);
     assert.match(r.stderr, /malformed wasm: .*0x[0-9a-f]+/);
     assert.equal(wardenJson(['versions', '--db', db]).length, 1, 'a failed ingest wrote a version');
+    const fresh = path.join(dir, 'fresh.db');
+    assert.equal(warden(['ingest', path.join(dir, 'missing.wasm'), '--db', fresh]).code, 2);
+    assert.ok(!existsSync(fresh), 'a failed ingest created a database');
     assert.equal(warden(['coverage', 'v9', '--db', db]).code, 6);
     assert.equal(warden(['show', 'func[99]', '--db', db]).code, 6);
     assert.equal(warden(['show', 'no_such_name', '--db', db]).code, 6);
@@ -184,6 +189,51 @@ describe('warden CLI', () => {
     assert.equal(wardenJson(['show', 'func[1]', '--lift', '--db', db, '--version', 'v1']).lifted, '  return (p0 + 1);\n');
   });
 
+  test('export --json: one object, the export in content (null with --out)', () => {
+    const kbText = warden(['export', 'v1', '--format', 'kb-text', '--db', db]).stdout;
+    const j = wardenJson(['export', 'v1', '--format', 'kb-text', '--db', db]);
+    assert.deepEqual(Object.keys(j), ['version_id', 'label', 'format', 'out', 'bytes', 'sha256', 'content']);
+    assert.equal(j.version_id, 1);
+    assert.equal(j.label, 'v1');
+    assert.equal(j.format, 'kb-text');
+    assert.equal(j.out, null);
+    assert.equal(j.content, kbText);
+    assert.equal(j.bytes, Buffer.byteLength(kbText));
+    assert.equal(j.sha256, createHash('sha256').update(kbText).digest('hex'));
+    const outFile = path.join(dir, 'v1.h');
+    const o = wardenJson(['export', 'v1', '--format', 'headers', '--db', db, '--out', outFile]);
+    assert.equal(o.content, null);
+    assert.equal(o.out, outFile);
+    assert.equal(o.bytes, readFileSync(outFile).length);
+    assert.equal(o.sha256, createHash('sha256').update(readFileSync(outFile)).digest('hex'));
+  });
+
+  test('a relative module path lifts from any directory; exports name no path', () => {
+    const proj = mkdtempSync(path.join(os.tmpdir(), 'warden-rel-'));
+    const elsewhere = mkdtempSync(path.join(os.tmpdir(), 'warden-elsewhere-'));
+    try {
+      writeFileSync(path.join(proj, 'mod.wasm'), buildModule(false));
+      assert.equal(warden(['ingest', 'mod.wasm', '--db', 'kb.db'], { cwd: proj }).code, 0);
+      const rdb = path.join(proj, 'kb.db');
+      const lift = warden(['show', 'func[3]', '--lift', '--db', rdb], { cwd: elsewhere });
+      assert.equal(lift.code, 0, lift.stderr);
+      assert.match(lift.stdout, /  pseudo-C\n  return \(p0 \* 3\);\n/);
+      const pseudo = warden(['export', 'v1', '--format', 'pseudo', '--db', rdb], { cwd: elsewhere });
+      assert.equal(pseudo.code, 0, pseudo.stderr);
+      assert.match(pseudo.stdout, /return \(p0 \* 3\);/);
+      // Without the module, each function gets a note, and no path reaches the export.
+      rmSync(path.join(proj, 'mod.wasm'));
+      const missing = warden(['export', 'v1', '--format', 'pseudo', '--db', rdb], { cwd: elsewhere });
+      assert.equal(missing.code, 0, missing.stderr);
+      assert.match(missing.stdout, /not readable/);
+      assert.ok(!missing.stdout.includes(proj), missing.stdout);
+      assert.ok(!missing.stdout.includes('mod.wasm'), missing.stdout);
+    } finally {
+      rmSync(proj, { recursive: true, force: true });
+      rmSync(elsewhere, { recursive: true, force: true });
+    }
+  });
+
   test('agent: an offline pass names what is left, never a human name; a missing key is exit 5', () => {
     const adb = path.join(dir, 'agent.db');
     assert.equal(warden(['ingest', v1, '--db', adb]).code, 0);
@@ -212,6 +262,85 @@ describe('warden CLI', () => {
     assert.equal(warden(['agent', '--backend', 'gpt9', '--db', adb]).code, 2);
   });
 
+  test('config set/get: the command the unavailable-backend message names', () => {
+    const home = mkdtempSync(path.join(os.tmpdir(), 'warden-config-'));
+    const proj = mkdtempSync(path.join(os.tmpdir(), 'warden-config-proj-'));
+    const env = { ...process.env, HOME: home, XDG_CONFIG_HOME: path.join(home, 'xdg'), OPENAI_API_KEY: '' };
+    const run = (args, cwd = proj) => {
+      const r = spawnSync(WARDEN, args, { cwd, encoding: 'utf8', env });
+      return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+    };
+    try {
+      assert.equal(run(['init']).code, 0);
+      assert.equal(warden(['ingest', v1, '--db', path.join(proj, '.warden', 'warden.db')]).code, 0);
+      // The message names `warden config set openai.api_key ...`; that command exists.
+      let r = run(['agent', '--backend', 'openai']);
+      assert.equal(r.code, 5, r.stderr);
+      assert.match(r.stderr, /warden config set openai\.api_key/);
+      r = run(['config', 'set', 'openai.api_key', 'sk-secret-e2e']);
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(r.stdout, '');
+      const file = path.join(home, 'xdg', 'warden', 'config.json');
+      assert.deepEqual(JSON.parse(readFileSync(file, 'utf8')), { 'openai.api_key': 'sk-secret-e2e' });
+      assert.equal(statSync(file).mode & 0o777, 0o600);
+      r = run(['config', 'get', 'openai.api_key']);
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(r.stdout, '<set>\n', 'a secret was printed');
+      assert.equal(run(['config', 'set', 'openai.model', 'gpt-e2e']).code, 0);
+      assert.equal(run(['config', 'get', 'openai.model']).stdout, 'gpt-e2e\n');
+      // The project file, beside the KB, overrides the global one for the agent backends.
+      assert.equal(run(['config', 'set', 'openai.model', 'gpt-project', '--project']).code, 0);
+      const pfile = path.join(proj, '.warden', 'config.json');
+      assert.deepEqual(JSON.parse(readFileSync(pfile, 'utf8')), { 'openai.model': 'gpt-project' });
+      assert.equal(statSync(pfile).mode & 0o777, 0o600);
+      assert.equal(run(['config', 'get', 'openai.model', '--project']).stdout, 'gpt-project\n');
+      // Unknown key: exit 2; unset: exit 6; a bad backend name: exit 2; --project outside a project: exit 3.
+      r = run(['config', 'set', 'openai.colour', 'x']);
+      assert.equal(r.code, 2);
+      assert.match(r.stderr, /unknown config key 'openai\.colour'/);
+      assert.equal(run(['config', 'get', 'anthropic.model']).code, 6);
+      assert.equal(run(['config', 'set', 'agent.backend', 'gpt9']).code, 2);
+      assert.equal(run(['config', 'set', 'agent.backend', 'offline', '--project'], home).code, 3);
+      assert.ok(!readFileSync(file, 'utf8').includes('gpt9'));
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+      rmSync(proj, { recursive: true, force: true });
+    }
+  });
+
+  test('progress: a bar on a terminal (under a pty), nothing when piped', (t) => {
+    if (spawnSync('script', ['--version']).status !== 0) { t.skip('script (util-linux) is absent'); return; }
+    const pdb = path.join(dir, 'progress-cli.db');
+    // script -qec runs the command on a pseudo-terminal and copies what it draws.
+    const onPty = (args) => {
+      const cmd = [WARDEN, ...args].map((a) => `'${a}'`).join(' ');
+      const r = spawnSync('script', ['-qec', cmd, '/dev/null'], { encoding: 'utf8', timeout: 60000 });
+      return { code: r.status, out: r.stdout };
+    };
+    const bars = (out) => out.split('\r\x1b[K').filter((s) => s.startsWith('['));
+    let r = onPty(['ingest', v1, '--db', pdb]);
+    assert.equal(r.code, 0, r.out);
+    assert.ok(bars(r.out).some((b) => /^\[#{8}\.{16}\]  33% fingerprint/.test(b)), JSON.stringify(r.out));
+    assert.match(r.out, /\r\x1b\[Kingested v1 \(id 1\)/, 'the bar is erased before the result');
+    r = onPty(['verify', v1]);
+    assert.equal(r.code, 0, r.out);
+    assert.ok(bars(r.out).some((b) => b.includes('fingerprint (4 threads)')), JSON.stringify(r.out));
+    assert.ok(bars(r.out).some((b) => /^\[#{24}\] 100% compare 4\/4/.test(b)), JSON.stringify(r.out));
+    r = onPty(['export', 'v1', '--format', 'pseudo', '--db', pdb]);
+    assert.equal(r.code, 0, r.out);
+    const exportBars = bars(r.out).filter((b) => b.includes(' export '));
+    assert.ok(exportBars.length >= 2, JSON.stringify(r.out));  // per function
+    assert.match(exportBars.at(-1), /100% export 4\/4/);
+    assert.ok(bars(r.out).some((b) => b.includes('lift')), JSON.stringify(r.out));
+    // Piped: no bar and no escape sequence anywhere.
+    for (const args of [['verify', v1], ['export', 'v1', '--format', 'pseudo', '--db', pdb]]) {
+      const piped = warden(args);
+      assert.equal(piped.code, 0);
+      assert.equal(piped.stderr, '');
+      assert.ok(!piped.stdout.includes('\x1b'));
+    }
+  });
+
   test('verify needs no KB and reports determinism', () => {
     const r = warden(['verify', v1]);
     assert.equal(r.code, 0, r.stderr);
@@ -228,21 +357,53 @@ function textOf(result) {
   return t.text;
 }
 
+// The JSON type of a value as the seed's tables name it: int, float, string, bool, array,
+// object or null.
+const typeOf = (v) => v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v === 'number' ? (Number.isInteger(v) ? 'int' : 'float')
+  : typeof v === 'boolean' ? 'bool' : typeof v;
+// Asserts the exact keys of `obj`, in order, and that each value has one of the allowed types
+// ("float" also admits a value that happens to be integral).
+function assertShape(obj, shape, what) {
+  assert.deepEqual(Object.keys(obj), Object.keys(shape), `${what}: keys`);
+  for (const [key, allowed] of Object.entries(shape)) {
+    const t = typeOf(obj[key]);
+    const ok = allowed.split('|').some((a) => a === t || (a === 'float' && t === 'int'));
+    assert.ok(ok, `${what}.${key}: ${t} (${JSON.stringify(obj[key])}) is not ${allowed}`);
+  }
+}
+const VERSION_SHAPE = { id: 'int', label: 'string', emscripten_version: 'string|null', functions: 'int', shared_memory: 'bool' };
+const FUNCTION_SHAPE = { index: 'int', stable_id: 'string', type: 'string|null', name: 'string|null', provenance: 'string|null', confidence: 'float|null' };
+const FACTS_SHAPE = { func_index: 'int', stable_id: 'string', type_signature: 'string', call_targets: 'array', referenced_strings: 'array',
+  raw_name: 'string|null', instruction_mnemonics: 'array', is_exported: 'bool' };
+const SYMBOL_SHAPE = { stable_id: 'string', name: 'string|null', summary: 'string|null', type_signature: 'string|null', provenance: 'string',
+  confidence: 'float', locked: 'bool', evidence: 'array' };
+const EVIDENCE_SHAPE = { at: 'string', actor: 'string', provenance: 'string', name: 'string|null', confidence: 'float|null', accepted: 'bool',
+  reason: 'string', details: 'object' };
+const SUMMARY_SHAPE = { backend: 'string', considered: 'int', proposed: 'int', written: 'int', rejected_by_verifier: 'int',
+  rejected_by_economy: 'int', skipped_existing: 'int', details: 'array' };
+const DETAIL_SHAPE = { func_index: 'int', stable_id: 'string', outcome: 'string', name: 'string|null', confidence: 'float|null', reason: 'string' };
+
 async function exerciseTools(client) {
   const { tools } = await client.listTools();
   const names = tools.map((t) => t.name).sort();
   for (const n of ['agent_backends', 'coverage', 'get_function_facts', 'get_symbol', 'list_functions', 'list_versions', 'propose_symbol', 'run_agent_pass']) {
     assert.ok(names.includes(n), `missing tool ${n}: ${names}`);
   }
-  const versions = (await client.callTool({ name: 'list_versions', arguments: {} })).structuredContent.versions;
+  const listed = (await client.callTool({ name: 'list_versions', arguments: {} })).structuredContent;
+  assert.deepEqual(Object.keys(listed), ['versions']);
+  const versions = listed.versions;
   assert.equal(versions.length, 2);
+  versions.forEach((v, i) => assertShape(v, VERSION_SHAPE, `versions[${i}]`));
   const id = versions.find((v) => v.label === 'v1').id;
   const cov = await client.callTool({ name: 'coverage', arguments: { version_id: id } });
   assert.deepEqual(Object.keys(cov.structuredContent), ['defined', 'named', 'coverage_pct', 'oracle_named', 'human_named', 'agent_named']);
   assert.deepEqual(JSON.parse(textOf(cov)), cov.structuredContent);
   const all = (await client.callTool({ name: 'list_functions', arguments: { version_id: id } })).structuredContent;
+  assert.deepEqual(Object.keys(all), ['functions', 'next_cursor']);
   assert.equal(all.functions.length, 4);
   assert.equal(all.next_cursor, null);
+  all.functions.forEach((f, i) => assertShape(f, FUNCTION_SHAPE, `functions[${i}]`));
+  assert.equal(all.functions.find((f) => f.index === 1).type, '(i32) -> i32');
   // Pages of 3 return every row once.
   const seen = [];
   let cursor;
@@ -252,8 +413,20 @@ async function exerciseTools(client) {
     cursor = page.next_cursor;
   } while (cursor);
   assert.deepEqual(seen, [0, 1, 2, 3, 4]);
-  const facts = (await client.callTool({ name: 'get_function_facts', arguments: { version_id: id, func_index: 4 } })).structuredContent.facts;
+  const factsOut = (await client.callTool({ name: 'get_function_facts', arguments: { version_id: id, func_index: 4 } })).structuredContent;
+  assert.deepEqual(Object.keys(factsOut), ['facts']);
+  const facts = factsOut.facts;
+  assertShape(facts, FACTS_SHAPE, 'facts');
+  assert.equal(facts.func_index, 4);
+  assert.equal(facts.stable_id, all.functions.find((f) => f.index === 4).stable_id);
+  assert.equal(facts.is_exported, false);
   assert.deepEqual(facts.referenced_strings, ['hello world']);
+  const wrapper = (await client.callTool({ name: 'get_function_facts', arguments: { version_id: id, func_index: 2 } })).structuredContent.facts;
+  assertShape(wrapper, FACTS_SHAPE, 'facts of func 2');
+  assert.deepEqual(wrapper.call_targets, ['env.log']);
+  assert.equal(wrapper.raw_name, 'log_wrapper');
+  assert.equal((await client.callTool({ name: 'get_function_facts', arguments: { version_id: id, func_index: 1 } })).structuredContent.facts.is_exported, true);
+  assert.equal((await client.callTool({ name: 'get_function_facts', arguments: { version_id: id, func_index: 99 } })).structuredContent.facts, null);
   assert.deepEqual(facts.instruction_mnemonics, ['i32.const', 'drop']);
   assert.equal((await client.callTool({ name: 'get_function_facts', arguments: { version_id: id, func_index: 0 } })).structuredContent.facts, null);
   const scaled = all.functions.find((f) => f.index === 3);
@@ -263,8 +436,15 @@ async function exerciseTools(client) {
   assert.equal(clobber.isError, undefined);
   assert.equal(clobber.structuredContent.written, false);
   assert.match(clobber.structuredContent.reason, /^rejected: .*human/);
-  const sym = (await client.callTool({ name: 'get_symbol', arguments: { stable_id: scaled.stable_id } })).structuredContent.symbol;
+  const symOut = (await client.callTool({ name: 'get_symbol', arguments: { stable_id: scaled.stable_id } })).structuredContent;
+  assert.deepEqual(Object.keys(symOut), ['symbol']);
+  const sym = symOut.symbol;
+  assertShape(sym, SYMBOL_SHAPE, 'symbol');
+  sym.evidence.forEach((e, i) => assertShape(e, EVIDENCE_SHAPE, `evidence[${i}]`));
+  assert.equal(sym.stable_id, scaled.stable_id);
   assert.equal(sym.name, 'scale_value');
+  assert.equal(sym.summary, 'multiplies');
+  assert.equal(sym.type_signature, '(i32) -> i32');
   const last = sym.evidence.at(-1);
   assert.equal(last.actor, 'agent:mcp');
   assert.equal(last.provenance, 'agent');
@@ -283,6 +463,7 @@ async function exerciseTools(client) {
   };
   await bad('coverage', { version_id: 999 }, /unknown version_id 999/);
   await bad('list_functions', { version_id: 999 }, /unknown version_id 999/);
+  await bad('get_function_facts', { version_id: 999, func_index: 1 }, /unknown version_id 999/);
   await bad('get_symbol', { stable_id: 'not-an-id' }, /arguments\.stable_id/);
   await bad('propose_symbol', { stable_id: unnamed.stable_id, name: 'x2', confidence: 1.5 }, /arguments\.confidence: must be at most 1/);
   await bad('propose_symbol', { stable_id: unnamed.stable_id, name: 'x2', provenance: 'human' }, /arguments\.provenance: unexpected property/);
@@ -305,6 +486,10 @@ async function exerciseTools(client) {
   const pass = await client.callTool({ name: 'run_agent_pass', arguments: { version_id: id, backend: 'offline' } });
   assert.equal(pass.isError, undefined, JSON.stringify(pass));
   const summary = pass.structuredContent;
+  assertShape(summary, SUMMARY_SHAPE, 'summary');
+  assert.ok(summary.details.length > 0, JSON.stringify(summary));
+  summary.details.forEach((d, i) => assertShape(d, DETAIL_SHAPE, `details[${i}]`));
+  for (const d of summary.details) assert.ok(['written', 'verifier_reject', 'economy_reject', 'error'].includes(d.outcome), d.outcome);
   assert.equal(summary.backend, 'offline');
   assert.equal(summary.proposed, summary.written + summary.rejected_by_verifier + summary.rejected_by_economy);
   const after = (await client.callTool({ name: 'coverage', arguments: { version_id: id } })).structuredContent;
@@ -520,6 +705,59 @@ describe('warden mcp', () => {
       assert.ok(c.agent_named < c.defined, `the pass ran to the end: ${JSON.stringify(c)}`);
     } finally {
       s.proc.kill('SIGTERM');
+    }
+  });
+
+  test('reads are answered while agent passes run; passes beyond the limit are refused', { timeout: 60000 }, async () => {
+    // An OpenAI stand-in that holds every request until released: each pass then sits in its
+    // backend call, holding a worker, for as long as the test wants.
+    const held = [];
+    let released = false;
+    const answer = (res) => { res.writeHead(400, { 'content-type': 'application/json' }); res.end('{"error":{"message":"stand-in"}}'); };
+    const provider = http.createServer((req, res) => {
+      req.resume();
+      req.on('end', () => { if (released) answer(res); else held.push(res); });
+    });
+    await new Promise((resolve) => provider.listen(0, '127.0.0.1', resolve));
+    const sdb = path.join(dir, 'starve.db');
+    assert.equal(warden(['ingest', v1, '--db', sdb, '--no-seed']).code, 0);
+    const s = await StdioServer.start(['mcp', '--db', sdb], { bin: WARDEN, env: { PATH: process.env.PATH, HOME: dir,
+      XDG_CONFIG_HOME: dir, OPENAI_API_KEY: 'sk-e2e', OPENAI_BASE_URL: `http://127.0.0.1:${provider.address().port}` } });
+    try {
+      await s.initialize();
+      const from = s.lines.length;
+      // As many passes as the server has workers (4): uncapped, they would take every worker.
+      const ids = [201, 202, 203, 204];
+      for (const id of ids) {
+        s.send({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'run_agent_pass', arguments: { version_id: 1, backend: 'openai' } } });
+      }
+      await s.waitFor((l) => l.msg?.id !== undefined && ids.includes(l.msg.id) && l.msg.result?.isError, { timeout: 10000, from });
+      const deadline = Date.now() + 10000;
+      while (held.length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      assert.equal(held.length, 2, 'two passes reached the backend');
+      const refused = s.lines.slice(from).filter((l) => ids.includes(l.msg?.id));
+      assert.equal(refused.length, 2, JSON.stringify(refused.map((l) => l.msg)));
+      for (const l of refused) {
+        assert.equal(l.msg.result.isError, true);
+        assert.match(l.msg.result.content[0].text, /2 agent passes are already running/);
+      }
+      // Reads while both passes run.
+      const versions = await s.request('tools/call', { name: 'list_versions', arguments: {} }, { timeout: 5000 });
+      assert.equal(versions.result.structuredContent.versions.length, 1);
+      const fns = await s.request('tools/call', { name: 'list_functions', arguments: { version_id: 1 } }, { timeout: 5000 });
+      const sym = await s.request('tools/call', { name: 'get_symbol', arguments: { stable_id: fns.result.structuredContent.functions[0].stable_id } }, { timeout: 5000 });
+      assert.equal(sym.result.isError, undefined, JSON.stringify(sym));
+      const facts = await s.request('tools/call', { name: 'get_function_facts', arguments: { version_id: 1, func_index: 4 } }, { timeout: 5000 });
+      assert.deepEqual(facts.result.structuredContent.facts.referenced_strings, ['hello world']);
+      assert.equal(s.lines.slice(from).filter((l) => ids.includes(l.msg?.id)).length, 2, 'a held pass answered');
+      // Released, the running passes finish and answer.
+      released = true;
+      for (const res of held.splice(0)) answer(res);
+      await s.waitFor(() => s.lines.slice(from).filter((l) => ids.includes(l.msg?.id)).length === 4, { timeout: 30000, from });
+    } finally {
+      s.proc.kill('SIGTERM');
+      provider.closeAllConnections?.();
+      provider.close();
     }
   });
 

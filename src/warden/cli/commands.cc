@@ -1,9 +1,15 @@
 #include "warden/cli/commands.h"
 
+#include <fcntl.h>
 #include <fmt/core.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -32,7 +38,10 @@ namespace {
 using base::StatusCode;
 using views::Json;
 
-void PrintJson(const Json& j) { std::fputs((j.dump(2) + "\n").c_str(), stdout); }
+// Names and summaries need not be valid UTF-8: invalid bytes become U+FFFD.
+void PrintJson(const Json& j) {
+  std::fputs((j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n").c_str(), stdout);
+}
 
 void Error(std::string_view message) {
   std::fputs(fmt::format("error: {}\n", message).c_str(), stderr);
@@ -106,31 +115,79 @@ std::optional<OpenedVersion> OpenVersion(base::Env& env, const GlobalOptions& gl
   return OpenedVersion{std::move(k), *id};
 }
 
+// `path` made absolute against `cwd` (the process's directory when empty), with symlinks and
+// dot segments resolved as far as the file system allows.
+std::string AbsolutePath(const std::string& cwd, const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path p(path);
+  if (p.is_relative()) p = (cwd.empty() ? fs::current_path(ec) : fs::path(cwd)) / p;
+  fs::path canonical = fs::weakly_canonical(p, ec);
+  return (ec ? p.lexically_normal() : canonical).string();
+}
+
 std::string OrDash(const std::optional<std::string>& s) { return s && !s->empty() ? *s : "-"; }
 
 std::string Conf(const std::optional<double>& c) {
   return c ? views::Confidence3(*c) : std::string("-");
 }
 
-// A one-line progress display on a terminal: "\r[2/3] fingerprint".
+// A progress bar on stderr when it is a terminal (§2.1: decoration only on a terminal), e.g.
+// "\r\x1b[K[##########..............]  45% export 887/1,968". It redraws only when the
+// percentage or the message changes, so per-function reports cost little, and clears its line
+// when destroyed.
+// Without a terminal it draws nothing: piped output stays clean.
 class TerminalProgress {
  public:
+  static constexpr int kWidth = 24;
   explicit TerminalProgress(bool enabled) : enabled_(enabled) {}
-  ~TerminalProgress() {
-    if (shown_) std::fputs("\r\x1b[K", stderr);
-  }
+  ~TerminalProgress() { Clear(); }
+  TerminalProgress(const TerminalProgress&) = delete;
+  TerminalProgress& operator=(const TerminalProgress&) = delete;
+
   base::Progress Sink() {
     if (!enabled_) return base::Progress();
     return base::Progress([this](double done, double total, const std::string& message) {
-      shown_ = true;
-      std::fputs(fmt::format("\r\x1b[K[{}/{}] {}", done, total, message).c_str(), stderr);
-      std::fflush(stderr);
+      Draw(done, total, message);
     });
+  }
+
+  // Erases the bar, before results go to a terminal that may be the same one.
+  void Clear() {
+    if (!shown_) return;
+    shown_ = false;
+    last_.clear();
+    std::fputs("\r\x1b[K", stderr);
+    std::fflush(stderr);
+  }
+
+  // total <= 0: unknown, shown as a count without a bar fill.
+  void Draw(double done, double total, const std::string& message) {
+    if (!enabled_) return;
+    const double fraction = total > 0 ? std::clamp(done / total, 0.0, 1.0) : 0.0;
+    const int filled = static_cast<int>(fraction * kWidth);
+    std::string line = "[" + std::string(filled, '#') + std::string(kWidth - filled, '.') + "]";
+    if (total > 0) line += fmt::format(" {:3d}%", static_cast<int>(fraction * 100));
+    if (!message.empty()) line += " " + message;
+    // Phase counters ("read" 0/3) stay as they are; item counts are grouped.
+    if (total > 3) {
+      line += fmt::format(" {}/{}", Grouped(static_cast<std::uint64_t>(done)),
+                          Grouped(static_cast<std::uint64_t>(total)));
+    }
+    // Redraw when the percentage or the message changes, not on every item.
+    std::string key =
+        fmt::format("{}|{}|{}", static_cast<int>(fraction * 100), message, total > 0 ? 0.0 : done);
+    if (key == last_) return;
+    last_ = std::move(key);
+    shown_ = true;
+    std::fputs(("\r\x1b[K" + line).c_str(), stderr);
+    std::fflush(stderr);
   }
 
  private:
   const bool enabled_;
   bool shown_ = false;
+  std::string last_;
 };
 
 // Lifts every function of a version (§10.2 pseudo, `show --lift`). The lifter needs the module
@@ -182,6 +239,20 @@ int RunInit(base::Env& env, const GlobalOptions& global, const std::string& proj
 }
 
 int RunIngest(base::Env& env, const GlobalOptions& global, const IngestArgs& args) {
+  // Paths are recorded absolute and canonical, so that `show --lift` and `export pseudo` find
+  // the module from any directory.
+  const std::string wasm_path = AbsolutePath(global.cwd, args.wasm);
+  const std::optional<std::string> glue_path =
+      args.glue ? std::optional<std::string>(AbsolutePath(global.cwd, *args.glue)) : std::nullopt;
+  // The inputs first: a failed ingest creates no database.
+  if (!env.FileExists(wasm_path)) {
+    Error(fmt::format("cannot read {}: no such file", args.wasm));
+    return kExitUsage;
+  }
+  if (glue_path && !env.FileExists(*glue_path)) {
+    Error(fmt::format("cannot read glue {}: no such file", *args.glue));
+    return kExitUsage;
+  }
   // Only `ingest --db PATH` may create a database (§2.1).
   std::unique_ptr<kb::Kb> k;
   int exit = kExitOk;
@@ -198,10 +269,6 @@ int RunIngest(base::Env& env, const GlobalOptions& global, const IngestArgs& arg
     k = OpenKb(env, global, &exit);
     if (!k) return exit;
   }
-  if (!env.FileExists(args.wasm)) {
-    Error(fmt::format("cannot read {}: no such file", args.wasm));
-    return kExitUsage;
-  }
 
   ingest::IngestOptions options;
   options.label = args.label;
@@ -209,13 +276,13 @@ int RunIngest(base::Env& env, const GlobalOptions& global, const IngestArgs& arg
   options.threads = args.threads;
   std::optional<GlueInput> glue;
   if (args.glue) {
-    Result<GlueInput> parsed = ReadGlue(env, *args.glue);
+    Result<GlueInput> parsed = ReadGlue(env, *glue_path);
     if (!parsed.ok()) {
       Error(parsed.status().message());
       return parsed.status().code() == StatusCode::kMalformed ? kExitMalformed : kExitUsage;
     }
     glue = std::move(parsed).value();
-    options.glue_path = *args.glue;
+    options.glue_path = *glue_path;
     options.glue_json = glue->json;
     options.glue = &glue->bindings;
     options.emscripten_version = glue->emscripten_version;
@@ -224,7 +291,8 @@ int RunIngest(base::Env& env, const GlobalOptions& global, const IngestArgs& arg
   TerminalProgress progress(global.stderr_is_terminal && !global.json);
   const base::Progress sink = progress.Sink();
   options.progress = &sink;
-  Result<ingest::IngestReport> r = ingest::IngestFile(env, *k, args.wasm, options);
+  Result<ingest::IngestReport> r = ingest::IngestFile(env, *k, wasm_path, options);
+  progress.Clear();
   if (!r.ok()) {
     const Status& s = r.status();
     if (s.code() == StatusCode::kMalformed || s.code() == StatusCode::kUnsupported ||
@@ -549,11 +617,15 @@ int RunVerify(base::Env& env, const GlobalOptions& global, const std::string& fi
   wasm::ReadOptions one;
   wasm::ReadOptions many;
   many.decode_threads = 4;
+  std::optional<TerminalProgress> progress;
+  progress.emplace(global.stderr_is_terminal && !global.json);
+  progress->Draw(0, 3, "fingerprint (1 thread)");
   Result<identity::ModuleIdentity> a = identity::ComputeModuleIdentity(bytes, one);
   if (!a.ok()) {
     Error(fmt::format("malformed wasm: {}", a.status().message()));
     return kExitMalformed;
   }
+  progress->Draw(1, 3, "fingerprint (4 threads)");
   Result<identity::ModuleIdentity> b = identity::ComputeModuleIdentity(bytes, many);
   if (!b.ok()) {
     Error(fmt::format("second pass failed: {}", b.status().message()));
@@ -561,6 +633,7 @@ int RunVerify(base::Env& env, const GlobalOptions& global, const std::string& fi
   }
   std::vector<std::uint32_t> unstable;
   for (std::size_t i = 0; i < a->functions.size(); ++i) {
+    progress->Draw(static_cast<double>(i + 1), static_cast<double>(a->functions.size()), "compare");
     const identity::FunctionIdentity& x = a->functions[i];
     const identity::FunctionIdentity* y = i < b->functions.size() ? &b->functions[i] : nullptr;
     if (y == nullptr || x.stable_id != y->stable_id || x.structural != y->structural ||
@@ -568,6 +641,7 @@ int RunVerify(base::Env& env, const GlobalOptions& global, const std::string& fi
       unstable.push_back(x.func_index);
     }
   }
+  progress.reset();  // clears the bar before the result
   const std::size_t total = a->functions.size();
   const bool wasm2c = OnPath(env, "wasm2c");
   const bool w2c2 = OnPath(env, "w2c2");
@@ -625,7 +699,11 @@ int RunExport(base::Env& env, const GlobalOptions& global, const ExportArgs& arg
   exporter::ExportInput input;
   input.label = version->label;
   input.emscripten_version = version->emscripten_version;
-  for (const kb::FunctionRow& row : page->functions) {
+  TerminalProgress progress(global.stderr_is_terminal);
+  const std::size_t rows = page->functions.size();
+  for (std::size_t i = 0; i < rows; ++i) {
+    const kb::FunctionRow& row = page->functions[i];
+    progress.Draw(static_cast<double>(i + 1), static_cast<double>(rows), "export");
     if (row.is_import) continue;
     exporter::ExportFunction f;
     f.index = row.index;
@@ -660,21 +738,41 @@ int RunExport(base::Env& env, const GlobalOptions& global, const ExportArgs& arg
       text = exporter::ExportGhidra(input);
       break;
     case exporter::Format::kPseudo: {
+      progress.Draw(0, 0, "lift");
       Result<std::map<std::uint32_t, std::string>> lifted = LiftVersion(env, *k, *version);
-      text = exporter::ExportPseudo(input, lifted.ok() ? &*lifted : nullptr,
-                                    lifted.ok() ? "" : lifted.status().message());
+      // The note names no path: exports carry no absolute paths (§10.2), and the path is
+      // this machine's, not the KB's.
+      std::string why;
+      if (!lifted.ok()) {
+        why = lifted.status().code() == StatusCode::kNotFound
+                  ? "the module file recorded at ingest is not readable"
+                  : "the module file recorded at ingest has changed (SHA-256 differs)";
+      }
+      text = exporter::ExportPseudo(input, lifted.ok() ? &*lifted : nullptr, why);
       break;
     }
   }
+  progress.Clear();
   if (args.out) {
     Status s = env.WriteFile(*args.out, text);
     if (!s.ok()) {
       Error(s.message());
       return kExitUsage;
     }
+  }
+  if (global.json) {
+    // docs/decisions/0014-warden-gaps-cli-mcp.md: the export wrapped in one object, its
+    // text in `content` (null when it went to --out).
+    PrintJson(Json{{"version_id", version->id},
+                   {"label", version->label},
+                   {"format", args.format},
+                   {"out", args.out ? Json(*args.out) : Json(nullptr)},
+                   {"bytes", text.size()},
+                   {"sha256", base::Sha256Hex(text)},
+                   {"content", args.out ? Json(nullptr) : Json(text)}});
     return kExitOk;
   }
-  std::fputs(text.c_str(), stdout);
+  if (!args.out) std::fputs(text.c_str(), stdout);
   return kExitOk;
 }
 
@@ -706,6 +804,7 @@ int RunAgent(base::Env& env, const GlobalOptions& global, const AgentArgs& args)
   TerminalProgress progress(global.stderr_is_terminal && !global.json);
   Result<agents::RunSummary> r =
       agents::RunAgentPass(store, **backend, options, cancel, progress.Sink());
+  progress.Clear();
   if (!r.ok()) {
     Error(r.status().message());
     const StatusCode c = r.status().code();
@@ -749,6 +848,122 @@ int RunMcp(base::Env& env, const GlobalOptions& global, const McpArgs& args) {
   options.log_level = args.log_level;
   server::PrepareMcpProcess();
   return server::RunWardenMcp(env, options);
+}
+
+namespace {
+
+// §2.1's keys; anything else is a usage error.
+constexpr std::string_view kConfigKeys[] = {
+    "agent.backend",     "openai.api_key",  "openai.model",       "openai.base_url",
+    "anthropic.api_key", "anthropic.model", "anthropic.base_url", "oracle.store"};
+
+bool IsSecretKey(std::string_view key) { return key.ends_with(".api_key"); }
+
+// The config file `config set/get` use: the project's (.warden/config.json of the KB found per
+// §2.1) with --project, else $XDG_CONFIG_HOME/warden/config.json ($HOME/.config/...).
+Result<std::string> ConfigPath(base::Env& env, const GlobalOptions& global, bool project) {
+  if (project) {
+    Result<std::string> db = kb::FindDatabase(env, global.db, global.cwd);
+    const std::string dir = db.ok() ? pass::ProjectDirOfDb(*db) : std::string();
+    if (dir.empty()) {
+      return Status::NotFound(
+          "config --project: no WARDEN project (.warden/) found here or above (run 'warden "
+          "init')");
+    }
+    return dir + "/.warden/config.json";
+  }
+  if (const char* xdg = std::getenv("XDG_CONFIG_HOME"); xdg != nullptr && *xdg != '\0') {
+    return std::string(xdg) + "/warden/config.json";
+  }
+  if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0') {
+    return std::string(home) + "/.config/warden/config.json";
+  }
+  return Status::NotFound("config: neither XDG_CONFIG_HOME nor HOME is set");
+}
+
+// Replaces `path` with `text`, created with mode 0600 (it may hold API keys): a temporary file
+// beside it, synced, then renamed over it.
+Status WritePrivateFile(const std::string& path, std::string_view text) {
+  const std::string tmp = path + ".tmp";
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) return Status::Io(fmt::format("{}: cannot create: {}", tmp, std::strerror(errno)));
+  bool ok = ::fchmod(fd, 0600) == 0;  // an old .tmp keeps its mode through O_TRUNC
+  for (std::size_t done = 0; ok && done < text.size();) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    ok = n > 0;
+    if (ok) done += static_cast<std::size_t>(n);
+  }
+  ok = ok && ::fsync(fd) == 0;
+  ok = (::close(fd) == 0) && ok;
+  if (!ok || ::rename(tmp.c_str(), path.c_str()) != 0) {
+    const std::string why = std::strerror(errno);
+    ::unlink(tmp.c_str());
+    return Status::Io(fmt::format("{}: cannot write: {}", path, why));
+  }
+  return {};
+}
+
+Result<std::map<std::string, std::string>> ReadConfigFile(base::Env& env, const std::string& path) {
+  if (!env.FileExists(path)) return std::map<std::string, std::string>();
+  ASSIGN_OR_RETURN(std::string text, env.ReadFile(path));
+  Result<std::map<std::string, std::string>> parsed = agents::ParseConfigJson(text);
+  if (!parsed.ok()) return std::move(parsed).status().WithContext(path);
+  return parsed;
+}
+
+}  // namespace
+
+int RunConfig(base::Env& env, const GlobalOptions& global, const ConfigArgs& args) {
+  if (std::find(std::begin(kConfigKeys), std::end(kConfigKeys), args.key) ==
+      std::end(kConfigKeys)) {
+    std::string known;
+    for (std::string_view k : kConfigKeys) known += (known.empty() ? "" : ", ") + std::string(k);
+    Error(fmt::format("unknown config key '{}' (one of {})", args.key, known));
+    return kExitUsage;
+  }
+  Result<std::string> path = ConfigPath(env, global, args.project);
+  if (!path.ok()) {
+    Error(path.status().message());
+    return kExitKb;
+  }
+  Result<std::map<std::string, std::string>> values = ReadConfigFile(env, *path);
+  if (!values.ok()) {
+    Error(values.status().message());
+    return kExitMalformed;
+  }
+  if (!args.value) {  // config get
+    auto it = values->find(args.key);
+    if (it == values->end()) {
+      Error(fmt::format("{} is not set in {}", args.key, *path));
+      return kExitUnknown;
+    }
+    // Secrets are never printed (§2.1).
+    std::fputs(fmt::format("{}\n", IsSecretKey(args.key) ? "<set>" : it->second).c_str(), stdout);
+    return kExitOk;
+  }
+  if (args.key == "agent.backend" && !agents::CanonicalBackendName(*args.value).ok()) {
+    Error(
+        fmt::format("agent.backend: unknown backend '{}' (auto, offline, openai, codex, oai or "
+                    "anthropic)",
+                    *args.value));
+    return kExitUsage;
+  }
+  (*values)[args.key] = *args.value;
+  Json doc = Json::object();
+  for (const auto& [k, v] : *values) doc[k] = v;
+  const std::size_t slash = path->rfind('/');
+  if (slash != std::string::npos && slash > 0) {
+    std::error_code ec;
+    std::filesystem::create_directories(path->substr(0, slash), ec);
+  }
+  Status s =
+      WritePrivateFile(*path, doc.dump(2, ' ', false, Json::error_handler_t::replace) + "\n");
+  if (!s.ok()) {
+    Error(s.message());
+    return kExitKb;
+  }
+  return kExitOk;
 }
 
 }  // namespace trove::warden::cli

@@ -96,4 +96,13 @@ int RunAgent(base::Env& env, const GlobalOptions& global, const AgentArgs& args)
 // Blocks the shutdown signals first (before any thread starts), then serves.
 int RunMcp(base::Env& env, const GlobalOptions& global, const McpArgs& args);
 
+struct ConfigArgs {
+  std::string key;
+  std::optional<std::string> value;  // set: the value; get: empty
+  bool project = false;              // .warden/config.json instead of the global file
+};
+// `config set KEY VALUE [--project]` (§2.1) and `config get KEY [--project]` (secrets print as
+// <set>). Unknown key: exit 2; unset on get: exit 6.
+int RunConfig(base::Env& env, const GlobalOptions& global, const ConfigArgs& args);
+
 }  // namespace trove::warden::cli

@@ -100,6 +100,8 @@ int main(int argc, char** argv) {
   export_cmd->add_option("--format", export_args.format, "headers, pseudo, kb-text or ghidra")
       ->required();
   export_cmd->add_option("--out", export_args.out, "Write to FILE instead of stdout");
+  export_cmd->add_flag("--json", global.json,
+                       "Print one JSON object: the export in content (null with --out)");
 
   // agent
   AgentArgs agent_args;
@@ -126,6 +128,19 @@ int main(int argc, char** argv) {
   mcp->add_option("--log-level", mcp_args.log_level, "debug, info, warning or error")
       ->check(CLI::IsMember({"debug", "info", "warning", "error"}));
 
+  // config set / get
+  ConfigArgs config_args;
+  CLI::App* config = app.add_subcommand("config", "Read or write a WARDEN setting");
+  config->require_subcommand(1);
+  CLI::App* config_set = config->add_subcommand("set", "Write KEY = VALUE (mode 0600)");
+  config_set->add_option("key", config_args.key, "agent.backend, openai.api_key, ...")->required();
+  std::string config_value;
+  config_set->add_option("value", config_value, "The value")->required();
+  config_set->add_flag("--project", config_args.project, "Write .warden/config.json instead");
+  CLI::App* config_get = config->add_subcommand("get", "Print KEY (API keys print as <set>)");
+  config_get->add_option("key", config_args.key, "agent.backend, openai.model, ...")->required();
+  config_get->add_flag("--project", config_args.project, "Read .warden/config.json instead");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -150,5 +165,9 @@ int main(int argc, char** argv) {
   if (*export_cmd) return RunExport(env, global, export_args);
   if (*agent) return RunAgent(env, global, agent_args);
   if (*mcp) return RunMcp(env, global, mcp_args);
+  if (*config) {
+    if (*config_set) config_args.value = config_value;
+    return RunConfig(env, global, config_args);
+  }
   return kExitUsage;
 }

@@ -2,9 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <atomic>
 #include <cmath>
+#include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/env.h"
@@ -417,10 +420,57 @@ Status RequireVersion(kb::Kb& k, std::int64_t version_id) {
   return v.status();
 }
 
+// Counts the agent passes running at once (WardenToolOptions::max_concurrent_passes).
+class PassSlots {
+ public:
+  explicit PassSlots(std::size_t max) : max_(max) {}
+
+  // Holds one slot until destroyed.
+  class Slot {
+   public:
+    explicit Slot(PassSlots* owner) : owner_(owner) {}
+    Slot(Slot&& other) noexcept : owner_(std::exchange(other.owner_, nullptr)) {}
+    Slot& operator=(Slot&&) = delete;
+    ~Slot() {
+      if (owner_ != nullptr) owner_->running_.fetch_sub(1);
+    }
+
+   private:
+    PassSlots* owner_;
+  };
+
+  // Returns a slot, or resource exhausted when `max` passes already run.
+  Result<Slot> TryTake() {
+    std::size_t running = running_.load();
+    do {
+      if (running >= max_) {
+        return Status::ResourceExhausted(fmt::format(
+            "run_agent_pass: {} agent passes are already running on this server (the limit); "
+            "retry when one has finished",
+            running));
+      }
+    } while (!running_.compare_exchange_weak(running, running + 1));
+    return Slot(this);
+  }
+
+ private:
+  const std::size_t max_;
+  std::atomic<std::size_t> running_{0};
+};
+
 }  // namespace
 
 Status RegisterWardenTools(mcp::Server& server, KbPool& pool,
-                           const agents::AgentConfig& agent_config) {
+                           const agents::AgentConfig& agent_config,
+                           const WardenToolOptions& tool_options) {
+  const std::size_t workers = server.pool().workers();
+  const std::size_t max_passes = tool_options.max_concurrent_passes;
+  if (max_passes == 0 || (workers > 0 && max_passes >= workers)) {
+    return Status::InvalidArgument(
+        fmt::format("warden tools: max_concurrent_passes {} must be at least 1 and below the "
+                    "{} worker threads, or passes would stall every other tool",
+                    max_passes, workers));
+  }
   mcp::ToolRegistry& tools = server.tools();
   // Not RETURN_IF_ERROR around each Add: the handlers use it too, and the macros would nest.
   Status added;
@@ -538,6 +588,8 @@ Status RegisterWardenTools(mcp::Server& server, KbPool& pool,
         }
         return ProposeOut{d.accepted, d.reason};
       });
+  if (!added.ok()) return added;
+
   added = tools.Add<mcp::NoArgs, BackendsOut>(
       {.name = "agent_backends",
        .description = "The agent backends, their aliases, required credentials and default "
@@ -562,9 +614,11 @@ Status RegisterWardenTools(mcp::Server& server, KbPool& pool,
        .annotations =
            {.read_only = false, .destructive = false, .idempotent = false, .open_world = true},
        .deadline = std::chrono::hours(2)},
-      [&pool, &agent_config](const RunPassArgs& args, mcp::CallContext& ctx) -> Result<SummaryOut> {
+      [&pool, &agent_config, slots = std::make_shared<PassSlots>(max_passes)](
+          const RunPassArgs& args, mcp::CallContext& ctx) -> Result<SummaryOut> {
         ASSIGN_OR_RETURN(std::unique_ptr<agents::Backend> backend,
                          agents::MakeBackend(args.backend, std::nullopt, agent_config));
+        ASSIGN_OR_RETURN(PassSlots::Slot slot, slots->TryTake());
         ASSIGN_OR_RETURN(KbPool::Lease k, pool.Acquire());
         RETURN_IF_ERROR(RequireVersion(*k, args.version_id));
         pass::KbAgentStore store(*k);

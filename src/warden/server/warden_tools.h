@@ -61,8 +61,18 @@ class KbPool {
   std::size_t open_ = 0;                       // GUARDED_BY(mu_)
 };
 
+struct WardenToolOptions {
+  // How many run_agent_pass calls may run at once; beyond it the call is a tool error
+  // (resource exhausted) rather than a wait. A pass holds a worker thread and a KB connection
+  // for its whole run (up to its 2 h deadline), so passes up to the worker count would stall
+  // every other tool. Registration rejects a value that leaves no worker for the other tools
+  // (>= the server pool's worker count, unless the pool runs inline). Default 2.
+  std::size_t max_concurrent_passes = 2;
+};
+
 // Registers the WARDEN tools on `server`. `pool` and `agent_config` must outlive it.
 Status RegisterWardenTools(mcp::Server& server, KbPool& pool,
-                           const agents::AgentConfig& agent_config);
+                           const agents::AgentConfig& agent_config,
+                           const WardenToolOptions& options = {});
 
 }  // namespace trove::warden::server
