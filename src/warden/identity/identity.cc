@@ -252,6 +252,20 @@ OpClass ClassifyOpcode(Opcode opcode) {
   return OpClass::kControl;
 }
 
+namespace {
+
+// ClassifyOpcode of every opcode, computed once: one load per instruction in the histogram.
+OpClass ClassOf(Opcode opcode) {
+  static const auto table = [] {
+    std::array<OpClass, std::size(wasm::kOpcodeTable)> t{};
+    for (std::size_t i = 0; i < t.size(); ++i) t[i] = ClassifyOpcode(static_cast<Opcode>(i));
+    return t;
+  }();
+  return table[static_cast<std::size_t>(opcode)];
+}
+
+}  // namespace
+
 std::string_view ValTypeName(wasm::ValType type) {
   switch (type) {
     case wasm::ValType::kI32:
@@ -393,6 +407,12 @@ void FoldGrams(const std::uint64_t* grams, std::size_t count, const std::uint64_
 
 MinHash ComputeMinHashOfTokenHashes(std::span<const std::uint64_t> token_hashes) {
   std::vector<std::uint64_t> grams;
+  return ComputeMinHashOfTokenHashes(token_hashes, grams);
+}
+
+MinHash ComputeMinHashOfTokenHashes(std::span<const std::uint64_t> token_hashes,
+                                    std::vector<std::uint64_t>& grams) {
+  grams.clear();
   if (token_hashes.size() < kGramSize) {
     std::uint64_t g = kGramInit;
     for (std::uint64_t h : token_hashes) g = Mix64(g ^ h);
@@ -462,8 +482,21 @@ Status IdentityBuilder::OnImport(const wasm::Import& import) {
                         .field = std::string(import.field),
                         .stable_id = "import:" + name,
                         .type_signature = std::string(*signature)});
+    import_targets_.push_back(name);
     imported_function_count_ = static_cast<std::uint32_t>(imports_.size());
   }
+  return {};
+}
+
+Status IdentityBuilder::OnFunctionCount(std::uint32_t count) {
+  // Each defined function takes at least 4 module bytes (a type index, and a body size, a
+  // local group count and `end`), so a count beyond that is not believed: a corrupt count
+  // reserves no more than a valid module of this size would use.
+  const std::size_t n = std::min<std::size_t>(count, module_bytes_.size() / 4);
+  functions_.reserve(n);
+  bodies_.reserve(n);
+  constants_.reserve(n);
+  memory_inits_.reserve(n);
   return {};
 }
 
@@ -547,11 +580,41 @@ Status IdentityBuilder::OnFunctionBody(const wasm::FunctionBody& body) {
   }
   f.token_count = 0;
   f.opcodes.clear();
-  Body state;
-  state.slot = slot;
-  state.hash_prefix = std::move(locals);
-  bodies_[slot] = std::make_unique<Body>(std::move(state));
+  Body* state = AcquireBody();
+  state->slot = slot;
+  // A one-byte instruction encodes to 9 bytes, length included; an instruction takes at least
+  // a body byte. One reservation up front instead of growing the buffers as tokens come: the
+  // capacity stays with the recycled Body.
+  state->encoded.reserve(locals.size() + 4 + 10 * body.size);
+  state->token_hashes.reserve(body.size);
+  state->opcodes.reserve(body.size);
+  state->encoded = locals;
+  state->count_at = state->encoded.size();
+  PutU32(state->encoded, 0);  // the token count, patched in OnFunctionBodyEnd
+  bodies_[slot] = state;
   return {};
+}
+
+IdentityBuilder::Body* IdentityBuilder::AcquireBody() {
+  std::lock_guard<std::mutex> lock(pool_mu_);
+  if (free_bodies_.empty()) {
+    pool_.push_back(std::make_unique<Body>());
+    return pool_.back().get();
+  }
+  Body* body = free_bodies_.back();
+  free_bodies_.pop_back();
+  return body;
+}
+
+void IdentityBuilder::ReleaseBody(Body* body) {
+  body->encoded.clear();
+  body->token_hashes.clear();
+  body->opcodes.clear();
+  body->skeleton.clear();
+  body->recent_consts.clear();
+  body->constants.clear();
+  std::lock_guard<std::mutex> lock(pool_mu_);
+  free_bodies_.push_back(body);
 }
 
 Status IdentityBuilder::EncodeBlockType(std::string& out, const wasm::BlockType& type,
@@ -688,7 +751,7 @@ Status IdentityBuilder::EncodeToken(std::string& out, const wasm::Instruction& i
 IdentityBuilder::Body* IdentityBuilder::BodyOf(wasm::FuncIndex func) const {
   if (func < imported_function_count_) return nullptr;
   const std::size_t slot = func - imported_function_count_;
-  return slot < bodies_.size() ? bodies_[slot].get() : nullptr;
+  return slot < bodies_.size() ? bodies_[slot] : nullptr;
 }
 
 Status IdentityBuilder::OnInstruction(wasm::FuncIndex func, const wasm::Instruction& inst) {
@@ -697,21 +760,21 @@ Status IdentityBuilder::OnInstruction(wasm::FuncIndex func, const wasm::Instruct
   FunctionIdentity& f = functions_[state->slot];
   // Each token goes into the hash input length-prefixed: encode it in place after a length
   // placeholder, then patch the length and hash the token's bytes.
-  std::string& encoded = state->encoded_tokens;
+  std::string& encoded = state->encoded;
   const std::size_t start = encoded.size();
   PutU32(encoded, 0);
   RETURN_IF_ERROR(EncodeToken(encoded, inst));
   const std::size_t length = encoded.size() - start - 4;
   for (std::size_t k = 0; k < 4; ++k) encoded[start + k] = static_cast<char>(length >> (8 * k));
   state->token_hashes.push_back(Fnv1a64(std::string_view(encoded).substr(start + 4, length)));
-  f.opcodes.push_back(inst.opcode);
+  state->opcodes.push_back(inst.opcode);
   if (IsSkeleton(inst.opcode)) PutOpcode(state->skeleton, inst.opcode);
 
   if (IsDirectCall(inst.opcode)) {
-    if (const ImportedFunction* import = ImportedFunctionAt(inst.index)) {
-      std::string target = import->module + "." + import->field;
+    if (ImportedFunctionAt(inst.index) != nullptr) {
+      const std::string& target = import_targets_[inst.index];
       if (std::find(f.call_targets.begin(), f.call_targets.end(), target) == f.call_targets.end()) {
-        f.call_targets.push_back(std::move(target));
+        f.call_targets.push_back(target);
       }
     } else {
       f.defined_callees.push_back(inst.index);
@@ -722,9 +785,9 @@ Status IdentityBuilder::OnInstruction(wasm::FuncIndex func, const wasm::Instruct
       f.call_targets.emplace_back(kIndirectTarget);
     }
   } else if (inst.opcode == Opcode::kI32Const) {
-    constants_[state->slot].push_back(static_cast<std::uint32_t>(inst.i64));
+    state->constants.push_back(static_cast<std::uint32_t>(inst.i64));
   } else if (inst.opcode == Opcode::kI64Const && inst.i64 >= 0) {
-    constants_[state->slot].push_back(static_cast<std::uint64_t>(inst.i64));  // memory64
+    state->constants.push_back(static_cast<std::uint64_t>(inst.i64));  // memory64
   }
 
   std::vector<std::uint64_t>& recent = state->recent_consts;
@@ -752,16 +815,17 @@ Status IdentityBuilder::OnFunctionBodyEnd(wasm::FuncIndex func) {
   // The reader reports the final `end` too. It stays in the token stream (so every stream
   // has at least one token) and in the skeleton, but not in the instruction count, the
   // mnemonics or the histogram (§3.2: the count excludes only the final `end`).
-  if (!f.opcodes.empty()) f.opcodes.pop_back();
-  f.opcodes.shrink_to_fit();
+  std::vector<wasm::Opcode>& opcodes = state->opcodes;
+  if (!opcodes.empty()) opcodes.pop_back();
+  f.opcodes.assign(opcodes.begin(), opcodes.end());
   f.instruction_count = static_cast<std::uint32_t>(f.opcodes.size());
-  for (wasm::Opcode op : f.opcodes) ++f.histogram[static_cast<std::size_t>(ClassifyOpcode(op))];
+  for (wasm::Opcode op : f.opcodes) ++f.histogram[static_cast<std::size_t>(ClassOf(op))];
 
   f.token_count = static_cast<std::uint32_t>(state->token_hashes.size());
-  std::string input = std::move(state->hash_prefix);  // signature and locals
-  PutU32(input, f.token_count);
-  input += state->encoded_tokens;
-  f.base = Sha256Prefix(input);
+  for (std::size_t k = 0; k < 4; ++k) {
+    state->encoded[state->count_at + k] = static_cast<char>(f.token_count >> (8 * k));
+  }
+  f.base = Sha256Prefix(state->encoded);
 
   f.structural = Sha256Prefix(state->skeleton);
   std::set<std::string> call_outs;
@@ -775,8 +839,10 @@ Status IdentityBuilder::OnFunctionBodyEnd(wasm::FuncIndex func) {
   PutU32(semantic, static_cast<std::uint32_t>(f.call_outs.size()));
   for (const std::string& c : f.call_outs) PutStr(semantic, c);
   f.semantic = Sha256Prefix(semantic);
-  f.minhash = ComputeMinHashOfTokenHashes(state->token_hashes);
-  bodies_[state->slot].reset();
+  f.minhash = ComputeMinHashOfTokenHashes(state->token_hashes, state->grams);
+  constants_[state->slot].assign(state->constants.begin(), state->constants.end());
+  bodies_[state->slot] = nullptr;
+  ReleaseBody(state);
   return {};
 }
 

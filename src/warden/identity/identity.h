@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -102,6 +103,9 @@ std::array<std::uint64_t, kMinHashSize> MinHashSeeds();
 MinHash ComputeMinHash(std::span<const std::string> tokens);
 // The same from the tokens' Fnv1a64 hashes.
 MinHash ComputeMinHashOfTokenHashes(std::span<const std::uint64_t> token_hashes);
+// The same, with `grams` as scratch space (its capacity is kept for the next call).
+MinHash ComputeMinHashOfTokenHashes(std::span<const std::uint64_t> token_hashes,
+                                    std::vector<std::uint64_t>& grams);
 
 // An imported function: its index, "import:<module>.<field>" identity and signature.
 struct ImportedFunction {
@@ -182,6 +186,7 @@ class IdentityBuilder final : public wasm::ModuleVisitor {
   bool ConcurrentBodies() const override { return true; }
   Status OnType(std::uint32_t index, const wasm::FuncType& type) override;
   Status OnImport(const wasm::Import& import) override;
+  Status OnFunctionCount(std::uint32_t count) override;
   Status OnFunction(wasm::FuncIndex func, std::uint32_t type_index) override;
   Status OnExport(const wasm::Export& export_) override;
   Status OnFunctionBody(const wasm::FunctionBody& body) override;
@@ -196,18 +201,28 @@ class IdentityBuilder final : public wasm::ModuleVisitor {
     std::uint64_t address = 0;
     std::span<const std::uint8_t> bytes;
   };
-  // Per-body state between OnFunctionBody and OnFunctionBodyEnd.
+  // Per-body state between OnFunctionBody and OnFunctionBodyEnd. Bodies are recycled
+  // (AcquireBody, ReleaseBody) so that their buffers keep their capacity from one function
+  // to the next instead of being allocated, grown and freed for each of them.
   struct Body {
-    std::size_t slot = 0;        // index into functions_
-    std::string hash_prefix;     // the encoded signature and locals
-    std::string encoded_tokens;  // each token length-prefixed, as hashed into the base
+    std::size_t slot = 0;  // index into functions_
+    // The hash input of the base: the encoded signature and locals, the token count (patched
+    // at the end, at count_at), then each token length-prefixed.
+    std::string encoded;
+    std::size_t count_at = 0;
     std::vector<std::uint64_t> token_hashes;
+    std::vector<std::uint64_t> grams;  // MinHash scratch
+    std::vector<wasm::Opcode> opcodes;
     std::string skeleton;
     std::vector<std::uint64_t> recent_consts;  // the i32.const run just before this point
+    std::vector<std::uint64_t> constants;      // copied to constants_ at the end
   };
 
   // Returns the state of func's body while it is being read, or null.
   Body* BodyOf(wasm::FuncIndex func) const;
+  // Returns a cleared Body (any thread).
+  Body* AcquireBody();
+  void ReleaseBody(Body* body);
   Result<std::string_view> TypeSignature(std::uint32_t type_index) const;
   // Append the canonical encoding of a token or a block type to `out`.
   Status EncodeToken(std::string& out, const wasm::Instruction& inst) const;
@@ -227,6 +242,7 @@ class IdentityBuilder final : public wasm::ModuleVisitor {
   std::vector<wasm::FuncType> types_;
   std::vector<std::string> type_signatures_;  // SignatureText of each type
   std::vector<ImportedFunction> imports_;
+  std::vector<std::string> import_targets_;             // "module.field" of each of imports_
   std::map<std::uint32_t, std::string> imported_tags_;  // tag index -> "module.field"
   std::map<wasm::FuncIndex, std::string> names_;        // name section, first name wins
   std::map<wasm::FuncIndex, std::vector<std::string>> export_names_;
@@ -253,7 +269,10 @@ class IdentityBuilder final : public wasm::ModuleVisitor {
   std::vector<Piece> pieces_;
   std::map<std::uint32_t, std::span<const std::uint8_t>> passive_;  // passive segments
   std::optional<wasm::FuncIndex> start_;
-  std::vector<std::unique_ptr<Body>> bodies_;  // per defined function, while its body is read
+  std::vector<Body*> bodies_;  // per defined function, while its body is read
+  std::mutex pool_mu_;
+  std::vector<std::unique_ptr<Body>> pool_;  // every Body made; GUARDED_BY(pool_mu_)
+  std::vector<Body*> free_bodies_;           // those not in use; GUARDED_BY(pool_mu_)
 };
 
 // Reads `bytes` once and returns the identity of every function.

@@ -29,28 +29,31 @@ kb::FunctionRecord ImportRecord(const identity::ImportedFunction& import) {
   return r;
 }
 
+// Takes what it can from `f` (moved, not copied: the identity is not used afterwards).
 kb::FunctionRecord DefinedRecord(identity::FunctionIdentity& f, std::uint64_t body_offset,
                                  std::uint64_t body_size) {
   kb::FunctionRecord r;
   r.func_index = f.func_index;
-  r.type_signature = f.type_signature;
-  r.stable_id = f.stable_id;
+  r.type_signature = std::move(f.type_signature);
+  r.stable_id = std::move(f.stable_id);
   r.id_tier = f.id_tier;
   r.norm_hash = Hex(f.base);
   r.exact_hash = Hex(f.exact);
   r.structural_hash = Hex(f.structural);
   std::copy(f.minhash.begin(), f.minhash.end(), r.minhash.begin());
   std::copy(f.histogram.begin(), f.histogram.end(), r.histogram.begin());
-  r.call_outs = f.call_outs;
-  r.defined_callees = f.defined_callees;
+  r.call_outs = std::move(f.call_outs);
+  r.defined_callees = std::move(f.defined_callees);
   r.instruction_count = f.instruction_count;
   r.body_offset = body_offset;
   r.body_size = body_size;
-  r.raw_name = f.raw_name;
-  r.export_names = f.export_names;
-  r.call_targets = f.call_targets;
-  r.referenced_strings = f.referenced_strings;
+  r.raw_name = std::move(f.raw_name);
+  r.export_names = std::move(f.export_names);
+  r.call_targets = std::move(f.call_targets);
+  r.referenced_strings = std::move(f.referenced_strings);
+  r.opcodes.reserve(f.opcodes.size());
   wasm::AppendOpcodeStream(r.opcodes, f.opcodes);
+  std::vector<wasm::Opcode>().swap(f.opcodes);
   return r;
 }
 
@@ -58,6 +61,10 @@ kb::FunctionRecord DefinedRecord(identity::FunctionIdentity& f, std::uint64_t bo
 class BodyLocations final : public wasm::ModuleVisitor {
  public:
   bool ConcurrentBodies() const override { return true; }
+  Status OnFunctionCount(std::uint32_t count) override {
+    locations_.reserve(count);
+    return {};
+  }
   Status OnFunction(wasm::FuncIndex func, std::uint32_t /*type_index*/) override {
     if (first_defined_ == kNone) first_defined_ = func;
     locations_.emplace_back();

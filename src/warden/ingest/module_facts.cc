@@ -122,6 +122,9 @@ Status FanOutVisitor::OnType(std::uint32_t index, const wasm::FuncType& type) {
   TROVE_FAN_OUT(OnType(index, type));
 }
 Status FanOutVisitor::OnImport(const wasm::Import& import) { TROVE_FAN_OUT(OnImport(import)); }
+Status FanOutVisitor::OnFunctionCount(std::uint32_t count) {
+  TROVE_FAN_OUT(OnFunctionCount(count));
+}
 Status FanOutVisitor::OnFunction(wasm::FuncIndex func, std::uint32_t type_index) {
   TROVE_FAN_OUT(OnFunction(func, type_index));
 }

@@ -69,6 +69,7 @@ class FanOutVisitor final : public wasm::ModuleVisitor {
   bool ConcurrentBodies() const override;
   Status OnType(std::uint32_t index, const wasm::FuncType& type) override;
   Status OnImport(const wasm::Import& import) override;
+  Status OnFunctionCount(std::uint32_t count) override;
   Status OnFunction(wasm::FuncIndex func, std::uint32_t type_index) override;
   Status OnTable(std::uint32_t index, const wasm::TableType& table) override;
   Status OnMemory(std::uint32_t index, const wasm::MemoryType& memory) override;

@@ -23,11 +23,51 @@ using nlohmann::json;
 
 constexpr int kMaxPageSize = 1000;
 
-std::string ToJson(const std::vector<std::string>& values) {
-  return json(values).dump(-1, ' ', false, json::error_handler_t::replace);
+// True when nlohmann's dump writes `text` between the quotes unchanged: printable ASCII
+// other than the quote and the backslash.
+bool PlainJsonString(std::string_view text) {
+  for (char c : text) {
+    if (c < 0x20 || c > 0x7e || c == '"' || c == '\\') return false;
+  }
+  return true;
 }
 
-std::string ToJson(const std::vector<std::uint32_t>& values) { return json(values).dump(); }
+// The same text as json(values).dump(-1, ' ', false, replace), written directly when every
+// string is plain (nearly always: 22k functions of an ingest go through here five times).
+std::string ToJson(const std::vector<std::string>& values) {
+  std::size_t size = 2;
+  for (const std::string& v : values) {
+    if (!PlainJsonString(v)) {
+      return json(values).dump(-1, ' ', false, json::error_handler_t::replace);
+    }
+    size += v.size() + 3;
+  }
+  std::string out;
+  out.reserve(size);
+  out += '[';
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (i != 0) out += ',';
+    out += '"';
+    out += values[i];
+    out += '"';
+  }
+  out += ']';
+  return out;
+}
+
+// The same text as json(values).dump().
+std::string ToJson(const std::vector<std::uint32_t>& values) {
+  std::string out;
+  out.reserve(2 + values.size() * 11);
+  out += '[';
+  char digits[16];
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (i != 0) out += ',';
+    out.append(digits, std::to_chars(digits, digits + sizeof(digits), values[i]).ptr);
+  }
+  out += ']';
+  return out;
+}
 
 // Parses a JSON array of strings written by ToJson; anything else reads as empty.
 std::vector<std::string> StringsFromJson(const std::string& text) {

@@ -2,10 +2,12 @@
 // the write paths and the append-only evidence trail.
 #include "warden/kb/kb.h"
 
+#include <fmt/core.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "base/env.h"
 #include "base/sqlite.h"
@@ -225,6 +227,38 @@ TEST_F(KbTest, StoreVersionRoundTrips) {
   EXPECT_EQ((*symbol)->evidence[1].actor, "ingest:glue");
   EXPECT_NE((*symbol)->evidence[0].details_json.find("\"func_index\":3"), std::string::npos)
       << (*symbol)->evidence[0].details_json;
+}
+
+// The JSON columns are written without nlohmann when every string is plain ASCII; either way
+// the text is exactly nlohmann's (compact, UTF-8 kept, invalid UTF-8 replaced).
+TEST_F(KbTest, JsonColumnsAreNlohmannsText) {
+  auto kb = OpenNew();
+  std::vector<FunctionRecord> functions = MakeFunctions(0, 3);
+  functions[0].export_names = {"plain", "with space", "x.y"};
+  functions[0].call_targets = {};
+  functions[0].defined_callees = {0, 7, 4294967295u, 12};
+  functions[1].export_names = {"quote\"", "back\\slash", "tab\t", "\001ctl", "del\x7f"};
+  functions[1].referenced_strings = {"caf\xc3\xa9", "bad \xff utf-8", ""};
+  functions[2].call_outs = {"env.a", "env.b"};
+  functions[2].defined_callees = {};
+  ASSERT_TRUE(kb->StoreVersion(MakeVersion("j", std::string(64, 'b'), 0, 3), functions, {}).ok());
+  auto dump = [](const std::vector<std::string>& v) {
+    return nlohmann::json(v).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  };
+  for (const FunctionRecord& f : functions) {
+    const std::string where = fmt::format(" FROM functions WHERE func_index = {}", f.func_index);
+    EXPECT_EQ(Text(*kb, "SELECT export_names_json" + where), dump(f.export_names));
+    EXPECT_EQ(Text(*kb, "SELECT call_targets_json" + where), dump(f.call_targets));
+    EXPECT_EQ(Text(*kb, "SELECT call_outs_json" + where), dump(f.call_outs));
+    EXPECT_EQ(Text(*kb, "SELECT referenced_strings_json" + where), dump(f.referenced_strings));
+    EXPECT_EQ(Text(*kb, "SELECT callees_json" + where), nlohmann::json(f.defined_callees).dump());
+  }
+  auto all = kb->FunctionRecords(1);
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ((*all)[0].export_names, functions[0].export_names);
+  EXPECT_EQ((*all)[0].defined_callees, functions[0].defined_callees);
+  EXPECT_EQ((*all)[1].export_names, functions[1].export_names);
+  EXPECT_EQ((*all)[1].referenced_strings[0], "caf\xc3\xa9");
 }
 
 TEST_F(KbTest, DuplicateLabelAndSameBytes) {

@@ -125,6 +125,9 @@ class ModuleVisitor {
 
   virtual Status OnType(std::uint32_t /*index*/, const FuncType& /*type*/) { return {}; }
   virtual Status OnImport(const Import& /*import*/) { return {}; }
+  // The function section's count of defined functions, before their OnFunction calls (at
+  // most the section's size in bytes), so that a visitor can size its tables once.
+  virtual Status OnFunctionCount(std::uint32_t /*count*/) { return {}; }
   // One per defined function: its index (after imported functions) and type index.
   virtual Status OnFunction(FuncIndex /*func*/, std::uint32_t /*type_index*/) { return {}; }
   virtual Status OnTable(std::uint32_t /*index*/, const TableType& /*table*/) { return {}; }

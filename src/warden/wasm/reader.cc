@@ -368,6 +368,7 @@ Status Reader::ReadImportSection(ByteCursor& c) {
 
 Status Reader::ReadFunctionSection(ByteCursor& c) {
   ASSIGN_OR_RETURN(std::uint32_t count, ReadItemCount(c, "function count", 1));
+  RETURN_IF_ERROR(visitor_.OnFunctionCount(count));
   for (std::uint32_t i = 0; i < count; ++i) {
     ASSIGN_OR_RETURN(std::uint32_t type_index, c.ReadVarU32("function type index"));
     RETURN_IF_ERROR(visitor_.OnFunction(imported_functions_ + i, type_index));
