@@ -69,7 +69,7 @@ struct CliSuggestion {
   std::string reason;
   // Whether a solver confirmed the suggestion. Always false here: upstream prints true without
   // checking anything; Trove verifies contracts only from the contracts phase on (Z3), and says
-  // so rather than claim it (docs/decisions/0015-kodo-tools-cli-mcp-kodo.md).
+  // so rather than claim it (docs/decisions/0015-kodo-tools-cli-mcp.md).
   bool verified = false;
 };
 

@@ -2,7 +2,7 @@
 // declarations (§7.3 steps 1-6), then checks each body, stopping a body at its first error
 // (step 7), then the module invariants (step 8). Tier T0-T1 rules are implemented as the spec
 // states them; later-tier constructs are typed leniently (kAny) where they are not implemented,
-// see docs/decisions/0014-kodo-diagnostics-kodo.md.
+// see docs/decisions/0014-kodo-diagnostics-and-checker.md.
 //
 // A body stops at its first error: the error is thrown as a private BodyError and caught where
 // upstream would continue (per function, per invariant, per signature). It never leaves this

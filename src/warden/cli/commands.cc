@@ -761,7 +761,7 @@ int RunExport(base::Env& env, const GlobalOptions& global, const ExportArgs& arg
     }
   }
   if (global.json) {
-    // docs/decisions/0014-warden-gaps-cli-mcp.md: the export wrapped in one object, its
+    // docs/decisions/0019-warden-cli-mcp-gaps.md: the export wrapped in one object, its
     // text in `content` (null when it went to --out).
     PrintJson(Json{{"version_id", version->id},
                    {"label", version->label},
