@@ -5,14 +5,15 @@
 
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { BUILD_DIR, withTimeout } from './lib/env.mjs';
+import { BUILD_DIR } from './lib/env.mjs';
+import { startHttpServer } from './lib/http.mjs';
 import { StdioServer } from './lib/stdio.mjs';
 
 const CLI_DIR = path.join(BUILD_DIR, 'src', 'kodo', 'cli');
@@ -268,19 +269,10 @@ describe('kodo-mcp over stdio (official SDK client)', () => {
 
 describe('kodo-mcp over Streamable HTTP (official SDK client)', () => {
   test('every tool and the agent loop on 127.0.0.1', { timeout: 60000 }, async () => {
-    const proc = spawn(KODO_MCP, ['--http', '0'], { stdio: ['ignore', 'ignore', 'pipe'] });
-    let stderr = '';
+    const srv = await startHttpServer([], { bin: KODO_MCP });
     try {
-      const port = await withTimeout(new Promise((resolve, reject) => {
-        proc.stderr.on('data', (c) => {
-          stderr += c;
-          const m = /listening on http:\/\/127\.0\.0\.1:(\d+)\/mcp/.exec(stderr);
-          if (m) resolve(Number(m[1]));
-        });
-        proc.once('exit', (code) => reject(new Error(`exited ${code}: ${stderr}`)));
-      }), 10000, 'kodo-mcp --http listening');
       const client = new Client({ name: 'kodo-e2e-http', version: '0.0.0' });
-      await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`)));
+      await client.connect(new StreamableHTTPClientTransport(new URL(srv.url)));
       try {
         await exerciseTools(client);
         await agentLoop(client);
@@ -288,7 +280,7 @@ describe('kodo-mcp over Streamable HTTP (official SDK client)', () => {
         await client.close();
       }
     } finally {
-      proc.kill('SIGTERM');
+      await srv.stop();
     }
   });
 });

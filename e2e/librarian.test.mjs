@@ -5,7 +5,7 @@
 
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -13,6 +13,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { BUILD_DIR } from './lib/env.mjs';
+import { startHttpServer } from './lib/http.mjs';
 
 const LIBRARIAN = path.join(BUILD_DIR, 'src', 'librarian', 'cli', 'librarian');
 
@@ -315,26 +316,14 @@ mcpSuite('stdio', async () => {
 }, () => ws);
 
 mcpSuite('Streamable HTTP', async () => {
-  const proc = spawn(LIBRARIAN, ['mcp', '--http', '0'], { stdio: ['ignore', 'ignore', 'pipe'] });
-  let stderr = '';
-  const port = await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no listening line: ${stderr}`)), 20000);
-    proc.stderr.on('data', (chunk) => {
-      stderr += chunk;
-      const m = /listening on http:\/\/127\.0\.0\.1:(\d+)\/mcp/.exec(stderr);
-      if (m) { clearTimeout(timer); resolve(Number(m[1])); }
-    });
-    proc.on('exit', (code) => { clearTimeout(timer); reject(new Error(`exited ${code}: ${stderr}`)); });
-  });
+  const srv = await startHttpServer([], { bin: LIBRARIAN, command: ['mcp'], timeout: 20000 });
   const client = new Client({ name: 'librarian-e2e-http', version: '0.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`)));
+  await client.connect(new StreamableHTTPClientTransport(new URL(srv.url)));
   return {
     client,
     close: async () => {
       await client.close();
-      const exited = new Promise((resolve) => proc.on('exit', resolve));
-      proc.kill('SIGTERM');
-      await exited;
+      await srv.stop();
     },
   };
 }, () => wsHttp);

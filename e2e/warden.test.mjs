@@ -4,7 +4,7 @@
 
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile, spawn, spawnSync } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
@@ -13,7 +13,8 @@ import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { BUILD_DIR, INSPECTOR_BIN, REPO_ROOT, node22Env, withTimeout } from './lib/env.mjs';
+import { BUILD_DIR, INSPECTOR_BIN, REPO_ROOT, node22Env } from './lib/env.mjs';
+import { startHttpServer } from './lib/http.mjs';
 import { StdioServer } from './lib/stdio.mjs';
 
 const WARDEN = path.join(BUILD_DIR, 'src', 'warden', 'cli', 'warden');
@@ -520,19 +521,10 @@ describe('warden mcp', () => {
   });
 
   test('Streamable HTTP: every tool; concurrent proposals are each recorded once', { timeout: 60000 }, async () => {
-    const proc = spawn(WARDEN, ['mcp', '--db', dbHttp, '--http', '0'], { stdio: ['ignore', 'ignore', 'pipe'],
+    const srv = await startHttpServer(['--db', dbHttp], { bin: WARDEN, command: ['mcp'],
       env: { PATH: process.env.PATH, HOME: dir, XDG_CONFIG_HOME: dir } });
-    let stderr = '';
-    const port = await withTimeout(new Promise((resolve, reject) => {
-      proc.stderr.on('data', (c) => {
-        stderr += c;
-        const m = /listening on http:\/\/127\.0\.0\.1:(\d+)\/mcp/.exec(stderr);
-        if (m) resolve(Number(m[1]));
-      });
-      proc.once('exit', (code) => reject(new Error(`exited ${code}: ${stderr}`)));
-    }), 10000, 'warden mcp --http listening');
     const client = new Client({ name: 'warden-e2e-http', version: '0.0.0' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`)));
+    await client.connect(new StreamableHTTPClientTransport(new URL(srv.url)));
     try {
       await exerciseTools(client);
       const versions = (await client.callTool({ name: 'list_versions', arguments: {} })).structuredContent.versions;
@@ -554,7 +546,7 @@ describe('warden mcp', () => {
       assert.equal(after.name, `guess_${n - 1}`);
     } finally {
       await client.close();
-      proc.kill('SIGTERM');
+      await srv.stop();
     }
   });
 

@@ -16,11 +16,14 @@ process.on('exit', () => {
 
 export const ACCEPT_BOTH = 'application/json, text/event-stream';
 
-// Spawns `conformance_server --http 0 ...args` and waits for the stderr line
-// `listening on http://127.0.0.1:<port>/mcp`.
-export async function startHttpServer(args = [], { timeout = 10000, bin = SERVER_BIN } = {}) {
+// Spawns `bin ...command --http 0 ...args` (by default the conformance server, with no command;
+// `command` is a subcommand such as ['mcp']) and waits for the stderr line
+// `listening on http://127.0.0.1:<port>/mcp`. `env` replaces the child's environment if given.
+export async function startHttpServer(args = [], {
+  timeout = 10000, bin = SERVER_BIN, command = [], env = undefined,
+} = {}) {
   if (bin === SERVER_BIN) requireServerBinary();
-  const proc = spawn(bin, ['--http', '0', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(bin, [...command, '--http', '0', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env });
   live.add(proc);
   const srv = {
     proc,
