@@ -1,8 +1,8 @@
 // `kodoc explain CODE` (kodo.md §17.2) and the `kodo.explain` MCP tool (§18.4).
 //
 // The CLI form has a long text for EVERY code of the kinds table (upstream has texts for 51 of
-// them; the other codes get ours, see docs/decisions/0014-kodo-diagnostics-and-checker.md): a title,
-// an explanation and a bad and a good example. An unknown code is an error, as upstream's.
+// them; the other codes get ours, see docs/decisions/0014-kodo-diagnostics-and-checker.md): a
+// title, an explanation and a bad and a good example. An unknown code is an error, as upstream's.
 // The MCP form never reads those texts: upstream classifies the code by its prefix.
 // Thread safety: pure functions.
 #pragma once

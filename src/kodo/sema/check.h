@@ -5,7 +5,8 @@
 //   - 2026-11-24: first version. Check(), CheckSource(), Summarize().
 //
 // Scope. Tiers T0 and T1 (§22.2) are checked in full. Constructs of later tiers are accepted
-// without false errors: see docs/decisions/0014-kodo-diagnostics-and-checker.md for what is skipped.
+// without false errors: see docs/decisions/0014-kodo-diagnostics-and-checker.md for what is
+// skipped.
 //
 // Thread safety: pure functions of their arguments.
 #pragma once

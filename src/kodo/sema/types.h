@@ -4,9 +4,9 @@
 // Unknown (`?`). Display strings are upstream's, because they appear in messages and patches.
 //
 // kAny is ours: the type of a construct from a tier this checker does not type yet (see
-// docs/decisions/0014-kodo-diagnostics-and-checker.md). It equals every type, so such constructs never
-// cause a false error; upstream has no such type. It displays as `?`.
-// Thread safety: plain values.
+// docs/decisions/0014-kodo-diagnostics-and-checker.md). It equals every type, so such constructs
+// never cause a false error; upstream has no such type. It displays as `?`. Thread safety: plain
+// values.
 #pragma once
 
 #include <cstdint>
