@@ -9,6 +9,7 @@
 #include <array>
 #include <atomic>
 #include <condition_variable>
+#include <cstdio>
 #include <cstdlib>
 #include <deque>
 #include <map>
@@ -640,6 +641,17 @@ class HttpTransport {
 Status ServeHttp(Server& server, const HttpOptions& options) {
   HttpTransport transport(server, options);
   return transport.Run();
+}
+
+Status ServeHttpAnnounced(Server& server, HttpOptions options, std::string_view program) {
+  options.on_listening = [then = std::move(options.on_listening), host = options.host,
+                          program = std::string(program)](int port) {
+    std::fputs(fmt::format("{}: listening on http://{}:{}/mcp\n", program, host, port).c_str(),
+               stderr);
+    std::fflush(stderr);
+    if (then) then(port);
+  };
+  return ServeHttp(server, options);
 }
 
 }  // namespace trove::mcp

@@ -13,6 +13,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/status.h"
@@ -45,5 +46,10 @@ class HttpTransport;
 // Serves `server` over Streamable HTTP until SIGTERM/SIGINT (delivered by sigwait when main
 // called BlockShutdownSignals) or until Stop on the handle passed to `started`.
 Status ServeHttp(Server& server, const HttpOptions& options);
+
+// ServeHttp that first announces the bound address on stderr, once listening, as
+// "<program>: listening on http://HOST:PORT/mcp" (with --http 0 that line is the only way a
+// client learns the port; tests and scripts wait for it). Any options.on_listening runs after.
+Status ServeHttpAnnounced(Server& server, HttpOptions options, std::string_view program);
 
 }  // namespace trove::mcp

@@ -31,11 +31,7 @@ int RunKodoMcp(const McpRunOptions& options) {
       if (options.http_port) {
         mcp::HttpOptions http;
         http.port = *options.http_port;
-        http.on_listening = [host = http.host](int port) {
-          std::fputs(fmt::format("kodo-mcp: listening on http://{}:{}/mcp\n", host, port).c_str(),
-                     stderr);
-        };
-        s = mcp::ServeHttp(server, http);
+        s = mcp::ServeHttpAnnounced(server, http, "kodo-mcp");
       } else {
         s = mcp::ServeStdio(server);
       }

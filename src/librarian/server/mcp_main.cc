@@ -64,12 +64,7 @@ int RunLibrarianMcp(const McpRunOptions& options) {
       mcp::HttpOptions http;
       http.host = options.host;
       http.port = options.port;
-      http.on_listening = [host = http.host](int port) {
-        std::fputs(fmt::format("librarian: listening on http://{}:{}/mcp\n", host, port).c_str(),
-                   stderr);
-        std::fflush(stderr);
-      };
-      s = mcp::ServeHttp(server, http);
+      s = mcp::ServeHttpAnnounced(server, http, "librarian");
     } else {
       std::fputs(fmt::format("error: unknown transport '{}'\n", options.transport).c_str(), stderr);
       workers.Wait();

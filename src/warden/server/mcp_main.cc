@@ -86,11 +86,7 @@ int RunWardenMcp(base::Env& env, const McpRunOptions& options) {
         workers.Wait();
         return 2;
       }
-      http.on_listening = [host = http.host](int port) {
-        std::fputs(fmt::format("warden: listening on http://{}:{}/mcp\n", host, port).c_str(),
-                   stderr);
-      };
-      s = mcp::ServeHttp(server, http);
+      s = mcp::ServeHttpAnnounced(server, http, "warden");
     } else {
       std::fputs(
           fmt::format("error: unknown transport '{}' (stdio or http)\n", options.transport).c_str(),
