@@ -1,9 +1,11 @@
 #include "mcp/server.h"
 
 #include <fcntl.h>
+#include <fmt/core.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <poll.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -1804,6 +1806,54 @@ TEST(StdioTest, EofCancelsWhatStillRunsWithoutAReply) {
   for (const auto& line : run.Rest()) {
     EXPECT_THAT(line, Not(HasSubstr(R"("id":7)"))) << line;
   }
+}
+
+// Pipelined requests that arrive in one read get their replies in one write: over
+// SOCK_SEQPACKET every write is one packet, so the reply count per packet shows the batching.
+TEST(StdioTest, RepliesToOneReadLeaveInOneWrite) {
+  World w;  // no workers: every request is answered on the reader thread
+  int in[2];
+  int out[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_SEQPACKET, 0, in), 0);
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_SEQPACKET, 0, out), 0);
+  std::promise<Status> done;
+  std::future<Status> result = done.get_future();
+  std::thread serve([&] {
+    done.set_value(ServeStdio(
+        w.server(), {.in_fd = in[0], .out_fd = out[1], .redirect_stdout_to_stderr = false}));
+  });
+
+  std::string batch = Line(InitializeMessage());
+  batch += Line({{"jsonrpc", "2.0"}, {"method", "notifications/initialized"}});
+  for (int id = 2; id <= 6; ++id)
+    batch += Line({{"jsonrpc", "2.0"}, {"id", id}, {"method", "ping"}});
+  batch += "{not json\n";
+  ASSERT_EQ(::send(in[1], batch.data(), batch.size(), 0), static_cast<ssize_t>(batch.size()));
+
+  pollfd readable = {out[0], POLLIN, 0};
+  ASSERT_EQ(::poll(&readable, 1, 10000), 1) << "no reply";
+  std::vector<char> packet(1 << 16);
+  ssize_t n = ::recv(out[0], packet.data(), packet.size(), 0);
+  ASSERT_GT(n, 0);
+  std::string text(packet.data(), static_cast<std::size_t>(n));
+  std::vector<std::string> lines;
+  for (std::size_t start = 0, nl; (nl = text.find('\n', start)) != std::string::npos;
+       start = nl + 1) {
+    lines.push_back(text.substr(start, nl - start));
+  }
+  ASSERT_EQ(lines.size(), 7u) << text;  // initialize, five pings and the parse error, in order
+  EXPECT_EQ(ParseJson(lines[0])["id"], 1);
+  for (int id = 2; id <= 6; ++id) {
+    EXPECT_EQ(lines[static_cast<std::size_t>(id - 1)],
+              fmt::format(R"({{"jsonrpc":"2.0","id":{},"result":{{}}}})", id));
+  }
+  EXPECT_EQ(ErrorCodeOf(ParseJson(lines[6])), error_code::kParseError);
+
+  ::shutdown(in[1], SHUT_WR);
+  ASSERT_EQ(result.wait_for(kWait), std::future_status::ready) << "ServeStdio did not return";
+  EXPECT_TRUE(result.get().ok());
+  serve.join();
+  for (int fd : {in[0], in[1], out[0], out[1]}) ::close(fd);
 }
 
 TEST(StdioTest, NotificationsWriteNothing) {
