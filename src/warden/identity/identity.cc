@@ -264,6 +264,32 @@ OpClass ClassOf(Opcode opcode) {
   return table[static_cast<std::size_t>(opcode)];
 }
 
+// What every token of one opcode starts with, computed once per opcode: its wire encoding
+// (prefix byte, code as u32) and the FNV-1a state after those 5 bytes, so that a token's hash
+// continues from there over its operands (FNV-1a is a left fold: the result is the same as
+// hashing the whole token at once).
+struct TokenHead {
+  std::array<char, 5> bytes{};
+  std::uint64_t fnv = 0;
+  bool skeleton = false;
+};
+
+const TokenHead& HeadOf(Opcode opcode) {
+  static const auto table = [] {
+    std::array<TokenHead, std::size(wasm::kOpcodeTable)> t{};
+    for (std::size_t i = 0; i < t.size(); ++i) {
+      const auto op = static_cast<Opcode>(i);
+      std::string bytes;
+      PutOpcode(bytes, op);
+      std::copy_n(bytes.begin(), t[i].bytes.size(), t[i].bytes.begin());
+      t[i].fnv = Fnv1a64(bytes);
+      t[i].skeleton = IsSkeleton(op);
+    }
+    return t;
+  }();
+  return table[static_cast<std::size_t>(opcode)];
+}
+
 }  // namespace
 
 std::string_view ValTypeName(wasm::ValType type) {
@@ -758,17 +784,103 @@ Status IdentityBuilder::OnInstruction(wasm::FuncIndex func, const wasm::Instruct
   Body* state = BodyOf(func);
   if (state == nullptr) return {};
   FunctionIdentity& f = functions_[state->slot];
-  // Each token goes into the hash input length-prefixed: encode it in place after a length
-  // placeholder, then patch the length and hash the token's bytes.
+  // Each token goes into the hash input length-prefixed. The tokens of nearly every
+  // instruction have fixed-size operands: they are encoded into `token` on the stack (length,
+  // opcode from HeadOf, operands, exactly as EncodeToken writes them), appended in one piece
+  // and hashed from the opcode's precomputed FNV state. The others (imported call targets,
+  // type signatures, br_table, select t, ref.null, tags, try_table) go through EncodeToken.
+  const TokenHead& head = HeadOf(inst.opcode);
   std::string& encoded = state->encoded;
-  const std::size_t start = encoded.size();
-  PutU32(encoded, 0);
-  RETURN_IF_ERROR(EncodeToken(encoded, inst));
-  const std::size_t length = encoded.size() - start - 4;
-  for (std::size_t k = 0; k < 4; ++k) encoded[start + k] = static_cast<char>(length >> (8 * k));
-  state->token_hashes.push_back(Fnv1a64(std::string_view(encoded).substr(start + 4, length)));
+  char token[4 + 5 + 17];  // length, opcode, at most 17 operand bytes (memarg and lane)
+  std::size_t size = 4 + head.bytes.size();
+  std::copy(head.bytes.begin(), head.bytes.end(), token + 4);
+  auto put32 = [&](std::uint32_t v) {
+    for (int k = 0; k < 4; ++k) token[size++] = static_cast<char>(v >> (8 * k));
+  };
+  auto put_memarg = [&](const wasm::MemArg& m) {
+    put32(m.align_log2);
+    put32(m.memory);
+    for (int k = 0; k < 8; ++k) token[size++] = static_cast<char>(m.offset >> (8 * k));
+  };
+  bool fixed = true;
+  switch (wasm::GetOpcodeInfo(inst.opcode).imm) {
+    case ImmKind::kNone:
+    case ImmKind::kZeroByte:
+    case ImmKind::kI32:
+    case ImmKind::kI64:
+    case ImmKind::kF32:
+    case ImmKind::kF64:
+    case ImmKind::kV128:
+    case ImmKind::kData:
+    case ImmKind::kElem:
+      break;
+    case ImmKind::kLabel:
+    case ImmKind::kLocal:
+    case ImmKind::kGlobal:
+    case ImmKind::kTable:
+    case ImmKind::kMemory:
+      put32(inst.index);
+      break;
+    case ImmKind::kMemArg:
+      put_memarg(inst.memarg);
+      break;
+    case ImmKind::kMemArgLane:
+      put_memarg(inst.memarg);
+      token[size++] = static_cast<char>(inst.lane);
+      break;
+    case ImmKind::kLane:
+      token[size++] = static_cast<char>(inst.lane);
+      break;
+    case ImmKind::kTableCopy:
+    case ImmKind::kMemCopy:
+      put32(inst.index);
+      put32(inst.index2);
+      break;
+    case ImmKind::kTableInit:
+    case ImmKind::kMemInit:
+      put32(inst.index2);
+      break;
+    case ImmKind::kBlockType:
+      if (inst.block_type.kind == wasm::BlockType::Kind::kEmpty) {
+        token[size++] = 0;
+      } else if (inst.block_type.kind == wasm::BlockType::Kind::kValue) {
+        token[size++] = 1;
+        token[size++] = static_cast<char>(inst.block_type.value);
+      } else {
+        fixed = false;
+      }
+      break;
+    case ImmKind::kFunc:
+      if (IsDirectCall(inst.opcode) && ImportedFunctionAt(inst.index) != nullptr) {
+        fixed = false;
+      } else {
+        token[size++] = 0;  // a defined callee or a ref.func target: masked
+      }
+      break;
+    default:
+      fixed = false;
+      break;
+  }
+  if (fixed) {
+    const std::size_t length = size - 4;
+    for (int k = 0; k < 4; ++k) token[k] = static_cast<char>(length >> (8 * k));
+    encoded.append(token, size);
+    std::uint64_t h = head.fnv;
+    for (std::size_t k = 4 + head.bytes.size(); k < size; ++k) {
+      h ^= static_cast<std::uint8_t>(token[k]);
+      h *= 0x100000001b3ULL;
+    }
+    state->token_hashes.push_back(h);
+  } else {
+    const std::size_t start = encoded.size();
+    PutU32(encoded, 0);
+    RETURN_IF_ERROR(EncodeToken(encoded, inst));
+    const std::size_t length = encoded.size() - start - 4;
+    for (std::size_t k = 0; k < 4; ++k) encoded[start + k] = static_cast<char>(length >> (8 * k));
+    state->token_hashes.push_back(Fnv1a64(std::string_view(encoded).substr(start + 4, length)));
+  }
   state->opcodes.push_back(inst.opcode);
-  if (IsSkeleton(inst.opcode)) PutOpcode(state->skeleton, inst.opcode);
+  if (head.skeleton) state->skeleton.append(head.bytes.data(), head.bytes.size());
 
   if (IsDirectCall(inst.opcode)) {
     if (ImportedFunctionAt(inst.index) != nullptr) {

@@ -61,6 +61,7 @@ kb::FunctionRecord DefinedRecord(identity::FunctionIdentity& f, std::uint64_t bo
 class BodyLocations final : public wasm::ModuleVisitor {
  public:
   bool ConcurrentBodies() const override { return true; }
+  bool ReadsInstructions() const override { return false; }
   Status OnFunctionCount(std::uint32_t count) override {
     locations_.reserve(count);
     return {};
