@@ -609,14 +609,14 @@ Status IdentityBuilder::OnFunctionBody(const wasm::FunctionBody& body) {
   Body* state = AcquireBody();
   state->slot = slot;
   // A one-byte instruction encodes to 9 bytes, length included; an instruction takes at least
-  // a body byte. One reservation up front instead of growing the buffers as tokens come: the
-  // capacity stays with the recycled Body.
-  state->encoded.reserve(locals.size() + 4 + 10 * body.size);
+  // a body byte. One sizing up front instead of growing the buffers as tokens come: the
+  // sizes and capacities stay with the recycled Body.
   state->token_hashes.reserve(body.size);
   state->opcodes.reserve(body.size);
-  state->encoded = locals;
-  state->count_at = state->encoded.size();
-  PutU32(state->encoded, 0);  // the token count, patched in OnFunctionBodyEnd
+  state->encoded_size = 0;
+  AppendEncoded(*state, locals.data(), locals.size(), locals.size() + 4 + 10 * body.size);
+  state->count_at = state->encoded_size;
+  AppendEncoded(*state, "\0\0\0\0", 4, 0);  // the token count, patched in OnFunctionBodyEnd
   bodies_[slot] = state;
   return {};
 }
@@ -632,8 +632,22 @@ IdentityBuilder::Body* IdentityBuilder::AcquireBody() {
   return body;
 }
 
+void IdentityBuilder::AppendEncoded(Body& body, const char* bytes, std::size_t size,
+                                    std::size_t expect) {
+  Reserve(body, std::max(size, expect));
+  std::memcpy(body.encoded.data() + body.encoded_size, bytes, size);
+  body.encoded_size += size;
+}
+
+void IdentityBuilder::Reserve(Body& body, std::size_t room) {
+  std::string& e = body.encoded;
+  if (e.size() - body.encoded_size < room) {
+    e.resize(std::max(2 * e.size(), body.encoded_size + room));
+  }
+}
+
 void IdentityBuilder::ReleaseBody(Body* body) {
-  body->encoded.clear();
+  body->encoded_size = 0;
   body->token_hashes.clear();
   body->opcodes.clear();
   body->skeleton.clear();
@@ -790,8 +804,9 @@ Status IdentityBuilder::OnInstruction(wasm::FuncIndex func, const wasm::Instruct
   // and hashed from the opcode's precomputed FNV state. The others (imported call targets,
   // type signatures, br_table, select t, ref.null, tags, try_table) go through EncodeToken.
   const TokenHead& head = HeadOf(inst.opcode);
-  std::string& encoded = state->encoded;
-  char token[4 + 5 + 17];  // length, opcode, at most 17 operand bytes (memarg and lane)
+  // Length, opcode, at most 17 operand bytes (memarg and lane), copied whole: 32 bytes.
+  char token[kFixedTokenCopy] = {};
+  static_assert(kFixedTokenCopy >= 4 + 5 + 17);
   std::size_t size = 4 + head.bytes.size();
   std::copy(head.bytes.begin(), head.bytes.end(), token + 4);
   auto put32 = [&](std::uint32_t v) {
@@ -864,7 +879,9 @@ Status IdentityBuilder::OnInstruction(wasm::FuncIndex func, const wasm::Instruct
   if (fixed) {
     const std::size_t length = size - 4;
     for (int k = 0; k < 4; ++k) token[k] = static_cast<char>(length >> (8 * k));
-    encoded.append(token, size);
+    Reserve(*state, kFixedTokenCopy);
+    std::memcpy(state->encoded.data() + state->encoded_size, token, kFixedTokenCopy);
+    state->encoded_size += size;
     std::uint64_t h = head.fnv;
     for (std::size_t k = 4 + head.bytes.size(); k < size; ++k) {
       h ^= static_cast<std::uint8_t>(token[k]);
@@ -872,12 +889,14 @@ Status IdentityBuilder::OnInstruction(wasm::FuncIndex func, const wasm::Instruct
     }
     state->token_hashes.push_back(h);
   } else {
-    const std::size_t start = encoded.size();
-    PutU32(encoded, 0);
-    RETURN_IF_ERROR(EncodeToken(encoded, inst));
-    const std::size_t length = encoded.size() - start - 4;
-    for (std::size_t k = 0; k < 4; ++k) encoded[start + k] = static_cast<char>(length >> (8 * k));
-    state->token_hashes.push_back(Fnv1a64(std::string_view(encoded).substr(start + 4, length)));
+    std::string& scratch = state->token;
+    scratch.clear();
+    PutU32(scratch, 0);
+    RETURN_IF_ERROR(EncodeToken(scratch, inst));
+    const std::size_t length = scratch.size() - 4;
+    for (std::size_t k = 0; k < 4; ++k) scratch[k] = static_cast<char>(length >> (8 * k));
+    state->token_hashes.push_back(Fnv1a64(std::string_view(scratch).substr(4)));
+    AppendEncoded(*state, scratch.data(), scratch.size(), 0);
   }
   state->opcodes.push_back(inst.opcode);
   if (head.skeleton) state->skeleton.append(head.bytes.data(), head.bytes.size());
@@ -937,7 +956,7 @@ Status IdentityBuilder::OnFunctionBodyEnd(wasm::FuncIndex func) {
   for (std::size_t k = 0; k < 4; ++k) {
     state->encoded[state->count_at + k] = static_cast<char>(f.token_count >> (8 * k));
   }
-  f.base = Sha256Prefix(state->encoded);
+  f.base = Sha256Prefix(std::string_view(state->encoded.data(), state->encoded_size));
 
   f.structural = Sha256Prefix(state->skeleton);
   std::set<std::string> call_outs;
