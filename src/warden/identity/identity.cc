@@ -429,6 +429,58 @@ void FoldGrams(const std::uint64_t* grams, std::size_t count, const std::uint64_
   fold(grams, count, seeds, out);
 }
 
+// out[i] = the gram hash of tokens i..i+3 (kGramInit, then g = Mix64(g ^ h) per token), for
+// `count` grams. The AVX-512 version computes 8 neighbouring grams per step, one lane each;
+// the plain loop is the definition, and finishes what does not fill 8 lanes.
+using MakeGramsFn = void (*)(const std::uint64_t*, std::size_t, std::uint64_t*);
+
+void MakeGramsGeneric(const std::uint64_t* hashes, std::size_t count, std::uint64_t* out) {
+  for (std::size_t i = 0; i < count; ++i) {
+    std::uint64_t g = kGramInit;
+    for (std::size_t k = 0; k < kGramSize; ++k) g = Mix64(g ^ hashes[i + k]);
+    out[i] = g;
+  }
+}
+
+#if defined(__x86_64__)
+__attribute__((target("avx512f,avx512dq,avx512vl"))) void MakeGramsAvx512(
+    const std::uint64_t* hashes, std::size_t count, std::uint64_t* out) {
+  std::size_t i = 0;
+  for (; i + 8 <= count; i += 8) {
+    U64x8 g = U64x8{} + kGramInit;
+    for (std::size_t k = 0; k < kGramSize; ++k) {
+      U64x8 h;
+      std::memcpy(&h, hashes + i + k, sizeof(h));
+      g ^= h;
+      g ^= g >> 30;
+      g *= 0xbf58476d1ce4e5b9ULL;
+      g ^= g >> 27;
+      g *= 0x94d049bb133111ebULL;
+      g ^= g >> 31;
+    }
+    std::memcpy(out + i, &g, sizeof(g));
+  }
+  MakeGramsGeneric(hashes + i, count - i, out + i);
+}
+#endif
+
+MakeGramsFn SelectMakeGrams() {
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+      __builtin_cpu_supports("avx512vl")) {
+    return MakeGramsAvx512;
+  }
+#endif
+  // Without a 64-bit vector multiply (AVX2 has none) the scalar loop is as fast.
+  return MakeGramsGeneric;
+}
+
+void MakeGrams(const std::uint64_t* hashes, std::size_t count, std::uint64_t* out) {
+  static const MakeGramsFn make = SelectMakeGrams();
+  make(hashes, count, out);
+}
+
 }  // namespace
 
 MinHash ComputeMinHashOfTokenHashes(std::span<const std::uint64_t> token_hashes) {
@@ -444,12 +496,8 @@ MinHash ComputeMinHashOfTokenHashes(std::span<const std::uint64_t> token_hashes,
     for (std::uint64_t h : token_hashes) g = Mix64(g ^ h);
     grams.push_back(g);
   } else {
-    grams.reserve(token_hashes.size() - kGramSize + 1);
-    for (std::size_t i = 0; i + kGramSize <= token_hashes.size(); ++i) {
-      std::uint64_t g = kGramInit;
-      for (std::size_t k = 0; k < kGramSize; ++k) g = Mix64(g ^ token_hashes[i + k]);
-      grams.push_back(g);
-    }
+    grams.resize(token_hashes.size() - kGramSize + 1);
+    MakeGrams(token_hashes.data(), grams.size(), grams.data());
   }
   static const std::array<std::uint64_t, kMinHashSize> seeds = MinHashSeeds();
   MinHash out;

@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 #include <span>
 #include <string>
@@ -419,6 +420,46 @@ TEST(IdentityTest, MinHashBasics) {
   const MinHash short_hash = ComputeMinHash(std::vector<std::string>{"a", "b"});
   EXPECT_NE(short_hash[0], ~std::uint64_t{0});
   EXPECT_NE(ComputeMinHash(std::vector<std::string>{}), short_hash);
+}
+
+// The MinHash of §4.3 written out as its definition (scalar splitmix64 finaliser, every gram
+// folded into every seed), against the builder's vectorised version on stream lengths around
+// the 8-gram steps of the AVX-512 path.
+TEST(IdentityTest, MinHashMatchesItsDefinition) {
+  auto mix = [](std::uint64_t x) {
+    x ^= x >> 30;
+    x *= 0xbf58476d1ce4e5b9ULL;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+  };
+  const auto seeds = MinHashSeeds();
+  std::uint64_t state = 12345;
+  for (std::size_t n : {0u, 1u, 3u, 4u, 5u, 10u, 11u, 12u, 19u, 100u, 1003u}) {
+    std::vector<std::uint64_t> hashes;
+    for (std::size_t i = 0; i < n; ++i)
+      hashes.push_back(state = mix(state + 0x9e3779b97f4a7c15ULL));
+    std::vector<std::uint64_t> grams;
+    if (n < kGramSize) {
+      std::uint64_t g = 0x9e3779b97f4a7c15ULL;
+      for (std::uint64_t h : hashes) g = mix(g ^ h);
+      grams.push_back(g);
+    } else {
+      for (std::size_t i = 0; i + kGramSize <= n; ++i) {
+        std::uint64_t g = 0x9e3779b97f4a7c15ULL;
+        for (std::size_t k = 0; k < kGramSize; ++k) g = mix(g ^ hashes[i + k]);
+        grams.push_back(g);
+      }
+    }
+    MinHash expected;
+    expected.fill(~std::uint64_t{0});
+    for (std::uint64_t g : grams) {
+      for (std::size_t j = 0; j < kMinHashSize; ++j) {
+        expected[j] = std::min(expected[j], mix(g ^ seeds[j]));
+      }
+    }
+    EXPECT_EQ(ComputeMinHashOfTokenHashes(hashes), expected) << n << " tokens";
+  }
 }
 
 TEST(IdentityTest, Classification) {
