@@ -512,8 +512,9 @@ std::string FunctionIdentity::BaseId() const {
 
 std::vector<std::string_view> FunctionIdentity::InstructionMnemonics() const {
   std::vector<std::string_view> out;
-  out.reserve(opcodes.size());
-  for (wasm::Opcode op : opcodes) out.push_back(wasm::GetOpcodeInfo(op).text);
+  // The stream was written by AppendOpcodeStream from decoded opcodes, so it decodes.
+  std::optional<std::vector<std::string_view>> decoded = wasm::DecodeOpcodeStream(opcode_stream);
+  if (decoded) out = std::move(*decoded);
   return out;
 }
 
@@ -653,7 +654,7 @@ Status IdentityBuilder::OnFunctionBody(const wasm::FunctionBody& body) {
     PutU8(locals, static_cast<std::uint8_t>(decl.type));
   }
   f.token_count = 0;
-  f.opcodes.clear();
+  f.opcode_stream.clear();
   Body* state = AcquireBody();
   state->slot = slot;
   // A one-byte instruction encodes to 9 bytes, length included; an instruction takes at least
@@ -996,9 +997,11 @@ Status IdentityBuilder::OnFunctionBodyEnd(wasm::FuncIndex func) {
   // mnemonics or the histogram (§3.2: the count excludes only the final `end`).
   std::vector<wasm::Opcode>& opcodes = state->opcodes;
   if (!opcodes.empty()) opcodes.pop_back();
-  f.opcodes.assign(opcodes.begin(), opcodes.end());
-  f.instruction_count = static_cast<std::uint32_t>(f.opcodes.size());
-  for (wasm::Opcode op : f.opcodes) ++f.histogram[static_cast<std::size_t>(ClassOf(op))];
+  f.instruction_count = static_cast<std::uint32_t>(opcodes.size());
+  for (wasm::Opcode op : opcodes) ++f.histogram[static_cast<std::size_t>(ClassOf(op))];
+  // Written once, in the form the KB stores, instead of a vector copied and converted later.
+  f.opcode_stream.reserve(opcodes.size());
+  wasm::AppendOpcodeStream(f.opcode_stream, opcodes);
 
   f.token_count = static_cast<std::uint32_t>(state->token_hashes.size());
   for (std::size_t k = 0; k < 4; ++k) {

@@ -132,9 +132,10 @@ struct FunctionIdentity {
   // calls directly) copies with a constant memory.init. See IdentityBuilder::OnDataSegment.
   std::vector<std::string> referenced_strings;
   std::optional<std::string> raw_name;  // from the name section
-  // Decoded opcodes in order, the body's final `end` excluded (§3.2): two bytes per
-  // instruction rather than a string; InstructionMnemonics() gives the text.
-  std::vector<wasm::Opcode> opcodes;
+  // Decoded opcodes in order, the body's final `end` excluded (§3.2), as the stored opcode
+  // stream (wasm::AppendOpcodeStream: each opcode's binary encoding) rather than strings;
+  // InstructionMnemonics() gives the text.
+  std::string opcode_stream;
   bool is_exported = false;
 
   // --- more facts ---

@@ -353,7 +353,7 @@ TEST(IdentityTest, ConcurrentBodiesGiveTheSameIdentity) {
     EXPECT_EQ(two->functions[i].minhash, one.functions[i].minhash);
     EXPECT_EQ(two->functions[i].structural, one.functions[i].structural);
     EXPECT_EQ(two->functions[i].referenced_strings, one.functions[i].referenced_strings);
-    EXPECT_EQ(two->functions[i].opcodes, one.functions[i].opcodes);
+    EXPECT_EQ(two->functions[i].opcode_stream, one.functions[i].opcode_stream);
   }
   EXPECT_THAT(one.functions[1].referenced_strings, ElementsAre("bravo"));
 }

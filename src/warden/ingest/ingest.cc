@@ -51,9 +51,7 @@ kb::FunctionRecord DefinedRecord(identity::FunctionIdentity& f, std::uint64_t bo
   r.export_names = std::move(f.export_names);
   r.call_targets = std::move(f.call_targets);
   r.referenced_strings = std::move(f.referenced_strings);
-  r.opcodes.reserve(f.opcodes.size());
-  wasm::AppendOpcodeStream(r.opcodes, f.opcodes);
-  std::vector<wasm::Opcode>().swap(f.opcodes);
+  r.opcodes = std::move(f.opcode_stream);
   return r;
 }
 
