@@ -184,6 +184,11 @@ Status Transaction::Commit() {
 Result<std::unique_ptr<Database>> Database::Open(const std::string& path,
                                                  const DatabaseOptions& options) {
   const std::string where = fmt::format("open {}", path);
+  const int page_size = options.page_size;
+  if (page_size != 0 && (page_size < 512 || page_size > 65536 || (page_size & (page_size - 1)))) {
+    return Status::InvalidArgument(
+        fmt::format("{}: page size {} is not a power of two from 512 to 65536", where, page_size));
+  }
   sqlite3* raw = nullptr;
   int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX;
   if (options.create_if_missing) flags |= SQLITE_OPEN_CREATE;
@@ -195,7 +200,12 @@ Result<std::unique_ptr<Database>> Database::Open(const std::string& path,
   sqlite3_extended_result_codes(raw, 1);
   sqlite3_busy_timeout(raw, options.busy_timeout_ms);
 
-  // journal_mode comes first: it reads the file header, so a file that is not a database
+  // The page size must be set before journal_mode=WAL writes the first page of a new file.
+  // It reads nothing: on an existing database (or a file that is not one) it does nothing.
+  if (page_size != 0) {
+    RETURN_IF_ERROR(db->Exec(fmt::format("PRAGMA page_size={}", page_size)).WithContext(where));
+  }
+  // journal_mode comes next: it reads the file header, so a file that is not a database
   // fails here (kMalformed). The mode is stored in the file; the other two are per
   // connection.
   std::string mode;

@@ -37,6 +37,11 @@ struct DatabaseOptions {
   // Creates the file when it does not exist; when false, a missing file is an error.
   // Default true.
   bool create_if_missing = true;
+  // The page size in bytes of a database created by this Open: a power of two from 512 to
+  // 65536, or 0 for SQLite's default (4096). SQLite fixes the page size when the first page
+  // is written and a WAL database cannot change it, so an existing database keeps its own.
+  // Default 0.
+  int page_size = 0;
 };
 
 // Statement: one prepared statement. Move-only; finalized on destruction.

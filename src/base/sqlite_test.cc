@@ -1,5 +1,6 @@
 #include "base/sqlite.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
@@ -75,6 +76,56 @@ TEST_F(SqliteTest, BusyTimeoutOption) {
   auto db = OpenOrDie({.busy_timeout_ms = 123});
   ASSERT_NE(db, nullptr);
   EXPECT_EQ(QueryText(*db, "PRAGMA busy_timeout"), "123");
+}
+
+TEST_F(SqliteTest, PageSizeAppliesToNewDatabasesOnly) {
+  {
+    auto db = OpenOrDie({.page_size = 65536});
+    ASSERT_NE(db, nullptr);
+    EXPECT_EQ(QueryText(*db, "PRAGMA journal_mode"), "wal");
+    ASSERT_TRUE(db->Exec("CREATE TABLE t(x); INSERT INTO t VALUES (randomblob(200000))").ok());
+    EXPECT_EQ(QueryText(*db, "PRAGMA page_size"), "65536");
+  }
+  {
+    // Reopened with another size (or none), the database keeps the size it was made with.
+    auto db = OpenOrDie({.page_size = 1024});
+    ASSERT_NE(db, nullptr);
+    EXPECT_EQ(QueryText(*db, "PRAGMA page_size"), "65536");
+    EXPECT_EQ(Count(*db, "t"), 1);
+  }
+  auto db = OpenOrDie();
+  ASSERT_NE(db, nullptr);
+  EXPECT_EQ(QueryText(*db, "PRAGMA page_size"), "65536");
+  EXPECT_EQ(QueryText(*db, "PRAGMA integrity_check"), "ok");
+}
+
+TEST_F(SqliteTest, DefaultPageSizeIsSqlites) {
+  auto db = OpenOrDie();
+  ASSERT_NE(db, nullptr);
+  ASSERT_TRUE(db->Exec("CREATE TABLE t(x)").ok());
+  EXPECT_EQ(QueryText(*db, "PRAGMA page_size"), "4096");
+}
+
+TEST_F(SqliteTest, InvalidPageSizeIsRejected) {
+  for (int size : {-1, 256, 1000, 131072}) {
+    Result<std::unique_ptr<Database>> db = Database::Open(path_, {.page_size = size});
+    ASSERT_FALSE(db.ok()) << size;
+    EXPECT_EQ(db.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_EQ(
+        db.status().message(),
+        fmt::format("open {}: page size {} is not a power of two from 512 to 65536", path_, size));
+  }
+  EXPECT_FALSE(std::filesystem::exists(path_));
+}
+
+TEST_F(SqliteTest, PageSizeOnANonDatabaseIsStillMalformed) {
+  {
+    std::ofstream out(path_, std::ios::binary);
+    out << std::string(8192, 'x');
+  }
+  Result<std::unique_ptr<Database>> db = Database::Open(path_, {.page_size = 65536});
+  ASSERT_FALSE(db.ok());
+  EXPECT_EQ(db.status().code(), StatusCode::kMalformed);
 }
 
 TEST_F(SqliteTest, OpenMissingWithoutCreateFails) {

@@ -264,6 +264,32 @@ OpClass ClassOf(Opcode opcode) {
   return table[static_cast<std::size_t>(opcode)];
 }
 
+// What every token of one opcode starts with, computed once per opcode: its wire encoding
+// (prefix byte, code as u32) and the FNV-1a state after those 5 bytes, so that a token's hash
+// continues from there over its operands (FNV-1a is a left fold: the result is the same as
+// hashing the whole token at once).
+struct TokenHead {
+  std::array<char, 5> bytes{};
+  std::uint64_t fnv = 0;
+  bool skeleton = false;
+};
+
+const TokenHead& HeadOf(Opcode opcode) {
+  static const auto table = [] {
+    std::array<TokenHead, std::size(wasm::kOpcodeTable)> t{};
+    for (std::size_t i = 0; i < t.size(); ++i) {
+      const auto op = static_cast<Opcode>(i);
+      std::string bytes;
+      PutOpcode(bytes, op);
+      std::copy_n(bytes.begin(), t[i].bytes.size(), t[i].bytes.begin());
+      t[i].fnv = Fnv1a64(bytes);
+      t[i].skeleton = IsSkeleton(op);
+    }
+    return t;
+  }();
+  return table[static_cast<std::size_t>(opcode)];
+}
+
 }  // namespace
 
 std::string_view ValTypeName(wasm::ValType type) {
@@ -403,6 +429,58 @@ void FoldGrams(const std::uint64_t* grams, std::size_t count, const std::uint64_
   fold(grams, count, seeds, out);
 }
 
+// out[i] = the gram hash of tokens i..i+3 (kGramInit, then g = Mix64(g ^ h) per token), for
+// `count` grams. The AVX-512 version computes 8 neighbouring grams per step, one lane each;
+// the plain loop is the definition, and finishes what does not fill 8 lanes.
+using MakeGramsFn = void (*)(const std::uint64_t*, std::size_t, std::uint64_t*);
+
+void MakeGramsGeneric(const std::uint64_t* hashes, std::size_t count, std::uint64_t* out) {
+  for (std::size_t i = 0; i < count; ++i) {
+    std::uint64_t g = kGramInit;
+    for (std::size_t k = 0; k < kGramSize; ++k) g = Mix64(g ^ hashes[i + k]);
+    out[i] = g;
+  }
+}
+
+#if defined(__x86_64__)
+__attribute__((target("avx512f,avx512dq,avx512vl"))) void MakeGramsAvx512(
+    const std::uint64_t* hashes, std::size_t count, std::uint64_t* out) {
+  std::size_t i = 0;
+  for (; i + 8 <= count; i += 8) {
+    U64x8 g = U64x8{} + kGramInit;
+    for (std::size_t k = 0; k < kGramSize; ++k) {
+      U64x8 h;
+      std::memcpy(&h, hashes + i + k, sizeof(h));
+      g ^= h;
+      g ^= g >> 30;
+      g *= 0xbf58476d1ce4e5b9ULL;
+      g ^= g >> 27;
+      g *= 0x94d049bb133111ebULL;
+      g ^= g >> 31;
+    }
+    std::memcpy(out + i, &g, sizeof(g));
+  }
+  MakeGramsGeneric(hashes + i, count - i, out + i);
+}
+#endif
+
+MakeGramsFn SelectMakeGrams() {
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+      __builtin_cpu_supports("avx512vl")) {
+    return MakeGramsAvx512;
+  }
+#endif
+  // Without a 64-bit vector multiply (AVX2 has none) the scalar loop is as fast.
+  return MakeGramsGeneric;
+}
+
+void MakeGrams(const std::uint64_t* hashes, std::size_t count, std::uint64_t* out) {
+  static const MakeGramsFn make = SelectMakeGrams();
+  make(hashes, count, out);
+}
+
 }  // namespace
 
 MinHash ComputeMinHashOfTokenHashes(std::span<const std::uint64_t> token_hashes) {
@@ -418,12 +496,8 @@ MinHash ComputeMinHashOfTokenHashes(std::span<const std::uint64_t> token_hashes,
     for (std::uint64_t h : token_hashes) g = Mix64(g ^ h);
     grams.push_back(g);
   } else {
-    grams.reserve(token_hashes.size() - kGramSize + 1);
-    for (std::size_t i = 0; i + kGramSize <= token_hashes.size(); ++i) {
-      std::uint64_t g = kGramInit;
-      for (std::size_t k = 0; k < kGramSize; ++k) g = Mix64(g ^ token_hashes[i + k]);
-      grams.push_back(g);
-    }
+    grams.resize(token_hashes.size() - kGramSize + 1);
+    MakeGrams(token_hashes.data(), grams.size(), grams.data());
   }
   static const std::array<std::uint64_t, kMinHashSize> seeds = MinHashSeeds();
   MinHash out;
@@ -438,8 +512,9 @@ std::string FunctionIdentity::BaseId() const {
 
 std::vector<std::string_view> FunctionIdentity::InstructionMnemonics() const {
   std::vector<std::string_view> out;
-  out.reserve(opcodes.size());
-  for (wasm::Opcode op : opcodes) out.push_back(wasm::GetOpcodeInfo(op).text);
+  // The stream was written by AppendOpcodeStream from decoded opcodes, so it decodes.
+  std::optional<std::vector<std::string_view>> decoded = wasm::DecodeOpcodeStream(opcode_stream);
+  if (decoded) out = std::move(*decoded);
   return out;
 }
 
@@ -579,18 +654,18 @@ Status IdentityBuilder::OnFunctionBody(const wasm::FunctionBody& body) {
     PutU8(locals, static_cast<std::uint8_t>(decl.type));
   }
   f.token_count = 0;
-  f.opcodes.clear();
+  f.opcode_stream.clear();
   Body* state = AcquireBody();
   state->slot = slot;
   // A one-byte instruction encodes to 9 bytes, length included; an instruction takes at least
-  // a body byte. One reservation up front instead of growing the buffers as tokens come: the
-  // capacity stays with the recycled Body.
-  state->encoded.reserve(locals.size() + 4 + 10 * body.size);
+  // a body byte. One sizing up front instead of growing the buffers as tokens come: the
+  // sizes and capacities stay with the recycled Body.
   state->token_hashes.reserve(body.size);
   state->opcodes.reserve(body.size);
-  state->encoded = locals;
-  state->count_at = state->encoded.size();
-  PutU32(state->encoded, 0);  // the token count, patched in OnFunctionBodyEnd
+  state->encoded_size = 0;
+  AppendEncoded(*state, locals.data(), locals.size(), locals.size() + 4 + 10 * body.size);
+  state->count_at = state->encoded_size;
+  AppendEncoded(*state, "\0\0\0\0", 4, 0);  // the token count, patched in OnFunctionBodyEnd
   bodies_[slot] = state;
   return {};
 }
@@ -606,8 +681,22 @@ IdentityBuilder::Body* IdentityBuilder::AcquireBody() {
   return body;
 }
 
+void IdentityBuilder::AppendEncoded(Body& body, const char* bytes, std::size_t size,
+                                    std::size_t expect) {
+  Reserve(body, std::max(size, expect));
+  std::memcpy(body.encoded.data() + body.encoded_size, bytes, size);
+  body.encoded_size += size;
+}
+
+void IdentityBuilder::Reserve(Body& body, std::size_t room) {
+  std::string& e = body.encoded;
+  if (e.size() - body.encoded_size < room) {
+    e.resize(std::max(2 * e.size(), body.encoded_size + room));
+  }
+}
+
 void IdentityBuilder::ReleaseBody(Body* body) {
-  body->encoded.clear();
+  body->encoded_size = 0;
   body->token_hashes.clear();
   body->opcodes.clear();
   body->skeleton.clear();
@@ -758,17 +847,108 @@ Status IdentityBuilder::OnInstruction(wasm::FuncIndex func, const wasm::Instruct
   Body* state = BodyOf(func);
   if (state == nullptr) return {};
   FunctionIdentity& f = functions_[state->slot];
-  // Each token goes into the hash input length-prefixed: encode it in place after a length
-  // placeholder, then patch the length and hash the token's bytes.
-  std::string& encoded = state->encoded;
-  const std::size_t start = encoded.size();
-  PutU32(encoded, 0);
-  RETURN_IF_ERROR(EncodeToken(encoded, inst));
-  const std::size_t length = encoded.size() - start - 4;
-  for (std::size_t k = 0; k < 4; ++k) encoded[start + k] = static_cast<char>(length >> (8 * k));
-  state->token_hashes.push_back(Fnv1a64(std::string_view(encoded).substr(start + 4, length)));
+  // Each token goes into the hash input length-prefixed. The tokens of nearly every
+  // instruction have fixed-size operands: they are encoded into `token` on the stack (length,
+  // opcode from HeadOf, operands, exactly as EncodeToken writes them), appended in one piece
+  // and hashed from the opcode's precomputed FNV state. The others (imported call targets,
+  // type signatures, br_table, select t, ref.null, tags, try_table) go through EncodeToken.
+  const TokenHead& head = HeadOf(inst.opcode);
+  // Length, opcode, at most 17 operand bytes (memarg and lane), copied whole: 32 bytes.
+  char token[kFixedTokenCopy] = {};
+  static_assert(kFixedTokenCopy >= 4 + 5 + 17);
+  std::size_t size = 4 + head.bytes.size();
+  std::copy(head.bytes.begin(), head.bytes.end(), token + 4);
+  auto put32 = [&](std::uint32_t v) {
+    for (int k = 0; k < 4; ++k) token[size++] = static_cast<char>(v >> (8 * k));
+  };
+  auto put_memarg = [&](const wasm::MemArg& m) {
+    put32(m.align_log2);
+    put32(m.memory);
+    for (int k = 0; k < 8; ++k) token[size++] = static_cast<char>(m.offset >> (8 * k));
+  };
+  bool fixed = true;
+  switch (wasm::GetOpcodeInfo(inst.opcode).imm) {
+    case ImmKind::kNone:
+    case ImmKind::kZeroByte:
+    case ImmKind::kI32:
+    case ImmKind::kI64:
+    case ImmKind::kF32:
+    case ImmKind::kF64:
+    case ImmKind::kV128:
+    case ImmKind::kData:
+    case ImmKind::kElem:
+      break;
+    case ImmKind::kLabel:
+    case ImmKind::kLocal:
+    case ImmKind::kGlobal:
+    case ImmKind::kTable:
+    case ImmKind::kMemory:
+      put32(inst.index);
+      break;
+    case ImmKind::kMemArg:
+      put_memarg(inst.memarg);
+      break;
+    case ImmKind::kMemArgLane:
+      put_memarg(inst.memarg);
+      token[size++] = static_cast<char>(inst.lane);
+      break;
+    case ImmKind::kLane:
+      token[size++] = static_cast<char>(inst.lane);
+      break;
+    case ImmKind::kTableCopy:
+    case ImmKind::kMemCopy:
+      put32(inst.index);
+      put32(inst.index2);
+      break;
+    case ImmKind::kTableInit:
+    case ImmKind::kMemInit:
+      put32(inst.index2);
+      break;
+    case ImmKind::kBlockType:
+      if (inst.block_type.kind == wasm::BlockType::Kind::kEmpty) {
+        token[size++] = 0;
+      } else if (inst.block_type.kind == wasm::BlockType::Kind::kValue) {
+        token[size++] = 1;
+        token[size++] = static_cast<char>(inst.block_type.value);
+      } else {
+        fixed = false;
+      }
+      break;
+    case ImmKind::kFunc:
+      if (IsDirectCall(inst.opcode) && ImportedFunctionAt(inst.index) != nullptr) {
+        fixed = false;
+      } else {
+        token[size++] = 0;  // a defined callee or a ref.func target: masked
+      }
+      break;
+    default:
+      fixed = false;
+      break;
+  }
+  if (fixed) {
+    const std::size_t length = size - 4;
+    for (int k = 0; k < 4; ++k) token[k] = static_cast<char>(length >> (8 * k));
+    Reserve(*state, kFixedTokenCopy);
+    std::memcpy(state->encoded.data() + state->encoded_size, token, kFixedTokenCopy);
+    state->encoded_size += size;
+    std::uint64_t h = head.fnv;
+    for (std::size_t k = 4 + head.bytes.size(); k < size; ++k) {
+      h ^= static_cast<std::uint8_t>(token[k]);
+      h *= 0x100000001b3ULL;
+    }
+    state->token_hashes.push_back(h);
+  } else {
+    std::string& scratch = state->token;
+    scratch.clear();
+    PutU32(scratch, 0);
+    RETURN_IF_ERROR(EncodeToken(scratch, inst));
+    const std::size_t length = scratch.size() - 4;
+    for (std::size_t k = 0; k < 4; ++k) scratch[k] = static_cast<char>(length >> (8 * k));
+    state->token_hashes.push_back(Fnv1a64(std::string_view(scratch).substr(4)));
+    AppendEncoded(*state, scratch.data(), scratch.size(), 0);
+  }
   state->opcodes.push_back(inst.opcode);
-  if (IsSkeleton(inst.opcode)) PutOpcode(state->skeleton, inst.opcode);
+  if (head.skeleton) state->skeleton.append(head.bytes.data(), head.bytes.size());
 
   if (IsDirectCall(inst.opcode)) {
     if (ImportedFunctionAt(inst.index) != nullptr) {
@@ -817,15 +997,17 @@ Status IdentityBuilder::OnFunctionBodyEnd(wasm::FuncIndex func) {
   // mnemonics or the histogram (§3.2: the count excludes only the final `end`).
   std::vector<wasm::Opcode>& opcodes = state->opcodes;
   if (!opcodes.empty()) opcodes.pop_back();
-  f.opcodes.assign(opcodes.begin(), opcodes.end());
-  f.instruction_count = static_cast<std::uint32_t>(f.opcodes.size());
-  for (wasm::Opcode op : f.opcodes) ++f.histogram[static_cast<std::size_t>(ClassOf(op))];
+  f.instruction_count = static_cast<std::uint32_t>(opcodes.size());
+  for (wasm::Opcode op : opcodes) ++f.histogram[static_cast<std::size_t>(ClassOf(op))];
+  // Written once, in the form the KB stores, instead of a vector copied and converted later.
+  f.opcode_stream.reserve(opcodes.size());
+  wasm::AppendOpcodeStream(f.opcode_stream, opcodes);
 
   f.token_count = static_cast<std::uint32_t>(state->token_hashes.size());
   for (std::size_t k = 0; k < 4; ++k) {
     state->encoded[state->count_at + k] = static_cast<char>(f.token_count >> (8 * k));
   }
-  f.base = Sha256Prefix(state->encoded);
+  f.base = Sha256Prefix(std::string_view(state->encoded.data(), state->encoded_size));
 
   f.structural = Sha256Prefix(state->skeleton);
   std::set<std::string> call_outs;

@@ -132,9 +132,10 @@ struct FunctionIdentity {
   // calls directly) copies with a constant memory.init. See IdentityBuilder::OnDataSegment.
   std::vector<std::string> referenced_strings;
   std::optional<std::string> raw_name;  // from the name section
-  // Decoded opcodes in order, the body's final `end` excluded (§3.2): two bytes per
-  // instruction rather than a string; InstructionMnemonics() gives the text.
-  std::vector<wasm::Opcode> opcodes;
+  // Decoded opcodes in order, the body's final `end` excluded (§3.2), as the stored opcode
+  // stream (wasm::AppendOpcodeStream: each opcode's binary encoding) rather than strings;
+  // InstructionMnemonics() gives the text.
+  std::string opcode_stream;
   bool is_exported = false;
 
   // --- more facts ---
@@ -206,10 +207,15 @@ class IdentityBuilder final : public wasm::ModuleVisitor {
   // to the next instead of being allocated, grown and freed for each of them.
   struct Body {
     std::size_t slot = 0;  // index into functions_
-    // The hash input of the base: the encoded signature and locals, the token count (patched
-    // at the end, at count_at), then each token length-prefixed.
+    // The hash input of the base, in encoded[0, encoded_size): the encoded signature and
+    // locals, the token count (patched at the end, at count_at), then each token
+    // length-prefixed. The bytes after encoded_size are scratch that is never hashed: the
+    // string keeps room there so that a token is copied in with one fixed-size copy (no
+    // per-token append), and keeps its size from one body to the next.
     std::string encoded;
+    std::size_t encoded_size = 0;
     std::size_t count_at = 0;
+    std::string token;  // scratch for a token with variable-size operands
     std::vector<std::uint64_t> token_hashes;
     std::vector<std::uint64_t> grams;  // MinHash scratch
     std::vector<wasm::Opcode> opcodes;
@@ -222,6 +228,13 @@ class IdentityBuilder final : public wasm::ModuleVisitor {
   Body* BodyOf(wasm::FuncIndex func) const;
   // Returns a cleared Body (any thread).
   Body* AcquireBody();
+  // Appends `size` bytes to body.encoded; `expect` (if larger) is room to make for what is
+  // still to come.
+  static void AppendEncoded(Body& body, const char* bytes, std::size_t size, std::size_t expect);
+  // Makes room for `room` more bytes in body.encoded.
+  static void Reserve(Body& body, std::size_t room);
+  // Bytes copied per fixed-size token (see OnInstruction), at least its largest encoding.
+  static constexpr std::size_t kFixedTokenCopy = 32;
   void ReleaseBody(Body* body);
   Result<std::string_view> TypeSignature(std::uint32_t type_index) const;
   // Append the canonical encoding of a token or a block type to `out`.

@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 #include <span>
 #include <string>
@@ -352,7 +353,7 @@ TEST(IdentityTest, ConcurrentBodiesGiveTheSameIdentity) {
     EXPECT_EQ(two->functions[i].minhash, one.functions[i].minhash);
     EXPECT_EQ(two->functions[i].structural, one.functions[i].structural);
     EXPECT_EQ(two->functions[i].referenced_strings, one.functions[i].referenced_strings);
-    EXPECT_EQ(two->functions[i].opcodes, one.functions[i].opcodes);
+    EXPECT_EQ(two->functions[i].opcode_stream, one.functions[i].opcode_stream);
   }
   EXPECT_THAT(one.functions[1].referenced_strings, ElementsAre("bravo"));
 }
@@ -419,6 +420,46 @@ TEST(IdentityTest, MinHashBasics) {
   const MinHash short_hash = ComputeMinHash(std::vector<std::string>{"a", "b"});
   EXPECT_NE(short_hash[0], ~std::uint64_t{0});
   EXPECT_NE(ComputeMinHash(std::vector<std::string>{}), short_hash);
+}
+
+// The MinHash of §4.3 written out as its definition (scalar splitmix64 finaliser, every gram
+// folded into every seed), against the builder's vectorised version on stream lengths around
+// the 8-gram steps of the AVX-512 path.
+TEST(IdentityTest, MinHashMatchesItsDefinition) {
+  auto mix = [](std::uint64_t x) {
+    x ^= x >> 30;
+    x *= 0xbf58476d1ce4e5b9ULL;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+  };
+  const auto seeds = MinHashSeeds();
+  std::uint64_t state = 12345;
+  for (std::size_t n : {0u, 1u, 3u, 4u, 5u, 10u, 11u, 12u, 19u, 100u, 1003u}) {
+    std::vector<std::uint64_t> hashes;
+    for (std::size_t i = 0; i < n; ++i)
+      hashes.push_back(state = mix(state + 0x9e3779b97f4a7c15ULL));
+    std::vector<std::uint64_t> grams;
+    if (n < kGramSize) {
+      std::uint64_t g = 0x9e3779b97f4a7c15ULL;
+      for (std::uint64_t h : hashes) g = mix(g ^ h);
+      grams.push_back(g);
+    } else {
+      for (std::size_t i = 0; i + kGramSize <= n; ++i) {
+        std::uint64_t g = 0x9e3779b97f4a7c15ULL;
+        for (std::size_t k = 0; k < kGramSize; ++k) g = mix(g ^ hashes[i + k]);
+        grams.push_back(g);
+      }
+    }
+    MinHash expected;
+    expected.fill(~std::uint64_t{0});
+    for (std::uint64_t g : grams) {
+      for (std::size_t j = 0; j < kMinHashSize; ++j) {
+        expected[j] = std::min(expected[j], mix(g ^ seeds[j]));
+      }
+    }
+    EXPECT_EQ(ComputeMinHashOfTokenHashes(hashes), expected) << n << " tokens";
+  }
 }
 
 TEST(IdentityTest, Classification) {
@@ -519,6 +560,94 @@ TEST(IdentityTest, GoldenIds) {
   EXPECT_EQ(base::ToHex(std::span<const std::uint8_t>(a.functions.at(0).structural)),
             "2e2c92d3073e086b173779dd8d45ffb5");
   EXPECT_EQ(nop.functions.at(0).minhash[0], 3110790877770408708u);
+}
+
+// The token encoding (scheme w1) of every fixed-size operand kind, written out here from the
+// scheme's rules rather than taken from identity.cc: the builder encodes such tokens on a
+// fast path of its own, which must give exactly these bytes, token hashes and base.
+TEST(IdentityTest, FixedSizeTokensAreEncodedAsW1) {
+  struct Case {
+    Bytes wire;   // the instruction in the body
+    Bytes token;  // its w1 token: prefix u8, code u32 (little-endian), normalised operands
+  };
+  auto op = [](std::uint8_t prefix, std::uint32_t code) {
+    return Bytes{prefix, static_cast<std::uint8_t>(code), static_cast<std::uint8_t>(code >> 8),
+                 static_cast<std::uint8_t>(code >> 16), static_cast<std::uint8_t>(code >> 24)};
+  };
+  auto u32 = [](std::uint32_t v) {
+    return Bytes{static_cast<std::uint8_t>(v), static_cast<std::uint8_t>(v >> 8),
+                 static_cast<std::uint8_t>(v >> 16), static_cast<std::uint8_t>(v >> 24)};
+  };
+  auto u64 = [](std::uint64_t v) {
+    Bytes out;
+    for (int k = 0; k < 8; ++k) out.push_back(static_cast<std::uint8_t>(v >> (8 * k)));
+    return out;
+  };
+  const Bytes lanes(16, 0x01);
+  const std::vector<Case> cases = {
+      {{0x02, 0x40}, Cat({op(0, 0x02), {0x00}})},          // block (empty)
+      {{0x02, 0x7e}, Cat({op(0, 0x02), {0x01, 0x7e}})},    // block (result i64)
+      {{0x03, 0x40}, Cat({op(0, 0x03), {0x00}})},          // loop
+      {{0x0c, 0x02}, Cat({op(0, 0x0c), u32(2)})},          // br 2
+      {{0x20, 0x85, 0x01}, Cat({op(0, 0x20), u32(133)})},  // local.get 133
+      {{0x23, 0x03}, Cat({op(0, 0x23), u32(3)})},          // global.get 3
+      {{0x25, 0x00}, Cat({op(0, 0x25), u32(0)})},          // table.get 0
+      {{0x28, 0x02, 0x90, 0x03}, Cat({op(0, 0x28), u32(2), u32(0), u64(400)})},  // i32.load
+      {{0x3f, 0x00}, Cat({op(0, 0x3f), u32(0)})},                                // memory.size 0
+      {{0x41, 0xe5, 0x00}, op(0, 0x41)},                                  // i32.const 101: masked
+      {Cat({{0x44}, u64(0x400921fb54442d18)}), op(0, 0x44)},              // f64.const: masked
+      {{0x10, 0x00}, Cat({op(0, 0x10), {0x00}})},                         // call (defined): masked
+      {{0xd2, 0x00}, Cat({op(0, 0xd2), {0x00}})},                         // ref.func: masked
+      {{0xfc, 0x08, 0x01, 0x00}, Cat({op(0xfc, 0x08), u32(0)})},          // memory.init 1 0
+      {{0xfc, 0x09, 0x01}, op(0xfc, 0x09)},                               // data.drop 1
+      {{0xfc, 0x0a, 0x00, 0x00}, Cat({op(0xfc, 0x0a), u32(0), u32(0)})},  // memory.copy
+      {{0xfc, 0x0c, 0x01, 0x00}, Cat({op(0xfc, 0x0c), u32(0)})},          // table.init 1 0
+      {{0xfc, 0x0d, 0x01}, op(0xfc, 0x0d)},                               // elem.drop 1
+      {{0xfc, 0x0e, 0x00, 0x00}, Cat({op(0xfc, 0x0e), u32(0), u32(0)})},  // table.copy
+      {{0xfd, 0x54, 0x00, 0x08, 0x03},
+       Cat({op(0xfd, 0x54), u32(0), u32(0), u64(8), {0x03}})},     // v128.load8_lane
+      {{0xfd, 0x15, 0x02}, Cat({op(0xfd, 0x15), {0x02}})},         // i8x16.extract_lane_s
+      {Cat({{0xfd, 0x0d}, lanes}), Cat({op(0xfd, 0x0d), lanes})},  // i8x16.shuffle
+      {{0xfe, 0x03, 0x00}, op(0xfe, 0x03)},                        // atomic.fence
+      {{0x1a}, op(0, 0x1a)},                                       // drop
+      {{0x0b}, op(0, 0x0b)},                                       // end (loop)
+      {{0x0b}, op(0, 0x0b)},                                       // end (block)
+      {{0x0b}, op(0, 0x0b)},                                       // end (block)
+      {{0x0b}, op(0, 0x0b)},                                       // the body's end
+  };
+  Bytes body = {0x00};  // no locals
+  std::string expected;
+  auto put32 = [&](std::uint32_t v) {
+    for (std::uint8_t b : u32(v)) expected.push_back(static_cast<char>(b));
+  };
+  const std::string signature = "() -> ()";
+  put32(static_cast<std::uint32_t>(signature.size()));
+  expected += signature;
+  put32(0);  // local groups
+  put32(static_cast<std::uint32_t>(cases.size()));
+  std::vector<std::uint64_t> token_hashes;
+  for (const Case& c : cases) {
+    body = Cat({body, c.wire});
+    const std::string token(c.token.begin(), c.token.end());
+    put32(static_cast<std::uint32_t>(token.size()));
+    expected += token;
+    token_hashes.push_back(Fnv1a64(token));
+  }
+  const Bytes module = wasm::testing::Module(
+      {Section(1, {0x01, 0x60, 0x00, 0x00}), Section(3, {0x01, 0x00}),
+       Section(4, {0x01, 0x70, 0x00, 0x01}),  // table 0: funcref, min 1
+       Section(5, {0x01, 0x00, 0x01}),        // memory 0
+       Section(6, {0x02, 0x7f, 0x00, 0x41, 0x00, kEnd, 0x7f, 0x00, 0x41, 0x00, kEnd}),
+       Section(12, {0x02}),  // data count
+       Section(10, Cat({{0x01}, Sized(body)})),
+       Section(11, {0x02, 0x01, 0x00, 0x01, 0x00})});  // two passive data segments
+  Result<ModuleIdentity> ids = ComputeModuleIdentity(module);
+  ASSERT_TRUE(ids.ok()) << ids.status().ToString();
+  const FunctionIdentity& f = ids->functions.at(0);
+  EXPECT_EQ(f.token_count, cases.size());
+  EXPECT_EQ(base::ToHex(std::span<const std::uint8_t>(f.base)),
+            base::ToHex(std::span<const std::uint8_t>(Sha256Prefix(expected))));
+  EXPECT_EQ(f.minhash, ComputeMinHashOfTokenHashes(token_hashes));
 }
 
 }  // namespace

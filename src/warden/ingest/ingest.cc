@@ -51,9 +51,7 @@ kb::FunctionRecord DefinedRecord(identity::FunctionIdentity& f, std::uint64_t bo
   r.export_names = std::move(f.export_names);
   r.call_targets = std::move(f.call_targets);
   r.referenced_strings = std::move(f.referenced_strings);
-  r.opcodes.reserve(f.opcodes.size());
-  wasm::AppendOpcodeStream(r.opcodes, f.opcodes);
-  std::vector<wasm::Opcode>().swap(f.opcodes);
+  r.opcodes = std::move(f.opcode_stream);
   return r;
 }
 
@@ -61,6 +59,7 @@ kb::FunctionRecord DefinedRecord(identity::FunctionIdentity& f, std::uint64_t bo
 class BodyLocations final : public wasm::ModuleVisitor {
  public:
   bool ConcurrentBodies() const override { return true; }
+  bool ReadsInstructions() const override { return false; }
   Status OnFunctionCount(std::uint32_t count) override {
     locations_.reserve(count);
     return {};

@@ -105,6 +105,13 @@ Status ModuleFactsVisitor::OnCustomSection(std::string_view name, std::uint64_t 
   return {};
 }
 
+FanOutVisitor::FanOutVisitor(std::vector<wasm::ModuleVisitor*> visitors)
+    : visitors_(std::move(visitors)) {
+  for (wasm::ModuleVisitor* v : visitors_) {
+    if (v->ReadsInstructions()) instruction_visitors_.push_back(v);
+  }
+}
+
 bool FanOutVisitor::ConcurrentBodies() const {
   for (const wasm::ModuleVisitor* v : visitors_) {
     if (!v->ConcurrentBodies()) return false;
@@ -148,7 +155,10 @@ Status FanOutVisitor::OnFunctionBody(const wasm::FunctionBody& body) {
   TROVE_FAN_OUT(OnFunctionBody(body));
 }
 Status FanOutVisitor::OnInstruction(wasm::FuncIndex func, const wasm::Instruction& inst) {
-  TROVE_FAN_OUT(OnInstruction(func, inst));
+  for (wasm::ModuleVisitor* v : instruction_visitors_) {
+    RETURN_IF_ERROR(v->OnInstruction(func, inst));
+  }
+  return {};
 }
 Status FanOutVisitor::OnFunctionBodyEnd(wasm::FuncIndex func) {
   TROVE_FAN_OUT(OnFunctionBodyEnd(func));

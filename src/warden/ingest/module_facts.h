@@ -48,6 +48,7 @@ std::string ProducersJson(const ModuleFacts& facts);
 class ModuleFactsVisitor final : public wasm::ModuleVisitor {
  public:
   bool ConcurrentBodies() const override { return true; }  // it reads no bodies
+  bool ReadsInstructions() const override { return false; }
   Status OnImport(const wasm::Import& import) override;
   Status OnMemory(std::uint32_t index, const wasm::MemoryType& memory) override;
   Status OnCustomSection(std::string_view name, std::uint64_t offset,
@@ -60,13 +61,14 @@ class ModuleFactsVisitor final : public wasm::ModuleVisitor {
   ModuleFacts facts_;
 };
 
-// Passes every hook to each visitor in order, stopping at the first error.
+// Passes every hook to each visitor in order, stopping at the first error. OnInstruction goes
+// only to the visitors whose ReadsInstructions() is true (asked once, at construction).
 class FanOutVisitor final : public wasm::ModuleVisitor {
  public:
-  explicit FanOutVisitor(std::vector<wasm::ModuleVisitor*> visitors)
-      : visitors_(std::move(visitors)) {}
+  explicit FanOutVisitor(std::vector<wasm::ModuleVisitor*> visitors);
 
   bool ConcurrentBodies() const override;
+  bool ReadsInstructions() const override { return !instruction_visitors_.empty(); }
   Status OnType(std::uint32_t index, const wasm::FuncType& type) override;
   Status OnImport(const wasm::Import& import) override;
   Status OnFunctionCount(std::uint32_t count) override;
@@ -91,6 +93,7 @@ class FanOutVisitor final : public wasm::ModuleVisitor {
 
  private:
   std::vector<wasm::ModuleVisitor*> visitors_;
+  std::vector<wasm::ModuleVisitor*> instruction_visitors_;  // those that read instructions
 };
 
 // What the JS glue binds (§3.4), as the seeding rules need it.

@@ -262,10 +262,14 @@ Result<std::unique_ptr<Kb>> Kb::Open(base::Env& env, const std::string& path,
   if (!memory && !env.FileExists(path) && !options.create_if_missing) {
     return Status::NotFound(fmt::format("open {}: no such file", path));
   }
+  // 64 KiB pages for a new KB: a version writes tens of MB of rows whose opcode blobs span
+  // many pages, and larger pages mean fewer overflow pages, WAL frames and page allocations
+  // (docs/decisions/0021-warden-perf2-ingest.md). An existing KB keeps its page size.
   ASSIGN_OR_RETURN(std::unique_ptr<base::Database> db,
-                   base::Database::Open(path, base::DatabaseOptions{
-                                                  .busy_timeout_ms = 5000,
-                                                  .create_if_missing = options.create_if_missing}));
+                   base::Database::Open(
+                       path, base::DatabaseOptions{.busy_timeout_ms = 5000,
+                                                   .create_if_missing = options.create_if_missing,
+                                                   .page_size = 65536}));
   const std::string project = options.project.empty() ? DefaultProject(path) : options.project;
   RETURN_IF_ERROR(internal::PrepareDatabase(*db, options.create_if_missing, project)
                       .WithContext(fmt::format("open {}", path)));

@@ -12,6 +12,7 @@
 #include "base/env.h"
 #include "base/sqlite.h"
 #include "base/testing/temp_dir.h"
+#include "warden/kb/schema.h"
 #include "warden/kb/testing/kb_test_peer.h"
 
 namespace trove::warden::kb {
@@ -75,7 +76,8 @@ TEST_F(KbTest, CreatesSchemaMetaAndPragmas) {
   EXPECT_EQ(Text(*kb, "PRAGMA journal_mode"), "wal");
   EXPECT_EQ(Count(*kb, "PRAGMA foreign_keys"), 1);
   EXPECT_EQ(Count(*kb, "PRAGMA busy_timeout"), 5000);
-  EXPECT_EQ(Count(*kb, "PRAGMA synchronous"), 1);  // NORMAL
+  EXPECT_EQ(Count(*kb, "PRAGMA synchronous"), 1);    // NORMAL
+  EXPECT_EQ(Count(*kb, "PRAGMA page_size"), 65536);  // a new KB: 64 KiB pages
   for (const char* table :
        {"meta", "module_versions", "functions", "symbols", "evidence", "diffs"}) {
     EXPECT_EQ(Count(*kb, std::string("SELECT count(*) FROM sqlite_schema WHERE type = 'table' "
@@ -89,6 +91,19 @@ TEST_F(KbTest, CreatesSchemaMetaAndPragmas) {
   auto again = Kb::Open(env_, dir_.Abs("kb.db"), KbOptions{.project = "ignored"});
   ASSERT_TRUE(again.ok()) << again.status().ToString();
   EXPECT_EQ(*(*again)->Project(), dir_.path().substr(dir_.path().rfind('/') + 1));
+}
+
+TEST_F(KbTest, ExistingKbKeepsItsPageSize) {
+  // A KB made before new KBs got 64 KiB pages: SQLite's default 4096.
+  {
+    auto db = base::Database::Open(dir_.Abs("old.db"));
+    ASSERT_TRUE(db.ok()) << db.status().ToString();
+    ASSERT_TRUE(internal::PrepareDatabase(**db, /*allow_init=*/true, "old").ok());
+  }
+  auto kb = Kb::Open(env_, dir_.Abs("old.db"));
+  ASSERT_TRUE(kb.ok()) << kb.status().ToString();
+  EXPECT_EQ(Count(**kb, "PRAGMA page_size"), 4096);
+  EXPECT_EQ(Text(**kb, "PRAGMA integrity_check"), "ok");
 }
 
 TEST_F(KbTest, RefusesForeignDatabases) {

@@ -14,7 +14,7 @@ Status ByteCursor::Malformed(std::uint64_t at, std::string_view what, std::strin
   return Status::Malformed(fmt::format("{:#x}: {}: {}", at, what, detail));
 }
 
-Result<std::uint8_t> ByteCursor::ReadU8(std::string_view what) {
+Result<std::uint8_t> ByteCursor::ReadU8Slow(std::string_view what) {
   if (empty()) return Malformed(offset(), what, fmt::format("unexpected end of {}", name_));
   return bytes_[pos_++];
 }
@@ -71,7 +71,7 @@ Result<std::uint64_t> ByteCursor::ReadLeb(std::string_view what, int bits, bool 
   return result;
 }
 
-Result<std::uint32_t> ByteCursor::ReadVarU32(std::string_view what) {
+Result<std::uint32_t> ByteCursor::ReadVarU32Slow(std::string_view what) {
   ASSIGN_OR_RETURN(std::uint64_t v, ReadLeb(what, 32, false));
   return static_cast<std::uint32_t>(v);
 }
@@ -80,7 +80,7 @@ Result<std::uint64_t> ByteCursor::ReadVarU64(std::string_view what) {
   return ReadLeb(what, 64, false);
 }
 
-Result<std::int32_t> ByteCursor::ReadVarS32(std::string_view what) {
+Result<std::int32_t> ByteCursor::ReadVarS32Slow(std::string_view what) {
   ASSIGN_OR_RETURN(std::uint64_t v, ReadLeb(what, 32, true));
   return static_cast<std::int32_t>(static_cast<std::int64_t>(v));
 }

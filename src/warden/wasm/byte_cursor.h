@@ -24,13 +24,26 @@ class ByteCursor {
                       std::string_view name = "module");
 
   // Each read returns kMalformed, with the offset and `what`, when the bytes run out or the
-  // encoding is invalid.
-  Result<std::uint8_t> ReadU8(std::string_view what);
+  // encoding is invalid. ReadU8, ReadVarU32 and ReadVarS32 take the common case (a byte
+  // present; a one-byte LEB128) inline: the reader calls them for nearly every instruction.
+  Result<std::uint8_t> ReadU8(std::string_view what) {
+    if (pos_ < bytes_.size()) return bytes_[pos_++];
+    return ReadU8Slow(what);
+  }
   Result<std::uint32_t> ReadFixedU32(std::string_view what);  // little-endian, 4 bytes
   Result<std::uint64_t> ReadFixedU64(std::string_view what);  // little-endian, 8 bytes
-  Result<std::uint32_t> ReadVarU32(std::string_view what);
+  Result<std::uint32_t> ReadVarU32(std::string_view what) {
+    if (pos_ < bytes_.size() && bytes_[pos_] < 0x80) return bytes_[pos_++];
+    return ReadVarU32Slow(what);
+  }
   Result<std::uint64_t> ReadVarU64(std::string_view what);
-  Result<std::int32_t> ReadVarS32(std::string_view what);
+  Result<std::int32_t> ReadVarS32(std::string_view what) {
+    if (pos_ < bytes_.size() && bytes_[pos_] < 0x80) {
+      const std::uint8_t byte = bytes_[pos_++];
+      return (byte & 0x40) ? static_cast<std::int32_t>(byte) - 0x80 : byte;  // sign bit 6
+    }
+    return ReadVarS32Slow(what);
+  }
   Result<std::int64_t> ReadVarS33(std::string_view what);  // block types
   Result<std::int64_t> ReadVarS64(std::string_view what);
   // Returns the next `size` bytes.
@@ -55,6 +68,9 @@ class ByteCursor {
   std::span<const std::uint8_t> rest() const { return bytes_.subspan(pos_); }
 
  private:
+  Result<std::uint8_t> ReadU8Slow(std::string_view what);
+  Result<std::uint32_t> ReadVarU32Slow(std::string_view what);
+  Result<std::int32_t> ReadVarS32Slow(std::string_view what);
   Result<std::uint64_t> ReadLeb(std::string_view what, int bits, bool is_signed);
 
   std::span<const std::uint8_t> bytes_;

@@ -8,28 +8,7 @@
 
 namespace trove::warden::wasm {
 
-namespace {
-
-// Single-byte opcodes (prefix 0) by code, -1 where none: one load on the hot path.
-constexpr std::array<std::int16_t, 256> MakeSingleByteTable() {
-  std::array<std::int16_t, 256> table{};
-  table.fill(-1);
-  for (const OpcodeInfo& info : kOpcodeTable) {
-    if (info.prefix == 0 && info.code < 256) {
-      table[info.code] = static_cast<std::int16_t>(info.opcode);
-    }
-  }
-  return table;
-}
-constexpr std::array<std::int16_t, 256> kSingleByte = MakeSingleByteTable();
-
-}  // namespace
-
-std::optional<Opcode> LookupOpcode(std::uint8_t prefix, std::uint32_t code) {
-  if (prefix == 0) {
-    if (code >= kSingleByte.size() || kSingleByte[code] < 0) return std::nullopt;
-    return static_cast<Opcode>(kSingleByte[code]);
-  }
+std::optional<Opcode> LookupPrefixedOpcode(std::uint8_t prefix, std::uint32_t code) {
   // The switch is generated from the table, so the compiler picks the lookup strategy and a
   // duplicate (prefix, code) pair fails the build.
   switch ((static_cast<std::uint64_t>(prefix) << 32) | code) {

@@ -71,8 +71,32 @@ inline constexpr OpcodeInfo kOpcodeTable[] = {
 constexpr const OpcodeInfo& GetOpcodeInfo(Opcode opcode) {
   return kOpcodeTable[static_cast<std::size_t>(opcode)];
 }
+namespace internal {
+// Single-byte opcodes (prefix 0) by code, -1 where none: one load on the hot path.
+constexpr std::array<std::int16_t, 256> MakeSingleByteTable() {
+  std::array<std::int16_t, 256> table{};
+  table.fill(-1);
+  for (const OpcodeInfo& info : kOpcodeTable) {
+    if (info.prefix == 0 && info.code < 256) {
+      table[info.code] = static_cast<std::int16_t>(info.opcode);
+    }
+  }
+  return table;
+}
+inline constexpr std::array<std::int16_t, 256> kSingleByteOpcodes = MakeSingleByteTable();
+}  // namespace internal
+
+// Returns the opcode for a prefix byte (not 0) and code, or nullopt when unknown.
+std::optional<Opcode> LookupPrefixedOpcode(std::uint8_t prefix, std::uint32_t code);
 // Returns the opcode for a prefix byte (0 if none) and code, or nullopt when unknown.
-std::optional<Opcode> LookupOpcode(std::uint8_t prefix, std::uint32_t code);
+// Inline: the reader looks up nearly every instruction with prefix 0.
+inline std::optional<Opcode> LookupOpcode(std::uint8_t prefix, std::uint32_t code) {
+  if (prefix != 0) return LookupPrefixedOpcode(prefix, code);
+  if (code >= internal::kSingleByteOpcodes.size() || internal::kSingleByteOpcodes[code] < 0) {
+    return std::nullopt;
+  }
+  return static_cast<Opcode>(internal::kSingleByteOpcodes[code]);
+}
 // Returns true when `byte` starts a multi-byte opcode (0xfc, 0xfd, 0xfe).
 constexpr bool IsPrefixByte(std::uint8_t byte) {
   return byte == 0xfc || byte == 0xfd || byte == 0xfe;

@@ -122,6 +122,9 @@ class ModuleVisitor {
   // For any one function they still come in order from one thread, and every other hook is
   // called from the thread running ReadModule, before the first body or after the last.
   virtual bool ConcurrentBodies() const { return false; }
+  // Returns whether OnInstruction does anything. A visitor that returns false may not be
+  // called per instruction (FanOutVisitor skips it), which matters for large modules.
+  virtual bool ReadsInstructions() const { return true; }
 
   virtual Status OnType(std::uint32_t /*index*/, const FuncType& /*type*/) { return {}; }
   virtual Status OnImport(const Import& /*import*/) { return {}; }

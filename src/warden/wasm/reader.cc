@@ -616,6 +616,7 @@ Status Reader::ReadFunctionBody(FuncIndex func, ByteCursor& body) {
     info.locals.push_back(decl);
   }
   RETURN_IF_ERROR(visitor_.OnFunctionBody(info));
+  const bool reads_instructions = visitor_.ReadsInstructions();
   std::uint32_t depth = 1;  // the function's own block
   while (!body.empty()) {
     Instruction inst;
@@ -642,7 +643,7 @@ Status Reader::ReadFunctionBody(FuncIndex func, ByteCursor& body) {
       default:
         break;
     }
-    RETURN_IF_ERROR(visitor_.OnInstruction(func, inst));
+    if (reads_instructions) RETURN_IF_ERROR(visitor_.OnInstruction(func, inst));
     if (depth == 0) {
       if (!body.empty()) {
         return ByteCursor::Malformed(
