@@ -3,16 +3,10 @@
 #include <atomic>
 #include <cstdint>
 #include <cstring>
-#include <mutex>
 #include <new>
-#include <utility>
-#include <vector>
 
 #include "base/status.h"
-
-#if defined(__linux__)
-#include <sys/mman.h>
-#endif
+#include "kodo/source/pages.h"
 
 namespace trove::kodo::ast {
 namespace {
@@ -22,7 +16,6 @@ thread_local Arena* current_arena = nullptr;
 // Chunks stop doubling here: big enough that a 12 MB program needs a dozen, small enough that
 // a chunk's unused tail (untouched, so only address space) stays modest.
 constexpr std::size_t kMaxChunk = std::size_t{32} << 20;
-constexpr std::uintptr_t kHugePage = std::uintptr_t{2} << 20;
 
 // The header before every AllocateNode block says where it came from: the low 32 bits hold the
 // arena's id (0: the heap), the high 32 bits the block's size with the header. 8 bytes keep the
@@ -39,112 +32,22 @@ std::uint32_t NewArenaId() {
   return id;
 }
 
-#if defined(__linux__)
-// Freed chunks are kept for the next arena, up to kPoolBytes in all, instead of being unmapped:
-// a fresh mapping costs a fault and a kernel clear of every page it touches, which on the 2-core
-// VM was 40 % of checking a large program end to end. A pooled chunk is marked MADV_FREE, so
-// under memory pressure the kernel may take its pages back (a later touch then gets zero pages
-// again); until it does, reuse costs nothing. A server checking program after program reuses the
-// same pages; a one-shot `kodoc check` pays for fresh pages once, as before.
-constexpr std::size_t kPoolBytes = std::size_t{1} << 30;
-
-struct ChunkPool {
-  std::mutex mu;
-  std::vector<std::pair<void*, std::size_t>> chunks;  // base, size
-  std::size_t bytes = 0;
-};
-
-ChunkPool& Pool() {
-  static auto* pool = new ChunkPool;  // never destroyed: arenas may die during static teardown
-  return *pool;
-}
-
-// Returns the smallest pooled chunk of at least `size` bytes, or {nullptr, 0}.
-std::pair<void*, std::size_t> TakePooled(std::size_t size) {
-  ChunkPool& pool = Pool();
-  std::lock_guard<std::mutex> lock(pool.mu);
-  std::size_t best = pool.chunks.size();
-  for (std::size_t i = 0; i < pool.chunks.size(); ++i) {
-    if (pool.chunks[i].second >= size &&
-        (best == pool.chunks.size() || pool.chunks[i].second < pool.chunks[best].second)) {
-      best = i;
-    }
-  }
-  if (best == pool.chunks.size()) return {nullptr, 0};
-  const auto chunk = pool.chunks[best];
-  pool.chunks[best] = pool.chunks.back();
-  pool.chunks.pop_back();
-  pool.bytes -= chunk.second;
-  return chunk;
-}
-
-// Pools the chunk when there is room, else unmaps it.
-void Release(void* base, std::size_t size) {
-  {
-    ChunkPool& pool = Pool();
-    std::lock_guard<std::mutex> lock(pool.mu);
-    if (pool.bytes + size <= kPoolBytes) {
-#if defined(MADV_FREE)
-      (void)madvise(base, size, MADV_FREE);
-#endif
-      pool.chunks.emplace_back(base, size);
-      pool.bytes += size;
-      return;
-    }
-  }
-  (void)munmap(base, size);
-}
-
-// Maps `size` bytes. From 4 MiB on the mapping is 2 MiB-aligned and advised for transparent huge
-// pages (as the lexer's token array is, kodo/lex/lexer.cc): one fault per 2 MiB instead of 512.
-// Only advice: without THP nothing changes. Anonymous pages are zero until touched, so an unused
-// tail costs only address space.
-void* Map(std::size_t size) {
-  const bool huge = size >= 2 * kHugePage;
-  const std::size_t mapped = huge ? size + kHugePage : size;
-  void* raw = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (raw == MAP_FAILED) throw std::bad_alloc();
-  if (!huge) return raw;
-  const auto start = reinterpret_cast<std::uintptr_t>(raw);
-  const std::uintptr_t begin = (start + kHugePage - 1) & ~(kHugePage - 1);
-  if (begin > start) (void)munmap(raw, begin - start);
-  const std::uintptr_t tail = start + mapped - (begin + size);
-  if (tail > 0) (void)munmap(reinterpret_cast<void*>(begin + size), tail);
-#if defined(MADV_HUGEPAGE)
-  (void)madvise(reinterpret_cast<void*>(begin), size, MADV_HUGEPAGE);
-#endif
-  return reinterpret_cast<void*>(begin);
-}
-#endif
-
 }  // namespace
 
 Arena::Arena() : id_(NewArenaId()) {}
 
 Arena::~Arena() {
-  for (const Chunk& chunk : chunks_) {
-#if defined(__linux__)
-    Release(chunk.base, chunk.size);
-#else
-    ::operator delete(chunk.base);
-#endif
-  }
+  for (const Chunk& chunk : chunks_) FreePages(chunk.base, chunk.size);
 }
 
 void Arena::NewChunk(std::size_t at_least) {
   std::size_t size = next_chunk_size_;
   while (size < at_least) size *= 2;
   if (next_chunk_size_ < kMaxChunk) next_chunk_size_ *= 2;
-#if defined(__linux__)
-  auto [base, got] = TakePooled(size);
-  if (base == nullptr) {
-    base = Map(size);
-    got = size;
-  }
-  size = got;
-#else
-  void* base = ::operator new(size);
-#endif
+  // Chunks come from kodo/source/pages.h: huge-page advised from 4 MiB, and pooled when freed,
+  // so that the next module reuses pages that are already faulted in.
+  size = PageBlockSize(size);
+  void* base = AllocatePages(size);
   chunks_.push_back(Chunk{base, size});
   reserved_ += size;
   next_ = static_cast<char*>(base);

@@ -59,8 +59,7 @@ class Parser {
  public:
   // `text` holds the tokens' text: the file, or an f-string interpolation whose tokens were
   // shifted by `shift` to file offsets.
-  Parser(Shared& shared, std::vector<Token> tokens, const SourceBuffer& text,
-         std::uint32_t shift = 0)
+  Parser(Shared& shared, lex::TokenVector tokens, const SourceBuffer& text, std::uint32_t shift = 0)
       : s_(shared), tokens_(std::move(tokens)), text_(text), shift_(shift) {}
 
   ast::Module ParseModuleDecl();
@@ -280,7 +279,7 @@ class Parser {
   }
 
   Shared& s_;
-  std::vector<Token> tokens_;
+  lex::TokenVector tokens_;
   const SourceBuffer& text_;
   std::uint32_t shift_;
   std::size_t pos_ = 0;
