@@ -12,7 +12,7 @@ Stmt::Stmt(Stmt&&) noexcept = default;
 Stmt& Stmt::operator=(Stmt&&) noexcept = default;
 Stmt::~Stmt() = default;
 StmtExtra& Stmt::Extra() {
-  if (!extra) extra = std::make_unique<StmtExtra>();
+  if (!extra) extra = MakeBox<StmtExtra>();
   return *extra;
 }
 

@@ -1,8 +1,9 @@
 // The Kōdo abstract syntax tree: one node family per construct of the grammar that upstream
 // `kodoc` 1.14.1 accepts (kodo.md §3), produced by kodo/parse and read by every later phase.
 //
-// Representation. Nodes are plain move-only structs owning their children (vectors of nodes and
-// unique_ptr), with no templates beyond std containers, so this header stays cheap to include.
+// Representation. Nodes are plain move-only structs owning their children (Vec of nodes and
+// Box, arena.h's std::vector and unique_ptr over the module's arena), with no templates beyond
+// std containers, so this header stays cheap to include.
 // Expressions use one tagged node type (Expr) whose child expressions sit in one vector,
 // `operands`, at positions fixed per kind (documented on ExprKind); the rarer payloads (blocks,
 // match arms, struct-literal fields, closure parameters, f-string parts) live behind one
@@ -22,6 +23,8 @@
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "kodo/ast/arena.h"
 
 namespace trove::kodo::ast {
 
@@ -56,7 +59,7 @@ enum class TypeKind : std::uint8_t {
 struct TypeExpr {
   TypeKind kind = TypeKind::kUnit;
   std::string name;
-  std::vector<TypeExpr> args;
+  Vec<TypeExpr> args;
 
   static TypeExpr Named(std::string n) { return TypeExpr{TypeKind::kNamed, std::move(n), {}}; }
   static TypeExpr Unit() { return TypeExpr{}; }
@@ -68,7 +71,7 @@ struct TypeExpr {
 
 struct Block {
   Span span;
-  std::vector<Stmt> stmts;
+  Vec<Stmt> stmts;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -134,8 +137,8 @@ struct Expr {
   double float_value = 0;
   std::string text;
   std::string text2;
-  std::vector<Expr> operands;
-  std::unique_ptr<ExprExtra> extra;
+  Vec<Expr> operands;
+  Box<ExprExtra> extra;
 
   Expr();
   Expr(Expr&&) noexcept;
@@ -165,7 +168,7 @@ struct ClosureParam {
 struct StringPart {
   bool is_expr = false;
   std::string literal;
-  std::unique_ptr<Expr> expr;
+  Box<Expr> expr;
   // For an expression part: the file offset its text starts at (describe prints the
   // sub-expression's spans relative to it, as upstream's fresh sub-parser does).
   std::uint32_t base = 0;
@@ -184,8 +187,8 @@ struct Pattern {
   bool has_enum_name = false;
   std::string enum_name;
   std::string name;
-  std::vector<Pattern> subs;
-  std::unique_ptr<Expr> literal;
+  Vec<Pattern> subs;
+  Box<Expr> literal;
   Span span;
 };
 
@@ -198,11 +201,11 @@ struct MatchArm {
 struct ExprExtra {
   std::optional<Block> block;
   std::optional<Block> else_block;
-  std::vector<FieldInit> fields;
-  std::vector<MatchArm> arms;
-  std::vector<ClosureParam> params;
+  Vec<FieldInit> fields;
+  Vec<MatchArm> arms;
+  Vec<ClosureParam> params;
   std::optional<TypeExpr> return_type;
-  std::vector<StringPart> parts;
+  Vec<StringPart> parts;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -250,12 +253,12 @@ struct Stmt {
   Span span;
   std::string name;
   std::optional<TypeExpr> ty;
-  std::unique_ptr<Pattern> pattern;
+  Box<Pattern> pattern;
   Expr value;
   Block body;
   // The payloads of the rarer statements (For's end, IfLet's else, Select, Forall), kept out of
   // line so that the common statements stay small.
-  std::unique_ptr<StmtExtra> extra;
+  Box<StmtExtra> extra;
 
   Stmt();
   Stmt(Stmt&&) noexcept;
@@ -267,8 +270,8 @@ struct Stmt {
 struct StmtExtra {
   Expr value2;
   std::optional<Block> else_body;
-  std::vector<SelectArm> select_arms;
-  std::vector<ForallBinding> forall_bindings;
+  Vec<SelectArm> select_arms;
+  Vec<ForallBinding> forall_bindings;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -283,7 +286,7 @@ struct MetaEntry {
 struct Meta {
   std::uint32_t id = 0;
   Span span;
-  std::vector<MetaEntry> entries;
+  Vec<MetaEntry> entries;
 };
 
 struct ImportDecl {
@@ -310,7 +313,7 @@ struct AnnotationArg {
 
 struct Annotation {
   std::string name;
-  std::vector<AnnotationArg> args;
+  Vec<AnnotationArg> args;
   Span span;
 };
 
@@ -328,12 +331,12 @@ struct Function {
   std::string name;
   Visibility visibility = Visibility::kPrivate;
   bool is_async = false;
-  std::vector<GenericParam> generic_params;
-  std::vector<Annotation> annotations;
-  std::vector<Param> params;
+  Vec<GenericParam> generic_params;
+  Vec<Annotation> annotations;
+  Vec<Param> params;
   TypeExpr return_type;  // Unit when omitted
-  std::vector<Expr> requires_;
-  std::vector<Expr> ensures;
+  Vec<Expr> requires_;
+  Vec<Expr> ensures;
   Block body;
 };
 
@@ -348,13 +351,13 @@ struct TypeDecl {  // struct
   Span span;
   std::string name;
   Visibility visibility = Visibility::kPrivate;
-  std::vector<GenericParam> generic_params;
-  std::vector<FieldDef> fields;
+  Vec<GenericParam> generic_params;
+  Vec<FieldDef> fields;
 };
 
 struct EnumVariant {
   std::string name;
-  std::vector<TypeExpr> fields;
+  Vec<TypeExpr> fields;
   Span span;
 };
 
@@ -362,8 +365,8 @@ struct EnumDecl {
   std::uint32_t id = 0;
   Span span;
   std::string name;
-  std::vector<GenericParam> generic_params;
-  std::vector<EnumVariant> variants;
+  Vec<GenericParam> generic_params;
+  Vec<EnumVariant> variants;
 };
 
 struct TypeAlias {
@@ -382,7 +385,7 @@ struct AssociatedType {
 
 struct TraitMethod {
   std::string name;
-  std::vector<Param> params;
+  Vec<Param> params;
   TypeExpr return_type;
   bool has_self = false;
   std::optional<Block> body;  // default method
@@ -393,8 +396,8 @@ struct TraitDecl {
   std::uint32_t id = 0;
   Span span;
   std::string name;
-  std::vector<AssociatedType> associated_types;
-  std::vector<TraitMethod> methods;
+  Vec<AssociatedType> associated_types;
+  Vec<TraitMethod> methods;
 };
 
 struct TypeBinding {
@@ -408,16 +411,16 @@ struct ImplBlock {
   Span span;
   std::optional<std::string> trait_name;  // absent for an inherent impl
   std::string type_name;
-  std::vector<TypeBinding> type_bindings;
-  std::vector<Function> methods;
+  Vec<TypeBinding> type_bindings;
+  Vec<Function> methods;
 };
 
 struct ActorDecl {
   std::uint32_t id = 0;
   Span span;
   std::string name;
-  std::vector<FieldDef> fields;
-  std::vector<Function> handlers;
+  Vec<FieldDef> fields;
+  Vec<Function> handlers;
 };
 
 enum class IntentValueKind : std::uint8_t {
@@ -435,7 +438,7 @@ struct IntentConfigValue {
   std::int64_t int_value = 0;
   double float_value = 0;
   bool bool_value = false;
-  std::vector<IntentConfigValue> list;
+  Vec<IntentConfigValue> list;
   Span span;
 };
 
@@ -449,7 +452,7 @@ struct IntentDecl {
   std::uint32_t id = 0;
   Span span;
   std::string name;
-  std::vector<IntentConfigEntry> config;
+  Vec<IntentConfigEntry> config;
 };
 
 struct InvariantDecl {
@@ -461,7 +464,7 @@ struct TestDecl {
   std::uint32_t id = 0;
   Span span;
   std::string name;
-  std::vector<Annotation> annotations;
+  Vec<Annotation> annotations;
   Block body;
 };
 
@@ -469,11 +472,11 @@ struct DescribeDecl {
   std::uint32_t id = 0;
   Span span;
   std::string name;
-  std::vector<Annotation> annotations;
+  Vec<Annotation> annotations;
   std::optional<Block> setup;
   std::optional<Block> teardown;
-  std::vector<TestDecl> tests;
-  std::vector<DescribeDecl> describes;
+  Vec<TestDecl> tests;
+  Vec<DescribeDecl> describes;
 };
 
 // One kind of top-level declaration, in source order (Module::order).
@@ -497,24 +500,27 @@ struct ItemRef {
 };
 
 struct Module {
+  // The arena the parser allocated this tree from (arena.h). First, so that it is destroyed
+  // after every node; null for a module built by hand.
+  ArenaOwner arena;
   std::uint32_t id = 0;
   Span span;
   std::string name;
-  std::vector<ImportDecl> imports;
+  Vec<ImportDecl> imports;
   std::optional<Meta> meta;
-  std::vector<TypeAlias> type_aliases;
-  std::vector<TypeDecl> type_decls;
-  std::vector<EnumDecl> enum_decls;
-  std::vector<TraitDecl> trait_decls;
-  std::vector<ImplBlock> impl_blocks;
-  std::vector<ActorDecl> actor_decls;
-  std::vector<IntentDecl> intent_decls;
-  std::vector<InvariantDecl> invariants;
-  std::vector<Function> functions;
-  std::vector<TestDecl> test_decls;
-  std::vector<DescribeDecl> describe_decls;
+  Vec<TypeAlias> type_aliases;
+  Vec<TypeDecl> type_decls;
+  Vec<EnumDecl> enum_decls;
+  Vec<TraitDecl> trait_decls;
+  Vec<ImplBlock> impl_blocks;
+  Vec<ActorDecl> actor_decls;
+  Vec<IntentDecl> intent_decls;
+  Vec<InvariantDecl> invariants;
+  Vec<Function> functions;
+  Vec<TestDecl> test_decls;
+  Vec<DescribeDecl> describe_decls;
   // Every declaration in source order (the vectors above group them by kind, as upstream).
-  std::vector<ItemRef> order;
+  Vec<ItemRef> order;
 };
 
 // Returns upstream's span of an expression (the `span` field, or the block's span).

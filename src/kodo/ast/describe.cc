@@ -57,8 +57,8 @@ class Printer {
     out_ += fmt::format("Span {{ start: {}, end: {} }}", Shift(span.start), Shift(span.end));
   }
 
-  template <typename T, typename F>
-  void List(const std::vector<T>& items, F each) {
+  template <typename Items, typename F>
+  void List(const Items& items, F each) {
     out_ += '[';
     for (std::size_t i = 0; i < items.size(); ++i) {
       if (i > 0) out_ += ", ";
@@ -123,7 +123,7 @@ class Printer {
         return;
     }
   }
-  void Types(const std::vector<TypeExpr>& ts) {
+  void Types(const ast::Vec<TypeExpr>& ts) {
     List(ts, [&](const TypeExpr& t) { Type(t); });
   }
   void OptType(const std::optional<TypeExpr>& t) {
@@ -361,7 +361,7 @@ class Printer {
         return;
     }
   }
-  void Exprs(const std::vector<Expr>& es) {
+  void Exprs(const ast::Vec<Expr>& es) {
     List(es, [&](const Expr& x) { ExprOf(x); });
   }
   void EndSpan(const Expr& e) {
@@ -418,8 +418,8 @@ class Printer {
   }
 
   void StmtOf(const Stmt& s) {
-    static const std::vector<SelectArm> kNoArms;
-    static const std::vector<ForallBinding> kNoBindings;
+    static const Vec<SelectArm> kNoArms;
+    static const Vec<ForallBinding> kNoBindings;
     switch (s.kind) {
       case StmtKind::kLet:
       case StmtKind::kLetPattern:
@@ -596,11 +596,11 @@ class Printer {
     SpanOf(a.span);
     Raw(" }");
   }
-  void Annotations(const std::vector<Annotation>& as) {
+  void Annotations(const Vec<Annotation>& as) {
     List(as, [&](const Annotation& a) { AnnotationOf(a); });
   }
   void Id(std::uint32_t id) { out_ += fmt::format("NodeId({})", id); }
-  void Generics(const std::vector<GenericParam>& gs) {
+  void Generics(const Vec<GenericParam>& gs) {
     List(gs, [&](const GenericParam& g) {
       Raw("GenericParam { name: ");
       Str(g.name);
@@ -651,7 +651,7 @@ class Printer {
     BlockOf(f.body);
     Raw(" }");
   }
-  void Fields(const std::vector<FieldDef>& fs) {
+  void Fields(const Vec<FieldDef>& fs) {
     List(fs, [&](const FieldDef& f) {
       Raw("FieldDef { name: ");
       Str(f.name);

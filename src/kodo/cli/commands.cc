@@ -83,7 +83,7 @@ void ReportCheck(const driver::Compiled& c, const std::string& path, bool json_e
 
 // A type in Kōdo syntax, for the text form of `describe`.
 std::string TypeText(const ast::TypeExpr& t) {
-  auto list = [](const std::vector<ast::TypeExpr>& types, std::size_t count) {
+  auto list = [](const ast::Vec<ast::TypeExpr>& types, std::size_t count) {
     std::string s;
     for (std::size_t i = 0; i < count; ++i) s += (i ? ", " : "") + TypeText(types[i]);
     return s;

@@ -23,7 +23,7 @@ FrontOptions Collecting(FrontOptions options) {
   return options;
 }
 
-json ParamsJson(const std::vector<ast::Param>& params) {
+json ParamsJson(const ast::Vec<ast::Param>& params) {
   json out = json::array();
   for (const ast::Param& p : params) {
     out.push_back({{"name", p.name}, {"type", ast::DescribeType(p.ty)}});

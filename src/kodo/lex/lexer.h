@@ -26,6 +26,7 @@
 
 #include "base/status.h"
 #include "kodo/lex/token.h"
+#include "kodo/source/pages.h"
 #include "kodo/source/source_buffer.h"
 
 namespace trove::kodo::lex {
@@ -61,10 +62,14 @@ struct LexError {
   Reason reason = Reason::kUnexpectedCharacter;
 };
 
+// The token array. Large ones (a 12 MB file has 120 MB of tokens) come from the page pool
+// (kodo/source/pages.h), so that the next file's lexing reuses their pages.
+using TokenVector = std::vector<Token, PageAllocator<Token>>;
+
 struct LexResult {
   // Always ends with one Eof token (an empty range at the end of the text), also when lexing
   // stopped at an error.
-  std::vector<Token> tokens;
+  TokenVector tokens;
   std::vector<LexError> errors;
 };
 

@@ -59,8 +59,7 @@ class Parser {
  public:
   // `text` holds the tokens' text: the file, or an f-string interpolation whose tokens were
   // shifted by `shift` to file offsets.
-  Parser(Shared& shared, std::vector<Token> tokens, const SourceBuffer& text,
-         std::uint32_t shift = 0)
+  Parser(Shared& shared, lex::TokenVector tokens, const SourceBuffer& text, std::uint32_t shift = 0)
       : s_(shared), tokens_(std::move(tokens)), text_(text), shift_(shift) {}
 
   ast::Module ParseModuleDecl();
@@ -197,9 +196,9 @@ class Parser {
   void SyncToItem();
   ast::ImportDecl ParseImport();
   ast::Meta ParseMeta();
-  std::vector<ast::Annotation> ParseAnnotations();
+  ast::Vec<ast::Annotation> ParseAnnotations();
   ast::Annotation ParseAnnotation();
-  std::vector<ast::GenericParam> ParseGenerics();
+  ast::Vec<ast::GenericParam> ParseGenerics();
   ast::Function ParseFunction(bool allow_async, bool method);
   void ParseContracts(ast::Function& f);
   ast::Param ParseParam(bool allow_qualifier, bool allow_self, bool* is_self);
@@ -212,9 +211,9 @@ class Parser {
   ast::IntentDecl ParseIntent();
   ast::IntentConfigValue ParseIntentValue();
   ast::InvariantDecl ParseInvariant();
-  ast::TestDecl ParseTest(std::vector<ast::Annotation> annotations);
-  ast::DescribeDecl ParseDescribe(std::vector<ast::Annotation> annotations);
-  std::vector<ast::FieldDef> ParseFieldDefs(bool stop_at_fn);
+  ast::TestDecl ParseTest(ast::Vec<ast::Annotation> annotations);
+  ast::DescribeDecl ParseDescribe(ast::Vec<ast::Annotation> annotations);
+  ast::Vec<ast::FieldDef> ParseFieldDefs(bool stop_at_fn);
 
   // --- Types --------------------------------------------------------------------------------
   TypeExpr ParseType();
@@ -274,13 +273,13 @@ class Parser {
     Expr e;
     e.kind = ExprKind::kBlock;
     e.span = block.span;
-    e.extra = std::make_unique<ast::ExprExtra>();
+    e.extra = ast::MakeBox<ast::ExprExtra>();
     e.extra->block = std::move(block);
     return e;
   }
 
   Shared& s_;
-  std::vector<Token> tokens_;
+  lex::TokenVector tokens_;
   const SourceBuffer& text_;
   std::uint32_t shift_;
   std::size_t pos_ = 0;
@@ -395,7 +394,7 @@ void Parser::ParseItem(ast::Module& m) {
         add(ast::ItemKind::kStruct, m.type_decls.size() - 1);
         return;
       }
-      std::vector<ast::Annotation> annotations = ParseAnnotations();
+      ast::Vec<ast::Annotation> annotations = ParseAnnotations();
       ast::Function f = ParseFunction(/*allow_async=*/true, /*method=*/false);
       f.visibility = ast::Visibility::kPublic;
       f.annotations = std::move(annotations);
@@ -407,7 +406,7 @@ void Parser::ParseItem(ast::Module& m) {
       break;
   }
   // Annotation* ( TestDecl | DescribeDecl | 'pub'? FnDecl )
-  std::vector<ast::Annotation> annotations = ParseAnnotations();
+  ast::Vec<ast::Annotation> annotations = ParseAnnotations();
   if (Check(K::kTest)) {
     m.test_decls.push_back(ParseTest(std::move(annotations)));
     add(ast::ItemKind::kTest, m.test_decls.size() - 1);
@@ -482,8 +481,8 @@ ast::Meta Parser::ParseMeta() {
   return meta;
 }
 
-std::vector<ast::Annotation> Parser::ParseAnnotations() {
-  std::vector<ast::Annotation> out;
+ast::Vec<ast::Annotation> Parser::ParseAnnotations() {
+  ast::Vec<ast::Annotation> out;
   while (Check(K::kAt)) out.push_back(ParseAnnotation());
   return out;
 }
@@ -514,8 +513,8 @@ ast::Annotation Parser::ParseAnnotation() {
   return a;
 }
 
-std::vector<ast::GenericParam> Parser::ParseGenerics() {
-  std::vector<ast::GenericParam> out;
+ast::Vec<ast::GenericParam> Parser::ParseGenerics() {
+  ast::Vec<ast::GenericParam> out;
   if (!Check(K::kLt)) return out;
   Advance();
   while (true) {
@@ -642,8 +641,8 @@ ast::Function Parser::ParseFunction(bool allow_async, bool method) {
   return f;
 }
 
-std::vector<ast::FieldDef> Parser::ParseFieldDefs(bool stop_at_fn) {
-  std::vector<ast::FieldDef> fields;
+ast::Vec<ast::FieldDef> Parser::ParseFieldDefs(bool stop_at_fn) {
+  ast::Vec<ast::FieldDef> fields;
   while (!Check(K::kRBrace) && !(stop_at_fn && Check(K::kFn))) {
     ast::FieldDef field;
     const Span start = PeekSpan();
@@ -890,7 +889,7 @@ ast::InvariantDecl Parser::ParseInvariant() {
   return decl;
 }
 
-ast::TestDecl Parser::ParseTest(std::vector<ast::Annotation> annotations) {
+ast::TestDecl Parser::ParseTest(ast::Vec<ast::Annotation> annotations) {
   ast::TestDecl decl;
   decl.annotations = std::move(annotations);
   const Span start = TokSpan(Expect(K::kTest));
@@ -902,7 +901,7 @@ ast::TestDecl Parser::ParseTest(std::vector<ast::Annotation> annotations) {
   return decl;
 }
 
-ast::DescribeDecl Parser::ParseDescribe(std::vector<ast::Annotation> annotations) {
+ast::DescribeDecl Parser::ParseDescribe(ast::Vec<ast::Annotation> annotations) {
   Nest nest(*this);
   ast::DescribeDecl decl;
   decl.annotations = std::move(annotations);
@@ -912,7 +911,7 @@ ast::DescribeDecl Parser::ParseDescribe(std::vector<ast::Annotation> annotations
   Expect(K::kLBrace);
   while (!Check(K::kRBrace)) {
     if (AtEnd()) FailEof("}");  // upstream's own check, before annotations
-    std::vector<ast::Annotation> inner = ParseAnnotations();
+    ast::Vec<ast::Annotation> inner = ParseAnnotations();
     switch (PeekKind()) {
       case K::kSetup:
         Advance();
@@ -944,7 +943,7 @@ TypeExpr Parser::ParseType() {
   Nest nest(*this);
   if (Check(K::kLParen)) {
     Advance();
-    std::vector<TypeExpr> elems;
+    ast::Vec<TypeExpr> elems;
     bool trailing_comma = false;
     if (!Check(K::kRParen)) {
       elems.push_back(ParseType());
@@ -1173,7 +1172,7 @@ Stmt Parser::ParseLet() {
   }
   if (Check(K::kLParen)) {
     s.kind = StmtKind::kLetPattern;
-    s.pattern = std::make_unique<Pattern>(ParsePattern());
+    s.pattern = ast::MakeBox<ast::Pattern>(ParsePattern());
   } else {
     s.kind = StmtKind::kLet;
     s.name = ParseName();
@@ -1227,7 +1226,7 @@ Stmt Parser::ParseIfLet() {
   s.kind = StmtKind::kIfLet;
   const Span start = TokSpan(Expect(K::kIf));
   Expect(K::kLet);
-  s.pattern = std::make_unique<Pattern>(ParsePattern());
+  s.pattern = ast::MakeBox<ast::Pattern>(ParsePattern());
   Expect(K::kEq);
   s.value = ParseExpr();
   s.body = ParseBlock();
@@ -1535,7 +1534,7 @@ Expr Parser::ParseIf() {
   Nest nest(*this);
   Expr e;
   e.kind = ExprKind::kIf;
-  e.extra = std::make_unique<ast::ExprExtra>();
+  e.extra = ast::MakeBox<ast::ExprExtra>();
   const Span start = TokSpan(Expect(K::kIf));
   e.operands.push_back(ParseExpr());
   e.extra->block = ParseBlock();
@@ -1566,7 +1565,7 @@ Expr Parser::ParseMatch() {
   Nest nest(*this);
   Expr e;
   e.kind = ExprKind::kMatch;
-  e.extra = std::make_unique<ast::ExprExtra>();
+  e.extra = ast::MakeBox<ast::ExprExtra>();
   const Span start = TokSpan(Expect(K::kMatch));
   e.operands.push_back(ParseExpr());
   Expect(K::kLBrace);
@@ -1589,7 +1588,7 @@ Expr Parser::ParseStructLit(std::string name, Span start) {
   Expr e;
   e.kind = ExprKind::kStructLit;
   e.text = std::move(name);
-  e.extra = std::make_unique<ast::ExprExtra>();
+  e.extra = ast::MakeBox<ast::ExprExtra>();
   Expect(K::kLBrace);
   while (!Check(K::kRBrace)) {
     ast::FieldInit field;
@@ -1609,7 +1608,7 @@ Expr Parser::ParseClosure() {
   Nest nest(*this);
   Expr e;
   e.kind = ExprKind::kClosure;
-  e.extra = std::make_unique<ast::ExprExtra>();
+  e.extra = ast::MakeBox<ast::ExprExtra>();
   const bool empty = Check(K::kPipePipe);
   const Span start = TokSpan(Advance());
   if (!empty) {
@@ -1646,7 +1645,7 @@ Expr Parser::ParseFString() {
   Expr e;
   e.kind = ExprKind::kStringInterp;
   e.span = TokSpan(t);
-  e.extra = std::make_unique<ast::ExprExtra>();
+  e.extra = ast::MakeBox<ast::ExprExtra>();
   for (const lex::FStringPart& part : value.parts) {
     ast::StringPart sp;
     if (part.kind == lex::FStringPart::Kind::kText) {
@@ -1678,7 +1677,7 @@ Expr Parser::ParseFString() {
       tok.range.file = s_.source->id();
     }
     Parser sub(s_, std::move(lexed->tokens), *sub_source, sp.base);
-    sp.expr = std::make_unique<Expr>(sub.ParseExprTop());
+    sp.expr = ast::MakeBox<ast::Expr>(sub.ParseExprTop());
     e.extra->parts.push_back(std::move(sp));
   }
   // Upstream scans the body left to right: interpolations before an unclosed `{` are parsed
@@ -1723,7 +1722,7 @@ Pattern Parser::ParsePattern() {
     case K::kTrue:
     case K::kFalse:
       p.kind = PatternKind::kLiteral;
-      p.literal = std::make_unique<Expr>(ParsePrimary());
+      p.literal = ast::MakeBox<ast::Expr>(ParsePrimary());
       p.span = p.literal->span;
       return p;
     default:
@@ -1813,12 +1812,17 @@ Result<ParseResult> ParseModule(const SourceBuffer& source, const ParseOptions& 
     if (options.recover) result.module.emplace();
     return result;
   }
+  // Every node of the tree comes from one arena, which the module then owns (ast/arena.h).
+  // Declared before the parser and the tree, so that it outlives both on every path.
+  auto arena = std::make_shared<ast::Arena>();
   Shared shared;
   shared.source = &source;
   shared.options = &options;
   Parser parser(shared, std::move(lexed.tokens), source);
   try {
+    ast::ArenaScope scope(arena.get());
     ast::Module module = parser.ParseModuleDecl();
+    module.arena = ast::ArenaOwner(std::move(arena));
     if (options.recover || shared.diagnostics.empty()) result.module = std::move(module);
   } catch (const ParseAbort&) {
     if (options.recover) result.module.emplace();

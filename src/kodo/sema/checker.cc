@@ -89,7 +89,7 @@ struct EnumInfo {
 struct Template {
   std::vector<std::string> params;
   // Enum: variant name and payload types; struct: field name and its one type.
-  std::vector<std::pair<std::string, std::vector<TypeExpr>>> members;
+  std::vector<std::pair<std::string, ast::Vec<TypeExpr>>> members;
   bool is_enum = false;
 };
 
@@ -1498,7 +1498,7 @@ Type Checker::InferFieldAccess(const Expr& e) {
 
 Type Checker::InferStructLit(const Expr& e) {
   const std::string& name = e.text;
-  const std::vector<ast::FieldInit>& inits = e.extra->fields;
+  const ast::Vec<ast::FieldInit>& inits = e.extra->fields;
   Type result;
   const StructInfo* info = FindStruct(name);
   if (info != nullptr) {
@@ -1607,7 +1607,7 @@ Type Checker::InferVariant(const Expr& e, const std::string& enum_name, const st
   }
   if (auto it = templates_.find(enum_name); it != templates_.end() && it->second.is_enum) {
     const Template& tmpl = it->second;
-    const std::vector<TypeExpr>* payload = nullptr;
+    const ast::Vec<TypeExpr>* payload = nullptr;
     for (const auto& [v, types] : tmpl.members) {
       if (v == variant) payload = &types;
     }
@@ -1694,7 +1694,7 @@ Type Checker::InferGenericCall(const Expr& e, const ast::Function& fn) {
 
 Type Checker::InferMatch(const Expr& e) {
   const Type scrutinee = Infer(e.operands[0]);
-  const std::vector<ast::MatchArm>& arms = e.extra->arms;
+  const ast::Vec<ast::MatchArm>& arms = e.extra->arms;
   if (arms.empty()) Arity(1, 0, e.span);
   std::set<std::string> covered;
   bool wildcard = false;
