@@ -4,7 +4,7 @@
 // and free cost a fifth of front-end instructions, and on the 2-core VM each 4 KiB page the heap
 // touched for the first time cost a 13 us fault, more than parsing it. Arena chunks of 4 MiB and
 // more are advised for transparent huge pages, so the tree is faulted in 2 MiB at a time. See
-// docs/decisions/0021-kodo-perf-kodo-perf.md.
+// docs/decisions/0022-kodo-arena-and-page-pool.md.
 //
 // Lifetime rules:
 //   - An ArenaScope makes an arena current on its thread; while it is, ArenaAllocator and

@@ -3,7 +3,7 @@
 // VM a freshly mapped page costs a fault and a kernel clear when first touched (13 us per 4 KiB
 // page; with huge pages the clear alone was 40 % of checking a 12 MB program end to end), while
 // glibc unmaps every block above 32 MiB on free. Pooled blocks are reused by the next file
-// without either cost. See docs/decisions/0021-kodo-perf-kodo-perf.md.
+// without either cost. See docs/decisions/0022-kodo-arena-and-page-pool.md.
 //
 // Blocks are sized in powers of two from 64 KiB. From 4 MiB on they are 2 MiB-aligned and
 // advised for transparent huge pages. A freed block is pooled (and marked MADV_FREE, so the
