@@ -11,8 +11,8 @@
 #include <cctype>
 #include <chrono>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <set>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -20,7 +20,6 @@
 #include <vector>
 
 #include "base/hash.h"
-#include "base/sqlite.h"
 #include "librarian/crawl/path.h"
 #include "librarian/extract/identifier.h"
 #include "librarian/store/store.h"
@@ -284,9 +283,15 @@ Candidate& Pipeline::Upsert(PackType type, const std::string& target_id, const s
 }
 
 Status Pipeline::LoadSymbols() {
+  // One batch read for every function candidate without its symbol.
+  std::vector<std::string> missing;
   for (auto& [key, c] : candidates_) {
-    if (c.type != PackType::kFunctionContext || c.symbol) continue;
-    ASSIGN_OR_RETURN(c.symbol, store_.GetSymbol(c.target_id));
+    if (c.type == PackType::kFunctionContext && !c.symbol) missing.push_back(c.target_id);
+  }
+  ASSIGN_OR_RETURN(std::vector<store::SymbolRow> rows, store_.GetSymbols(missing));
+  for (store::SymbolRow& row : rows) {
+    auto it = candidates_.find(CandidateKey(PackType::kFunctionContext, row.target_id));
+    if (it != candidates_.end() && !it->second.symbol) it->second.symbol = std::move(row);
   }
   // A function pack whose symbol vanished (concurrent re-index) cannot be described.
   std::erase_if(candidates_, [](const auto& kv) {
@@ -296,7 +301,9 @@ Status Pipeline::LoadSymbols() {
 }
 
 // Graph expansion (spec §3.2.3 step 4): callees and callers of the top candidates, each
-// inheriting its parent's relevance × 0.5 per hop.
+// inheriting its parent's relevance × 0.5 per hop. Each hop reads the store in four batch
+// statements (callees of the frontier, their definitions, callers of the frontier's names,
+// the neighbours' symbols) and then walks the frontier in order as a per-parent loop would.
 Status Pipeline::Expand(int hops) {
   std::vector<std::pair<double, std::string>> frontier;
   for (auto& [key, c] : candidates_) {
@@ -308,37 +315,85 @@ Status Pipeline::Expand(int hops) {
   if (frontier.size() > kExpansionSeeds) frontier.resize(kExpansionSeeds);
   for (int hop = 1; hop <= hops && !frontier.empty(); ++hop) {
     RETURN_IF_ERROR(CheckCancel());
-    std::vector<std::pair<double, std::string>> next;
+    // The frontier's parents (copies: Upsert below may rehash).
+    std::vector<std::pair<double, Candidate>> parents;
+    std::vector<std::int64_t> ids;
+    std::vector<std::string> names;
     for (const auto& [rel, key] : frontier) {
-      const Candidate parent = candidates_.at(key);  // copy: Upsert may rehash
+      const Candidate& parent = candidates_.at(key);
       if (!parent.symbol) continue;
-      const double inherited = rel * 0.5;
-      std::vector<std::string> neighbours;
-      ASSIGN_OR_RETURN(std::vector<store::CallRow> calls, store_.FileCalls(parent.path));
-      std::set<std::string> callees;
-      for (const store::CallRow& call : calls) {
-        if (call.caller_target_id == parent.target_id) callees.insert(call.callee);
+      parents.emplace_back(rel, parent);
+      ids.push_back(parent.symbol->id);
+      names.push_back(parent.symbol->name);
+    }
+    // Callee names per parent, sorted (a std::set, as the neighbour order depends on it).
+    ASSIGN_OR_RETURN(auto callee_rows, store_.CalleesOf(ids));
+    std::unordered_map<std::int64_t, std::set<std::string>> callees_of;
+    std::set<std::string> all_callees;
+    for (auto& [caller, callee] : callee_rows) {
+      callees_of[caller].insert(callee);
+      all_callees.insert(std::move(callee));
+    }
+    // Up to 5 definitions per callee name, functions only.
+    const std::vector<std::string> callee_list(all_callees.begin(), all_callees.end());
+    ASSIGN_OR_RETURN(auto def_rows, store_.FindSymbolsMany(callee_list, 5));
+    std::unordered_map<std::string, std::vector<std::string>> defs_of;
+    for (const auto& [name, d] : def_rows) {
+      if (d.target_id.rfind("fn:", 0) == 0) defs_of[name].push_back(d.target_id);
+    }
+    // Up to 50 callers per parent name.
+    ASSIGN_OR_RETURN(std::vector<store::CallRow> caller_rows, store_.CallsToMany(names, 50));
+    std::unordered_map<std::string, std::vector<std::string>> callers_of;
+    for (store::CallRow& call : caller_rows) {
+      if (!call.caller_target_id.empty()) {
+        callers_of[call.callee].push_back(std::move(call.caller_target_id));
       }
-      for (const std::string& callee : callees) {
-        ASSIGN_OR_RETURN(std::vector<store::SymbolRow> defs, store_.FindSymbols(callee, 5));
-        for (const store::SymbolRow& d : defs) {
-          if (d.target_id.rfind("fn:", 0) == 0) neighbours.push_back(d.target_id);
+    }
+    // Each parent's neighbours, in the order: definitions of its callees, then its callers.
+    std::vector<std::vector<const std::string*>> neighbours(parents.size());
+    std::set<std::string> unknown;  // neighbours not yet candidates with a symbol
+    for (std::size_t i = 0; i < parents.size(); ++i) {
+      const Candidate& parent = parents[i].second;
+      auto add = [&](const std::string& target) {
+        neighbours[i].push_back(&target);
+        auto it = candidates_.find(CandidateKey(PackType::kFunctionContext, target));
+        if (it == candidates_.end() || !it->second.symbol) unknown.insert(target);
+      };
+      if (auto it = callees_of.find(parent.symbol->id); it != callees_of.end()) {
+        for (const std::string& callee : it->second) {
+          if (auto d = defs_of.find(callee); d != defs_of.end()) {
+            for (const std::string& target : d->second) add(target);
+          }
         }
       }
-      ASSIGN_OR_RETURN(std::vector<store::CallRow> callers,
-                       store_.CallsTo(parent.symbol->name, 50));
-      for (const store::CallRow& call : callers) {
-        if (!call.caller_target_id.empty()) neighbours.push_back(call.caller_target_id);
+      if (auto it = callers_of.find(parent.symbol->name); it != callers_of.end()) {
+        for (const std::string& target : it->second) add(target);
       }
-      for (const std::string& target : neighbours) {
-        if (target == parent.target_id) continue;
-        ASSIGN_OR_RETURN(std::optional<store::SymbolRow> sym, store_.GetSymbol(target));
-        if (!sym) continue;
-        Candidate& c = Upsert(PackType::kFunctionContext, target, sym->path);
-        if (!c.symbol) c.symbol = std::move(sym);
+    }
+    const std::vector<std::string> unknown_list(unknown.begin(), unknown.end());
+    ASSIGN_OR_RETURN(std::vector<store::SymbolRow> sym_rows, store_.GetSymbols(unknown_list));
+    std::unordered_map<std::string, store::SymbolRow> syms;
+    for (store::SymbolRow& row : sym_rows) syms.emplace(row.target_id, std::move(row));
+
+    std::vector<std::pair<double, std::string>> next;
+    for (std::size_t i = 0; i < parents.size(); ++i) {
+      const auto& [rel, parent] = parents[i];
+      const double inherited = rel * 0.5;
+      for (const std::string* target : neighbours[i]) {
+        if (*target == parent.target_id) continue;
+        const std::string key = CandidateKey(PackType::kFunctionContext, *target);
+        auto existing = candidates_.find(key);
+        if (existing == candidates_.end() || !existing->second.symbol) {
+          auto sym = syms.find(*target);
+          if (sym == syms.end()) continue;  // vanished (concurrent re-index)
+          Candidate& c = Upsert(PackType::kFunctionContext, *target, sym->second.path);
+          if (!c.symbol) c.symbol = sym->second;
+          existing = candidates_.find(key);
+        }
+        Candidate& c = existing->second;
         if (inherited > c.signals.inherited) {
           c.signals.inherited = inherited;
-          next.emplace_back(inherited, CandidateKey(PackType::kFunctionContext, target));
+          next.emplace_back(inherited, key);
         }
       }
     }
@@ -379,24 +434,15 @@ Status Pipeline::ComputeSignals() {
   std::unordered_map<std::string, double> in_degree;
   double max_degree = 0;
   if (affected_indexed_.empty()) {
-    // One grouped count for every candidate name (a query per name costs a prepare each).
-    nlohmann::json names = nlohmann::json::array();
+    // One grouped count for every candidate name (a query per name costs a lookup each).
+    std::set<std::string> name_set;
     for (const auto& [key, c] : candidates_) {
-      if (c.symbol) names.push_back(c.symbol->name);
+      if (c.symbol) name_set.insert(c.symbol->name);
     }
+    const std::vector<std::string> names(name_set.begin(), name_set.end());
+    ASSIGN_OR_RETURN(auto counts, store_.CallCounts(names));
     std::unordered_map<std::string, double> by_name;
-    if (!names.empty()) {
-      ASSIGN_OR_RETURN(base::Statement st,
-                       store_.db().Prepare("SELECT callee, count(*) FROM calls WHERE callee IN "
-                                           "(SELECT value FROM json_each(?1)) GROUP BY callee"));
-      const std::string list = names.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-      RETURN_IF_ERROR(st.Bind(1, std::string_view(list)));
-      for (;;) {
-        ASSIGN_OR_RETURN(bool row, st.Step());
-        if (!row) break;
-        by_name[st.ColumnText(0)] = static_cast<double>(st.ColumnInt64(1));
-      }
-    }
+    for (const auto& [name, n] : counts) by_name[name] = static_cast<double>(n);
     for (const auto& [key, c] : candidates_) {
       if (!c.symbol) continue;
       const double d = by_name[c.symbol->name];
@@ -499,12 +545,11 @@ Result<Pack> Pipeline::BuildPack(const Candidate& c) {
                                       s.qualified_name, s.path, s.start_line, s.end_line));
     if (!s.signature.empty()) p.key_facts.push_back("signature: " + s.signature);
     if (!s.doc.empty()) p.key_facts.push_back("documented as: " + s.doc);
-    ASSIGN_OR_RETURN(std::vector<store::CallRow> calls, store_.FileCalls(s.path));
+    ASSIGN_OR_RETURN(auto calls, store_.CalleesOf(std::span<const std::int64_t>(&s.id, 1)));
     std::vector<std::string> callees;
-    for (const store::CallRow& call : calls) {
-      if (call.caller_target_id == s.target_id &&
-          std::find(callees.begin(), callees.end(), call.callee) == callees.end()) {
-        callees.push_back(call.callee);
+    for (auto& [caller, callee] : calls) {
+      if (std::find(callees.begin(), callees.end(), callee) == callees.end()) {
+        callees.push_back(std::move(callee));
       }
     }
     if (!callees.empty()) {
@@ -512,9 +557,11 @@ Result<Pack> Pipeline::BuildPack(const Candidate& c) {
                                      callees.begin() + std::min<std::size_t>(8, callees.size()));
       p.key_facts.push_back(fmt::format("calls: {}{}", fmt::join(shown, ", "),
                                         callees.size() > shown.size() ? ", …" : ""));
+      ASSIGN_OR_RETURN(auto defs, store_.FindSymbolsMany(shown, 3));
       for (const std::string& callee : shown) {
-        ASSIGN_OR_RETURN(std::vector<store::SymbolRow> defs, store_.FindSymbols(callee, 3));
-        for (const store::SymbolRow& d : defs) add_related(d.path);
+        for (const auto& [name, d] : defs) {
+          if (name == callee) add_related(d.path);
+        }
       }
     }
     ASSIGN_OR_RETURN(std::vector<store::CallRow> callers, store_.CallsTo(s.name, 200));
@@ -591,8 +638,8 @@ Result<Pack> Pipeline::BuildPack(const Candidate& c) {
     std::uint32_t last_line = 0;
     for (const store::SymbolRow& s : syms) last_line = std::max(last_line, s.end_line);
     p.start_line = 1;
-    ASSIGN_OR_RETURN(std::vector<store::ChunkRow> chunks, store_.FileChunks(c.path));
-    for (const store::ChunkRow& ch : chunks) last_line = std::max(last_line, ch.end_line);
+    ASSIGN_OR_RETURN(std::uint32_t chunk_end, store_.FileLastLine(c.path));
+    last_line = std::max(last_line, chunk_end);
     p.end_line = last_line;
     if (req_.include_evidence) {
       for (const store::SymbolRow& s : syms) {

@@ -8,6 +8,7 @@
 
 #include "base/sqlite.h"
 #include "librarian/extract/identifier.h"
+#include "librarian/store/statement_cache.h"
 #include "librarian/store/store.h"
 
 namespace trove::librarian::store {
@@ -76,13 +77,18 @@ Result<std::vector<ChunkHit>> Store::SearchChunks(std::string_view query,
   std::string match = BuildMatchQuery(query);
   if (match.empty() || options.limit == 0) return out;
   ASSIGN_OR_RETURN(
-      base::Statement st,
-      db_->Prepare("SELECT c.id, f.path, c.kind, c.name, c.qualified_name, "
-                   "coalesce(s.target_id, ''), c.start_line, c.end_line, "
-                   "bm25(chunk_fts, ?1, ?2, ?3, ?4, ?5) AS rank "
-                   "FROM chunk_fts JOIN chunks c ON c.id = chunk_fts.rowid "
-                   "JOIN files f ON f.id = c.file_id LEFT JOIN symbols s ON s.id = c.symbol_id "
-                   "WHERE chunk_fts MATCH ?6 ORDER BY rank, c.id LIMIT ?7"));
+      internal::ScopedStatement scoped,
+      // The best `limit` entries are chosen inside FTS5 before any join, so only they are
+      // joined to their chunk, file and symbol (joining every match first and then sorting
+      // cost twice the time); same rows, same order (rowid = chunks.id).
+      stmts_->Get("SELECT c.id, f.path, c.kind, c.name, c.qualified_name, "
+                  "coalesce(s.target_id, ''), c.start_line, c.end_line, h.rank "
+                  "FROM (SELECT rowid AS id, bm25(chunk_fts, ?1, ?2, ?3, ?4, ?5) AS rank "
+                  "FROM chunk_fts WHERE chunk_fts MATCH ?6 ORDER BY rank, rowid LIMIT ?7) h "
+                  "JOIN chunks c ON c.id = h.id "
+                  "JOIN files f ON f.id = c.file_id LEFT JOIN symbols s ON s.id = c.symbol_id "
+                  "ORDER BY h.rank, h.id"));
+  base::Statement& st = *scoped;
   RETURN_IF_ERROR(st.Bind(1, options.name_weight));
   RETURN_IF_ERROR(st.Bind(2, options.subwords_weight));
   RETURN_IF_ERROR(st.Bind(3, options.doc_weight));
@@ -112,12 +118,13 @@ Result<std::vector<ChunkHit>> Store::SearchSubstring(std::string_view text, std:
   std::vector<ChunkHit> out;
   if (text.size() < 3 || limit == 0) return out;  // trigrams need three characters
   ASSIGN_OR_RETURN(
-      base::Statement st,
-      db_->Prepare("SELECT c.id, f.path, c.kind, c.name, c.qualified_name, "
-                   "coalesce(s.target_id, ''), c.start_line, c.end_line, bm25(chunk_tri) AS rank "
-                   "FROM chunk_tri JOIN chunks c ON c.id = chunk_tri.rowid "
-                   "JOIN files f ON f.id = c.file_id LEFT JOIN symbols s ON s.id = c.symbol_id "
-                   "WHERE chunk_tri MATCH ?1 ORDER BY rank, c.id LIMIT ?2"));
+      internal::ScopedStatement scoped,
+      stmts_->Get("SELECT c.id, f.path, c.kind, c.name, c.qualified_name, "
+                  "coalesce(s.target_id, ''), c.start_line, c.end_line, bm25(chunk_tri) AS rank "
+                  "FROM chunk_tri JOIN chunks c ON c.id = chunk_tri.rowid "
+                  "JOIN files f ON f.id = c.file_id LEFT JOIN symbols s ON s.id = c.symbol_id "
+                  "WHERE chunk_tri MATCH ?1 ORDER BY rank, c.id LIMIT ?2"));
+  base::Statement& st = *scoped;
   RETURN_IF_ERROR(st.Bind(1, std::string_view(Quote(text))));
   RETURN_IF_ERROR(st.Bind(2, static_cast<std::int64_t>(limit)));
   for (;;) {
@@ -141,9 +148,10 @@ Result<std::vector<PathHit>> Store::SearchPaths(std::string_view query, std::siz
   std::vector<PathHit> out;
   std::string match = BuildMatchQuery(query);
   if (match.empty() || limit == 0) return out;
-  ASSIGN_OR_RETURN(base::Statement st,
-                   db_->Prepare("SELECT path, bm25(path_fts, 2.0, 1.0) AS rank FROM path_fts "
-                                "WHERE path_fts MATCH ?1 ORDER BY rank, path LIMIT ?2"));
+  ASSIGN_OR_RETURN(internal::ScopedStatement scoped,
+                   stmts_->Get("SELECT path, bm25(path_fts, 2.0, 1.0) AS rank FROM path_fts "
+                               "WHERE path_fts MATCH ?1 ORDER BY rank, path LIMIT ?2"));
+  base::Statement& st = *scoped;
   RETURN_IF_ERROR(st.Bind(1, std::string_view(match)));
   RETURN_IF_ERROR(st.Bind(2, static_cast<std::int64_t>(limit)));
   for (;;) {
