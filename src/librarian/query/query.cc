@@ -35,6 +35,11 @@ constexpr std::size_t kRetrievalChunks = 200;
 constexpr std::size_t kDetailedCandidates = 80;
 // Graph expansion starts from this many top candidates (spec §3.2.3 step 4).
 constexpr std::size_t kExpansionSeeds = 10;
+// A later hop expands at most this many of the neighbours the previous hop reached, best
+// inherited relevance first. Unbounded, the second hop of an L3 query expanded hundreds of
+// neighbours (the p95 latency); at 30 the dev split's function MRR equalled the unbounded
+// run's (0.2529 vs 0.2530, decision 0021), at 10 it fell to 0.2492.
+constexpr std::size_t kExpansionFrontier = 30;
 // At most this many packs per primary file (spec §3.2.3 step 7).
 constexpr std::size_t kPacksPerFile = 3;
 // Files hashed by the defeater check per query (spec §3.2.3 step 8); stat only beyond.
@@ -118,7 +123,44 @@ std::string LastSegment(std::string_view qualified) {
 struct IntentTerms {
   std::unordered_set<std::string> whole;  // runs as written, lower-cased
   std::unordered_set<std::string> all;    // whole runs and their sub-words
+  // Simple inflections of the words in `all` (Inflections), without the words themselves.
+  std::unordered_set<std::string> inflected;
 };
+
+// The base forms an English word may inflect from: "sends" -> "send", "caches" -> "cache",
+// "cach", "entries" -> "entry", "created" -> "create", "creat", "stopped" -> "stop",
+// "parsing" -> "pars", "parse". Candidates, not a stemmer: a wrong one matches nothing.
+// Doc comments start with a third-person verb ("Sends a frame") where the function's name
+// has the base form (sendFrame); without these, that word matches neither the name nor the
+// name's sub-words. Only lower-case ASCII words of at least 4 letters; decision 0021.
+std::vector<std::string> Inflections(std::string_view w) {
+  std::vector<std::string> out;
+  if (w.size() < 4) return out;
+  for (char c : w) {
+    if (c < 'a' || c > 'z') return out;
+  }
+  auto ends = [&](std::string_view suffix) {
+    return w.size() > suffix.size() + 1 && w.substr(w.size() - suffix.size()) == suffix;
+  };
+  auto cut = [&](std::size_t n) { return std::string(w.substr(0, w.size() - n)); };
+  if (ends("ies")) {
+    out.push_back(cut(3) + "y");
+  } else if (ends("es")) {
+    out.push_back(cut(2));
+    out.push_back(cut(1));
+  } else if (ends("s") && !ends("ss") && !ends("us") && !ends("is")) {
+    out.push_back(cut(1));
+  } else if (ends("ed")) {
+    out.push_back(cut(2));
+    out.push_back(cut(1));
+    if (w.size() >= 5 && w[w.size() - 3] == w[w.size() - 4]) out.push_back(cut(3));
+  } else if (ends("ing")) {
+    out.push_back(cut(3));
+    out.push_back(cut(3) + "e");
+    if (w.size() >= 6 && w[w.size() - 4] == w[w.size() - 5]) out.push_back(cut(4));
+  }
+  return out;
+}
 
 IntentTerms TermsOf(std::string_view intent) {
   IntentTerms terms;
@@ -136,10 +178,18 @@ IntentTerms TermsOf(std::string_view intent) {
     terms.whole.insert(ToLower(run));
     for (const std::string& w : extract::IndexWords(run)) terms.all.insert(w);
   }
+  for (const std::string& w : terms.all) {
+    for (std::string& v : Inflections(w)) {
+      if (terms.all.count(v) == 0) terms.inflected.insert(std::move(v));
+    }
+  }
   return terms;
 }
 
-// spec §3.2.3 `sym`.
+// spec §3.2.3 `sym`: 1 when an intent token is the name or its last qualified segment; else
+// 0.6 × the share of the name's sub-words found in the intent, as written or as an inflection
+// ("sends" for send). The spec gives 0.6 only when all sub-words occur and 0 otherwise; the
+// graded, inflection-aware form raised the dev split's function MRR (decision 0021).
 double SymbolSignal(std::string_view name, std::string_view qualified, const IntentTerms& t) {
   if (name.empty()) return 0;
   if (t.whole.count(ToLower(name)) != 0 || t.whole.count(ToLower(LastSegment(qualified))) != 0) {
@@ -147,10 +197,11 @@ double SymbolSignal(std::string_view name, std::string_view qualified, const Int
   }
   const std::vector<std::string> parts = extract::SplitIdentifier(name);
   if (parts.empty()) return 0;
+  std::size_t found = 0;
   for (const std::string& p : parts) {
-    if (t.all.count(p) == 0) return 0;
+    found += (t.all.count(p) != 0 || t.inflected.count(p) != 0) ? 1 : 0;
   }
-  return 0.6;
+  return 0.6 * static_cast<double>(found) / static_cast<double>(parts.size());
 }
 
 // spec §3.2.3 `path`: the share of the path's sub-words found in the intent.
@@ -397,6 +448,17 @@ Status Pipeline::Expand(int hops) {
         }
       }
     }
+    // The next frontier: its best kExpansionFrontier entries, each target once (at its best).
+    std::sort(next.begin(), next.end(), [](const auto& a, const auto& b) {
+      return a.second < b.second || (a.second == b.second && a.first > b.first);
+    });
+    next.erase(std::unique(next.begin(), next.end(),
+                           [](const auto& a, const auto& b) { return a.second == b.second; }),
+               next.end());
+    std::sort(next.begin(), next.end(), [](const auto& a, const auto& b) {
+      return a.first > b.first || (a.first == b.first && a.second < b.second);
+    });
+    if (next.size() > kExpansionFrontier) next.resize(kExpansionFrontier);
     frontier = std::move(next);
   }
   return Status::Ok();
@@ -844,7 +906,12 @@ Result<QueryResponse> Pipeline::Run() {
       opts.doc_weight = 0;
       opts.body_weight = 0;
     }
-    ASSIGN_OR_RETURN(std::vector<store::ChunkHit> hits, store_.SearchChunks(req_.intent, opts));
+    // The intent's words and their inflections (Inflections), in a deterministic order.
+    std::string text = req_.intent;
+    std::vector<std::string> inflected(terms_.inflected.begin(), terms_.inflected.end());
+    std::sort(inflected.begin(), inflected.end());
+    for (const std::string& v : inflected) text += " " + v;
+    ASSIGN_OR_RETURN(std::vector<store::ChunkHit> hits, store_.SearchChunks(text, opts));
     for (const store::ChunkHit& hit : hits) {
       if (hit.score <= 0) continue;  // matched only in zero-weighted columns
       const bool function = hit.kind == "symbol" && hit.target_id.rfind("fn:", 0) == 0;

@@ -220,6 +220,7 @@ Status Store::DeleteFiles(std::span<const std::string> paths) {
 }
 
 Status Store::Apply(const WriteBatch& batch) {
+  ++writes_;  // invalidates cached document frequencies, whatever the outcome
   ASSIGN_OR_RETURN(base::Transaction tx, db_->Begin());
   if (batch.run) {
     const RunRecord& r = *batch.run;
@@ -673,11 +674,11 @@ Result<std::vector<std::pair<std::string, SymbolRow>>> Store::FindSymbolsMany(
       internal::ScopedStatement scoped,
       stmts_->Get(
           "WITH q(n) AS (SELECT DISTINCT value FROM json_each(?1)), "
-          "m(n, id) AS (SELECT q.n, s.id FROM q JOIN symbols s ON s.name = q.n UNION "
-          "SELECT q.n, s.id FROM q JOIN symbols s ON s.qualified_name = q.n), "
+          "m(n, id, file_id, line) AS (SELECT q.n, s.id, s.file_id, s.start_line FROM q "
+          "JOIN symbols s ON s.name = q.n UNION SELECT q.n, s.id, s.file_id, s.start_line "
+          "FROM q JOIN symbols s ON s.qualified_name = q.n), "
           "r AS (SELECT m.n, m.id, row_number() OVER (PARTITION BY m.n ORDER BY f.path, "
-          "s.start_line, s.id) AS k FROM m JOIN symbols s ON s.id = m.id JOIN files f ON "
-          "f.id = s.file_id) "
+          "m.line, m.id) AS k FROM m JOIN files f ON f.id = m.file_id) "
           "SELECT r.n, s.id, f.path, s.target_id, s.name, s.qualified_name, s.kind, "
           "s.start_line, s.end_line, s.start_byte, s.end_byte, s.signature, s.doc, "
           "s.span_sha256, s.parse_error, s.end_known, coalesce(p.qualified_name, '') FROM r "

@@ -22,6 +22,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -283,12 +284,23 @@ class Store {
   // Adds (or with `remove`, deletes) the chunk_fts and chunk_tri entries of every chunk of
   // `file_ids`, in one statement per index.
   Status ChunkIndexes(std::span<const std::int64_t> file_ids, bool remove);
+  // BuildMatchQuery(text) without the terms to which bm25() gives no weight (search.cc).
+  Result<std::string> RankedMatchQuery(std::string_view text);
 
   const std::unique_ptr<base::Database> db_;
   // Declared after db_ so its statements are finalized before the connection closes.
   const std::unique_ptr<internal::StatementCache> stmts_;
   const bool trigram_;
   const bool schema_rebuilt_;
+  // Document frequencies of chunk_fts terms for RankedMatchQuery, valid while neither this
+  // connection (writes_ counts Apply calls) nor another one (PRAGMA data_version) changed the
+  // store.
+  std::int64_t writes_ = 0;
+  std::int64_t df_writes_ = -1;
+  std::int64_t df_data_version_ = -1;
+  std::int64_t df_rows_ = 0;
+  bool vocab_ = false;  // temp.chunk_vocab exists on this connection
+  std::unordered_map<std::string, std::int64_t> doc_freq_;
 };
 
 }  // namespace trove::librarian::store
