@@ -37,8 +37,9 @@ constexpr std::size_t kDetailedCandidates = 80;
 constexpr std::size_t kExpansionSeeds = 10;
 // A later hop expands at most this many of the neighbours the previous hop reached, best
 // inherited relevance first. Unbounded, the second hop of an L3 query expanded hundreds of
-// neighbours (the p95 latency); at 30 the dev split's function MRR equalled the unbounded
-// run's (0.2529 vs 0.2530, decision 0021), at 10 it fell to 0.2492.
+// neighbours (the p95 latency); with a bound of 30 the dev split's function MRR equalled the
+// unbounded run's (0.2529 vs 0.2530; measured before duplicates were merged here, decision
+// 0021), with 10 it fell to 0.2492.
 constexpr std::size_t kExpansionFrontier = 30;
 // At most this many packs per primary file (spec §3.2.3 step 7).
 constexpr std::size_t kPacksPerFile = 3;

@@ -23,8 +23,8 @@ inline constexpr std::uint8_t kNotConnected = 255;
 // The coefficients of Evaluate(). The spec §3.2.3 starting values were
 // rel = 0.55·lex + 0.15·sym + 0.10·path + 0.10·graph + 0.10·scope. The defaults below were
 // chosen on the development split only (docs/decisions/0021, docs/retrieval.md), by
-// `librarian_eval --split dev --system librarian --weights L,S,P,G,Sc` at commit of that
-// decision: the best function-level MRR among the runs whose file-level nDCG@10 stayed at or
+// `librarian_eval --split dev --system librarian --weights L,S,P,G,Sc` on branch
+// librarian-perf: the best function-level MRR among the runs whose file-level nDCG@10 stayed at or
 // above the baseline's. `graph` (call in-degree without affectedFiles) changed neither level
 // measurably, so it is 0; with affectedFiles, proximity still counts through `scope`.
 struct Weights {
