@@ -311,8 +311,9 @@ TEST_F(QueryTest, DepthBudgetsBoundPacksAndTokens) {
 
 TEST_F(QueryTest, GraphExpansionAtL2ReachesCallees) {
   IndexFixture();
-  QueryResponse l1 = Run(Req("configuration loaded listening", Depth::kL1));
-  QueryResponse l2 = Run(Req("configuration loaded listening", Depth::kL2));
+  // Not "listening": its inflection "listen" names listen_on.
+  QueryResponse l1 = Run(Req("configuration loaded", Depth::kL1));
+  QueryResponse l2 = Run(Req("configuration loaded", Depth::kL2));
   auto has = [](const QueryResponse& r, std::string_view target) {
     return std::any_of(r.packs.begin(), r.packs.end(),
                        [&](const Pack& p) { return p.target_id == target; });
@@ -323,6 +324,27 @@ TEST_F(QueryTest, GraphExpansionAtL2ReachesCallees) {
   for (const Pack& p : l2.packs) {
     if (p.target_id == "fn:src/server.cc::listen_on") {
       EXPECT_GT(p.signals.inherited, 0);
+    }
+  }
+}
+
+// A doc-style intent ("Sends frames") names the function's words in inflected forms; the
+// symbol signal and the retrieval both take the base forms.
+TEST_F(QueryTest, InflectedIntentWordsMatchNameSubWords) {
+  Index("net/wire.cc",
+        "void send_frame(int f) { (void)f; }\nvoid receive_data(int d) { (void)d; }\n"
+        "void close_socket() {}\n");
+  QueryResponse r = Run(Req("sends frames", Depth::kL1));
+  ASSERT_FALSE(r.packs.empty());
+  EXPECT_EQ(r.packs.front().target_id, "fn:net/wire.cc::send_frame");
+  EXPECT_DOUBLE_EQ(r.packs.front().signals.symbol, 0.6);  // both sub-words, as inflections
+  QueryResponse partial = Run(Req("sends bytes", Depth::kL1));
+  ASSERT_FALSE(partial.packs.empty());
+  EXPECT_EQ(partial.packs.front().target_id, "fn:net/wire.cc::send_frame");
+  EXPECT_DOUBLE_EQ(partial.packs.front().signals.symbol, 0.3);  // one of two sub-words
+  for (const Pack& p : partial.packs) {
+    if (p.target_id == "fn:net/wire.cc::receive_data") {
+      EXPECT_EQ(p.signals.symbol, 0);
     }
   }
 }

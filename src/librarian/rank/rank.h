@@ -20,14 +20,18 @@ namespace trove::librarian::rank {
 // Hops from an affected file along calls/imports; kNotConnected when unrelated or unknown.
 inline constexpr std::uint8_t kNotConnected = 255;
 
-// The coefficients of Evaluate(). Defaults are the spec §3.2.3 starting values:
-// rel = 0.55·lex + 0.15·sym + 0.10·path + 0.10·graph + 0.10·scope. Tuning happens on the
-// development split of eval/ only; a changed default must name the eval/ run that chose it.
+// The coefficients of Evaluate(). The spec §3.2.3 starting values were
+// rel = 0.55·lex + 0.15·sym + 0.10·path + 0.10·graph + 0.10·scope. The defaults below were
+// chosen on the development split only (docs/decisions/0021, docs/retrieval.md), by
+// `librarian_eval --split dev --system librarian --weights L,S,P,G,Sc` on branch
+// librarian-perf: the best function-level MRR among the runs whose file-level nDCG@10 stayed at or
+// above the baseline's. `graph` (call in-degree without affectedFiles) changed neither level
+// measurably, so it is 0; with affectedFiles, proximity still counts through `scope`.
 struct Weights {
   double lexical = 0.55;
-  double symbol = 0.15;
-  double path = 0.10;
-  double graph = 0.10;
+  double symbol = 0.20;
+  double path = 0.20;
+  double graph = 0;
   double scope = 0.10;
 };
 
@@ -35,7 +39,8 @@ struct RankSignals {
   // BM25 of the pack's best chunk over the best among all candidates, in [0, 1]; 0: no match.
   double lexical = 0;
   // 1 when an intent token equals the target's name or last qualified segment
-  // (case-insensitive), 0.6 when all its name sub-words occur in the intent, else 0.
+  // (case-insensitive), else 0.6 × the share of its name sub-words that occur in the intent,
+  // as written or as a simple inflection (docs/decisions/0021).
   double symbol = 0;
   // Share of the primary file's path sub-words that occur in the intent, in [0, 1].
   double path = 0;

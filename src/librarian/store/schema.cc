@@ -57,8 +57,9 @@ CREATE TABLE symbols(
   parse_error INTEGER NOT NULL,
   end_known INTEGER NOT NULL);
 CREATE INDEX symbols_file ON symbols(file_id);
-CREATE INDEX symbols_name ON symbols(name);
-CREATE INDEX symbols_qualified ON symbols(qualified_name);
+CREATE INDEX symbols_name ON symbols(name, file_id, start_line);
+CREATE INDEX symbols_qualified ON symbols(qualified_name, file_id, start_line);
+CREATE INDEX symbols_parent ON symbols(parent_id);
 CREATE TABLE chunks(
   id INTEGER PRIMARY KEY,
   file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
@@ -73,6 +74,7 @@ CREATE TABLE chunks(
   body TEXT NOT NULL,
   path TEXT NOT NULL);
 CREATE INDEX chunks_file ON chunks(file_id);
+CREATE INDEX chunks_symbol ON chunks(symbol_id);
 CREATE TABLE imports(
   id INTEGER PRIMARY KEY,
   file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
@@ -87,7 +89,13 @@ CREATE TABLE calls(
   callee TEXT NOT NULL,
   line INTEGER NOT NULL);
 CREATE INDEX calls_file ON calls(file_id);
-CREATE INDEX calls_callee ON calls(callee);
+CREATE INDEX calls_callee ON calls(callee, file_id, line);
+-- symbols_name, symbols_qualified and calls_callee carry the file and line so that picking
+-- the first definitions or call sites of a name by path and line reads the index only.
+-- symbols_parent, chunks_symbol and calls_caller index the child keys of the ON DELETE CASCADE
+-- references to symbols(id): without them every deleted symbol scans those tables (a re-index
+-- of a changed file cost O(symbols x rows)), and calls_caller also serves a symbol's callees.
+CREATE INDEX calls_caller ON calls(caller_id);
 
 CREATE VIRTUAL TABLE chunk_fts USING fts5(
   name, subwords, doc, body, path,

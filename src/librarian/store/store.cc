@@ -12,6 +12,7 @@
 #include "base/sqlite.h"
 #include "librarian/extract/identifier.h"
 #include "librarian/store/schema.h"
+#include "librarian/store/statement_cache.h"
 
 namespace trove::librarian::store {
 namespace {
@@ -137,8 +138,10 @@ Result<std::vector<SymbolRow>> ReadSymbols(base::Statement& st) {
   }
 }
 
-Result<std::optional<std::int64_t>> FileId(base::Database& db, std::string_view path) {
-  ASSIGN_OR_RETURN(base::Statement st, db.Prepare("SELECT id FROM files WHERE path = ?1"));
+Result<std::optional<std::int64_t>> FileId(internal::StatementCache& stmts, std::string_view path) {
+  ASSIGN_OR_RETURN(internal::ScopedStatement scoped,
+                   stmts.Get("SELECT id FROM files WHERE path = ?1"));
+  base::Statement& st = *scoped;
   RETURN_IF_ERROR(st.Bind(1, path));
   ASSIGN_OR_RETURN(bool row, st.Step());
   if (!row) return std::optional<std::int64_t>();
@@ -146,17 +149,22 @@ Result<std::optional<std::int64_t>> FileId(base::Database& db, std::string_view 
 }
 
 // Deletes the rows that hang off one file (not the file itself).
-Status ClearFileRows(base::Database& db, std::int64_t file_id) {
+Status ClearFileRows(internal::StatementCache& stmts, std::int64_t file_id) {
   // Children before parents: calls and chunks point at symbols.
   for (const char* sql :
        {"DELETE FROM calls WHERE file_id = ?1", "DELETE FROM imports WHERE file_id = ?1",
         "DELETE FROM chunks WHERE file_id = ?1", "DELETE FROM symbols WHERE file_id = ?1"}) {
-    ASSIGN_OR_RETURN(base::Statement st, db.Prepare(sql));
+    ASSIGN_OR_RETURN(internal::ScopedStatement scoped, stmts.Get(sql));
+    base::Statement& st = *scoped;
     RETURN_IF_ERROR(st.Bind(1, file_id));
     RETURN_IF_ERROR(st.Step());
   }
   return Status::Ok();
 }
+
+// Per-connection page cache and memory-map sizes (Store::Open says why).
+constexpr int kPageCacheKib = 32 * 1024;
+constexpr std::int64_t kMmapBytes = std::int64_t{256} << 20;
 
 }  // namespace
 
@@ -181,11 +189,20 @@ std::string_view FileStatusName(FileStatus status) {
 Result<std::unique_ptr<Store>> Store::Open(const std::string& path, const StoreOptions& options) {
   ASSIGN_OR_RETURN(std::unique_ptr<base::Database> db, base::Database::Open(path));
   ASSIGN_OR_RETURN(internal::SchemaState state, internal::EnsureSchema(*db, options.trigram));
+  // A query reads a few MB of B-tree and FTS5 pages; SQLite's default page cache (2 MB)
+  // re-read them with pread on every query. A larger cache (allocated only as pages are
+  // read) and memory-mapped reads keep a long-lived connection's working set in memory
+  // (docs/decisions/0021).
+  RETURN_IF_ERROR(db->Exec(fmt::format("PRAGMA cache_size=-{}", kPageCacheKib)));
+  RETURN_IF_ERROR(db->Exec(fmt::format("PRAGMA mmap_size={}", kMmapBytes)));
   return std::unique_ptr<Store>(new Store(std::move(db), state.trigram, state.rebuilt));
 }
 
 Store::Store(std::unique_ptr<base::Database> db, bool trigram, bool rebuilt)
-    : db_(std::move(db)), trigram_(trigram), schema_rebuilt_(rebuilt) {}
+    : db_(std::move(db)),
+      stmts_(std::make_unique<internal::StatementCache>(*db_)),
+      trigram_(trigram),
+      schema_rebuilt_(rebuilt) {}
 
 Store::~Store() = default;
 
@@ -203,15 +220,17 @@ Status Store::DeleteFiles(std::span<const std::string> paths) {
 }
 
 Status Store::Apply(const WriteBatch& batch) {
+  ++writes_;  // invalidates cached document frequencies, whatever the outcome
   ASSIGN_OR_RETURN(base::Transaction tx, db_->Begin());
   if (batch.run) {
     const RunRecord& r = *batch.run;
     ASSIGN_OR_RETURN(
-        base::Statement st,
-        db_->Prepare("INSERT INTO runs(run_id, state, mode, started_at, finished_at, options, "
-                     "tool_versions, stats) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) "
-                     "ON CONFLICT(run_id) DO UPDATE SET state = ?2, mode = ?3, started_at = ?4, "
-                     "finished_at = ?5, options = ?6, tool_versions = ?7, stats = ?8"));
+        internal::ScopedStatement scoped,
+        stmts_->Get("INSERT INTO runs(run_id, state, mode, started_at, finished_at, options, "
+                    "tool_versions, stats) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) "
+                    "ON CONFLICT(run_id) DO UPDATE SET state = ?2, mode = ?3, started_at = ?4, "
+                    "finished_at = ?5, options = ?6, tool_versions = ?7, stats = ?8"));
+    base::Statement& st = *scoped;
     RETURN_IF_ERROR(st.Bind(1, std::string_view(r.run_id)));
     RETURN_IF_ERROR(st.Bind(2, std::string_view(r.state)));
     RETURN_IF_ERROR(st.Bind(3, std::string_view(r.mode)));
@@ -227,11 +246,11 @@ Status Store::Apply(const WriteBatch& batch) {
   // why there are no triggers).
   std::vector<std::int64_t> cleared;
   for (const FileReplace& r : batch.replace) {
-    ASSIGN_OR_RETURN(std::optional<std::int64_t> id, FileId(*db_, r.file.path));
+    ASSIGN_OR_RETURN(std::optional<std::int64_t> id, FileId(*stmts_, r.file.path));
     if (id) cleared.push_back(*id);
   }
   for (const std::string& path : batch.remove) {
-    ASSIGN_OR_RETURN(std::optional<std::int64_t> id, FileId(*db_, path));
+    ASSIGN_OR_RETURN(std::optional<std::int64_t> id, FileId(*stmts_, path));
     if (id) cleared.push_back(*id);
   }
   RETURN_IF_ERROR(ChunkIndexes(cleared, /*remove=*/true));
@@ -246,9 +265,10 @@ Status Store::Apply(const WriteBatch& batch) {
     if (added) added_paths.emplace_back(*id, r.file.path);
   }
   for (const FileTouch& t : batch.touch) {
-    ASSIGN_OR_RETURN(base::Statement st,
-                     db_->Prepare("UPDATE files SET size = ?2, mtime_ns = ?3, run_id = ?4, "
-                                  "status = 'unchanged' WHERE path = ?1"));
+    ASSIGN_OR_RETURN(internal::ScopedStatement scoped,
+                     stmts_->Get("UPDATE files SET size = ?2, mtime_ns = ?3, run_id = ?4, "
+                                 "status = 'unchanged' WHERE path = ?1"));
+    base::Statement& st = *scoped;
     RETURN_IF_ERROR(st.Bind(1, std::string_view(t.path)));
     RETURN_IF_ERROR(st.Bind(2, t.size));
     RETURN_IF_ERROR(st.Bind(3, t.mtime_ns));
@@ -257,8 +277,9 @@ Status Store::Apply(const WriteBatch& batch) {
     if (db_->Changes() == 0) return Status::NotFound(fmt::format("touch {}: not stored", t.path));
   }
   for (const FileMark& m : batch.mark) {
-    ASSIGN_OR_RETURN(base::Statement st,
-                     db_->Prepare("UPDATE files SET status = ?2, stale = ?3 WHERE path = ?1"));
+    ASSIGN_OR_RETURN(internal::ScopedStatement scoped,
+                     stmts_->Get("UPDATE files SET status = ?2, stale = ?3 WHERE path = ?1"));
+    base::Statement& st = *scoped;
     RETURN_IF_ERROR(st.Bind(1, std::string_view(m.path)));
     RETURN_IF_ERROR(st.Bind(2, FileStatusName(m.status)));
     RETURN_IF_ERROR(st.Bind(3, m.stale ? 1 : 0));
@@ -271,11 +292,12 @@ Status Store::Apply(const WriteBatch& batch) {
 
   RETURN_IF_ERROR(ChunkIndexes(written, /*remove=*/false));
   if (!added_paths.empty()) {
-    ASSIGN_OR_RETURN(base::Statement st,
-                     db_->Prepare("INSERT INTO path_fts(rowid, path, words) VALUES (?1, ?2, ?3)"));
+    ASSIGN_OR_RETURN(internal::ScopedStatement scoped,
+                     stmts_->Get("INSERT INTO path_fts(rowid, path, words) VALUES (?1, ?2, ?3)"));
+    base::Statement& st = *scoped;
     for (const auto& [id, path] : added_paths) {
       // A path replaced and then removed in the same batch is gone.
-      ASSIGN_OR_RETURN(std::optional<std::int64_t> still, FileId(*db_, path));
+      ASSIGN_OR_RETURN(std::optional<std::int64_t> still, FileId(*stmts_, path));
       if (!still || *still != id) continue;
       st.Reset();
       RETURN_IF_ERROR(st.Bind(1, id));
@@ -309,7 +331,8 @@ Status Store::ChunkIndexes(std::span<const std::int64_t> file_ids, bool remove) 
         remove ? "chunk_tri, " : "", del));
   }
   for (const std::string& q : sql) {
-    ASSIGN_OR_RETURN(base::Statement st, db_->Prepare(q));
+    ASSIGN_OR_RETURN(internal::ScopedStatement scoped, stmts_->Get(q));
+    base::Statement& st = *scoped;
     RETURN_IF_ERROR(st.Bind(1, std::string_view(ids)));
     RETURN_IF_ERROR(st.Step());
   }
@@ -317,12 +340,13 @@ Status Store::ChunkIndexes(std::span<const std::int64_t> file_ids, bool remove) 
 }
 
 Status Store::RemoveLocked(std::string_view path) {
-  ASSIGN_OR_RETURN(std::optional<std::int64_t> id, FileId(*db_, path));
+  ASSIGN_OR_RETURN(std::optional<std::int64_t> id, FileId(*stmts_, path));
   if (!id) return Status::Ok();  // already gone: removal is idempotent
-  RETURN_IF_ERROR(ClearFileRows(*db_, *id));
+  RETURN_IF_ERROR(ClearFileRows(*stmts_, *id));
   for (const char* sql :
        {"DELETE FROM path_fts WHERE rowid = ?1", "DELETE FROM files WHERE id = ?1"}) {
-    ASSIGN_OR_RETURN(base::Statement st, db_->Prepare(sql));
+    ASSIGN_OR_RETURN(internal::ScopedStatement scoped, stmts_->Get(sql));
+    base::Statement& st = *scoped;
     RETURN_IF_ERROR(st.Bind(1, *id));
     RETURN_IF_ERROR(st.Step());
   }
@@ -332,21 +356,22 @@ Status Store::RemoveLocked(std::string_view path) {
 Result<std::int64_t> Store::ReplaceLocked(const FileReplace& r, bool* added) {
   const FileRecord& f = r.file;
   if (f.path.empty()) return Status::InvalidArgument("empty path");
-  ASSIGN_OR_RETURN(std::optional<std::int64_t> existing, FileId(*db_, f.path));
+  ASSIGN_OR_RETURN(std::optional<std::int64_t> existing, FileId(*stmts_, f.path));
   *added = !existing;
   std::int64_t file_id = 0;
   if (existing) {
     file_id = *existing;
-    RETURN_IF_ERROR(ClearFileRows(*db_, file_id));
+    RETURN_IF_ERROR(ClearFileRows(*stmts_, file_id));
   }
   {
     ASSIGN_OR_RETURN(
-        base::Statement st,
-        db_->Prepare("INSERT INTO files(path, sha256, language, extractor, size, mtime_ns, "
-                     "status, parse_error, stale, run_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, "
-                     "?9, ?10) ON CONFLICT(path) DO UPDATE SET sha256 = ?2, language = ?3, "
-                     "extractor = ?4, size = ?5, mtime_ns = ?6, status = ?7, parse_error = ?8, "
-                     "stale = ?9, run_id = ?10"));
+        internal::ScopedStatement scoped,
+        stmts_->Get("INSERT INTO files(path, sha256, language, extractor, size, mtime_ns, "
+                    "status, parse_error, stale, run_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, "
+                    "?9, ?10) ON CONFLICT(path) DO UPDATE SET sha256 = ?2, language = ?3, "
+                    "extractor = ?4, size = ?5, mtime_ns = ?6, status = ?7, parse_error = ?8, "
+                    "stale = ?9, run_id = ?10"));
+    base::Statement& st = *scoped;
     RETURN_IF_ERROR(st.Bind(1, std::string_view(f.path)));
     RETURN_IF_ERROR(st.Bind(2, std::string_view(f.sha256)));
     RETURN_IF_ERROR(st.Bind(3, std::string_view(f.language)));
@@ -367,11 +392,12 @@ Result<std::int64_t> Store::ReplaceLocked(const FileReplace& r, bool* added) {
   std::vector<std::int64_t> symbol_ids(facts.symbols.size(), 0);
   {
     ASSIGN_OR_RETURN(
-        base::Statement st,
-        db_->Prepare("INSERT INTO symbols(file_id, ordinal, parent_id, target_id, name, "
-                     "qualified_name, kind, start_line, end_line, start_byte, end_byte, "
-                     "signature, doc, span_sha256, parse_error, end_known) VALUES (?1, ?2, ?3, "
-                     "?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)"));
+        internal::ScopedStatement scoped,
+        stmts_->Get("INSERT INTO symbols(file_id, ordinal, parent_id, target_id, name, "
+                    "qualified_name, kind, start_line, end_line, start_byte, end_byte, "
+                    "signature, doc, span_sha256, parse_error, end_known) VALUES (?1, ?2, ?3, "
+                    "?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)"));
+    base::Statement& st = *scoped;
     std::unordered_map<std::string, int> seen;
     for (std::size_t i = 0; i < facts.symbols.size(); ++i) {
       const extract::Symbol& s = facts.symbols[i];
@@ -413,10 +439,11 @@ Result<std::int64_t> Store::ReplaceLocked(const FileReplace& r, bool* added) {
   };
   {
     ASSIGN_OR_RETURN(
-        base::Statement st,
-        db_->Prepare("INSERT INTO chunks(file_id, symbol_id, kind, qualified_name, start_line, "
-                     "end_line, name, subwords, doc, body, path) VALUES (?1, ?2, ?3, ?4, ?5, ?6, "
-                     "?7, ?8, ?9, ?10, ?11)"));
+        internal::ScopedStatement scoped,
+        stmts_->Get("INSERT INTO chunks(file_id, symbol_id, kind, qualified_name, start_line, "
+                    "end_line, name, subwords, doc, body, path) VALUES (?1, ?2, ?3, ?4, ?5, ?6, "
+                    "?7, ?8, ?9, ?10, ?11)"));
+    base::Statement& st = *scoped;
     for (const extract::Chunk& c : facts.chunks) {
       st.Reset();
       RETURN_IF_ERROR(st.Bind(1, file_id));
@@ -438,9 +465,9 @@ Result<std::int64_t> Store::ReplaceLocked(const FileReplace& r, bool* added) {
     }
   }
   {
-    ASSIGN_OR_RETURN(
-        base::Statement st,
-        db_->Prepare("INSERT INTO imports(file_id, module, line) VALUES (?1, ?2, ?3)"));
+    ASSIGN_OR_RETURN(internal::ScopedStatement scoped,
+                     stmts_->Get("INSERT INTO imports(file_id, module, line) VALUES (?1, ?2, ?3)"));
+    base::Statement& st = *scoped;
     for (const extract::Import& i : facts.imports) {
       st.Reset();
       RETURN_IF_ERROR(st.Bind(1, file_id));
@@ -451,9 +478,9 @@ Result<std::int64_t> Store::ReplaceLocked(const FileReplace& r, bool* added) {
   }
   {
     ASSIGN_OR_RETURN(
-        base::Statement st,
-        db_->Prepare(
-            "INSERT INTO calls(file_id, caller_id, callee, line) VALUES (?1, ?2, ?3, ?4)"));
+        internal::ScopedStatement scoped,
+        stmts_->Get("INSERT INTO calls(file_id, caller_id, callee, line) VALUES (?1, ?2, ?3, ?4)"));
+    base::Statement& st = *scoped;
     for (const extract::CallRef& c : facts.calls) {
       st.Reset();
       RETURN_IF_ERROR(st.Bind(1, file_id));
@@ -471,8 +498,9 @@ Result<std::int64_t> Store::ReplaceLocked(const FileReplace& r, bool* added) {
 }
 
 Result<std::optional<FileRecord>> Store::GetFile(std::string_view path) {
-  ASSIGN_OR_RETURN(base::Statement st,
-                   db_->Prepare(fmt::format("SELECT {} FROM files WHERE path = ?1", kFileColumns)));
+  ASSIGN_OR_RETURN(internal::ScopedStatement scoped,
+                   stmts_->Get(fmt::format("SELECT {} FROM files WHERE path = ?1", kFileColumns)));
+  base::Statement& st = *scoped;
   RETURN_IF_ERROR(st.Bind(1, path));
   ASSIGN_OR_RETURN(bool row, st.Step());
   if (!row) return std::optional<FileRecord>();
@@ -481,8 +509,9 @@ Result<std::optional<FileRecord>> Store::GetFile(std::string_view path) {
 }
 
 Result<std::vector<FileRecord>> Store::ListFiles() {
-  ASSIGN_OR_RETURN(base::Statement st,
-                   db_->Prepare(fmt::format("SELECT {} FROM files ORDER BY path", kFileColumns)));
+  ASSIGN_OR_RETURN(internal::ScopedStatement scoped,
+                   stmts_->Get(fmt::format("SELECT {} FROM files ORDER BY path", kFileColumns)));
+  base::Statement& st = *scoped;
   std::vector<FileRecord> out;
   for (;;) {
     ASSIGN_OR_RETURN(bool row, st.Step());
@@ -493,8 +522,9 @@ Result<std::vector<FileRecord>> Store::ListFiles() {
 }
 
 Result<std::optional<RunRecord>> Store::GetRun(std::string_view run_id) {
-  ASSIGN_OR_RETURN(base::Statement st,
-                   db_->Prepare(fmt::format("SELECT {} FROM runs WHERE run_id = ?1", kRunColumns)));
+  ASSIGN_OR_RETURN(internal::ScopedStatement scoped,
+                   stmts_->Get(fmt::format("SELECT {} FROM runs WHERE run_id = ?1", kRunColumns)));
+  base::Statement& st = *scoped;
   RETURN_IF_ERROR(st.Bind(1, run_id));
   ASSIGN_OR_RETURN(bool row, st.Step());
   if (!row) return std::optional<RunRecord>();
@@ -502,8 +532,9 @@ Result<std::optional<RunRecord>> Store::GetRun(std::string_view run_id) {
 }
 
 Result<std::vector<RunRecord>> Store::ListRuns() {
-  ASSIGN_OR_RETURN(base::Statement st,
-                   db_->Prepare(fmt::format("SELECT {} FROM runs ORDER BY id", kRunColumns)));
+  ASSIGN_OR_RETURN(internal::ScopedStatement scoped,
+                   stmts_->Get(fmt::format("SELECT {} FROM runs ORDER BY id", kRunColumns)));
+  base::Statement& st = *scoped;
   std::vector<RunRecord> out;
   for (;;) {
     ASSIGN_OR_RETURN(bool row, st.Step());
@@ -513,19 +544,21 @@ Result<std::vector<RunRecord>> Store::ListRuns() {
 }
 
 Result<std::vector<SymbolRow>> Store::FindSymbols(std::string_view name, std::size_t limit) {
-  ASSIGN_OR_RETURN(base::Statement st,
-                   db_->Prepare(std::string(kSymbolSelect) +
-                                "WHERE s.id IN (SELECT id FROM symbols WHERE name = ?1 UNION "
-                                "SELECT id FROM symbols WHERE qualified_name = ?1) "
-                                "ORDER BY f.path, s.start_line, s.id LIMIT ?2"));
+  ASSIGN_OR_RETURN(internal::ScopedStatement scoped,
+                   stmts_->Get(std::string(kSymbolSelect) +
+                               "WHERE s.id IN (SELECT id FROM symbols WHERE name = ?1 UNION "
+                               "SELECT id FROM symbols WHERE qualified_name = ?1) "
+                               "ORDER BY f.path, s.start_line, s.id LIMIT ?2"));
+  base::Statement& st = *scoped;
   RETURN_IF_ERROR(st.Bind(1, name));
   RETURN_IF_ERROR(st.Bind(2, static_cast<std::int64_t>(limit)));
   return ReadSymbols(st);
 }
 
 Result<std::optional<SymbolRow>> Store::GetSymbol(std::string_view target_id) {
-  ASSIGN_OR_RETURN(base::Statement st,
-                   db_->Prepare(std::string(kSymbolSelect) + "WHERE s.target_id = ?1"));
+  ASSIGN_OR_RETURN(internal::ScopedStatement scoped,
+                   stmts_->Get(std::string(kSymbolSelect) + "WHERE s.target_id = ?1"));
+  base::Statement& st = *scoped;
   RETURN_IF_ERROR(st.Bind(1, target_id));
   ASSIGN_OR_RETURN(std::vector<SymbolRow> rows, ReadSymbols(st));
   if (rows.empty()) return std::optional<SymbolRow>();
@@ -533,16 +566,19 @@ Result<std::optional<SymbolRow>> Store::GetSymbol(std::string_view target_id) {
 }
 
 Result<std::vector<SymbolRow>> Store::FileSymbols(std::string_view path) {
-  ASSIGN_OR_RETURN(base::Statement st, db_->Prepare(std::string(kSymbolSelect) +
-                                                    "WHERE f.path = ?1 ORDER BY s.ordinal"));
+  ASSIGN_OR_RETURN(
+      internal::ScopedStatement scoped,
+      stmts_->Get(std::string(kSymbolSelect) + "WHERE f.path = ?1 ORDER BY s.ordinal"));
+  base::Statement& st = *scoped;
   RETURN_IF_ERROR(st.Bind(1, path));
   return ReadSymbols(st);
 }
 
 Result<std::vector<ImportRow>> Store::FileImports(std::string_view path) {
-  ASSIGN_OR_RETURN(base::Statement st,
-                   db_->Prepare("SELECT f.path, i.module, i.line FROM imports i JOIN files f ON "
-                                "f.id = i.file_id WHERE f.path = ?1 ORDER BY i.id"));
+  ASSIGN_OR_RETURN(internal::ScopedStatement scoped,
+                   stmts_->Get("SELECT f.path, i.module, i.line FROM imports i JOIN files f ON "
+                               "f.id = i.file_id WHERE f.path = ?1 ORDER BY i.id"));
+  base::Statement& st = *scoped;
   RETURN_IF_ERROR(st.Bind(1, path));
   std::vector<ImportRow> out;
   for (;;) {
@@ -569,26 +605,184 @@ constexpr const char* kCallSelect =
 }  // namespace
 
 Result<std::vector<CallRow>> Store::FileCalls(std::string_view path) {
-  ASSIGN_OR_RETURN(base::Statement st,
-                   db_->Prepare(std::string(kCallSelect) + "WHERE f.path = ?1 ORDER BY c.id"));
+  ASSIGN_OR_RETURN(internal::ScopedStatement scoped,
+                   stmts_->Get(std::string(kCallSelect) + "WHERE f.path = ?1 ORDER BY c.id"));
+  base::Statement& st = *scoped;
   RETURN_IF_ERROR(st.Bind(1, path));
   return ReadCalls(st);
 }
 
 Result<std::vector<CallRow>> Store::CallsTo(std::string_view callee, std::size_t limit) {
-  ASSIGN_OR_RETURN(base::Statement st,
-                   db_->Prepare(std::string(kCallSelect) +
-                                "WHERE c.callee = ?1 ORDER BY f.path, c.line LIMIT ?2"));
+  ASSIGN_OR_RETURN(internal::ScopedStatement scoped,
+                   stmts_->Get(std::string(kCallSelect) +
+                               "WHERE c.callee = ?1 ORDER BY f.path, c.line, c.id LIMIT ?2"));
+  base::Statement& st = *scoped;
   RETURN_IF_ERROR(st.Bind(1, callee));
   RETURN_IF_ERROR(st.Bind(2, static_cast<std::int64_t>(limit)));
   return ReadCalls(st);
 }
 
+namespace {
+
+// A JSON array of `items` for json_each(): strings quoted with ", \ and control characters
+// escaped; other bytes pass through as they are (SQLite's JSON reader keeps them).
+std::string JsonArray(std::span<const std::string> items) {
+  std::string out = "[";
+  for (const std::string& item : items) {
+    if (out.size() > 1) out += ',';
+    out += '"';
+    for (char c : item) {
+      if (c == '"' || c == '\\') {
+        out += '\\';
+        out += c;
+      } else if (static_cast<unsigned char>(c) < 0x20) {
+        out += fmt::format("\\u{:04x}", static_cast<unsigned char>(c));
+      } else {
+        out += c;
+      }
+    }
+    out += '"';
+  }
+  out += ']';
+  return out;
+}
+
+std::string JsonArray(std::span<const std::int64_t> items) {
+  return fmt::format("[{}]", fmt::join(items, ","));
+}
+
+}  // namespace
+
+Result<std::vector<SymbolRow>> Store::GetSymbols(std::span<const std::string> target_ids) {
+  if (target_ids.empty()) return std::vector<SymbolRow>();
+  ASSIGN_OR_RETURN(internal::ScopedStatement scoped,
+                   stmts_->Get(std::string(kSymbolSelect) +
+                               "WHERE s.target_id IN (SELECT value FROM json_each(?1))"));
+  base::Statement& st = *scoped;
+  const std::string ids = JsonArray(target_ids);
+  RETURN_IF_ERROR(st.Bind(1, std::string_view(ids)));
+  return ReadSymbols(st);
+}
+
+Result<std::vector<std::pair<std::string, SymbolRow>>> Store::FindSymbolsMany(
+    std::span<const std::string> names, std::size_t limit_per_name) {
+  std::vector<std::pair<std::string, SymbolRow>> out;
+  if (names.empty() || limit_per_name == 0) return out;
+  // Per name, the same rows and order as FindSymbols: name or qualified name equal, by path,
+  // line, id, cut at the limit (row_number over each name's matches).
+  ASSIGN_OR_RETURN(
+      internal::ScopedStatement scoped,
+      stmts_->Get(
+          "WITH q(n) AS (SELECT DISTINCT value FROM json_each(?1)), "
+          "m(n, id, file_id, line) AS (SELECT q.n, s.id, s.file_id, s.start_line FROM q "
+          "JOIN symbols s ON s.name = q.n UNION SELECT q.n, s.id, s.file_id, s.start_line "
+          "FROM q JOIN symbols s ON s.qualified_name = q.n), "
+          "r AS (SELECT m.n, m.id, row_number() OVER (PARTITION BY m.n ORDER BY f.path, "
+          "m.line, m.id) AS k FROM m JOIN files f ON f.id = m.file_id) "
+          "SELECT r.n, s.id, f.path, s.target_id, s.name, s.qualified_name, s.kind, "
+          "s.start_line, s.end_line, s.start_byte, s.end_byte, s.signature, s.doc, "
+          "s.span_sha256, s.parse_error, s.end_known, coalesce(p.qualified_name, '') FROM r "
+          "JOIN symbols s ON s.id = r.id JOIN files f ON f.id = s.file_id LEFT JOIN symbols p "
+          "ON p.id = s.parent_id WHERE r.k <= ?2 ORDER BY r.n, r.k"));
+  base::Statement& st = *scoped;
+  const std::string list = JsonArray(names);
+  RETURN_IF_ERROR(st.Bind(1, std::string_view(list)));
+  RETURN_IF_ERROR(st.Bind(2, static_cast<std::int64_t>(limit_per_name)));
+  for (;;) {
+    ASSIGN_OR_RETURN(bool row, st.Step());
+    if (!row) return out;
+    SymbolRow s;
+    s.id = st.ColumnInt64(1);
+    s.path = st.ColumnText(2);
+    s.target_id = st.ColumnText(3);
+    s.name = st.ColumnText(4);
+    s.qualified_name = st.ColumnText(5);
+    s.kind = st.ColumnText(6);
+    s.start_line = static_cast<std::uint32_t>(st.ColumnInt64(7));
+    s.end_line = static_cast<std::uint32_t>(st.ColumnInt64(8));
+    s.start_byte = static_cast<std::uint32_t>(st.ColumnInt64(9));
+    s.end_byte = static_cast<std::uint32_t>(st.ColumnInt64(10));
+    s.signature = st.ColumnText(11);
+    s.doc = st.ColumnText(12);
+    s.span_sha256 = st.ColumnText(13);
+    s.parse_error = st.ColumnInt64(14) != 0;
+    s.end_known = st.ColumnInt64(15) != 0;
+    s.parent_qualified_name = st.ColumnText(16);
+    out.emplace_back(st.ColumnText(0), std::move(s));
+  }
+}
+
+Result<std::vector<CallRow>> Store::CallsToMany(std::span<const std::string> callees,
+                                                std::size_t limit_per_name) {
+  std::vector<CallRow> out;
+  if (callees.empty() || limit_per_name == 0) return out;
+  ASSIGN_OR_RETURN(
+      internal::ScopedStatement scoped,
+      stmts_->Get("WITH q(n) AS (SELECT DISTINCT value FROM json_each(?1)), "
+                  "r AS (SELECT c.id, row_number() OVER (PARTITION BY c.callee ORDER BY f.path, "
+                  "c.line, c.id) AS k FROM q JOIN calls c ON c.callee = q.n JOIN files f ON "
+                  "f.id = c.file_id) "
+                  "SELECT f.path, c.callee, c.line, coalesce(s.target_id, '') FROM r JOIN calls "
+                  "c ON c.id = r.id JOIN files f ON f.id = c.file_id LEFT JOIN symbols s ON "
+                  "s.id = c.caller_id WHERE r.k <= ?2 ORDER BY c.callee, r.k"));
+  base::Statement& st = *scoped;
+  const std::string list = JsonArray(callees);
+  RETURN_IF_ERROR(st.Bind(1, std::string_view(list)));
+  RETURN_IF_ERROR(st.Bind(2, static_cast<std::int64_t>(limit_per_name)));
+  return ReadCalls(st);
+}
+
+Result<std::vector<std::pair<std::string, std::int64_t>>> Store::CallCounts(
+    std::span<const std::string> callees) {
+  std::vector<std::pair<std::string, std::int64_t>> out;
+  if (callees.empty()) return out;
+  ASSIGN_OR_RETURN(internal::ScopedStatement scoped,
+                   stmts_->Get("SELECT callee, count(*) FROM calls WHERE callee IN (SELECT "
+                               "value FROM json_each(?1)) GROUP BY callee"));
+  base::Statement& st = *scoped;
+  const std::string list = JsonArray(callees);
+  RETURN_IF_ERROR(st.Bind(1, std::string_view(list)));
+  for (;;) {
+    ASSIGN_OR_RETURN(bool row, st.Step());
+    if (!row) return out;
+    out.emplace_back(st.ColumnText(0), st.ColumnInt64(1));
+  }
+}
+
+Result<std::vector<std::pair<std::int64_t, std::string>>> Store::CalleesOf(
+    std::span<const std::int64_t> symbol_ids) {
+  std::vector<std::pair<std::int64_t, std::string>> out;
+  if (symbol_ids.empty()) return out;
+  ASSIGN_OR_RETURN(internal::ScopedStatement scoped,
+                   stmts_->Get("SELECT caller_id, callee FROM calls WHERE caller_id IN (SELECT "
+                               "value FROM json_each(?1)) ORDER BY id"));
+  base::Statement& st = *scoped;
+  const std::string list = JsonArray(symbol_ids);
+  RETURN_IF_ERROR(st.Bind(1, std::string_view(list)));
+  for (;;) {
+    ASSIGN_OR_RETURN(bool row, st.Step());
+    if (!row) return out;
+    out.emplace_back(st.ColumnInt64(0), st.ColumnText(1));
+  }
+}
+
+Result<std::uint32_t> Store::FileLastLine(std::string_view path) {
+  ASSIGN_OR_RETURN(internal::ScopedStatement scoped,
+                   stmts_->Get("SELECT coalesce(max(c.end_line), 0) FROM chunks c JOIN files f "
+                               "ON f.id = c.file_id WHERE f.path = ?1"));
+  base::Statement& st = *scoped;
+  RETURN_IF_ERROR(st.Bind(1, path));
+  ASSIGN_OR_RETURN(bool row, st.Step());
+  if (!row) return std::uint32_t{0};
+  return static_cast<std::uint32_t>(st.ColumnInt64(0));
+}
+
 Result<std::vector<ImportRow>> Store::Importers(std::string_view module, std::size_t limit) {
-  ASSIGN_OR_RETURN(base::Statement st,
-                   db_->Prepare("SELECT f.path, i.module, i.line FROM imports i JOIN files f ON "
-                                "f.id = i.file_id WHERE i.module = ?1 ORDER BY f.path, i.line "
-                                "LIMIT ?2"));
+  ASSIGN_OR_RETURN(internal::ScopedStatement scoped,
+                   stmts_->Get("SELECT f.path, i.module, i.line FROM imports i JOIN files f ON "
+                               "f.id = i.file_id WHERE i.module = ?1 ORDER BY f.path, i.line "
+                               "LIMIT ?2"));
+  base::Statement& st = *scoped;
   RETURN_IF_ERROR(st.Bind(1, module));
   RETURN_IF_ERROR(st.Bind(2, static_cast<std::int64_t>(limit)));
   std::vector<ImportRow> out;
@@ -627,14 +821,17 @@ Result<std::vector<ChunkRow>> ReadChunks(base::Statement& st) {
 }  // namespace
 
 Result<std::vector<ChunkRow>> Store::FileChunks(std::string_view path) {
-  ASSIGN_OR_RETURN(base::Statement st,
-                   db_->Prepare(std::string(kChunkSelect) + "WHERE f.path = ?1 ORDER BY c.id"));
+  ASSIGN_OR_RETURN(internal::ScopedStatement scoped,
+                   stmts_->Get(std::string(kChunkSelect) + "WHERE f.path = ?1 ORDER BY c.id"));
+  base::Statement& st = *scoped;
   RETURN_IF_ERROR(st.Bind(1, path));
   return ReadChunks(st);
 }
 
 Result<std::optional<ChunkRow>> Store::GetChunk(std::int64_t chunk_id) {
-  ASSIGN_OR_RETURN(base::Statement st, db_->Prepare(std::string(kChunkSelect) + "WHERE c.id = ?1"));
+  ASSIGN_OR_RETURN(internal::ScopedStatement scoped,
+                   stmts_->Get(std::string(kChunkSelect) + "WHERE c.id = ?1"));
+  base::Statement& st = *scoped;
   RETURN_IF_ERROR(st.Bind(1, chunk_id));
   ASSIGN_OR_RETURN(std::vector<ChunkRow> rows, ReadChunks(st));
   if (rows.empty()) return std::optional<ChunkRow>();
@@ -648,15 +845,19 @@ Result<std::int64_t> Store::CountRows(std::string_view table) {
   bool known = false;
   for (std::string_view t : kTables) known = known || t == table;
   if (!known) return Status::InvalidArgument(fmt::format("count: unknown table {}", table));
-  ASSIGN_OR_RETURN(base::Statement st, db_->Prepare(fmt::format("SELECT count(*) FROM {}", table)));
+  ASSIGN_OR_RETURN(internal::ScopedStatement scoped,
+                   stmts_->Get(fmt::format("SELECT count(*) FROM {}", table)));
+  base::Statement& st = *scoped;
   ASSIGN_OR_RETURN(bool row, st.Step());
   if (!row) return Status::Internal("count returned no row");
   return st.ColumnInt64(0);
 }
 
 Result<std::vector<SymbolRow>> Store::ListSymbols(std::int64_t after_id, std::size_t limit) {
-  ASSIGN_OR_RETURN(base::Statement st, db_->Prepare(std::string(kSymbolSelect) +
-                                                    "WHERE s.id > ?1 ORDER BY s.id LIMIT ?2"));
+  ASSIGN_OR_RETURN(
+      internal::ScopedStatement scoped,
+      stmts_->Get(std::string(kSymbolSelect) + "WHERE s.id > ?1 ORDER BY s.id LIMIT ?2"));
+  base::Statement& st = *scoped;
   RETURN_IF_ERROR(st.Bind(1, after_id));
   RETURN_IF_ERROR(st.Bind(2, static_cast<std::int64_t>(limit)));
   return ReadSymbols(st);
@@ -667,13 +868,14 @@ Result<std::string> Store::Generation() {
   // sha256/mtime/size, and fresh chunk ids), a touch (mtime), a mark (status), a removal
   // (counts).
   ASSIGN_OR_RETURN(
-      base::Statement st,
-      db_->Prepare("SELECT (SELECT count(*) FROM runs), "
-                   "(SELECT coalesce(max(run_id || ':' || state || ':' || finished_at || ':' || "
-                   "stats), '') FROM runs WHERE id = (SELECT max(id) FROM runs)), "
-                   "(SELECT count(*) || ':' || total(mtime_ns) || ':' || total(size) || ':' || "
-                   "total(stale) || ':' || total(status = 'indexed') FROM files), "
-                   "(SELECT coalesce(max(id), 0) || ':' || count(*) FROM chunks)"));
+      internal::ScopedStatement scoped,
+      stmts_->Get("SELECT (SELECT count(*) FROM runs), "
+                  "(SELECT coalesce(max(run_id || ':' || state || ':' || finished_at || ':' || "
+                  "stats), '') FROM runs WHERE id = (SELECT max(id) FROM runs)), "
+                  "(SELECT count(*) || ':' || total(mtime_ns) || ':' || total(size) || ':' || "
+                  "total(stale) || ':' || total(status = 'indexed') FROM files), "
+                  "(SELECT coalesce(max(id), 0) || ':' || count(*) FROM chunks)"));
+  base::Statement& st = *scoped;
   ASSIGN_OR_RETURN(bool row, st.Step());
   if (!row) return Status::Internal("generation returned no row");
   return base::Sha256Hex(fmt::format("{}|{}|{}|{}", st.ColumnText(0), st.ColumnText(1),

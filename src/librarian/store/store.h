@@ -22,6 +22,8 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "base/status.h"
@@ -32,9 +34,13 @@ class Database;
 }
 
 namespace trove::librarian::store {
+namespace internal {
+class StatementCache;
+}
 
 // 2: chunk_fts and chunk_tri are written by Apply, not by triggers.
-inline constexpr int kSchemaVersion = 2;
+// 3: indexes on the child keys of the references to symbols(id) (schema.cc).
+inline constexpr int kSchemaVersion = 3;
 
 struct StoreOptions {
   // Whether a new database gets the trigram table `chunk_tri` (substring search). Its index
@@ -220,6 +226,26 @@ class Store {
   Result<std::vector<CallRow>> CallsTo(std::string_view callee, std::size_t limit = 1000);
   // Files importing exactly `module` (as written in the import), by path then line.
   Result<std::vector<ImportRow>> Importers(std::string_view module, std::size_t limit = 1000);
+  // Batch reads for the query engine: one statement for many keys instead of one per key.
+  // The symbols whose target id is in `target_ids`, in no particular order; unknown ids are
+  // left out.
+  Result<std::vector<SymbolRow>> GetSymbols(std::span<const std::string> target_ids);
+  // For each name in `names`, what FindSymbols(name, limit_per_name) returns, as
+  // (name, symbol) pairs grouped by name.
+  Result<std::vector<std::pair<std::string, SymbolRow>>> FindSymbolsMany(
+      std::span<const std::string> names, std::size_t limit_per_name);
+  // For each name in `callees`, what CallsTo(name, limit_per_name) returns, grouped by name.
+  Result<std::vector<CallRow>> CallsToMany(std::span<const std::string> callees,
+                                           std::size_t limit_per_name);
+  // The number of calls to each name in `callees` that is called at all.
+  Result<std::vector<std::pair<std::string, std::int64_t>>> CallCounts(
+      std::span<const std::string> callees);
+  // (caller symbol id, callee) for the calls made inside the symbols `symbol_ids`, in call
+  // order (calls.id).
+  Result<std::vector<std::pair<std::int64_t, std::string>>> CalleesOf(
+      std::span<const std::int64_t> symbol_ids);
+  // The last line of any chunk of `path`; 0 when it has none.
+  Result<std::uint32_t> FileLastLine(std::string_view path);
   // The chunks of one file (symbol chunks in symbol order, then the file chunk or windows).
   Result<std::vector<ChunkRow>> FileChunks(std::string_view path);
   Result<std::optional<ChunkRow>> GetChunk(std::int64_t chunk_id);
@@ -258,10 +284,23 @@ class Store {
   // Adds (or with `remove`, deletes) the chunk_fts and chunk_tri entries of every chunk of
   // `file_ids`, in one statement per index.
   Status ChunkIndexes(std::span<const std::int64_t> file_ids, bool remove);
+  // BuildMatchQuery(text) without the terms to which bm25() gives no weight (search.cc).
+  Result<std::string> RankedMatchQuery(std::string_view text);
 
   const std::unique_ptr<base::Database> db_;
+  // Declared after db_ so its statements are finalized before the connection closes.
+  const std::unique_ptr<internal::StatementCache> stmts_;
   const bool trigram_;
   const bool schema_rebuilt_;
+  // Document frequencies of chunk_fts terms for RankedMatchQuery, valid while neither this
+  // connection (writes_ counts Apply calls) nor another one (PRAGMA data_version) changed the
+  // store.
+  std::int64_t writes_ = 0;
+  std::int64_t df_writes_ = -1;
+  std::int64_t df_data_version_ = -1;
+  std::int64_t df_rows_ = 0;
+  bool vocab_ = false;  // temp.chunk_vocab exists on this connection
+  std::unordered_map<std::string, std::int64_t> doc_freq_;
 };
 
 }  // namespace trove::librarian::store

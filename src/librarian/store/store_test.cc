@@ -458,5 +458,146 @@ TEST_F(StoreTest, IncompatibleSchemaIsRebuilt) {
   EXPECT_FALSE(store_->schema_rebuilt());
 }
 
+// The batch reads the query engine uses give, per key, what the one-key reads give.
+TEST_F(StoreTest, BatchReadsMatchOneKeyReads) {
+  Put("pkg/a.py",
+      "def helper(x):\n    return x\n\n\ndef run(x):\n    helper(x)\n    helper(x)\n"
+      "    emit(x)\n    return helper(x)\n\n\nclass Box:\n    def helper(self):\n"
+      "        return run(1)\n");
+  Put("pkg/b.py",
+      "from pkg.a import helper, run\n\n\ndef emit(x):\n    return run(helper(x))\n\n\n"
+      "def helper(y):\n    return y\n");
+
+  const std::vector<std::string> targets = {"fn:pkg/a.py::run", "fn:pkg/b.py::emit",
+                                            "fn:pkg/missing.py::run", "fn:pkg/a.py::Box.helper"};
+  auto batch = store_->GetSymbols(targets);
+  ASSERT_TRUE(batch.ok()) << batch.status().ToString();
+  std::map<std::string, SymbolRow> by_target;
+  for (const SymbolRow& s : *batch) by_target[s.target_id] = s;
+  EXPECT_EQ(by_target.size(), 3u);
+  for (const std::string& t : targets) {
+    auto one = store_->GetSymbol(t);
+    ASSERT_TRUE(one.ok());
+    ASSERT_EQ(one->has_value(), by_target.count(t) == 1) << t;
+    if (!one->has_value()) continue;
+    const SymbolRow& got = by_target[t];
+    EXPECT_EQ(got.id, (*one)->id);
+    EXPECT_EQ(got.path, (*one)->path);
+    EXPECT_EQ(got.qualified_name, (*one)->qualified_name);
+    EXPECT_EQ(got.start_line, (*one)->start_line);
+    EXPECT_EQ(got.parent_qualified_name, (*one)->parent_qualified_name);
+  }
+
+  // Names with JSON-special characters are plain keys, never an error.
+  const std::vector<std::string> names = {"helper", "run", "emit", "nothing", "a\"b\\c\n"};
+  for (std::size_t limit : {1u, 2u, 5u}) {
+    auto many = store_->FindSymbolsMany(names, limit);
+    ASSERT_TRUE(many.ok()) << many.status().ToString();
+    std::map<std::string, std::vector<std::string>> got;
+    for (const auto& [name, s] : *many) got[name].push_back(s.target_id);
+    for (const std::string& name : names) {
+      auto one = store_->FindSymbols(name, limit);
+      ASSERT_TRUE(one.ok());
+      std::vector<std::string> want;
+      for (const SymbolRow& s : *one) want.push_back(s.target_id);
+      EXPECT_EQ(got[name], want) << name << " limit " << limit;
+    }
+    EXPECT_EQ(got["helper"].size(), std::min<std::size_t>(limit, 3));
+
+    auto callers = store_->CallsToMany(names, limit);
+    ASSERT_TRUE(callers.ok()) << callers.status().ToString();
+    std::map<std::string, std::vector<std::string>> got_calls;
+    for (const CallRow& c : *callers) {
+      got_calls[c.callee].push_back(fmt::format("{}:{}:{}", c.path, c.line, c.caller_target_id));
+    }
+    for (const std::string& name : names) {
+      auto one = store_->CallsTo(name, limit);
+      ASSERT_TRUE(one.ok());
+      std::vector<std::string> want;
+      for (const CallRow& c : *one) {
+        want.push_back(fmt::format("{}:{}:{}", c.path, c.line, c.caller_target_id));
+      }
+      EXPECT_EQ(got_calls[name], want) << name << " limit " << limit;
+    }
+  }
+
+  auto counts = store_->CallCounts(names);
+  ASSERT_TRUE(counts.ok());
+  std::map<std::string, std::int64_t> count_of(counts->begin(), counts->end());
+  EXPECT_EQ(count_of,
+            (std::map<std::string, std::int64_t>{{"emit", 1}, {"helper", 4}, {"run", 2}}));
+
+  auto run = store_->GetSymbol("fn:pkg/a.py::run");
+  auto emit = store_->GetSymbol("fn:pkg/b.py::emit");
+  ASSERT_TRUE(run.ok() && run->has_value() && emit.ok() && emit->has_value());
+  const std::vector<std::int64_t> ids = {(*run)->id, (*emit)->id};
+  auto callees = store_->CalleesOf(ids);
+  ASSERT_TRUE(callees.ok());
+  std::vector<std::string> want_callees;
+  for (std::string_view path : {"pkg/a.py", "pkg/b.py"}) {
+    auto calls = store_->FileCalls(path);
+    ASSERT_TRUE(calls.ok());
+    for (const CallRow& c : *calls) {
+      if (c.caller_target_id == "fn:pkg/a.py::run" || c.caller_target_id == "fn:pkg/b.py::emit") {
+        want_callees.push_back(c.caller_target_id + ">" + c.callee);
+      }
+    }
+  }
+  std::vector<std::string> got_callees;
+  for (const auto& [caller, callee] : *callees) {
+    got_callees.push_back((caller == (*run)->id ? std::string("fn:pkg/a.py::run")
+                                                : std::string("fn:pkg/b.py::emit")) +
+                          ">" + callee);
+  }
+  EXPECT_EQ(got_callees, want_callees);
+  EXPECT_THAT(got_callees, Contains("fn:pkg/a.py::run>emit"));
+
+  auto chunks = store_->FileChunks("pkg/a.py");
+  ASSERT_TRUE(chunks.ok());
+  std::uint32_t last = 0;
+  for (const ChunkRow& c : *chunks) last = std::max(last, c.end_line);
+  auto last_line = store_->FileLastLine("pkg/a.py");
+  ASSERT_TRUE(last_line.ok());
+  EXPECT_EQ(*last_line, last);
+  EXPECT_GT(last, 0u);
+  auto none = store_->FileLastLine("pkg/none.py");
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(*none, 0u);
+
+  // Empty key lists read nothing.
+  EXPECT_THAT(store_->GetSymbols({}).value(), IsEmpty());
+  EXPECT_THAT(store_->CalleesOf({}).value(), IsEmpty());
+}
+
+// Reads reuse prepared statements; a write between two reads is still seen by the second
+// (a borrowed statement is reset, so it holds no read snapshot open).
+TEST_F(StoreTest, CachedStatementsSeeLaterWrites) {
+  Put("m.py", "def first():\n    return 1\n");
+  auto before = store_->FindSymbols("second");
+  ASSERT_TRUE(before.ok());
+  EXPECT_THAT(*before, IsEmpty());
+  auto gen1 = store_->Generation();
+  ASSERT_TRUE(gen1.ok());
+
+  // A second connection writes; this store's cached statements must see it.
+  auto other = Store::Open(dir_.Abs("librarian.sqlite"), WithTrigram());
+  ASSERT_TRUE(other.ok());
+  store_.swap(*other);
+  Put("n.py", "def second():\n    return first()\n");
+  store_.swap(*other);
+
+  auto after = store_->FindSymbols("second");
+  ASSERT_TRUE(after.ok());
+  ASSERT_EQ(after->size(), 1u);
+  EXPECT_EQ((*after)[0].path, "n.py");
+  auto batch = store_->FindSymbolsMany(std::vector<std::string>{"second"}, 5);
+  ASSERT_TRUE(batch.ok());
+  EXPECT_EQ(batch->size(), 1u);
+  auto gen2 = store_->Generation();
+  ASSERT_TRUE(gen2.ok());
+  EXPECT_NE(*gen1, *gen2);
+  EXPECT_THAT(TopNames("second"), Contains("n.py:second"));
+}
+
 }  // namespace
 }  // namespace trove::librarian::store
