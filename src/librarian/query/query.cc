@@ -39,7 +39,7 @@ constexpr std::size_t kExpansionSeeds = 10;
 // inherited relevance first. Unbounded, the second hop of an L3 query expanded hundreds of
 // neighbours (the p95 latency); with a bound of 30 the dev split's function MRR equalled the
 // unbounded run's (0.2529 vs 0.2530; measured before duplicates were merged here, decision
-// 0021), with 10 it fell to 0.2492.
+// 0023), with 10 it fell to 0.2492.
 constexpr std::size_t kExpansionFrontier = 30;
 // At most this many packs per primary file (spec §3.2.3 step 7).
 constexpr std::size_t kPacksPerFile = 3;
@@ -133,7 +133,7 @@ struct IntentTerms {
 // "parsing" -> "pars", "parse". Candidates, not a stemmer: a wrong one matches nothing.
 // Doc comments start with a third-person verb ("Sends a frame") where the function's name
 // has the base form (sendFrame); without these, that word matches neither the name nor the
-// name's sub-words. Only lower-case ASCII words of at least 4 letters; decision 0021.
+// name's sub-words. Only lower-case ASCII words of at least 4 letters; decision 0023.
 std::vector<std::string> Inflections(std::string_view w) {
   std::vector<std::string> out;
   if (w.size() < 4) return out;
@@ -190,7 +190,7 @@ IntentTerms TermsOf(std::string_view intent) {
 // spec §3.2.3 `sym`: 1 when an intent token is the name or its last qualified segment; else
 // 0.6 × the share of the name's sub-words found in the intent, as written or as an inflection
 // ("sends" for send). The spec gives 0.6 only when all sub-words occur and 0 otherwise; the
-// graded, inflection-aware form raised the dev split's function MRR (decision 0021).
+// graded, inflection-aware form raised the dev split's function MRR (decision 0023).
 double SymbolSignal(std::string_view name, std::string_view qualified, const IntentTerms& t) {
   if (name.empty()) return 0;
   if (t.whole.count(ToLower(name)) != 0 || t.whole.count(ToLower(LastSegment(qualified))) != 0) {

@@ -22,7 +22,7 @@ inline constexpr std::uint8_t kNotConnected = 255;
 
 // The coefficients of Evaluate(). The spec §3.2.3 starting values were
 // rel = 0.55·lex + 0.15·sym + 0.10·path + 0.10·graph + 0.10·scope. The defaults below were
-// chosen on the development split only (docs/decisions/0021, docs/retrieval.md), by
+// chosen on the development split only (docs/decisions/0023, docs/retrieval.md), by
 // `librarian_eval --split dev --system librarian --weights L,S,P,G,Sc` on branch
 // librarian-perf: the best function-level MRR among the runs whose file-level nDCG@10 stayed at or
 // above the baseline's. `graph` (call in-degree without affectedFiles) changed neither level
@@ -40,7 +40,7 @@ struct RankSignals {
   double lexical = 0;
   // 1 when an intent token equals the target's name or last qualified segment
   // (case-insensitive), else 0.6 × the share of its name sub-words that occur in the intent,
-  // as written or as a simple inflection (docs/decisions/0021).
+  // as written or as a simple inflection (docs/decisions/0023).
   double symbol = 0;
   // Share of the primary file's path sub-words that occur in the intent, in [0, 1].
   double path = 0;

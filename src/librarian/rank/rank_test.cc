@@ -53,7 +53,7 @@ TEST(RankSignalsTest, EvaluateFollowsTheSpecFormula) {
   const double rel = 0.55 + 0.15 + 0.10 * 0.5 + 0.10 * 0.25 + 0.10 * 1;
   EXPECT_DOUBLE_EQ(s.Relevance(spec), rel);
   EXPECT_DOUBLE_EQ(s.Evaluate(spec), rel * 1.2 * (0.5 + 0.5 * 0.9));
-  // The defaults tuned on the dev split (decision 0021).
+  // The defaults tuned on the dev split (decision 0023).
   const double tuned = 0.55 + 0.20 + 0.20 * 0.5 + 0 * 0.25 + 0.10 * 1;
   EXPECT_DOUBLE_EQ(s.Relevance(), tuned);
   // Custom weights (eval/ tuning) go through the same function.

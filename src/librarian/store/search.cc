@@ -93,7 +93,7 @@ Result<std::string> Store::RankedMatchQuery(std::string_view text) {
   // ranking of the rows that match the others is unchanged up to that 5e-5, and rows that
   // matched only them (ranked last, by rowid) are no longer listed. When every term is of
   // that kind the query keeps them all. Document frequencies are cached per store until the
-  // index changes (decision 0021).
+  // index changes (decision 0023).
   ASSIGN_OR_RETURN(internal::ScopedStatement version, stmts_->Get("PRAGMA data_version"));
   ASSIGN_OR_RETURN(bool has_version, version->Step());
   const std::int64_t data_version = has_version ? version->ColumnInt64(0) : -1;

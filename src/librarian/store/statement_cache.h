@@ -1,6 +1,6 @@
 // StatementCache: the store's prepared statements, prepared once per connection and reused.
 // Preparing a statement parses and plans its SQL; the query engine and bootstrap run the same
-// few dozen statements thousands of times, so they keep them (docs/decisions/0021).
+// few dozen statements thousands of times, so they keep them (docs/decisions/0023).
 //
 // A statement is borrowed through a ScopedStatement, which resets it when the borrow ends:
 // an active (un-reset) statement keeps its read transaction open, which would pin the WAL

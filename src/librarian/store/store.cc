@@ -192,7 +192,7 @@ Result<std::unique_ptr<Store>> Store::Open(const std::string& path, const StoreO
   // A query reads a few MB of B-tree and FTS5 pages; SQLite's default page cache (2 MB)
   // re-read them with pread on every query. A larger cache (allocated only as pages are
   // read) and memory-mapped reads keep a long-lived connection's working set in memory
-  // (docs/decisions/0021).
+  // (docs/decisions/0023).
   RETURN_IF_ERROR(db->Exec(fmt::format("PRAGMA cache_size=-{}", kPageCacheKib)));
   RETURN_IF_ERROR(db->Exec(fmt::format("PRAGMA mmap_size={}", kMmapBytes)));
   return std::unique_ptr<Store>(new Store(std::move(db), state.trigram, state.rebuilt));
