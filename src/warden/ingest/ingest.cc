@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
+#include <mutex>
 #include <thread>
 
 #include "base/env.h"
@@ -55,13 +57,50 @@ kb::FunctionRecord DefinedRecord(identity::FunctionIdentity& f, std::uint64_t bo
   return r;
 }
 
-// Records each body's offset and size, which identity does not keep.
+// The ingest's progress on one scale of 3: [0, 1) read, [1, 2) fingerprint (functions
+// decoded), [2, 3) store (function rows written), 3 done.
+constexpr double kPhases = 3;
+
+void Report(const IngestOptions& options, double done, double total, const std::string& what) {
+  if (options.progress != nullptr) options.progress->Report(done, total, what);
+}
+
+// Counts the bodies decoded, on every decode thread, with one relaxed increment each, and
+// reports at each whole percent of them: the increment that reaches a new percent reports,
+// under a lock, and only if no higher count was reported before it, so the reports are
+// monotonic and the last one is all of them.
+class DecodeProgress {
+ public:
+  explicit DecodeProgress(const IngestOptions& options) : options_(options) {}
+  void SetTotal(std::uint32_t total) { total_ = total; }  // before any body is decoded
+  void OnDecoded() {
+    const std::uint64_t n = decoded_.fetch_add(1, std::memory_order_relaxed) + 1;
+    if (n > total_ || n * 100 / total_ == (n - 1) * 100 / total_) return;
+    std::lock_guard<std::mutex> lock(mu_);
+    if (n <= reported_) return;
+    reported_ = n;
+    Report(options_, 1 + static_cast<double>(n) / static_cast<double>(total_), kPhases,
+           fmt::format("fingerprint {}/{} functions", n, total_));
+  }
+
+ private:
+  const IngestOptions& options_;
+  std::uint64_t total_ = 0;
+  std::atomic<std::uint64_t> decoded_{0};
+  std::mutex mu_;
+  std::uint64_t reported_ = 0;  // guarded by mu_
+};
+
+// Records each body's offset and size, which identity does not keep, and counts decoded
+// bodies for `progress` when given.
 class BodyLocations final : public wasm::ModuleVisitor {
  public:
+  explicit BodyLocations(DecodeProgress* progress) : progress_(progress) {}
   bool ConcurrentBodies() const override { return true; }
   bool ReadsInstructions() const override { return false; }
   Status OnFunctionCount(std::uint32_t count) override {
     locations_.reserve(count);
+    if (progress_ != nullptr) progress_->SetTotal(count);
     return {};
   }
   Status OnFunction(wasm::FuncIndex func, std::uint32_t /*type_index*/) override {
@@ -77,12 +116,17 @@ class BodyLocations final : public wasm::ModuleVisitor {
     locations_[slot] = {body.offset, body.size};  // distinct slots: safe across threads
     return {};
   }
+  Status OnFunctionBodyEnd(wasm::FuncIndex /*func*/) override {
+    if (progress_ != nullptr) progress_->OnDecoded();
+    return {};
+  }
   std::pair<std::uint64_t, std::uint64_t> At(std::size_t slot) const {
     return slot < locations_.size() ? locations_[slot] : std::pair<std::uint64_t, std::uint64_t>{};
   }
 
  private:
   static constexpr wasm::FuncIndex kNone = ~wasm::FuncIndex{0};
+  DecodeProgress* const progress_;
   wasm::FuncIndex first_defined_ = kNone;
   std::vector<std::pair<std::uint64_t, std::uint64_t>> locations_;
 };
@@ -93,17 +137,15 @@ std::uint32_t DecodeThreads(std::uint32_t requested) {
   return std::clamp<std::uint32_t>(hw == 0 ? 1 : hw, 1, 8);
 }
 
-void Report(const IngestOptions& options, double done, double total, const std::string& what) {
-  if (options.progress != nullptr) options.progress->Report(done, total, what);
-}
-
 }  // namespace
 
 Result<PreparedVersion> PrepareVersion(std::span<const std::uint8_t> bytes,
                                        const std::string& wasm_path, const IngestOptions& options) {
   identity::IdentityBuilder identity(bytes);
   ModuleFactsVisitor module;
-  BodyLocations locations;
+  std::optional<DecodeProgress> progress;
+  if (options.progress != nullptr && options.progress->active()) progress.emplace(options);
+  BodyLocations locations(progress ? &*progress : nullptr);
   FanOutVisitor all({&identity, &module, &locations});
   wasm::ReadOptions read;
   read.decode_threads = DecodeThreads(options.threads);
@@ -144,13 +186,13 @@ Result<PreparedVersion> PrepareVersion(std::span<const std::uint8_t> bytes,
 
 Result<IngestReport> IngestFile(base::Env& env, kb::Kb& kb, const std::string& wasm_path,
                                 const IngestOptions& options) {
-  Report(options, 0, 3, "read");
+  Report(options, 0, kPhases, "read");
   ASSIGN_OR_RETURN(std::string data, env.ReadFile(wasm_path));
   const std::span<const std::uint8_t> bytes(reinterpret_cast<const std::uint8_t*>(data.data()),
                                             data.size());
-  Report(options, 1, 3, "fingerprint");
+  Report(options, 1, kPhases, "fingerprint");
   ASSIGN_OR_RETURN(PreparedVersion prepared, PrepareVersion(bytes, wasm_path, options));
-  Report(options, 2, 3, "store");
+  Report(options, 2, kPhases, "store");
   IngestReport report;
   report.sha256 = prepared.version.sha256;
   report.size = prepared.version.size;
@@ -159,10 +201,17 @@ Result<IngestReport> IngestFile(base::Env& env, kb::Kb& kb, const std::string& w
   report.emscripten_version = prepared.version.emscripten_version;
   report.emscripten_version_source = prepared.version.emscripten_version_source;
   report.seeds_planned = prepared.seeds.size();
+  kb::Kb::RowsProgress on_rows;
+  if (options.progress != nullptr && options.progress->active()) {
+    on_rows = [&options](std::size_t rows, std::size_t total) {
+      Report(options, 2 + static_cast<double>(rows) / static_cast<double>(total), kPhases,
+             fmt::format("store {}/{} rows", rows, total));
+    };
+  }
   ASSIGN_OR_RETURN(report.store,
-                   kb.StoreVersion(prepared.version, prepared.functions, prepared.seeds));
+                   kb.StoreVersion(prepared.version, prepared.functions, prepared.seeds, on_rows));
   report.module = std::move(prepared.module);
-  Report(options, 3, 3, "done");
+  Report(options, kPhases, kPhases, "done");
   return report;
 }
 

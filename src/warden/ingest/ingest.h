@@ -37,7 +37,11 @@ struct IngestOptions {
   // An Emscripten version and where it was found (the glue, or a producers entry).
   std::optional<std::string> emscripten_version;
   std::optional<std::string> emscripten_version_source;
-  // Reports phases ("read", "fingerprint", "store") with done/total of each.
+  // Reports on a scale of 3: "read" at 0; "fingerprint" at 1, then "fingerprint <k>/<n>
+  // functions" up to 2 at each whole percent of the defined functions decoded; "store" at 2,
+  // then "store <k>/<n> rows" up to 3 at each whole percent of the function rows written;
+  // "done" at 3 of 3. done never decreases.
+  // Called from a decode thread during fingerprinting, but never from two threads at once.
   const base::Progress* progress = nullptr;
 };
 

@@ -1,7 +1,11 @@
 #include "warden/ingest/ingest.h"
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include <algorithm>
+#include <regex>
 
 #include "base/env.h"
 #include "base/testing/temp_dir.h"
@@ -147,6 +151,93 @@ TEST_F(IngestTest, NoSeedWritesNoSymbols) {
   EXPECT_EQ(c->named, 0);
   EXPECT_EQ(c->defined, 2);
 }
+
+struct ProgressReport {
+  double done;
+  double total;
+  std::string message;
+};
+
+// The counts named by the messages "<phase> <k>/<n> <unit>", in order, with the n of each.
+std::vector<std::pair<std::uint64_t, std::uint64_t>> Counts(
+    const std::vector<ProgressReport>& reports, const std::string& phase, const std::string& unit) {
+  const std::regex re("^" + phase + " ([0-9]+)/([0-9]+) " + unit + "$");
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> out;
+  for (const ProgressReport& r : reports) {
+    std::smatch m;
+    if (std::regex_match(r.message, m, re)) {
+      out.emplace_back(std::stoull(m[1].str()), std::stoull(m[2].str()));
+    }
+  }
+  return out;
+}
+
+// A real Emscripten module (testdata/warden/fixtures/, built by scripts/build_wasm_fixtures).
+const std::string kFixture =
+    std::string(TROVE_SOURCE_DIR) + "/testdata/warden/fixtures/threads-O0.wasm";
+
+class IngestProgressTest : public IngestTest,
+                           public ::testing::WithParamInterface<std::uint32_t> {};
+
+TEST_P(IngestProgressTest, ReportsFunctionsAndRowsMonotonicallyToTheEnd) {
+  std::vector<ProgressReport> reports;
+  const base::Progress sink([&reports](double done, double total, const std::string& message) {
+    reports.push_back({done, total, message});
+  });
+  IngestOptions options;
+  options.threads = GetParam();
+  options.progress = &sink;
+  Result<IngestReport> r = IngestFile(env_, *kb_, kFixture, options);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_GT(r->defined, 3u);
+  ASSERT_FALSE(r->store.already_ingested);
+
+  ASSERT_GT(reports.size(), 3u);
+  for (std::size_t i = 0; i < reports.size(); ++i) {
+    EXPECT_EQ(reports[i].total, 3) << i << " " << reports[i].message;
+    if (i > 0) {
+      EXPECT_GE(reports[i].done, reports[i - 1].done) << i << " " << reports[i].message;
+    }
+  }
+  EXPECT_EQ(reports.front().done, 0);
+  EXPECT_EQ(reports.back().done, reports.back().total);
+  EXPECT_EQ(reports.back().message, "done");
+
+  // A report at each whole percent of the functions decoded, strictly increasing, the last
+  // being all of them; with one thread, exactly one per percent reached.
+  const auto functions = Counts(reports, "fingerprint", "functions");
+  ASSERT_FALSE(functions.empty());
+  for (std::size_t i = 0; i < functions.size(); ++i) {
+    EXPECT_EQ(functions[i].second, r->defined);
+    if (i > 0) {
+      EXPECT_GT(functions[i].first, functions[i - 1].first);
+    }
+  }
+  EXPECT_EQ(functions.back().first, r->defined);
+  const std::size_t percents = std::min<std::size_t>(r->defined, 100);
+  if (GetParam() == 1) {
+    EXPECT_EQ(functions.size(), percents);
+  } else {
+    EXPECT_LE(functions.size(), percents);
+  }
+
+  // The same for the function rows written, on the calling thread whatever the threads.
+  const std::uint64_t rows = r->imported + r->defined;
+  const auto written = Counts(reports, "store", "rows");
+  ASSERT_EQ(written.size(), std::min<std::size_t>(rows, 100));
+  for (std::size_t i = 0; i < written.size(); ++i) {
+    EXPECT_EQ(written[i].second, rows);
+    if (i > 0) {
+      EXPECT_GT(written[i].first, written[i - 1].first);
+    }
+  }
+  EXPECT_EQ(written.back().first, rows);
+}
+
+INSTANTIATE_TEST_SUITE_P(Threads, IngestProgressTest, ::testing::Values(1u, 4u),
+                         [](const ::testing::TestParamInfo<std::uint32_t>& param) {
+                           return fmt::format("Threads{}", param.param);
+                         });
 
 }  // namespace
 }  // namespace trove::warden::ingest

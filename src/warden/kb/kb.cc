@@ -299,7 +299,8 @@ Status Kb::RequireVersion(std::int64_t version_id) {
 
 Result<StoreResult> Kb::StoreVersion(const VersionRecord& version,
                                      const std::vector<FunctionRecord>& functions,
-                                     const std::vector<SeedName>& seeds) {
+                                     const std::vector<SeedName>& seeds,
+                                     const RowsProgress& on_rows) {
   // Validate before taking the write lock.
   std::uint32_t imports = 0;
   std::unordered_map<std::uint32_t, const FunctionRecord*> by_index;
@@ -446,6 +447,10 @@ Result<StoreResult> Kb::StoreVersion(const VersionRecord& version,
           fmt::format("store version: function {}", f.func_index)));
       ++done;
       if (store_progress_) store_progress_(done);
+      // Each whole percent of the rows: at most 101 calls whatever the module's size.
+      if (on_rows && done * 100 / functions.size() != (done - 1) * 100 / functions.size()) {
+        on_rows(done, functions.size());
+      }
     }
   }
 

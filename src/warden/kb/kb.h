@@ -101,10 +101,14 @@ class Kb {
   // already_ingested = true and writes nothing. A duplicate explicit label is kAlreadyExists.
   // Records that disagree (counts other than imported_count/defined_count, a repeated index,
   // an empty stable_id, a seed naming no function of the version) are kInvalidArgument,
-  // checked before anything is written.
+  // checked before anything is written. `on_rows`, when set, is called with the function rows
+  // inserted so far and their total at each whole percent of them (at most 101 calls, the
+  // last with rows_done == rows_total), inside the transaction, on the calling thread.
+  using RowsProgress = std::function<void(std::size_t rows_done, std::size_t rows_total)>;
   Result<StoreResult> StoreVersion(const VersionRecord& version,
                                    const std::vector<FunctionRecord>& functions,
-                                   const std::vector<SeedName>& seeds = {});
+                                   const std::vector<SeedName>& seeds = {},
+                                   const RowsProgress& on_rows = nullptr);
 
   // --- Symbol writes: the only ways to change `symbols` (economy.cc) ---
   // Each returns the gate's Decision (also for rejections, which are recorded in evidence),
