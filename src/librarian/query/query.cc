@@ -386,6 +386,19 @@ Status Pipeline::Expand(int hops) {
       callees_of[caller].insert(callee);
       all_callees.insert(std::move(callee));
     }
+    // Names defined too often to resolve a call by (kMaxExpansionDefinitions, query.h): no
+    // definitions of them as callees, no callers of them as parents' names.
+    std::vector<std::string> asked(all_callees.begin(), all_callees.end());
+    asked.insert(asked.end(), names.begin(), names.end());
+    ASSIGN_OR_RETURN(auto def_counts, store_.DefinitionCounts(asked));
+    std::set<std::string> common;
+    for (auto& [name, count] : def_counts) {
+      if (static_cast<std::size_t>(count) > kMaxExpansionDefinitions) {
+        common.insert(std::move(name));
+      }
+    }
+    for (const std::string& name : common) all_callees.erase(name);
+    std::erase_if(names, [&common](const std::string& n) { return common.count(n) != 0; });
     // Up to 5 definitions per callee name, functions only.
     const std::vector<std::string> callee_list(all_callees.begin(), all_callees.end());
     ASSIGN_OR_RETURN(auto def_rows, store_.FindSymbolsMany(callee_list, 5));

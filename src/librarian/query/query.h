@@ -46,6 +46,10 @@ namespace trove::librarian::query {
 inline constexpr std::size_t kMaxIntentChars = 2000;
 // Most affectedFiles entries (spec §3.2 decision).
 inline constexpr std::size_t kMaxAffectedFiles = 1000;
+// Graph expansion resolves calls by name. A name with more definitions than this (Python's
+// `__init__`, `get`) would link every caller to every definition: expansion leaves it out,
+// both as a callee and as a parent's name whose callers it reads (decision 0023).
+inline constexpr std::size_t kMaxExpansionDefinitions = 100;
 
 enum class Depth : std::uint8_t { kL0, kL1, kL2, kL3 };
 // "L0".."L3".

@@ -2,6 +2,7 @@
 // with the real extractor into a real store (no mocks).
 #include "librarian/query/query.h"
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -326,6 +327,36 @@ TEST_F(QueryTest, GraphExpansionAtL2ReachesCallees) {
       EXPECT_GT(p.signals.inherited, 0);
     }
   }
+}
+
+// A name defined more than kMaxExpansionDefinitions times is not resolved by expansion: the
+// callee `get` of start_app leads to none of its definitions, while `listen_on` (defined
+// once) is still reached. At exactly the cap, `get` is resolved.
+TEST_F(QueryTest, GraphExpansionSkipsNamesDefinedMoreThanTheCap) {
+  auto run_with_gets = [&](std::size_t definitions) {
+    std::string py;
+    for (std::size_t i = 0; i < definitions; ++i) {
+      py += fmt::format("class Holder{}:\n    def get(self):\n        return {}\n\n\n", i, i);
+    }
+    Index("py/holders.py", py);
+    Index("src/app.cc",
+          "// Starts listening after the configuration was loaded.\n"
+          "void start_app() {\n  get(1);\n  listen_on(8080);\n}\n\n"
+          "void listen_on(int port) {\n}\n");
+    QueryRequest req = Req("configuration loaded", Depth::kL2);
+    req.max_results = 20;
+    return Run(req);
+  };
+  auto expanded = [](const QueryResponse& r, std::string_view name) {
+    return std::any_of(r.packs.begin(), r.packs.end(),
+                       [&](const Pack& p) { return p.name == name && p.signals.inherited > 0; });
+  };
+  QueryResponse over = run_with_gets(kMaxExpansionDefinitions + 1);
+  EXPECT_TRUE(expanded(over, "listen_on"));
+  EXPECT_FALSE(expanded(over, "get"));
+  QueryResponse at = run_with_gets(kMaxExpansionDefinitions);
+  EXPECT_TRUE(expanded(at, "listen_on"));
+  EXPECT_TRUE(expanded(at, "get"));
 }
 
 // A doc-style intent ("Sends frames") names the function's words in inflected forms; the

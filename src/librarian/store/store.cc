@@ -732,6 +732,24 @@ Result<std::vector<CallRow>> Store::CallsToMany(std::span<const std::string> cal
   return ReadCalls(st);
 }
 
+Result<std::vector<std::pair<std::string, std::int64_t>>> Store::DefinitionCounts(
+    std::span<const std::string> names) {
+  std::vector<std::pair<std::string, std::int64_t>> out;
+  if (names.empty()) return out;
+  // Counted on the symbols_name index (name, file_id, start_line): no table rows are read.
+  ASSIGN_OR_RETURN(internal::ScopedStatement scoped,
+                   stmts_->Get("SELECT name, count(*) FROM symbols WHERE name IN (SELECT "
+                               "value FROM json_each(?1)) GROUP BY name ORDER BY name"));
+  base::Statement& st = *scoped;
+  const std::string list = JsonArray(names);
+  RETURN_IF_ERROR(st.Bind(1, std::string_view(list)));
+  for (;;) {
+    ASSIGN_OR_RETURN(bool row, st.Step());
+    if (!row) return out;
+    out.emplace_back(st.ColumnText(0), st.ColumnInt64(1));
+  }
+}
+
 Result<std::vector<std::pair<std::string, std::int64_t>>> Store::CallCounts(
     std::span<const std::string> callees) {
   std::vector<std::pair<std::string, std::int64_t>> out;

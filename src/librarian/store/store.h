@@ -237,6 +237,10 @@ class Store {
   // For each name in `callees`, what CallsTo(name, limit_per_name) returns, grouped by name.
   Result<std::vector<CallRow>> CallsToMany(std::span<const std::string> callees,
                                            std::size_t limit_per_name);
+  // The number of symbols named (by `name`, not qualified name) each of `names` that is
+  // defined at all, as (name, count) pairs sorted by name.
+  Result<std::vector<std::pair<std::string, std::int64_t>>> DefinitionCounts(
+      std::span<const std::string> names);
   // The number of calls to each name in `callees` that is called at all.
   Result<std::vector<std::pair<std::string, std::int64_t>>> CallCounts(
       std::span<const std::string> callees);

@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -526,6 +527,23 @@ TEST_F(StoreTest, BatchReadsMatchOneKeyReads) {
   std::map<std::string, std::int64_t> count_of(counts->begin(), counts->end());
   EXPECT_EQ(count_of,
             (std::map<std::string, std::int64_t>{{"emit", 1}, {"helper", 4}, {"run", 2}}));
+
+  // DefinitionCounts counts by name only (FindSymbols also matches qualified names); names
+  // defined nowhere are left out.
+  auto defs = store_->DefinitionCounts(names);
+  ASSERT_TRUE(defs.ok()) << defs.status().ToString();
+  std::map<std::string, std::int64_t> want_defs;
+  for (const std::string& name : names) {
+    auto rows = store_->FindSymbols(name, 1000);
+    ASSERT_TRUE(rows.ok());
+    for (const SymbolRow& s : *rows) {
+      if (s.name == name) ++want_defs[name];
+    }
+  }
+  EXPECT_EQ(want_defs.at("helper"), 3);
+  const std::map<std::string, std::int64_t> got_defs(defs->begin(), defs->end());
+  EXPECT_EQ(got_defs, want_defs);
+  EXPECT_TRUE(std::is_sorted(defs->begin(), defs->end()));
 
   auto run = store_->GetSymbol("fn:pkg/a.py::run");
   auto emit = store_->GetSymbol("fn:pkg/b.py::emit");
