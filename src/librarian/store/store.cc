@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <set>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -664,10 +665,51 @@ Result<std::vector<SymbolRow>> Store::GetSymbols(std::span<const std::string> ta
   return ReadSymbols(st);
 }
 
+namespace {
+// Entries kept per name cache before it is cleared (bounds a long-lived server's memory).
+constexpr std::size_t kMaxCachedNames = 20000;
+}  // namespace
+
+Status Store::RefreshNameCaches() {
+  ASSIGN_OR_RETURN(internal::ScopedStatement version, stmts_->Get("PRAGMA data_version"));
+  ASSIGN_OR_RETURN(bool has_version, version->Step());
+  const std::int64_t data_version = has_version ? version->ColumnInt64(0) : -1;
+  if (data_version != names_data_version_ || writes_ != names_writes_ ||
+      defs_cache_.size() > kMaxCachedNames || calls_cache_.size() > kMaxCachedNames) {
+    defs_cache_.clear();
+    calls_cache_.clear();
+    names_data_version_ = data_version;
+    names_writes_ = writes_;
+  }
+  return Status::Ok();
+}
+
 Result<std::vector<std::pair<std::string, SymbolRow>>> Store::FindSymbolsMany(
     std::span<const std::string> names, std::size_t limit_per_name) {
   std::vector<std::pair<std::string, SymbolRow>> out;
   if (names.empty() || limit_per_name == 0) return out;
+  RETURN_IF_ERROR(RefreshNameCaches());
+  const std::set<std::string> asked(names.begin(), names.end());
+  std::vector<std::string> missing;
+  for (const std::string& name : asked) {
+    if (defs_cache_.count({limit_per_name, name}) == 0) missing.push_back(name);
+  }
+  if (!missing.empty()) {
+    ASSIGN_OR_RETURN(auto rows, FindSymbolsUncached(missing, limit_per_name));
+    for (const std::string& name : missing) defs_cache_[{limit_per_name, name}];
+    for (auto& [name, row] : rows) defs_cache_[{limit_per_name, name}].push_back(std::move(row));
+  }
+  for (const std::string& name : asked) {
+    for (const SymbolRow& row : defs_cache_.at({limit_per_name, name})) {
+      out.emplace_back(name, row);
+    }
+  }
+  return out;
+}
+
+Result<std::vector<std::pair<std::string, SymbolRow>>> Store::FindSymbolsUncached(
+    std::span<const std::string> names, std::size_t limit_per_name) {
+  std::vector<std::pair<std::string, SymbolRow>> out;
   // Per name, the same rows and order as FindSymbols: name or qualified name equal, by path,
   // line, id, cut at the limit (row_number over each name's matches).
   ASSIGN_OR_RETURN(
@@ -716,6 +758,26 @@ Result<std::vector<CallRow>> Store::CallsToMany(std::span<const std::string> cal
                                                 std::size_t limit_per_name) {
   std::vector<CallRow> out;
   if (callees.empty() || limit_per_name == 0) return out;
+  RETURN_IF_ERROR(RefreshNameCaches());
+  const std::set<std::string> asked(callees.begin(), callees.end());
+  std::vector<std::string> missing;
+  for (const std::string& name : asked) {
+    if (calls_cache_.count({limit_per_name, name}) == 0) missing.push_back(name);
+  }
+  if (!missing.empty()) {
+    ASSIGN_OR_RETURN(std::vector<CallRow> rows, CallsToUncached(missing, limit_per_name));
+    for (const std::string& name : missing) calls_cache_[{limit_per_name, name}];
+    for (CallRow& row : rows) calls_cache_[{limit_per_name, row.callee}].push_back(std::move(row));
+  }
+  for (const std::string& name : asked) {
+    const std::vector<CallRow>& rows = calls_cache_.at({limit_per_name, name});
+    out.insert(out.end(), rows.begin(), rows.end());
+  }
+  return out;
+}
+
+Result<std::vector<CallRow>> Store::CallsToUncached(std::span<const std::string> callees,
+                                                    std::size_t limit_per_name) {
   ASSIGN_OR_RETURN(
       internal::ScopedStatement scoped,
       stmts_->Get("WITH q(n) AS (SELECT DISTINCT value FROM json_each(?1)), "

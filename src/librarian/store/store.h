@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <span>
@@ -231,7 +232,9 @@ class Store {
   // left out.
   Result<std::vector<SymbolRow>> GetSymbols(std::span<const std::string> target_ids);
   // For each name in `names`, what FindSymbols(name, limit_per_name) returns, as
-  // (name, symbol) pairs grouped by name.
+  // (name, symbol) pairs grouped by name (names in byte order). This and CallsToMany keep
+  // each name's answer until the store changes (see NameCachesValid), so queries after the
+  // first read only names not asked before.
   Result<std::vector<std::pair<std::string, SymbolRow>>> FindSymbolsMany(
       std::span<const std::string> names, std::size_t limit_per_name);
   // For each name in `callees`, what CallsTo(name, limit_per_name) returns, grouped by name.
@@ -305,6 +308,18 @@ class Store {
   std::int64_t df_rows_ = 0;
   bool vocab_ = false;  // temp.chunk_vocab exists on this connection
   std::unordered_map<std::string, std::int64_t> doc_freq_;
+  // Per (limit, name): the rows FindSymbolsMany / CallsToMany gave, valid while neither
+  // this connection nor another changed the store (as doc_freq_). Cleared when they grow
+  // past kMaxCachedNames entries.
+  Status RefreshNameCaches();
+  Result<std::vector<std::pair<std::string, SymbolRow>>> FindSymbolsUncached(
+      std::span<const std::string> names, std::size_t limit_per_name);
+  Result<std::vector<CallRow>> CallsToUncached(std::span<const std::string> callees,
+                                               std::size_t limit_per_name);
+  std::int64_t names_writes_ = -1;
+  std::int64_t names_data_version_ = -1;
+  std::map<std::pair<std::size_t, std::string>, std::vector<SymbolRow>> defs_cache_;
+  std::map<std::pair<std::size_t, std::string>, std::vector<CallRow>> calls_cache_;
 };
 
 }  // namespace trove::librarian::store

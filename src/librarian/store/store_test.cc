@@ -617,5 +617,41 @@ TEST_F(StoreTest, CachedStatementsSeeLaterWrites) {
   EXPECT_THAT(TopNames("second"), Contains("n.py:second"));
 }
 
+// FindSymbolsMany and CallsToMany keep each name's answer across calls; a write through this
+// connection or another one drops them, and a later call sees the new rows.
+TEST_F(StoreTest, NameCachesSeeLaterWrites) {
+  Put("m.py", "def first():\n    return helper()\n");
+  const std::vector<std::string> names = {"helper", "first"};
+  auto defs = store_->FindSymbolsMany(names, 5);
+  auto calls = store_->CallsToMany(names, 5);
+  ASSERT_TRUE(defs.ok() && calls.ok());
+  EXPECT_EQ(defs->size(), 1u);   // first
+  EXPECT_EQ(calls->size(), 1u);  // helper, from first
+  // Asked again (cached): the same answer.
+  auto again = store_->FindSymbolsMany(names, 5);
+  ASSERT_TRUE(again.ok());
+  ASSERT_EQ(again->size(), 1u);
+  EXPECT_EQ((*again)[0].second.target_id, (*defs)[0].second.target_id);
+
+  Put("h.py", "def helper():\n    return first()\n");  // this connection
+  defs = store_->FindSymbolsMany(names, 5);
+  calls = store_->CallsToMany(names, 5);
+  ASSERT_TRUE(defs.ok() && calls.ok());
+  EXPECT_EQ(defs->size(), 2u);
+  EXPECT_EQ(calls->size(), 2u);
+
+  auto other = Store::Open(dir_.Abs("librarian.sqlite"), WithTrigram());
+  ASSERT_TRUE(other.ok());
+  store_.swap(*other);
+  Put("k.py", "def helper():\n    return 2\n");  // another connection
+  store_.swap(*other);
+  defs = store_->FindSymbolsMany(names, 5);
+  ASSERT_TRUE(defs.ok());
+  EXPECT_EQ(defs->size(), 3u);
+  auto limited = store_->FindSymbolsMany(names, 1);  // a different limit, not the cached one
+  ASSERT_TRUE(limited.ok());
+  EXPECT_EQ(limited->size(), 2u);
+}
+
 }  // namespace
 }  // namespace trove::librarian::store
