@@ -640,7 +640,9 @@ Result<Pack> Pipeline::BuildPack(const Candidate& c) {
         }
       }
     }
-    ASSIGN_OR_RETURN(std::vector<store::CallRow> callers, store_.CallsTo(s.name, 200));
+    // CallsToMany for one name answers as CallsTo, from the Store's name cache when asked before.
+    ASSIGN_OR_RETURN(std::vector<store::CallRow> callers,
+                     store_.CallsToMany(std::span<const std::string>(&s.name, 1), 200));
     std::set<std::string> caller_files;
     for (const store::CallRow& call : callers) {
       caller_files.insert(call.path);
