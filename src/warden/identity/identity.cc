@@ -9,6 +9,8 @@
 #include <set>
 #include <utility>
 
+#include "base/memory.h"
+
 namespace trove::warden::identity {
 namespace {
 
@@ -568,7 +570,8 @@ Status IdentityBuilder::OnFunctionCount(std::uint32_t count) {
   // local group count and `end`), so a count beyond that is not believed: a corrupt count
   // reserves no more than a valid module of this size would use.
   const std::size_t n = std::min<std::size_t>(count, module_bytes_.size() / 4);
-  functions_.reserve(n);
+  // FunctionIdentity is ~700 bytes: 15 MB for ffmpeg-core, written once per function.
+  base::ReserveWithHugePages(functions_, n);
   bodies_.reserve(n);
   constants_.reserve(n);
   memory_inits_.reserve(n);

@@ -9,6 +9,7 @@
 
 #include "base/env.h"
 #include "base/hash.h"
+#include "base/memory.h"
 #include "warden/identity/identity.h"
 #include "warden/kb/kb.h"
 #include "warden/wasm/instruction.h"
@@ -173,7 +174,7 @@ Result<PreparedVersion> PrepareVersion(std::span<const std::uint8_t> bytes,
   v.glue_json = options.glue_json;
 
   if (options.seed) out.seeds = PlanSeeds(ids, options.glue);
-  out.functions.reserve(ids.imports.size() + ids.functions.size());
+  base::ReserveWithHugePages(out.functions, ids.imports.size() + ids.functions.size());
   for (const identity::ImportedFunction& import : ids.imports) {
     out.functions.push_back(ImportRecord(import));
   }
