@@ -150,7 +150,16 @@ Result<PreparedVersion> PrepareVersion(std::span<const std::uint8_t> bytes,
   FanOutVisitor all({&identity, &module, &locations});
   wasm::ReadOptions read;
   read.decode_threads = DecodeThreads(options.threads);
-  RETURN_IF_ERROR(wasm::ReadModule(bytes, all, read));
+  // The module's SHA-256 needs only its bytes, so it is computed on a thread of its own while
+  // the sections are read (~20 ms of ffmpeg-core's ingest that was serial before).
+  std::string sha256;
+  std::thread hasher([&sha256, bytes] {
+    sha256 = base::ToHex(
+        base::Sha256(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size())));
+  });
+  Status read_status = wasm::ReadModule(bytes, all, read);
+  hasher.join();
+  RETURN_IF_ERROR(read_status);
   identity::ModuleIdentity ids = std::move(identity).Finish();
 
   PreparedVersion out;
@@ -158,8 +167,7 @@ Result<PreparedVersion> PrepareVersion(std::span<const std::uint8_t> bytes,
   kb::VersionRecord& v = out.version;
   v.label = options.label;
   v.wasm_path = wasm_path;
-  v.sha256 = base::ToHex(
-      base::Sha256(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size())));
+  v.sha256 = std::move(sha256);
   v.size = bytes.size();
   v.imported_count = static_cast<std::uint32_t>(ids.imports.size());
   v.defined_count = static_cast<std::uint32_t>(ids.functions.size());
