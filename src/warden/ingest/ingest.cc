@@ -10,6 +10,7 @@
 #include "base/env.h"
 #include "base/hash.h"
 #include "base/memory.h"
+#include "base/thread_pool.h"
 #include "warden/identity/identity.h"
 #include "warden/kb/kb.h"
 #include "warden/wasm/instruction.h"
@@ -160,7 +161,7 @@ Result<PreparedVersion> PrepareVersion(std::span<const std::uint8_t> bytes,
   Status read_status = wasm::ReadModule(bytes, all, read);
   hasher.join();
   RETURN_IF_ERROR(read_status);
-  identity::ModuleIdentity ids = std::move(identity).Finish();
+  identity::ModuleIdentity ids = std::move(identity).Finish(read.decode_threads);
 
   PreparedVersion out;
   out.module = std::move(module.facts());
@@ -186,10 +187,17 @@ Result<PreparedVersion> PrepareVersion(std::span<const std::uint8_t> bytes,
   for (const identity::ImportedFunction& import : ids.imports) {
     out.functions.push_back(ImportRecord(import));
   }
-  for (std::size_t i = 0; i < ids.functions.size(); ++i) {
-    const auto [offset, size] = locations.At(i);
-    out.functions.push_back(DefinedRecord(ids.functions[i], offset, size));
-  }
+  // Each defined record is built from its own identity into its own slot, on the decode
+  // threads.
+  const std::size_t first_defined = out.functions.size();
+  out.functions.resize(first_defined + ids.functions.size());
+  base::ParallelChunks(
+      ids.functions.size(), read.decode_threads, 1024, [&](std::size_t begin, std::size_t end) {
+        for (std::size_t i = begin; i < end; ++i) {
+          const auto [offset, size] = locations.At(i);
+          out.functions[first_defined + i] = DefinedRecord(ids.functions[i], offset, size);
+        }
+      });
   return out;
 }
 
