@@ -110,6 +110,17 @@ Status Statement::BindBlob(int index, std::string_view bytes) {
       sqlite3_bind_blob64(stmt_, index, NonNull(bytes), bytes.size(), SQLITE_TRANSIENT), index);
 }
 
+Status Statement::BindUncopiedText(int index, std::string_view text) {
+  return BindResult(
+      sqlite3_bind_text64(stmt_, index, NonNull(text), text.size(), SQLITE_STATIC, SQLITE_UTF8),
+      index);
+}
+
+Status Statement::BindUncopiedBlob(int index, std::string_view bytes) {
+  return BindResult(sqlite3_bind_blob64(stmt_, index, NonNull(bytes), bytes.size(), SQLITE_STATIC),
+                    index);
+}
+
 Status Statement::Bind(int index, std::nullptr_t) {
   return BindResult(sqlite3_bind_null(stmt_, index), index);
 }

@@ -67,6 +67,12 @@ class Statement {
   Status Bind(int index, std::nullptr_t);
   // Binds bytes held in a string as a blob (Bind with a string_view binds text).
   Status BindBlob(int index, std::string_view bytes);
+  // The same as Bind(index, text) and BindBlob(index, bytes) without SQLite's copy of the
+  // bytes (SQLITE_STATIC), for large rows written in bulk.
+  // REQUIRES: the bytes stay valid and unchanged until the parameter is bound again or the
+  // statement is destroyed.
+  Status BindUncopiedText(int index, std::string_view text);
+  Status BindUncopiedBlob(int index, std::string_view bytes);
 
   // Binds the parameter named `name`, spelled with its prefix (":id", "@id", "$id").
   template <typename T>

@@ -205,6 +205,35 @@ TEST_F(SqliteTest, EmptyTextAndBlobAreNotNull) {
   EXPECT_EQ(stmt->ColumnText(3), "blob");
 }
 
+TEST_F(SqliteTest, UncopiedBindsStoreTheSameValues) {
+  auto db = OpenOrDie();
+  ASSERT_NE(db, nullptr);
+  ASSERT_TRUE(db->Exec("CREATE TABLE t(a, b)").ok());
+  Result<Statement> insert = db->Prepare("INSERT INTO t(a, b) VALUES (?, ?)");
+  ASSERT_TRUE(insert.ok());
+  const std::string text = "uncopied text";
+  const std::string blob("\x00\x01\xff bytes", 9);
+  ASSERT_TRUE(insert->BindUncopiedText(1, text).ok());
+  ASSERT_TRUE(insert->BindUncopiedBlob(2, blob).ok());
+  ASSERT_TRUE(insert->Step().ok());
+  insert->Reset();
+  ASSERT_TRUE(insert->BindUncopiedText(1, std::string_view()).ok());
+  ASSERT_TRUE(insert->BindUncopiedBlob(2, std::string_view()).ok());
+  ASSERT_TRUE(insert->Step().ok());
+  Result<Statement> select = db->Prepare("SELECT a, typeof(a), b, typeof(b) FROM t ORDER BY rowid");
+  ASSERT_TRUE(select.ok());
+  ASSERT_TRUE(*select->Step());
+  EXPECT_EQ(select->ColumnText(0), text);
+  EXPECT_EQ(select->ColumnText(1), "text");
+  EXPECT_EQ(select->ColumnBlob(2), blob);
+  EXPECT_EQ(select->ColumnText(3), "blob");
+  ASSERT_TRUE(*select->Step());  // empty values are empty, not NULL
+  EXPECT_EQ(select->ColumnText(1), "text");
+  EXPECT_EQ(select->ColumnText(3), "blob");
+  EXPECT_FALSE(*select->Step());
+  EXPECT_FALSE(insert->BindUncopiedText(3, text).ok());  // out of range
+}
+
 TEST_F(SqliteTest, IntegerBindsOfEveryWidth) {
   auto db = OpenOrDie();
   ASSERT_NE(db, nullptr);

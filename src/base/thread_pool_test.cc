@@ -153,5 +153,39 @@ TEST(ThreadPoolTest, TasksRunConcurrently) {
 
 TEST(ThreadPoolTest, DefaultWorkersIsAtLeastTwo) { EXPECT_GE(ThreadPool::DefaultWorkers(), 2u); }
 
+TEST(ParallelChunksTest, CoversEveryIndexOnce) {
+  for (std::size_t threads : {1u, 2u, 3u, 8u}) {
+    for (std::size_t n : {0u, 1u, 7u, 100u, 1001u}) {
+      for (std::size_t grain : {0u, 1u, 10u, 5000u}) {
+        std::vector<std::atomic<int>> seen(n);
+        std::atomic<std::size_t> calls{0};
+        ParallelChunks(n, threads, grain, [&](std::size_t begin, std::size_t end) {
+          ASSERT_LT(begin, end);
+          ASSERT_LE(end, n);
+          ASSERT_LE(end - begin, std::max<std::size_t>(grain, 1));
+          ++calls;
+          for (std::size_t i = begin; i < end; ++i) ++seen[i];
+        });
+        for (std::size_t i = 0; i < n; ++i) {
+          ASSERT_EQ(seen[i].load(), 1)
+              << "index " << i << " of " << n << ", " << threads << " threads, grain " << grain;
+        }
+        const std::size_t g = std::max<std::size_t>(grain, 1);
+        EXPECT_EQ(calls.load(), (n + g - 1) / g);
+      }
+    }
+  }
+}
+
+TEST(ParallelChunksTest, OneThreadRunsInOrderOnTheCaller) {
+  std::vector<std::size_t> begins;
+  const std::thread::id caller = std::this_thread::get_id();
+  ParallelChunks(10, 1, 3, [&](std::size_t begin, std::size_t /*end*/) {
+    EXPECT_EQ(std::this_thread::get_id(), caller);
+    begins.push_back(begin);
+  });
+  EXPECT_EQ(begins, (std::vector<std::size_t>{0, 3, 6, 9}));
+}
+
 }  // namespace
 }  // namespace trove::base

@@ -9,6 +9,9 @@
 #include <set>
 #include <utility>
 
+#include "base/memory.h"
+#include "base/thread_pool.h"
+
 namespace trove::warden::identity {
 namespace {
 
@@ -568,7 +571,8 @@ Status IdentityBuilder::OnFunctionCount(std::uint32_t count) {
   // local group count and `end`), so a count beyond that is not believed: a corrupt count
   // reserves no more than a valid module of this size would use.
   const std::size_t n = std::min<std::size_t>(count, module_bytes_.size() / 4);
-  functions_.reserve(n);
+  // FunctionIdentity is ~700 bytes: 15 MB for ffmpeg-core, written once per function.
+  base::ReserveWithHugePages(functions_, n);
   bodies_.reserve(n);
   constants_.reserve(n);
   memory_inits_.reserve(n);
@@ -1096,79 +1100,100 @@ void IdentityBuilder::ResolveStrings(FunctionIdentity& function,
 }
 
 void IdentityBuilder::AssignStableIds(std::vector<FunctionIdentity>& functions,
-                                      std::uint32_t imported_count) {
-  std::map<Hash128, std::vector<std::size_t>> by_base;
-  for (std::size_t i = 0; i < functions.size(); ++i) by_base[functions[i].base].push_back(i);
-
-  for (const auto& entry : by_base) {
-    // Named, not a structured binding: clang 14 cannot capture those in a lambda.
-    const Hash128& base = entry.first;
-    const std::vector<std::size_t>& group = entry.second;
-    if (group.size() == 1) {
-      functions[group[0]].stable_id = functions[group[0]].BaseId();
-      functions[group[0]].id_tier = 0;
-      continue;
+                                      std::uint32_t imported_count, std::uint32_t threads) {
+  // Functions grouped by base, each group in index order (a stable sort of the indices).
+  // Groups are independent: each writes only its own functions' ids and reads only bases,
+  // which no group writes, so they may be separated on several threads in any order.
+  std::vector<std::size_t> order(functions.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&functions](std::size_t a, std::size_t b) {
+    return functions[a].base < functions[b].base;
+  });
+  std::vector<std::size_t> group_starts;  // positions in `order` where a new base begins
+  for (std::size_t p = 0; p < order.size(); ++p) {
+    if (p == 0 || functions[order[p]].base != functions[order[p - 1]].base) {
+      group_starts.push_back(p);
     }
-    // Tier keys, each hashing the previous one, so a function separated at tier k has an id
-    // that depends only on its own inputs up to tier k (§4.2).
-    std::vector<Hash128> key(group.size());
-    std::vector<std::size_t> left(group.size());  // positions in `group` still tied
-    for (std::size_t p = 0; p < group.size(); ++p) left[p] = p;
-
-    // Assigns tier `tier` to every function in `left` whose key is unique among `left`,
-    // then keeps the rest.
-    auto separate = [&](int tier) {
-      std::map<Hash128, int> counts;
-      for (std::size_t p : left) ++counts[key[p]];
-      std::vector<std::size_t> still;
-      for (std::size_t p : left) {
-        FunctionIdentity& f = functions[group[p]];
-        if (counts[key[p]] == 1) {
-          f.id_tier = tier;
-          f.stable_id = ExtendedId(f, tier, key[p]);
-        } else {
-          still.push_back(p);
-        }
-      }
-      left = std::move(still);
-    };
-
-    // Tier 1: the base with the bases of the direct defined callees in call order.
-    // Decision: every call site counts, repeats included; a callee index outside the module
-    // (only in an invalid module) contributes a zero base.
-    for (std::size_t p : left) {
-      const FunctionIdentity& f = functions[group[p]];
-      std::string input(base.begin(), base.end());
-      PutU32(input, static_cast<std::uint32_t>(f.defined_callees.size()));
-      for (wasm::FuncIndex callee : f.defined_callees) {
-        Hash128 callee_base{};
-        const std::size_t slot = callee - imported_count;
-        if (callee >= imported_count && slot < functions.size()) {
-          callee_base = functions[slot].base;
-        }
-        input.append(callee_base.begin(), callee_base.end());
-      }
-      key[p] = Sha256Prefix(input);
-    }
-    separate(1);
-    // Tier 2: adds the exact hash.
-    for (std::size_t p : left) {
-      const FunctionIdentity& f = functions[group[p]];
-      std::string input(key[p].begin(), key[p].end());
-      input.append(f.exact.begin(), f.exact.end());
-      key[p] = Sha256Prefix(input);
-    }
-    separate(2);
-    // Tier 3: adds the ordinal among the still-identical functions, in index order (`group`
-    // is in index order).
-    std::map<Hash128, std::uint32_t> ordinals;
-    for (std::size_t p : left) {
-      std::string input(key[p].begin(), key[p].end());
-      PutU32(input, ordinals[key[p]]++);
-      key[p] = Sha256Prefix(input);
-    }
-    separate(3);
   }
+  group_starts.push_back(order.size());
+  base::ParallelChunks(
+      group_starts.size() - 1, threads, 512, [&](std::size_t begin, std::size_t end) {
+        for (std::size_t g = begin; g < end; ++g) {
+          AssignGroupStableIds(functions, imported_count,
+                               std::span<const std::size_t>(order).subspan(
+                                   group_starts[g], group_starts[g + 1] - group_starts[g]));
+        }
+      });
+}
+
+void IdentityBuilder::AssignGroupStableIds(std::vector<FunctionIdentity>& functions,
+                                           std::uint32_t imported_count,
+                                           std::span<const std::size_t> group) {
+  const Hash128 base = functions[group[0]].base;
+  if (group.size() == 1) {
+    functions[group[0]].stable_id = functions[group[0]].BaseId();
+    functions[group[0]].id_tier = 0;
+    return;
+  }
+  // Tier keys, each hashing the previous one, so a function separated at tier k has an id
+  // that depends only on its own inputs up to tier k (§4.2).
+  std::vector<Hash128> key(group.size());
+  std::vector<std::size_t> left(group.size());  // positions in `group` still tied
+  for (std::size_t p = 0; p < group.size(); ++p) left[p] = p;
+
+  // Assigns tier `tier` to every function in `left` whose key is unique among `left`,
+  // then keeps the rest.
+  auto separate = [&](int tier) {
+    std::map<Hash128, int> counts;
+    for (std::size_t p : left) ++counts[key[p]];
+    std::vector<std::size_t> still;
+    for (std::size_t p : left) {
+      FunctionIdentity& f = functions[group[p]];
+      if (counts[key[p]] == 1) {
+        f.id_tier = tier;
+        f.stable_id = ExtendedId(f, tier, key[p]);
+      } else {
+        still.push_back(p);
+      }
+    }
+    left = std::move(still);
+  };
+
+  // Tier 1: the base with the bases of the direct defined callees in call order.
+  // Decision: every call site counts, repeats included; a callee index outside the module
+  // (only in an invalid module) contributes a zero base.
+  for (std::size_t p : left) {
+    const FunctionIdentity& f = functions[group[p]];
+    std::string input(base.begin(), base.end());
+    PutU32(input, static_cast<std::uint32_t>(f.defined_callees.size()));
+    for (wasm::FuncIndex callee : f.defined_callees) {
+      Hash128 callee_base{};
+      const std::size_t slot = callee - imported_count;
+      if (callee >= imported_count && slot < functions.size()) {
+        callee_base = functions[slot].base;
+      }
+      input.append(callee_base.begin(), callee_base.end());
+    }
+    key[p] = Sha256Prefix(input);
+  }
+  separate(1);
+  // Tier 2: adds the exact hash.
+  for (std::size_t p : left) {
+    const FunctionIdentity& f = functions[group[p]];
+    std::string input(key[p].begin(), key[p].end());
+    input.append(f.exact.begin(), f.exact.end());
+    key[p] = Sha256Prefix(input);
+  }
+  separate(2);
+  // Tier 3: adds the ordinal among the still-identical functions, in index order (`group`
+  // is in index order).
+  std::map<Hash128, std::uint32_t> ordinals;
+  for (std::size_t p : left) {
+    std::string input(key[p].begin(), key[p].end());
+    PutU32(input, ordinals[key[p]]++);
+    key[p] = Sha256Prefix(input);
+  }
+  separate(3);
 }
 
 void IdentityBuilder::AddInitializedSegments() {
@@ -1199,19 +1224,24 @@ void IdentityBuilder::AddInitializedSegments() {
   }
 }
 
-ModuleIdentity IdentityBuilder::Finish() && {
+ModuleIdentity IdentityBuilder::Finish(std::uint32_t threads) && {
   AddInitializedSegments();
   IndexSegments();
-  for (std::size_t i = 0; i < functions_.size(); ++i) {
-    FunctionIdentity& f = functions_[i];
-    if (auto it = names_.find(f.func_index); it != names_.end()) f.raw_name = it->second;
-    if (auto it = export_names_.find(f.func_index); it != export_names_.end()) {
-      f.export_names = it->second;
-      f.is_exported = true;
-    }
-    ResolveStrings(f, constants_[i]);
-  }
-  AssignStableIds(functions_, imported_function_count_);
+  // Each function reads only the (now fixed) names, exports and segments and writes only
+  // itself, so the functions are split among the threads.
+  base::ParallelChunks(
+      functions_.size(), threads, 1024, [this](std::size_t begin, std::size_t end) {
+        for (std::size_t i = begin; i < end; ++i) {
+          FunctionIdentity& f = functions_[i];
+          if (auto it = names_.find(f.func_index); it != names_.end()) f.raw_name = it->second;
+          if (auto it = export_names_.find(f.func_index); it != export_names_.end()) {
+            f.export_names = it->second;
+            f.is_exported = true;
+          }
+          ResolveStrings(f, constants_[i]);
+        }
+      });
+  AssignStableIds(functions_, imported_function_count_, threads);
   return {.imports = std::move(imports_), .functions = std::move(functions_)};
 }
 

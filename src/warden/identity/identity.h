@@ -178,9 +178,11 @@ class IdentityBuilder final : public wasm::ModuleVisitor {
   // `module_bytes` are the bytes given to ReadModule and must outlive this object.
   explicit IdentityBuilder(std::span<const std::uint8_t> module_bytes);
 
-  // Returns the identity of the module: resolves referenced strings and assigns stable ids.
+  // Returns the identity of the module: resolves referenced strings and assigns stable ids,
+  // on up to `threads` threads (the calling one included); the result does not depend on
+  // `threads`.
   // REQUIRES: ReadModule over module_bytes with this visitor returned OK.
-  ModuleIdentity Finish() &&;
+  ModuleIdentity Finish(std::uint32_t threads = 1) &&;
 
   // Bodies of different functions may be read on several threads (ReadOptions::
   // decode_threads): each keeps its state in its own slot.
@@ -249,7 +251,12 @@ class IdentityBuilder final : public wasm::ModuleVisitor {
   const Segment* SegmentAt(std::uint64_t address) const;
   void ResolveStrings(FunctionIdentity& function, std::span<const std::uint64_t> constants) const;
   static void AssignStableIds(std::vector<FunctionIdentity>& functions,
-                              std::uint32_t imported_count);
+                              std::uint32_t imported_count, std::uint32_t threads);
+  // Assigns the ids of one group of functions sharing a base (positions in `functions`, in
+  // index order), reading the bases of their callees.
+  static void AssignGroupStableIds(std::vector<FunctionIdentity>& functions,
+                                   std::uint32_t imported_count,
+                                   std::span<const std::size_t> group);
 
   const std::span<const std::uint8_t> module_bytes_;
   std::vector<wasm::FuncType> types_;

@@ -409,27 +409,29 @@ Result<StoreResult> Kb::StoreVersion(const VersionRecord& version,
                                  "?18, ?19, ?20, ?21, ?22, ?23)",
                                  kFunctionColumns)));
     std::size_t done = 0;
+    // The record's own strings are bound without a copy: `functions` outlives `stmt`, and
+    // each is bound again (or the statement destroyed) before the next record is read.
     for (const FunctionRecord& f : functions) {
       stmt.Reset();
       RETURN_IF_ERROR(stmt.Bind(1, result.version_id));
       RETURN_IF_ERROR(stmt.Bind(2, f.func_index));
       RETURN_IF_ERROR(stmt.Bind(3, f.is_import ? 1 : 0));
       if (f.is_import) {
-        RETURN_IF_ERROR(stmt.Bind(4, std::string_view(f.import_module)));
-        RETURN_IF_ERROR(stmt.Bind(5, std::string_view(f.import_field)));
+        RETURN_IF_ERROR(stmt.BindUncopiedText(4, f.import_module));
+        RETURN_IF_ERROR(stmt.BindUncopiedText(5, f.import_field));
       } else {
         RETURN_IF_ERROR(stmt.Bind(4, nullptr));
         RETURN_IF_ERROR(stmt.Bind(5, nullptr));
       }
-      RETURN_IF_ERROR(stmt.Bind(6, std::string_view(f.type_signature)));
-      RETURN_IF_ERROR(stmt.Bind(7, std::string_view(f.stable_id)));
+      RETURN_IF_ERROR(stmt.BindUncopiedText(6, f.type_signature));
+      RETURN_IF_ERROR(stmt.BindUncopiedText(7, f.stable_id));
       RETURN_IF_ERROR(stmt.Bind(8, f.id_tier));
       if (f.is_import) {
         for (int i = 9; i <= 13; ++i) RETURN_IF_ERROR(stmt.Bind(i, nullptr));
       } else {
-        RETURN_IF_ERROR(stmt.Bind(9, std::string_view(f.norm_hash)));
-        RETURN_IF_ERROR(stmt.Bind(10, std::string_view(f.exact_hash)));
-        RETURN_IF_ERROR(stmt.Bind(11, std::string_view(f.structural_hash)));
+        RETURN_IF_ERROR(stmt.BindUncopiedText(9, f.norm_hash));
+        RETURN_IF_ERROR(stmt.BindUncopiedText(10, f.exact_hash));
+        RETURN_IF_ERROR(stmt.BindUncopiedText(11, f.structural_hash));
         RETURN_IF_ERROR(stmt.BindBlob(12, PackLe(f.minhash)));
         RETURN_IF_ERROR(stmt.BindBlob(13, PackLe(f.histogram)));
       }
@@ -438,11 +440,12 @@ Result<StoreResult> Kb::StoreVersion(const VersionRecord& version,
       RETURN_IF_ERROR(stmt.Bind(16, f.instruction_count));
       RETURN_IF_ERROR(stmt.Bind(17, f.body_offset));
       RETURN_IF_ERROR(stmt.Bind(18, f.body_size));
-      RETURN_IF_ERROR(BindOptional(stmt, 19, f.raw_name));
+      RETURN_IF_ERROR(f.raw_name.has_value() ? stmt.BindUncopiedText(19, *f.raw_name)
+                                             : stmt.Bind(19, nullptr));
       RETURN_IF_ERROR(stmt.Bind(20, std::string_view(ToJson(f.export_names))));
       RETURN_IF_ERROR(stmt.Bind(21, std::string_view(ToJson(f.call_targets))));
       RETURN_IF_ERROR(stmt.Bind(22, std::string_view(ToJson(f.referenced_strings))));
-      RETURN_IF_ERROR(stmt.BindBlob(23, f.opcodes));
+      RETURN_IF_ERROR(stmt.BindUncopiedBlob(23, f.opcodes));
       RETURN_IF_ERROR(stmt.Step().status().WithContext(
           fmt::format("store version: function {}", f.func_index)));
       ++done;

@@ -36,10 +36,16 @@ struct ReadOptions {
   bool decode_bodies = true;
   // Threads that decode function bodies, the calling one included, when the visitor allows
   // it (ModuleVisitor::ConcurrentBodies). The bodies are framed first, then decoded in
-  // contiguous ranges of about equal bytes. The result, and the error returned for a bad
-  // module, are the same as with one thread: the error of the lowest-indexed bad body.
+  // chunks of consecutive bodies (decode_chunk_bytes each) that free threads take in index
+  // order. The result, and the error returned for a bad module, are the same as with one
+  // thread: the error of the lowest-indexed bad body.
   // Default 1.
   std::uint32_t decode_threads = 1;
+  // With decode_threads > 1: a chunk ends at the body that brings it to at least this many
+  // body bytes (so a chunk holds at least one body). Default 256 KiB: ~130 chunks for a
+  // 32 MB module, few enough that taking one costs nothing, small enough to share the end of
+  // the section evenly.
+  std::uint32_t decode_chunk_bytes = 256 * 1024;
 };
 
 // Reads `bytes` as a wasm module, reporting to `visitor`. Returns the first error, from the

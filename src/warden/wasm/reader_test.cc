@@ -515,11 +515,14 @@ TEST(ReaderConcurrencyTest, ThreadsGiveTheSameBodies) {
   PerFunctionVisitor one(false);
   ASSERT_TRUE(ReadModule(module, one).ok());
   for (std::uint32_t threads : {2u, 3u, 8u}) {
-    PerFunctionVisitor many(true);
-    ReadOptions options;
-    options.decode_threads = threads;
-    ASSERT_TRUE(ReadModule(module, many, options).ok());
-    EXPECT_EQ(many.bodies, one.bodies) << threads << " threads";
+    for (std::uint32_t chunk_bytes : {1u, 40u, 256u * 1024}) {
+      PerFunctionVisitor many(true);
+      ReadOptions options;
+      options.decode_threads = threads;
+      options.decode_chunk_bytes = chunk_bytes;
+      ASSERT_TRUE(ReadModule(module, many, options).ok());
+      EXPECT_EQ(many.bodies, one.bodies) << threads << " threads, chunks of " << chunk_bytes;
+    }
   }
 }
 
@@ -534,10 +537,15 @@ TEST(ReaderConcurrencyTest, ThreadsReportTheLowestBadBody) {
   ASSERT_EQ(expected.code(), StatusCode::kMalformed);
   EXPECT_THAT(expected.message(), HasSubstr("function 120"));
   for (std::uint32_t threads : {2u, 4u}) {
-    PerFunctionVisitor many(true);
-    ReadOptions options;
-    options.decode_threads = threads;
-    EXPECT_EQ(ReadModule(module, many, options).ToString(), expected.ToString());
+    // Both bad bodies in one chunk, in chunks of their own, and in neighbouring chunks.
+    for (std::uint32_t chunk_bytes : {1u, 12u, 64u, 256u * 1024}) {
+      PerFunctionVisitor many(true);
+      ReadOptions options;
+      options.decode_threads = threads;
+      options.decode_chunk_bytes = chunk_bytes;
+      EXPECT_EQ(ReadModule(module, many, options).ToString(), expected.ToString())
+          << threads << " threads, chunks of " << chunk_bytes;
+    }
   }
 }
 
@@ -554,10 +562,13 @@ TEST(ReaderConcurrencyTest, FramingErrorComesAfterEarlierBodyErrors) {
     const Status expected = ReadModule(module, one);
     ASSERT_FALSE(expected.ok());
     EXPECT_THAT(expected.message(), HasSubstr(bad_body ? "function 10" : "function body size"));
-    PerFunctionVisitor many(true);
-    ReadOptions options;
-    options.decode_threads = 2;
-    EXPECT_EQ(ReadModule(module, many, options).ToString(), expected.ToString());
+    for (std::uint32_t chunk_bytes : {1u, 50u, 256u * 1024}) {
+      PerFunctionVisitor many(true);
+      ReadOptions options;
+      options.decode_threads = 2;
+      options.decode_chunk_bytes = chunk_bytes;
+      EXPECT_EQ(ReadModule(module, many, options).ToString(), expected.ToString()) << chunk_bytes;
+    }
   }
 }
 
