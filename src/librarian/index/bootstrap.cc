@@ -333,10 +333,10 @@ Status Run::Open() {
   eo.timeout_ms = options_.timeout.timeout_ms;
   std::size_t workers =
       options_.workers == 0 ? base::ThreadPool::DefaultWorkers() : options_.workers;
-  for (std::size_t i = 0; i < workers; ++i) {
-    ASSIGN_OR_RETURN(std::unique_ptr<extract::Extractor> e, extract::Extractor::Create(eo));
-    extractors_.push_back(std::move(e));
-  }
+  // One ctags probe for all workers (Extractor::Fork).
+  ASSIGN_OR_RETURN(std::unique_ptr<extract::Extractor> first, extract::Extractor::Create(eo));
+  extractors_.push_back(std::move(first));
+  while (extractors_.size() < workers) extractors_.push_back(extractors_.front()->Fork());
 
   report_.run_id = NewRunId();
   run_.run_id = report_.run_id;
