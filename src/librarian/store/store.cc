@@ -220,6 +220,14 @@ Result<std::unique_ptr<Store>> Store::Open(const std::string& path, const StoreO
   // (docs/decisions/0023).
   RETURN_IF_ERROR(db->Exec(fmt::format("PRAGMA cache_size=-{}", kPageCacheKib)));
   RETURN_IF_ERROR(db->Exec(fmt::format("PRAGMA mmap_size={}", kMmapBytes)));
+  if (options.wal_autocheckpoint_pages < 0) {
+    return Status::InvalidArgument(
+        fmt::format("{}: wal_autocheckpoint_pages: must not be negative", path));
+  }
+  if (options.wal_autocheckpoint_pages > 0) {
+    RETURN_IF_ERROR(
+        db->Exec(fmt::format("PRAGMA wal_autocheckpoint={}", options.wal_autocheckpoint_pages)));
+  }
   return std::unique_ptr<Store>(new Store(std::move(db), state.trigram, state.rebuilt));
 }
 

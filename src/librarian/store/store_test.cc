@@ -285,6 +285,32 @@ TEST_F(StoreTest, PreparedRowsMustMatchTheFacts) {
   EXPECT_EQ(Count("files"), 0);
 }
 
+TEST_F(StoreTest, WalAutocheckpointOption) {
+  auto autocheckpoint = [&]() -> std::int64_t {
+    auto st = store_->db().Prepare("PRAGMA wal_autocheckpoint");
+    EXPECT_TRUE(st.ok());
+    if (!st.ok()) return -1;
+    auto row = st->Step();
+    EXPECT_TRUE(row.ok() && *row);
+    return st->ColumnInt64(0);
+  };
+  EXPECT_EQ(autocheckpoint(), 1000);  // SQLite's default
+  StoreOptions options;
+  options.wal_autocheckpoint_pages = 16384;
+  OpenStore(options);
+  EXPECT_EQ(autocheckpoint(), 16384);
+  Put("src/a.cc", "int a() { return 1; }\n");
+  EXPECT_TRUE(store_->IntegrityCheck().ok());
+
+  options.wal_autocheckpoint_pages = -1;
+  store_.reset();
+  auto bad = Store::Open(dir_.Abs("librarian.sqlite"), options);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), base::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(bad.status().message()),
+              ::testing::HasSubstr("wal_autocheckpoint_pages"));
+}
+
 TEST_F(StoreTest, RunsRoundTrip) {
   WriteBatch batch;
   batch.run = RunRecord{
