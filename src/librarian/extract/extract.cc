@@ -48,7 +48,11 @@ Result<std::unique_ptr<Extractor>> Extractor::Create(const ExtractorOptions& opt
   return std::unique_ptr<Extractor>(new Extractor(options, std::move(ctags)));
 }
 
-Extractor::Extractor(const ExtractorOptions& options, std::unique_ptr<Ctags> ctags)
+std::unique_ptr<Extractor> Extractor::Fork() const {
+  return std::unique_ptr<Extractor>(new Extractor(options_, ctags_));
+}
+
+Extractor::Extractor(const ExtractorOptions& options, std::shared_ptr<const Ctags> ctags)
     : options_(options),
       ctags_(std::move(ctags)),
       tree_sitter_(std::make_unique<internal::TreeSitterExtractor>()) {}

@@ -45,6 +45,10 @@ struct ExtractorOptions {
 class Extractor {
  public:
   static Result<std::unique_ptr<Extractor>> Create(const ExtractorOptions& options);
+  // Returns a new extractor with the same options (time limit included) for another thread.
+  // It shares this one's ctags (immutable, probed once by Create: each probe starts two
+  // processes) and has its own tree-sitter parser; grammar overrides are not copied.
+  std::unique_ptr<Extractor> Fork() const;
   Extractor(const Extractor&) = delete;
   Extractor& operator=(const Extractor&) = delete;
   ~Extractor();
@@ -70,13 +74,13 @@ class Extractor {
   void set_timeout_ms(std::int64_t timeout_ms) { options_.timeout_ms = timeout_ms; }
 
  private:
-  Extractor(const ExtractorOptions& options, std::unique_ptr<Ctags> ctags);
+  Extractor(const ExtractorOptions& options, std::shared_ptr<const Ctags> ctags);
   Result<FileFacts> ExtractWithCtags(std::string_view path, std::string_view content,
                                      const std::string& language);
   static FileFacts TextFacts(std::string_view path, std::string_view content);
 
   ExtractorOptions options_;
-  const std::unique_ptr<Ctags> ctags_;  // null without ctags
+  const std::shared_ptr<const Ctags> ctags_;  // null without ctags; shared by Fork()
   const std::unique_ptr<internal::TreeSitterExtractor> tree_sitter_;
 };
 

@@ -269,6 +269,40 @@ TEST_F(ExtractTest, DeepNestingIsBounded) {
   EXPECT_EQ(facts->symbols[0].name, "f");
 }
 
+// Bootstrap forks one extractor per worker: the fork shares the ctags probe and extracts
+// every route (tree-sitter, ctags, text) exactly as the original does.
+TEST_F(ExtractTest, ForkSharesCtagsAndExtractsAlike) {
+  extractor_->set_timeout_ms(12'345);
+  std::unique_ptr<Extractor> fork = extractor_->Fork();
+  ASSERT_NE(fork, nullptr);
+  EXPECT_EQ(fork->ctags(), extractor_->ctags());
+  EXPECT_EQ(fork->options().timeout_ms, 12'345);
+  EXPECT_EQ(fork->options().ctags_program, extractor_->options().ctags_program);
+  for (const char* name : {"widget.cc", "greeter.rb", "notes.txt"}) {
+    std::string content = ReadFixture(name);
+    Routing routing = extractor_->Route(name, true);
+    Routing forked_routing = fork->Route(name, true);
+    EXPECT_EQ(forked_routing.language, routing.language) << name;
+    EXPECT_EQ(forked_routing.ctags_language, routing.ctags_language) << name;
+    auto a = extractor_->Extract(name, content, routing);
+    auto b = fork->Extract(name, content, forked_routing);
+    ASSERT_TRUE(a.ok() && b.ok()) << name;
+    EXPECT_EQ(b->extractor, a->extractor) << name;
+    EXPECT_THAT(Describe(*b), ElementsAreArray(Describe(*a))) << name;
+    ASSERT_EQ(b->chunks.size(), a->chunks.size()) << name;
+    for (std::size_t i = 0; i < a->chunks.size(); ++i)
+      EXPECT_EQ(b->chunks[i].text, a->chunks[i].text);
+  }
+  // The fork outlives the original: the shared ctags stays alive.
+  extractor_.reset();
+  std::string ruby = ReadFixture("greeter.rb");
+  auto facts = fork->Extract("greeter.rb", ruby, fork->Route("greeter.rb", true));
+  ASSERT_TRUE(facts.ok());
+  if (fork->ctags() != nullptr) {
+    EXPECT_THAT(facts->extractor, ::testing::StartsWith("ctags@"));
+  }
+}
+
 TEST_F(ExtractTest, CancelledBeforeStart) {
   base::Cancellation cancel;
   cancel.Cancel();

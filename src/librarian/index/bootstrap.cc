@@ -38,8 +38,15 @@ using Clock = std::chrono::steady_clock;
 
 // Largest file the bootstrap reads (the crawler's cap is configurable up to this).
 constexpr std::uint64_t kMaxReadBytes = std::uint64_t{1} << 32;
-// Extraction results waiting for the writer, at most; bounds memory when writes lag.
-constexpr std::size_t kQueueCapacity = 64;
+// Extraction results waiting for the writer, at most, by count and by file bytes; bounds
+// memory when writes lag. The queue must hold more than a batch (kCheckpointFiles): while the
+// writer applies one batch it takes nothing from the queue, and with a smaller queue the
+// workers stood idle for most of every Apply (docs/decisions/0025). One outcome is always
+// admitted, whatever its size.
+constexpr std::size_t kQueueCapacity = 4 * kCheckpointFiles;
+constexpr std::size_t kQueueBytes = std::size_t{64} << 20;
+// The bootstrap store's wal_autocheckpoint: 16,384 pages of 4 KiB (StoreOptions).
+constexpr int kBootstrapWalCheckpointPages = 16384;
 // Function-context packs per file (spec §2.2).
 constexpr std::uint64_t kMaxFunctionPacksPerFile = 100;
 
@@ -199,7 +206,8 @@ struct Outcome {
   std::string content;
   std::string sha256;  // of `content` (the file may have changed since the crawl)
   extract::FileFacts facts;
-  bool cancelled = false;  // dropped: the run was cancelled or stopped mid-file
+  store::PreparedRows rows;  // derived row text, computed on the worker (store.h)
+  bool cancelled = false;    // dropped: the run was cancelled or stopped mid-file
 };
 
 // A bounded multi-producer, single-consumer queue of outcomes.
@@ -208,7 +216,10 @@ class OutcomeQueue {
   explicit OutcomeQueue(std::size_t producers) : producers_(producers) {}
   void Push(Outcome outcome) {
     std::unique_lock lock(mu_);
-    not_full_.wait(lock, [&] { return queue_.size() < kQueueCapacity; });
+    not_full_.wait(lock, [&] {
+      return queue_.empty() || (queue_.size() < kQueueCapacity && bytes_ < kQueueBytes);
+    });
+    bytes_ += outcome.content.size();
     queue_.push_back(std::move(outcome));
     not_empty_.notify_one();
   }
@@ -224,7 +235,8 @@ class OutcomeQueue {
     if (queue_.empty()) return false;
     out = std::move(queue_.front());
     queue_.pop_front();
-    not_full_.notify_one();
+    bytes_ -= out.content.size();
+    not_full_.notify_all();
     return true;
   }
 
@@ -232,6 +244,7 @@ class OutcomeQueue {
   std::mutex mu_;
   std::condition_variable not_empty_, not_full_;
   std::deque<Outcome> queue_;
+  std::size_t bytes_ = 0;  // sum of content sizes in queue_
   std::size_t producers_;
 };
 
@@ -294,6 +307,10 @@ Status Run::Open() {
   report_.store_path = options_.store_path.empty() ? StorePathFor(root_) : options_.store_path;
   store::StoreOptions so;
   so.trigram = options_.trigram;
+  // A bootstrap writes the whole store in a few minutes at most: checkpoint every 64 MiB of
+  // WAL instead of every 4 MiB (fewer page copies and syncs on the writer thread,
+  // docs/decisions/0025).
+  so.wal_autocheckpoint_pages = kBootstrapWalCheckpointPages;
   ASSIGN_OR_RETURN(store_, store::Store::Open(report_.store_path, so));
   force_ = options_.force;
   if (store_->schema_rebuilt()) {
@@ -322,10 +339,10 @@ Status Run::Open() {
   eo.timeout_ms = options_.timeout.timeout_ms;
   std::size_t workers =
       options_.workers == 0 ? base::ThreadPool::DefaultWorkers() : options_.workers;
-  for (std::size_t i = 0; i < workers; ++i) {
-    ASSIGN_OR_RETURN(std::unique_ptr<extract::Extractor> e, extract::Extractor::Create(eo));
-    extractors_.push_back(std::move(e));
-  }
+  // One ctags probe for all workers (Extractor::Fork).
+  ASSIGN_OR_RETURN(std::unique_ptr<extract::Extractor> first, extract::Extractor::Create(eo));
+  extractors_.push_back(std::move(first));
+  while (extractors_.size() < workers) extractors_.push_back(extractors_.front()->Fork());
 
   report_.run_id = NewRunId();
   run_.run_id = report_.run_id;
@@ -499,6 +516,9 @@ void Run::Work(extract::Extractor& extractor, const std::vector<std::size_t>& jo
           return Status::Ok();
         },
         final_pass);
+    if (out.attempts.verdict == crawl::FileVerdict::kDone) {
+      out.rows = store::PrepareRows(path, out.facts, out.content);
+    }
     if (out.attempts.verdict != crawl::FileVerdict::kDone &&
         out.attempts.last.code() == base::StatusCode::kCancelled) {
       out.cancelled = true;
@@ -583,6 +603,7 @@ Status Run::Accept(Outcome& outcome, bool final_pass) {
       r.file.run_id = run_.run_id;
       r.facts = &o.facts;
       r.content = o.content;
+      r.prepared = &o.rows;
       batch_.replace.push_back(std::move(r));
       break;
     }

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -187,6 +188,29 @@ std::string_view FileStatusName(FileStatus status) {
   return "failed";
 }
 
+PreparedRows PrepareRows(std::string_view path, const extract::FileFacts& facts,
+                         std::string_view content) {
+  PreparedRows out;
+  out.target_ids.reserve(facts.symbols.size());
+  out.span_sha256.reserve(facts.symbols.size());
+  std::unordered_map<std::string, int> seen;
+  for (const extract::Symbol& s : facts.symbols) {
+    std::string target = fmt::format("{}:{}::{}", TargetPrefix(s.kind), path, s.qualified_name);
+    int n = ++seen[target];
+    if (n > 1) target += fmt::format("~{}", n);  // overloads, #ifdef alternatives
+    out.target_ids.push_back(std::move(target));
+    std::string span_hash;
+    if (s.start_byte <= s.end_byte && s.end_byte <= content.size()) {
+      span_hash = base::Sha256Hex(content.substr(s.start_byte, s.end_byte - s.start_byte));
+    }
+    out.span_sha256.push_back(std::move(span_hash));
+  }
+  out.chunk_subwords.reserve(facts.chunks.size());
+  for (const extract::Chunk& c : facts.chunks) out.chunk_subwords.push_back(ChunkSubwords(c));
+  out.path_words = PathWords(path);
+  return out;
+}
+
 Result<std::unique_ptr<Store>> Store::Open(const std::string& path, const StoreOptions& options) {
   ASSIGN_OR_RETURN(std::unique_ptr<base::Database> db, base::Database::Open(path));
   ASSIGN_OR_RETURN(internal::SchemaState state, internal::EnsureSchema(*db, options.trigram));
@@ -196,6 +220,14 @@ Result<std::unique_ptr<Store>> Store::Open(const std::string& path, const StoreO
   // (docs/decisions/0023).
   RETURN_IF_ERROR(db->Exec(fmt::format("PRAGMA cache_size=-{}", kPageCacheKib)));
   RETURN_IF_ERROR(db->Exec(fmt::format("PRAGMA mmap_size={}", kMmapBytes)));
+  if (options.wal_autocheckpoint_pages < 0) {
+    return Status::InvalidArgument(
+        fmt::format("{}: wal_autocheckpoint_pages: must not be negative", path));
+  }
+  if (options.wal_autocheckpoint_pages > 0) {
+    RETURN_IF_ERROR(
+        db->Exec(fmt::format("PRAGMA wal_autocheckpoint={}", options.wal_autocheckpoint_pages)));
+  }
   return std::unique_ptr<Store>(new Store(std::move(db), state.trigram, state.rebuilt));
 }
 
@@ -257,13 +289,13 @@ Status Store::Apply(const WriteBatch& batch) {
   RETURN_IF_ERROR(ChunkIndexes(cleared, /*remove=*/true));
 
   std::vector<std::int64_t> written;
-  std::vector<std::pair<std::int64_t, std::string_view>> added_paths;
+  std::vector<std::pair<std::int64_t, const FileReplace*>> added_paths;
   for (const FileReplace& r : batch.replace) {
     bool added = false;
     Result<std::int64_t> id = ReplaceLocked(r, &added);
     if (!id.ok()) return id.status().WithContext(r.file.path);
     written.push_back(*id);
-    if (added) added_paths.emplace_back(*id, r.file.path);
+    if (added) added_paths.emplace_back(*id, &r);
   }
   for (const FileTouch& t : batch.touch) {
     ASSIGN_OR_RETURN(internal::ScopedStatement scoped,
@@ -296,14 +328,17 @@ Status Store::Apply(const WriteBatch& batch) {
     ASSIGN_OR_RETURN(internal::ScopedStatement scoped,
                      stmts_->Get("INSERT INTO path_fts(rowid, path, words) VALUES (?1, ?2, ?3)"));
     base::Statement& st = *scoped;
-    for (const auto& [id, path] : added_paths) {
+    for (const auto& [id, r] : added_paths) {
+      const std::string& path = r->file.path;
       // A path replaced and then removed in the same batch is gone.
       ASSIGN_OR_RETURN(std::optional<std::int64_t> still, FileId(*stmts_, path));
       if (!still || *still != id) continue;
+      std::string words = r->prepared != nullptr ? std::string() : PathWords(path);
       st.Reset();
       RETURN_IF_ERROR(st.Bind(1, id));
-      RETURN_IF_ERROR(st.Bind(2, path));
-      RETURN_IF_ERROR(st.Bind(3, std::string_view(PathWords(path))));
+      RETURN_IF_ERROR(st.Bind(2, std::string_view(path)));
+      RETURN_IF_ERROR(
+          st.Bind(3, std::string_view(r->prepared != nullptr ? r->prepared->path_words : words)));
       RETURN_IF_ERROR(st.Step());
     }
   }
@@ -388,6 +423,14 @@ Result<std::int64_t> Store::ReplaceLocked(const FileReplace& r, bool* added) {
   if (!existing) file_id = db_->LastInsertRowId();  // path_fts: written by Apply
   if (r.facts == nullptr) return file_id;
   const extract::FileFacts& facts = *r.facts;
+  std::optional<PreparedRows> local;
+  if (r.prepared == nullptr) local = PrepareRows(f.path, facts, r.content);
+  const PreparedRows& prepared = r.prepared != nullptr ? *r.prepared : *local;
+  if (prepared.target_ids.size() != facts.symbols.size() ||
+      prepared.span_sha256.size() != facts.symbols.size() ||
+      prepared.chunk_subwords.size() != facts.chunks.size()) {
+    return Status::InvalidArgument("prepared rows do not match the facts");
+  }
 
   // Symbols, in order (a parent precedes its children), with their target ids.
   std::vector<std::int64_t> symbol_ids(facts.symbols.size(), 0);
@@ -399,16 +442,8 @@ Result<std::int64_t> Store::ReplaceLocked(const FileReplace& r, bool* added) {
                     "signature, doc, span_sha256, parse_error, end_known) VALUES (?1, ?2, ?3, "
                     "?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)"));
     base::Statement& st = *scoped;
-    std::unordered_map<std::string, int> seen;
     for (std::size_t i = 0; i < facts.symbols.size(); ++i) {
       const extract::Symbol& s = facts.symbols[i];
-      std::string target = fmt::format("{}:{}::{}", TargetPrefix(s.kind), f.path, s.qualified_name);
-      int n = ++seen[target];
-      if (n > 1) target += fmt::format("~{}", n);  // overloads, #ifdef alternatives
-      std::string span_hash;
-      if (s.start_byte <= s.end_byte && s.end_byte <= r.content.size()) {
-        span_hash = base::Sha256Hex(r.content.substr(s.start_byte, s.end_byte - s.start_byte));
-      }
       st.Reset();
       RETURN_IF_ERROR(st.Bind(1, file_id));
       RETURN_IF_ERROR(st.Bind(2, static_cast<std::int64_t>(i)));
@@ -417,7 +452,7 @@ Result<std::int64_t> Store::ReplaceLocked(const FileReplace& r, bool* added) {
       } else {
         RETURN_IF_ERROR(st.Bind(3, nullptr));
       }
-      RETURN_IF_ERROR(st.Bind(4, std::string_view(target)));
+      RETURN_IF_ERROR(st.Bind(4, std::string_view(prepared.target_ids[i])));
       RETURN_IF_ERROR(st.Bind(5, std::string_view(s.name)));
       RETURN_IF_ERROR(st.Bind(6, std::string_view(s.qualified_name)));
       RETURN_IF_ERROR(st.Bind(7, extract::SymbolKindName(s.kind)));
@@ -427,7 +462,7 @@ Result<std::int64_t> Store::ReplaceLocked(const FileReplace& r, bool* added) {
       RETURN_IF_ERROR(st.Bind(11, s.end_byte));
       RETURN_IF_ERROR(st.Bind(12, std::string_view(s.signature)));
       RETURN_IF_ERROR(st.Bind(13, std::string_view(s.doc)));
-      RETURN_IF_ERROR(st.Bind(14, std::string_view(span_hash)));
+      RETURN_IF_ERROR(st.Bind(14, std::string_view(prepared.span_sha256[i])));
       RETURN_IF_ERROR(st.Bind(15, s.parse_error ? 1 : 0));
       RETURN_IF_ERROR(st.Bind(16, s.end_known ? 1 : 0));
       RETURN_IF_ERROR(st.Step());
@@ -445,7 +480,8 @@ Result<std::int64_t> Store::ReplaceLocked(const FileReplace& r, bool* added) {
                     "end_line, name, subwords, doc, body, path) VALUES (?1, ?2, ?3, ?4, ?5, ?6, "
                     "?7, ?8, ?9, ?10, ?11)"));
     base::Statement& st = *scoped;
-    for (const extract::Chunk& c : facts.chunks) {
+    for (std::size_t i = 0; i < facts.chunks.size(); ++i) {
+      const extract::Chunk& c = facts.chunks[i];
       st.Reset();
       RETURN_IF_ERROR(st.Bind(1, file_id));
       if (auto id = symbol_id(c.symbol)) {
@@ -458,7 +494,7 @@ Result<std::int64_t> Store::ReplaceLocked(const FileReplace& r, bool* added) {
       RETURN_IF_ERROR(st.Bind(5, c.start_line));
       RETURN_IF_ERROR(st.Bind(6, c.end_line));
       RETURN_IF_ERROR(st.Bind(7, std::string_view(c.name)));
-      RETURN_IF_ERROR(st.Bind(8, std::string_view(ChunkSubwords(c))));
+      RETURN_IF_ERROR(st.Bind(8, std::string_view(prepared.chunk_subwords[i])));
       RETURN_IF_ERROR(st.Bind(9, std::string_view(c.doc)));
       RETURN_IF_ERROR(st.Bind(10, std::string_view(c.text)));
       RETURN_IF_ERROR(st.Bind(11, std::string_view(f.path)));

@@ -49,6 +49,12 @@ struct StoreOptions {
   // the store's write time, so it is opt-in per workspace (spec §6.5). An existing database
   // keeps the setting it was created with. Default false.
   bool trigram = false;
+  // WAL pages after which a commit checkpoints the WAL into the database file (SQLite's
+  // wal_autocheckpoint); 0 keeps SQLite's default of 1000 pages. Each checkpoint copies the
+  // pages and syncs the file, so a bulk writer (bootstrap) checkpoints less often with a larger
+  // value, at the cost of a larger WAL file between checkpoints. Durability and crash safety
+  // are the same either way. Default 0.
+  int wal_autocheckpoint_pages = 0;
 };
 
 // spec §1.2 file statuses.
@@ -76,11 +82,31 @@ struct FileRecord {
   std::string run_id;  // the run that last changed it
 };
 
+// The text a replacement's rows carry that is derived from the facts rather than copied: each
+// symbol's target id and span hash, each chunk's `subwords` column and the path's words for
+// path_fts. Deriving it is pure CPU work without the database, so a caller with several
+// threads (bootstrap's extraction workers) computes it with PrepareRows off the writer thread;
+// Apply derives it itself when a FileReplace carries none, and the rows are the same either way.
+struct PreparedRows {
+  std::vector<std::string> target_ids;      // one per facts.symbols entry
+  std::vector<std::string> span_sha256;     // one per facts.symbols entry ("" if out of range)
+  std::vector<std::string> chunk_subwords;  // one per facts.chunks entry
+  std::string path_words;                   // sub-words of the path
+};
+
+// Returns the derived row text of `path` with `facts` (which must describe `content`).
+// Thread safety: a pure function; call it from any thread.
+PreparedRows PrepareRows(std::string_view path, const extract::FileFacts& facts,
+                         std::string_view content);
+
 // Replace everything stored for `file.path` with `facts` (which must describe `content`).
 struct FileReplace {
   FileRecord file;
   const extract::FileFacts* facts = nullptr;  // null: the file record only (e.g. skipped)
   std::string_view content;                   // for span hashes
+  // PrepareRows(file.path, *facts, content), or null to let Apply compute it. Must outlive
+  // the Apply call.
+  const PreparedRows* prepared = nullptr;
 };
 
 // Same content, new mtime/size (spec §2.3 "touched").

@@ -194,6 +194,123 @@ TEST_F(StoreTest, RoundTrip) {
   EXPECT_EQ(again->size(), facts.symbols.size());
 }
 
+// Bootstrap's workers call PrepareRows and hand the result to Apply; the rows must be exactly
+// those Apply derives itself.
+TEST_F(StoreTest, PreparedRowsStoreTheSameRows) {
+  std::string content = ReadFixture("widget.cc");
+  auto facts =
+      extractor_->Extract("src/widget.cc", content, extractor_->Route("src/widget.cc", true));
+  ASSERT_TRUE(facts.ok()) << facts.status().ToString();
+  ASSERT_FALSE(facts->symbols.empty());
+  ASSERT_FALSE(facts->chunks.empty());
+  PreparedRows prepared = PrepareRows("lib/widget.cc", *facts, content);
+  ASSERT_EQ(prepared.target_ids.size(), facts->symbols.size());
+  ASSERT_EQ(prepared.chunk_subwords.size(), facts->chunks.size());
+  EXPECT_EQ(prepared.path_words, "lib widget cc");
+
+  // The same facts stored twice, under two paths: derived by Apply, and prepared.
+  FileRecord file;
+  file.sha256 = base::Sha256Hex(content);
+  file.language = facts->language;
+  file.extractor = facts->extractor;
+  file.size = content.size();
+  file.run_id = "run_1";
+  WriteBatch batch;
+  file.path = "src/widget.cc";
+  batch.replace.push_back(FileReplace{file, &*facts, content});
+  file.path = "lib/widget.cc";
+  batch.replace.push_back(FileReplace{file, &*facts, content, &prepared});
+  ASSERT_TRUE(store_->Apply(batch).ok());
+
+  auto derived = store_->FileSymbols("src/widget.cc");
+  auto given = store_->FileSymbols("lib/widget.cc");
+  ASSERT_TRUE(derived.ok() && given.ok());
+  ASSERT_EQ(derived->size(), given->size());
+  for (std::size_t i = 0; i < derived->size(); ++i) {
+    const SymbolRow& a = (*derived)[i];
+    const SymbolRow& b = (*given)[i];
+    EXPECT_EQ(b.target_id, prepared.target_ids[i]);
+    std::string renamed = a.target_id;
+    renamed.replace(renamed.find("src/"), 4, "lib/");
+    EXPECT_EQ(renamed, b.target_id);
+    EXPECT_EQ(a.span_sha256, b.span_sha256);
+    EXPECT_FALSE(b.span_sha256.empty());
+  }
+  auto a_chunks = store_->FileChunks("src/widget.cc");
+  auto b_chunks = store_->FileChunks("lib/widget.cc");
+  ASSERT_TRUE(a_chunks.ok() && b_chunks.ok());
+  ASSERT_EQ(a_chunks->size(), b_chunks->size());
+  for (std::size_t i = 0; i < a_chunks->size(); ++i) {
+    EXPECT_EQ((*a_chunks)[i].body, (*b_chunks)[i].body);
+  }
+  // The FTS entries came from the prepared text: a sub-word of a compound identifier in the
+  // body ("sizes" from `sizes_`) and the path's words find both files alike.
+  auto db = base::Database::Open(dir_.Abs("librarian.sqlite"));
+  ASSERT_TRUE(db.ok());
+  auto subwords = (*db)->Prepare(
+      "SELECT group_concat(c.subwords, '|') FROM chunks c JOIN files f ON f.id = c.file_id "
+      "WHERE f.path = ?1 ORDER BY c.id");
+  ASSERT_TRUE(subwords.ok());
+  std::vector<std::string> texts;
+  for (const char* path : {"src/widget.cc", "lib/widget.cc"}) {
+    subwords->Reset();
+    ASSERT_TRUE(subwords->Bind(1, std::string_view(path)).ok());
+    auto row = subwords->Step();
+    ASSERT_TRUE(row.ok() && *row);
+    texts.push_back(subwords->ColumnText(0));
+  }
+  EXPECT_EQ(texts[0], texts[1]);
+  EXPECT_FALSE(texts[0].empty());
+  auto paths = store_->SearchPaths("lib widget");
+  ASSERT_TRUE(paths.ok());
+  ASSERT_FALSE(paths->empty());
+  EXPECT_EQ(paths->front().path, "lib/widget.cc");
+  EXPECT_TRUE(store_->IntegrityCheck().ok());
+}
+
+TEST_F(StoreTest, PreparedRowsMustMatchTheFacts) {
+  std::string content = ReadFixture("widget.cc");
+  auto facts =
+      extractor_->Extract("src/widget.cc", content, extractor_->Route("src/widget.cc", true));
+  ASSERT_TRUE(facts.ok());
+  PreparedRows prepared = PrepareRows("src/widget.cc", *facts, content);
+  prepared.chunk_subwords.pop_back();
+  FileRecord file;
+  file.path = "src/widget.cc";
+  WriteBatch batch;
+  batch.replace.push_back(FileReplace{file, &*facts, content, &prepared});
+  Status s = store_->Apply(batch);
+  EXPECT_EQ(s.code(), base::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(s.message()), ::testing::HasSubstr("src/widget.cc"));
+  EXPECT_EQ(Count("files"), 0);
+}
+
+TEST_F(StoreTest, WalAutocheckpointOption) {
+  auto autocheckpoint = [&]() -> std::int64_t {
+    auto st = store_->db().Prepare("PRAGMA wal_autocheckpoint");
+    EXPECT_TRUE(st.ok());
+    if (!st.ok()) return -1;
+    auto row = st->Step();
+    EXPECT_TRUE(row.ok() && *row);
+    return st->ColumnInt64(0);
+  };
+  EXPECT_EQ(autocheckpoint(), 1000);  // SQLite's default
+  StoreOptions options;
+  options.wal_autocheckpoint_pages = 16384;
+  OpenStore(options);
+  EXPECT_EQ(autocheckpoint(), 16384);
+  Put("src/a.cc", "int a() { return 1; }\n");
+  EXPECT_TRUE(store_->IntegrityCheck().ok());
+
+  options.wal_autocheckpoint_pages = -1;
+  store_.reset();
+  auto bad = Store::Open(dir_.Abs("librarian.sqlite"), options);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), base::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(bad.status().message()),
+              ::testing::HasSubstr("wal_autocheckpoint_pages"));
+}
+
 TEST_F(StoreTest, RunsRoundTrip) {
   WriteBatch batch;
   batch.run = RunRecord{
