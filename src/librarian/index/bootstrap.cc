@@ -41,8 +41,8 @@ constexpr std::uint64_t kMaxReadBytes = std::uint64_t{1} << 32;
 // Extraction results waiting for the writer, at most, by count and by file bytes; bounds
 // memory when writes lag. The queue must hold more than a batch (kCheckpointFiles): while the
 // writer applies one batch it takes nothing from the queue, and with a smaller queue the
-// workers stood idle for most of every Apply (docs/decisions/0025). One outcome is always
-// admitted, whatever its size.
+// workers stood idle for most of every Apply (docs/decisions/0028-librarian-boot.md). One outcome
+// is always admitted, whatever its size.
 constexpr std::size_t kQueueCapacity = 4 * kCheckpointFiles;
 constexpr std::size_t kQueueBytes = std::size_t{64} << 20;
 // The bootstrap store's wal_autocheckpoint: 16,384 pages of 4 KiB (StoreOptions).
@@ -309,7 +309,7 @@ Status Run::Open() {
   so.trigram = options_.trigram;
   // A bootstrap writes the whole store in a few minutes at most: checkpoint every 64 MiB of
   // WAL instead of every 4 MiB (fewer page copies and syncs on the writer thread,
-  // docs/decisions/0025).
+  // docs/decisions/0028-librarian-boot.md).
   so.wal_autocheckpoint_pages = kBootstrapWalCheckpointPages;
   ASSIGN_OR_RETURN(store_, store::Store::Open(report_.store_path, so));
   force_ = options_.force;
