@@ -212,10 +212,19 @@ class Checker {
   const CheckOptions options_;
   std::vector<Diagnostic> diags_;
 
-  std::map<std::string, Type> aliases_;
-  std::map<std::string, StructInfo> structs_;
-  std::map<std::string, EnumInfo> enums_;
-  std::map<std::string, Template> templates_;
+  // Looked up by name per use, never iterated: hashed, and found by string_view.
+  struct NameHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view name) const {
+      return std::hash<std::string_view>{}(name);
+    }
+  };
+  template <typename V>
+  using NameMap = std::unordered_map<std::string, V, NameHash, std::equal_to<>>;
+  NameMap<Type> aliases_;
+  NameMap<StructInfo> structs_;
+  NameMap<EnumInfo> enums_;
+  NameMap<Template> templates_;
   std::set<std::string> traits_;
   std::map<std::string, std::vector<const ast::TraitMethod*>> trait_methods_;
   std::map<std::string, const ast::Function*> generic_fns_;
@@ -227,12 +236,6 @@ class Checker {
   std::vector<Binding> env_;
   // env_[0, globals_end_) are the module-level bindings, indexed by name in global_index_ (keys
   // are copies: env_ may reallocate as scopes grow, which moves short names).
-  struct NameHash {
-    using is_transparent = void;
-    std::size_t operator()(std::string_view name) const {
-      return std::hash<std::string_view>{}(name);
-    }
-  };
   std::size_t globals_end_ = 0;
   std::unordered_map<std::string, std::size_t, NameHash, std::equal_to<>> global_index_;
   FnContext fn_;

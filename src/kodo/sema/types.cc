@@ -44,6 +44,10 @@ Type Type::Prim(std::string_view n) {
 }
 
 std::optional<Type> PrimitiveType(std::string_view name) {
+  // Every primitive name starts with one of these; most struct and enum names do not.
+  if (name.empty() || std::string_view("IUFBS").find(name[0]) == std::string_view::npos) {
+    return std::nullopt;
+  }
   for (std::size_t i = 0; i < kPrimNames.size(); ++i) {
     if (kPrimNames[i] == name) return Type(&kPrimNodes[i]);
   }
@@ -78,7 +82,8 @@ bool IsPrimitiveName(std::string_view name) { return PrimitiveType(name).has_val
 bool IsNumeric(Type type) {
   if (type.tag() == TypeTag::kAny) return true;
   if (type.tag() != TypeTag::kPrim) return false;
-  return type.name() != "Bool" && type.name() != "String" && type.name() != "Byte";
+  // Primitives are constants, so they compare by address.
+  return type != Type::Bool() && type != Type::String() && type.name() != "Byte";
 }
 
 namespace {
