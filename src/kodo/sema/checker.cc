@@ -78,11 +78,15 @@ std::optional<std::string> NearName(std::string_view name,
   return best;
 }
 
+// `type` is the declaration's own type, kept here so that a use found by name needs no second
+// lookup in the TypeTable (set by StructEntry/EnumEntry).
 struct StructInfo {
+  Type type;
   std::vector<std::pair<std::string, Type>> fields;
 };
 
 struct EnumInfo {
+  Type type;
   std::vector<std::pair<std::string, std::vector<Type>>> variants;
 };
 
@@ -155,6 +159,33 @@ class Checker {
     auto it = structs_.find(name);
     return it == structs_.end() ? nullptr : &it->second;
   }
+  // Returns the entry named `name`, made (with its type) if there was none.
+  StructInfo& StructEntry(const std::string& name) {
+    auto [it, made] = structs_.try_emplace(name);
+    if (made) it->second.type = types_.Struct(name);
+    return it->second;
+  }
+  EnumInfo& EnumEntry(const std::string& name) {
+    auto [it, made] = enums_.try_emplace(name);
+    if (made) it->second.type = types_.Enum(name);
+    return it->second;
+  }
+  // The same by type, remembered by type id: a name lookup in maps of tens of thousands of
+  // declarations is a cache miss or two per use. Only hits are remembered (entries are never
+  // removed from enums_/structs_, and their addresses are stable).
+  const EnumInfo* FindEnum(Type t) { return FindById(t, enum_by_id_, enums_); }
+  const StructInfo* FindStruct(Type t) { return FindById(t, struct_by_id_, structs_); }
+  template <typename Info, typename Map>
+  static const Info* FindById(Type t, std::vector<const Info*>& by_id, const Map& by_name) {
+    const std::uint32_t id = t.id();
+    if (id < by_id.size() && by_id[id] != nullptr) return by_id[id];
+    auto it = by_name.find(t.name());
+    if (it == by_name.end()) return nullptr;
+    if (id == 0) return &it->second;
+    if (by_id.size() <= id) by_id.resize(id + 1, nullptr);
+    by_id[id] = &it->second;
+    return by_id[id];
+  }
 
   // ---- environment
   void Bind(std::string name, Type type) { env_.push_back(Binding{std::move(name), type}); }
@@ -225,6 +256,8 @@ class Checker {
   NameMap<StructInfo> structs_;
   NameMap<EnumInfo> enums_;
   NameMap<Template> templates_;
+  std::vector<const EnumInfo*> enum_by_id_;      // by Type::id(), see FindEnum(Type)
+  std::vector<const StructInfo*> struct_by_id_;  // by Type::id(), see FindStruct(Type)
   std::set<std::string> traits_;
   std::map<std::string, std::vector<const ast::TraitMethod*>> trait_methods_;
   std::map<std::string, const ast::Function*> generic_fns_;
@@ -522,7 +555,7 @@ void Checker::RegisterTypes() {
       for (const ast::EnumVariant& v : e.variants) t.members.push_back({v.name, v.fields});
       templates_[e.name] = std::move(t);
     } else {
-      enums_[e.name];
+      EnumEntry(e.name);
     }
   }
   for (const ast::TypeDecl& s : module_.type_decls) {
@@ -532,10 +565,10 @@ void Checker::RegisterTypes() {
       for (const ast::FieldDef& fd : s.fields) t.members.push_back({fd.name, {fd.ty}});
       templates_[s.name] = std::move(t);
     } else {
-      structs_[s.name];
+      StructEntry(s.name);
     }
   }
-  for (const ast::ActorDecl& a : module_.actor_decls) structs_[a.name];
+  for (const ast::ActorDecl& a : module_.actor_decls) StructEntry(a.name);
   for (const ast::TypeAlias& alias : module_.type_aliases) {
     try {
       aliases_[alias.name] = Resolve(alias.base_type, alias.span);
@@ -547,7 +580,7 @@ void Checker::RegisterTypes() {
   // Field and payload types of non-generic declarations: no monomorphisation (§7.2 [I]).
   for (const ast::EnumDecl& e : module_.enum_decls) {
     if (!e.generic_params.empty()) continue;
-    EnumInfo& info = enums_[e.name];
+    EnumInfo& info = EnumEntry(e.name);
     for (const ast::EnumVariant& v : e.variants) {
       std::vector<Type> payload;
       for (const TypeExpr& t : v.fields) payload.push_back(Resolve(t, v.span, false));
@@ -556,13 +589,13 @@ void Checker::RegisterTypes() {
   }
   for (const ast::TypeDecl& s : module_.type_decls) {
     if (!s.generic_params.empty()) continue;
-    StructInfo& info = structs_[s.name];
+    StructInfo& info = StructEntry(s.name);
     for (const ast::FieldDef& fd : s.fields) {
       info.fields.push_back({fd.name, Resolve(fd.ty, fd.span, false)});
     }
   }
   for (const ast::ActorDecl& a : module_.actor_decls) {
-    StructInfo& info = structs_[a.name];
+    StructInfo& info = StructEntry(a.name);
     for (const ast::FieldDef& fd : a.fields) {
       info.fields.push_back({fd.name, Resolve(fd.ty, fd.span, false)});
     }
@@ -764,9 +797,9 @@ Type Checker::Instantiate(const std::string& name, const Template& tmpl,
   if (!known &&
       (instantiation_depth_ >= kMaxInstantiationDepth || mangled.size() > kMaxInstanceNameBytes)) {
     if (tmpl.is_enum) {
-      enums_[mangled];
+      EnumEntry(mangled);
     } else {
-      structs_[mangled];
+      StructEntry(mangled);
     }
   } else if (!known) {
     ++instantiation_depth_;
@@ -779,24 +812,28 @@ Type Checker::Instantiate(const std::string& name, const Template& tmpl,
       subst[tmpl.params[i]] = args[i];
     }
     if (tmpl.is_enum) {
-      enums_[mangled];  // registered first: a recursive payload refers to it
+      EnumEntry(mangled);  // registered first: a recursive payload refers to it
       EnumInfo info;
       for (const auto& [variant, payload] : tmpl.members) {
         std::vector<Type> types;
         for (const TypeExpr& t : payload) types.push_back(Resolve(t, Span{}, true, &subst));
         info.variants.push_back({variant, std::move(types)});
       }
-      enums_[mangled] = std::move(info);
+      EnumInfo& slot = EnumEntry(mangled);
+      info.type = slot.type;
+      slot = std::move(info);
     } else {
-      structs_[mangled];
+      StructEntry(mangled);
       StructInfo info;
       for (const auto& [field, types] : tmpl.members) {
         info.fields.push_back({field, Resolve(types[0], Span{}, true, &subst)});
       }
-      structs_[mangled] = std::move(info);
+      StructInfo& slot = StructEntry(mangled);
+      info.type = slot.type;
+      slot = std::move(info);
     }
   }
-  return tmpl.is_enum ? types_.Enum(mangled) : types_.Struct(mangled);
+  return tmpl.is_enum ? EnumEntry(mangled).type : StructEntry(mangled).type;
 }
 
 Type Checker::Resolve(const TypeExpr& te, Span where, bool mono,
@@ -809,7 +846,7 @@ Type Checker::Resolve(const TypeExpr& te, Span where, bool mono,
       }
       if (IsPrimitiveName(te.name)) return Type::Prim(te.name);
       if (auto it = aliases_.find(te.name); it != aliases_.end()) return it->second;
-      if (enums_.count(te.name) > 0) return types_.Enum(te.name);
+      if (auto it = enums_.find(te.name); it != enums_.end()) return it->second.type;
       if (auto it = templates_.find(te.name); it != templates_.end()) {
         if (mono) {
           Diagnostic d = diag::Make(Kind::kE0223, R(where), te.name);
@@ -820,6 +857,7 @@ Type Checker::Resolve(const TypeExpr& te, Span where, bool mono,
         }
         return it->second.is_enum ? types_.Enum(te.name) : types_.Struct(te.name);
       }
+      if (const StructInfo* info = FindStruct(te.name)) return info->type;
       return types_.Struct(te.name);
     }
     case TypeKind::kGeneric: {
@@ -1064,20 +1102,14 @@ void Checker::BindPattern(const Pattern& p, const Type& type, std::set<std::stri
       return;
     }
     case PatternKind::kVariant: {
-      std::string enum_name;
-      if (type.tag() == TypeTag::kEnum && FindEnum(type.name()) != nullptr) {
-        enum_name = type.name();
-      } else if (p.has_enum_name && FindEnum(p.enum_name) != nullptr) {
-        enum_name = p.enum_name;
-      } else if (type.tag() == TypeTag::kEnum) {
-        enum_name = type.name();
-      }
+      // The scrutinee's enum when it is a known one, else the pattern's own enum name.
+      const EnumInfo* info = type.tag() == TypeTag::kEnum ? FindEnum(type) : nullptr;
+      if (info == nullptr && p.has_enum_name) info = FindEnum(p.enum_name);
       if (!p.has_enum_name && p.subs.empty() && top_level_binding_ok &&
           type.tag() != TypeTag::kEnum) {
         Bind(p.name, type);
         return;
       }
-      const EnumInfo* info = FindEnum(enum_name);
       if (info == nullptr) return;
       for (const auto& [variant, payload] : info->variants) {
         if (variant != p.name) continue;
@@ -1189,7 +1221,7 @@ Type Checker::Infer(const Expr& e) {
       if (!(t.tag() == TypeTag::kEnum && BaseName(t.name()) == "Result")) {
         MismatchText("Result<T, E>", Display(t), ast::ExprSpan(e.operand()));
       }
-      const EnumInfo* info = FindEnum(t.name());
+      const EnumInfo* info = FindEnum(t);
       if (info != nullptr && !info->variants.empty() && !info->variants[0].second.empty()) {
         return info->variants[0].second[0];
       }
@@ -1480,7 +1512,7 @@ Type Checker::InferMethodCall(const Expr& e, const Expr& object, const std::stri
 Type Checker::InferFieldAccess(const Expr& e) {
   const Type t = Infer(e.operand());
   if (t.tag() != TypeTag::kStruct) return t.tag() == TypeTag::kAny ? t : Type::Unknown();
-  const StructInfo* info = FindStruct(t.name());
+  const StructInfo* info = FindStruct(t);
   if (info == nullptr) {
     Diagnostic d = diag::Make(Kind::kE0213, R(e.span), t.name());
     d.suggestion = fmt::format("define `struct {} {{ ... }}` or check for typos", t.name());
@@ -1511,7 +1543,7 @@ Type Checker::InferStructLit(const Expr& e) {
   Type result;
   const StructInfo* info = FindStruct(name);
   if (info != nullptr) {
-    result = types_.Struct(name);
+    result = info->type;
   } else if (auto it = templates_.find(name); it != templates_.end() && !it->second.is_enum) {
     // A generic struct: parameters inferred from fields declared as a bare type parameter.
     const Template& tmpl = it->second;
@@ -1531,7 +1563,7 @@ Type Checker::InferStructLit(const Expr& e) {
       args.push_back(bound.value_or(Type::Unknown()));
     }
     result = Instantiate(name, tmpl, args);
-    info = FindStruct(result.name());
+    info = FindStruct(result);
   }
   if (info == nullptr) {
     Diagnostic d = diag::Make(Kind::kE0213, R(e.span), name);
@@ -1610,7 +1642,7 @@ Type Checker::InferVariant(const Expr& e, const std::string& enum_name, const st
         const Type t = Infer(arg);
         if (!TypesEqual(payload[i], t)) Mismatch(payload[i], t, ast::ExprSpan(arg));
       }
-      return types_.Enum(enum_name);
+      return info->type;
     }
     unknown_variant(enum_name, *info);
   }
@@ -1638,7 +1670,7 @@ Type Checker::InferVariant(const Expr& e, const std::string& enum_name, const st
       args.push_back(bound.value_or(Type::Unknown()));
     }
     const Type instance = Instantiate(enum_name, tmpl, args);
-    const EnumInfo* info = FindEnum(instance.name());
+    const EnumInfo* info = FindEnum(instance);
     for (const auto& [v, types] : info->variants) {
       if (v != variant) continue;
       for (std::size_t i = 0; i < given && i < types.size(); ++i) {
@@ -1722,7 +1754,7 @@ Type Checker::InferMatch(const Expr& e) {
     }
   }
   if (scrutinee.tag() == TypeTag::kEnum && !wildcard) {
-    const EnumInfo* info = FindEnum(scrutinee.name());
+    const EnumInfo* info = FindEnum(scrutinee);
     std::vector<std::string> missing;
     if (info != nullptr) {
       for (const auto& [v, payload] : info->variants) {

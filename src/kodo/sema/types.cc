@@ -23,9 +23,9 @@ const std::array<TypeNode, kPrimNames.size()> kPrimNodes = [] {
   }
   return nodes;
 }();
-const TypeNode kUnitNode{TypeTag::kUnit, {}, {}, {}};
-const TypeNode kUnknownNode{TypeTag::kUnknown, {}, {}, {}};
-const TypeNode kAnyNode{TypeTag::kAny, {}, {}, {}};
+const TypeNode kUnitNode{TypeTag::kUnit, 0, {}, {}, {}};
+const TypeNode kUnknownNode{TypeTag::kUnknown, 0, {}, {}, {}};
+const TypeNode kAnyNode{TypeTag::kAny, 0, {}, {}, {}};
 
 }  // namespace
 
@@ -70,6 +70,7 @@ Type TypeTable::Intern(TypeTag tag, std::string_view name, std::span<const Type>
   if (auto it = index_.find(std::string_view(key_)); it != index_.end()) return Type(it->second);
   TypeNode& node = nodes_.emplace_back();
   node.tag = tag;
+  node.id = static_cast<std::uint32_t>(nodes_.size());  // 1-based: 0 is the constants'
   node.name = std::string(name);
   node.args.assign(args.begin(), args.end());
   if (ret != nullptr) node.ret.push_back(*ret);

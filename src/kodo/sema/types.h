@@ -69,6 +69,9 @@ class Type {
   std::span<const Type> args() const;
   // REQUIRES: tag() == kFunction.
   Type result() const;
+  // 0 for the constants; 1, 2, ... in the order a TypeTable made its types. Dense, so that a
+  // checker can keep facts about types in vectors indexed by id instead of maps keyed by name.
+  std::uint32_t id() const;
 
   bool Is(TypeTag t) const { return tag() == t; }
   bool IsPrim(std::string_view n) const { return tag() == TypeTag::kPrim && name() == n; }
@@ -85,6 +88,7 @@ class Type {
 
 struct TypeNode {
   TypeTag tag = TypeTag::kUnknown;
+  std::uint32_t id = 0;
   std::string name;
   std::vector<Type> args;
   std::vector<Type> ret;  // kFunction: exactly one element
@@ -94,6 +98,7 @@ inline TypeTag Type::tag() const { return node_->tag; }
 inline const std::string& Type::name() const { return node_->name; }
 inline std::span<const Type> Type::args() const { return node_->args; }
 inline Type Type::result() const { return node_->ret[0]; }
+inline std::uint32_t Type::id() const { return node_->id; }
 
 // Makes and owns the non-constant types of one checker run, one node per distinct type.
 class TypeTable {
