@@ -1497,7 +1497,8 @@ Expr Parser::ParseAtom() {
         Advance();
         e.kind = ExprKind::kEnumVariantExpr;
         e.text = std::move(name);
-        e.text2 = ParseName();
+        e.extra = ast::MakeBox<ast::ExprExtra>();
+        e.extra->variant = ParseName();
         if (Check(K::kLParen)) {
           Advance();
           while (!Check(K::kRParen)) {

@@ -1171,7 +1171,7 @@ Type Checker::Infer(const Expr& e) {
     case ExprKind::kStructLit:
       return InferStructLit(e);
     case ExprKind::kEnumVariantExpr:
-      return InferVariant(e, e.text, e.text2, 0);
+      return InferVariant(e, e.text, e.extra->variant, 0);
     case ExprKind::kMatch:
       return InferMatch(e);
     case ExprKind::kTupleLit: {
