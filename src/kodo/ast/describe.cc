@@ -257,7 +257,7 @@ class Printer {
         Raw("EnumVariantExpr { enum_name: ");
         Str(e.text);
         Raw(", variant: ");
-        Str(e.text2);
+        Str(e.extra->variant);
         Raw(", args: ");
         Exprs(e.operands);
         EndSpan(e);

@@ -237,10 +237,13 @@ class Parser {
   Expr ParseUnary();
   Expr ParsePostfix();
   Expr ParsePrimary();
+  Expr ParseAtom();  // literals, names, enum variants, struct literals
   Expr ParseParenOrTuple();
   Expr ParseIf();
   Expr ParseMatch();
-  Expr ParseStructLit(std::string name, Span start);
+  // Fills `e` (a fresh Expr), so that ParsePrimary returns one named Expr on every path and
+  // the compiler constructs it in place (NRVO) instead of moving it.
+  void ParseStructLit(std::string name, Span start, Expr& e);
   Expr ParseClosure();
   Expr ParseFString();
   bool IsStructLiteralStart() const {
@@ -252,7 +255,9 @@ class Parser {
   Pattern ParseVariantTail(std::string first, Span start, bool qualified_only);
   Pattern ParseSubPattern();
 
-  static Expr MakeBinary(ExprKind kind, ast::BinOp op, Expr left, Expr right) {
+  // Operands are taken by rvalue reference, not by value: an Expr is 128 bytes, and each
+  // by-value parameter cost one more move per node (docs/decisions/0025-kodo-perf3.md).
+  static Expr MakeBinary(ExprKind kind, ast::BinOp op, Expr&& left, Expr&& right) {
     Expr e;
     e.kind = kind;
     e.bin_op = op;
@@ -262,7 +267,7 @@ class Parser {
     e.operands.push_back(std::move(right));
     return e;
   }
-  static Expr MakeUnaryLike(ExprKind kind, Expr operand, Span span) {
+  static Expr MakeUnaryLike(ExprKind kind, Expr&& operand, Span span) {
     Expr e;
     e.kind = kind;
     e.span = span;
@@ -1287,14 +1292,14 @@ Stmt Parser::ParseForall() {
 
 Expr Parser::ParseExpr() {
   Nest nest(*this);
+  // One named result on every path, so that it is constructed in place (NRVO).
   Expr left = ParseCoalesce();
   if (Check(K::kDotDot) || Check(K::kDotDotEq)) {
     const bool inclusive = Check(K::kDotDotEq);
     Advance();
     Expr right = ParseCoalesce();
-    Expr e = MakeBinary(ExprKind::kRange, ast::BinOp::kAdd, std::move(left), std::move(right));
-    e.flag = inclusive;
-    return e;
+    left = MakeBinary(ExprKind::kRange, ast::BinOp::kAdd, std::move(left), std::move(right));
+    left.flag = inclusive;
   }
   return left;
 }
@@ -1432,7 +1437,29 @@ Expr Parser::ParsePostfix() {
   return expr;
 }
 
+// Constructs that have their own parse function are dispatched here, so that ParseAtom returns
+// one named Expr on every path and it is constructed in place (NRVO) instead of moved.
 Expr Parser::ParsePrimary() {
+  switch (PeekKind()) {
+    case K::kFStringLit:
+      return ParseFString();
+    case K::kIf:
+      return ParseIf();
+    case K::kMatch:
+      return ParseMatch();
+    case K::kLBrace:
+      return BlockExpr(ParseBlock());
+    case K::kLParen:
+      return ParseParenOrTuple();
+    case K::kPipe:
+    case K::kPipePipe:
+      return ParseClosure();
+    default:
+      return ParseAtom();
+  }
+}
+
+Expr Parser::ParseAtom() {
   const Token& t = Peek();
   Expr e;
   e.span = TokSpan(t);
@@ -1452,8 +1479,6 @@ Expr Parser::ParsePrimary() {
       e.text = t.string_value();
       Advance();
       return e;
-    case K::kFStringLit:
-      return ParseFString();
     case K::kTrue:
     case K::kFalse:
       e.kind = ExprKind::kBoolLit;
@@ -1472,7 +1497,8 @@ Expr Parser::ParsePrimary() {
         Advance();
         e.kind = ExprKind::kEnumVariantExpr;
         e.text = std::move(name);
-        e.text2 = ParseName();
+        e.extra = ast::MakeBox<ast::ExprExtra>();
+        e.extra->variant = ParseName();
         if (Check(K::kLParen)) {
           Advance();
           while (!Check(K::kRParen)) {
@@ -1484,22 +1510,14 @@ Expr Parser::ParsePrimary() {
         e.span = start.Merge(PrevSpan());
         return e;
       }
-      if (IsStructLiteralStart()) return ParseStructLit(std::move(name), start);
+      if (IsStructLiteralStart()) {
+        ParseStructLit(std::move(name), start, e);
+        return e;
+      }
       e.kind = ExprKind::kIdent;
       e.text = std::move(name);
       return e;
     }
-    case K::kIf:
-      return ParseIf();
-    case K::kMatch:
-      return ParseMatch();
-    case K::kLBrace:
-      return BlockExpr(ParseBlock());
-    case K::kLParen:
-      return ParseParenOrTuple();
-    case K::kPipe:
-    case K::kPipePipe:
-      return ParseClosure();
     default:
       Fail("expression");
   }
@@ -1583,9 +1601,8 @@ Expr Parser::ParseMatch() {
   return e;
 }
 
-Expr Parser::ParseStructLit(std::string name, Span start) {
+void Parser::ParseStructLit(std::string name, Span start, Expr& e) {
   Nest nest(*this);
-  Expr e;
   e.kind = ExprKind::kStructLit;
   e.text = std::move(name);
   e.extra = ast::MakeBox<ast::ExprExtra>();
@@ -1601,7 +1618,6 @@ Expr Parser::ParseStructLit(std::string name, Span start) {
     if (Check(K::kComma)) Advance();
   }
   e.span = start.Merge(TokSpan(Expect(K::kRBrace)));
-  return e;
 }
 
 Expr Parser::ParseClosure() {

@@ -15,6 +15,7 @@
 #include <functional>
 #include <map>
 #include <set>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -77,11 +78,15 @@ std::optional<std::string> NearName(std::string_view name,
   return best;
 }
 
+// `type` is the declaration's own type, kept here so that a use found by name needs no second
+// lookup in the TypeTable (set by StructEntry/EnumEntry).
 struct StructInfo {
+  Type type;
   std::vector<std::pair<std::string, Type>> fields;
 };
 
 struct EnumInfo {
+  Type type;
   std::vector<std::pair<std::string, std::vector<Type>>> variants;
 };
 
@@ -154,6 +159,33 @@ class Checker {
     auto it = structs_.find(name);
     return it == structs_.end() ? nullptr : &it->second;
   }
+  // Returns the entry named `name`, made (with its type) if there was none.
+  StructInfo& StructEntry(const std::string& name) {
+    auto [it, made] = structs_.try_emplace(name);
+    if (made) it->second.type = types_.Struct(name);
+    return it->second;
+  }
+  EnumInfo& EnumEntry(const std::string& name) {
+    auto [it, made] = enums_.try_emplace(name);
+    if (made) it->second.type = types_.Enum(name);
+    return it->second;
+  }
+  // The same by type, remembered by type id: a name lookup in maps of tens of thousands of
+  // declarations is a cache miss or two per use. Only hits are remembered (entries are never
+  // removed from enums_/structs_, and their addresses are stable).
+  const EnumInfo* FindEnum(Type t) { return FindById(t, enum_by_id_, enums_); }
+  const StructInfo* FindStruct(Type t) { return FindById(t, struct_by_id_, structs_); }
+  template <typename Info, typename Map>
+  static const Info* FindById(Type t, std::vector<const Info*>& by_id, const Map& by_name) {
+    const std::uint32_t id = t.id();
+    if (id < by_id.size() && by_id[id] != nullptr) return by_id[id];
+    auto it = by_name.find(t.name());
+    if (it == by_name.end()) return nullptr;
+    if (id == 0) return &it->second;
+    if (by_id.size() <= id) by_id.resize(id + 1, nullptr);
+    by_id[id] = &it->second;
+    return by_id[id];
+  }
 
   // ---- environment
   void Bind(std::string name, Type type) { env_.push_back(Binding{std::move(name), type}); }
@@ -191,7 +223,10 @@ class Checker {
   Type InferBinary(const Expr& e);
   Type InferCall(const Expr& e);
   Type InferMethodCall(const Expr& e, const Expr& object, const std::string& method);
-  Type CheckCallArgs(const Type& fn, const Expr& call, std::size_t first_arg);
+  // Checks the arguments call.operands[first_arg...] against `params`; returns `result`.
+  Type CheckCallArgs(std::span<const Type> params, Type result, const Expr& call,
+                     std::size_t first_arg);
+  std::optional<Type> BuiltinMethod(std::string_view type, std::string_view method);
   Type InferFieldAccess(const Expr& e);
   Type InferStructLit(const Expr& e);
   Type InferVariant(const Expr& e, const std::string& enum_name, const std::string& variant,
@@ -208,10 +243,21 @@ class Checker {
   const CheckOptions options_;
   std::vector<Diagnostic> diags_;
 
-  std::map<std::string, Type> aliases_;
-  std::map<std::string, StructInfo> structs_;
-  std::map<std::string, EnumInfo> enums_;
-  std::map<std::string, Template> templates_;
+  // Looked up by name per use, never iterated: hashed, and found by string_view.
+  struct NameHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view name) const {
+      return std::hash<std::string_view>{}(name);
+    }
+  };
+  template <typename V>
+  using NameMap = std::unordered_map<std::string, V, NameHash, std::equal_to<>>;
+  NameMap<Type> aliases_;
+  NameMap<StructInfo> structs_;
+  NameMap<EnumInfo> enums_;
+  NameMap<Template> templates_;
+  std::vector<const EnumInfo*> enum_by_id_;      // by Type::id(), see FindEnum(Type)
+  std::vector<const StructInfo*> struct_by_id_;  // by Type::id(), see FindStruct(Type)
   std::set<std::string> traits_;
   std::map<std::string, std::vector<const ast::TraitMethod*>> trait_methods_;
   std::map<std::string, const ast::Function*> generic_fns_;
@@ -223,16 +269,12 @@ class Checker {
   std::vector<Binding> env_;
   // env_[0, globals_end_) are the module-level bindings, indexed by name in global_index_ (keys
   // are copies: env_ may reallocate as scopes grow, which moves short names).
-  struct NameHash {
-    using is_transparent = void;
-    std::size_t operator()(std::string_view name) const {
-      return std::hash<std::string_view>{}(name);
-    }
-  };
   std::size_t globals_end_ = 0;
   std::unordered_map<std::string, std::size_t, NameHash, std::equal_to<>> global_index_;
   FnContext fn_;
   int instantiation_depth_ = 0;
+  // Owns the non-constant types that the members above hold.
+  TypeTable types_;
 };
 
 constexpr int kMaxInstantiationDepth = 32;
@@ -370,9 +412,9 @@ bool Checker::CheckMeta() {
 void Checker::RegisterBuiltins() {
   const Type i = Type::Int(), s = Type::String(), b = Type::Bool(), f = Type::Float64(),
              u = Type::Unit();
-  const Type list_s = Type::Generic("List", {s});
-  const auto fn = [this](std::string name, std::vector<Type> params, Type ret) {
-    Bind(std::move(name), Type::Function(std::move(params), std::move(ret)));
+  const Type list_s = types_.Generic("List", {s});
+  const auto fn = [this](std::string name, std::initializer_list<Type> params, Type ret) {
+    Bind(std::move(name), types_.Function(params, ret));
   };
   // I/O, math, chars and string builder, tests (§13).
   fn("println", {s}, u);
@@ -513,7 +555,7 @@ void Checker::RegisterTypes() {
       for (const ast::EnumVariant& v : e.variants) t.members.push_back({v.name, v.fields});
       templates_[e.name] = std::move(t);
     } else {
-      enums_[e.name];
+      EnumEntry(e.name);
     }
   }
   for (const ast::TypeDecl& s : module_.type_decls) {
@@ -523,10 +565,10 @@ void Checker::RegisterTypes() {
       for (const ast::FieldDef& fd : s.fields) t.members.push_back({fd.name, {fd.ty}});
       templates_[s.name] = std::move(t);
     } else {
-      structs_[s.name];
+      StructEntry(s.name);
     }
   }
-  for (const ast::ActorDecl& a : module_.actor_decls) structs_[a.name];
+  for (const ast::ActorDecl& a : module_.actor_decls) StructEntry(a.name);
   for (const ast::TypeAlias& alias : module_.type_aliases) {
     try {
       aliases_[alias.name] = Resolve(alias.base_type, alias.span);
@@ -538,7 +580,7 @@ void Checker::RegisterTypes() {
   // Field and payload types of non-generic declarations: no monomorphisation (§7.2 [I]).
   for (const ast::EnumDecl& e : module_.enum_decls) {
     if (!e.generic_params.empty()) continue;
-    EnumInfo& info = enums_[e.name];
+    EnumInfo& info = EnumEntry(e.name);
     for (const ast::EnumVariant& v : e.variants) {
       std::vector<Type> payload;
       for (const TypeExpr& t : v.fields) payload.push_back(Resolve(t, v.span, false));
@@ -547,13 +589,13 @@ void Checker::RegisterTypes() {
   }
   for (const ast::TypeDecl& s : module_.type_decls) {
     if (!s.generic_params.empty()) continue;
-    StructInfo& info = structs_[s.name];
+    StructInfo& info = StructEntry(s.name);
     for (const ast::FieldDef& fd : s.fields) {
       info.fields.push_back({fd.name, Resolve(fd.ty, fd.span, false)});
     }
   }
   for (const ast::ActorDecl& a : module_.actor_decls) {
-    StructInfo& info = structs_[a.name];
+    StructInfo& info = StructEntry(a.name);
     for (const ast::FieldDef& fd : a.fields) {
       info.fields.push_back({fd.name, Resolve(fd.ty, fd.span, false)});
     }
@@ -568,7 +610,7 @@ void Checker::RegisterImpls() {
   const auto signature = [this](const ast::Function& fn) {
     std::vector<Type> params;
     for (const ast::Param& p : fn.params) params.push_back(Resolve(p.ty, p.span));
-    return Type::Function(std::move(params), Resolve(fn.return_type, fn.span));
+    return types_.Function(std::move(params), Resolve(fn.return_type, fn.span));
   };
   for (const ast::ImplBlock& impl : module_.impl_blocks) {
     const Span span = impl.span;
@@ -663,7 +705,7 @@ void Checker::RegisterImpls() {
                                               : Resolve(p.ty, p.span));
           }
           Bind(impl.type_name + "_" + m.name,
-               Type::Function(std::move(params), Resolve(m.return_type, m.span)));
+               types_.Function(std::move(params), Resolve(m.return_type, m.span)));
         } catch (BodyError& error) {
           Bind(impl.type_name + "_" + m.name, Type::Any());
           Report(std::move(error.diagnostic));
@@ -696,8 +738,8 @@ void Checker::RegisterFunctions() {
       std::vector<Type> params;
       for (const ast::Param& p : fn.params) params.push_back(Resolve(p.ty, p.span));
       Type ret = Resolve(fn.return_type, fn.span);
-      if (fn.is_async) ret = Type{TypeTag::kFuture, {}, {ret}, {}};
-      Bind(fn.name, Type::Function(std::move(params), std::move(ret)));
+      if (fn.is_async) ret = types_.Future(ret);
+      Bind(fn.name, types_.Function(std::move(params), std::move(ret)));
     } catch (BodyError& error) {
       Bind(fn.name, Type::Any());
       bad_signatures_.insert(&fn);
@@ -755,9 +797,9 @@ Type Checker::Instantiate(const std::string& name, const Template& tmpl,
   if (!known &&
       (instantiation_depth_ >= kMaxInstantiationDepth || mangled.size() > kMaxInstanceNameBytes)) {
     if (tmpl.is_enum) {
-      enums_[mangled];
+      EnumEntry(mangled);
     } else {
-      structs_[mangled];
+      StructEntry(mangled);
     }
   } else if (!known) {
     ++instantiation_depth_;
@@ -770,24 +812,28 @@ Type Checker::Instantiate(const std::string& name, const Template& tmpl,
       subst[tmpl.params[i]] = args[i];
     }
     if (tmpl.is_enum) {
-      enums_[mangled];  // registered first: a recursive payload refers to it
+      EnumEntry(mangled);  // registered first: a recursive payload refers to it
       EnumInfo info;
       for (const auto& [variant, payload] : tmpl.members) {
         std::vector<Type> types;
         for (const TypeExpr& t : payload) types.push_back(Resolve(t, Span{}, true, &subst));
         info.variants.push_back({variant, std::move(types)});
       }
-      enums_[mangled] = std::move(info);
+      EnumInfo& slot = EnumEntry(mangled);
+      info.type = slot.type;
+      slot = std::move(info);
     } else {
-      structs_[mangled];
+      StructEntry(mangled);
       StructInfo info;
       for (const auto& [field, types] : tmpl.members) {
         info.fields.push_back({field, Resolve(types[0], Span{}, true, &subst)});
       }
-      structs_[mangled] = std::move(info);
+      StructInfo& slot = StructEntry(mangled);
+      info.type = slot.type;
+      slot = std::move(info);
     }
   }
-  return tmpl.is_enum ? Type::Enum(mangled) : Type::Struct(mangled);
+  return tmpl.is_enum ? EnumEntry(mangled).type : StructEntry(mangled).type;
 }
 
 Type Checker::Resolve(const TypeExpr& te, Span where, bool mono,
@@ -800,7 +846,7 @@ Type Checker::Resolve(const TypeExpr& te, Span where, bool mono,
       }
       if (IsPrimitiveName(te.name)) return Type::Prim(te.name);
       if (auto it = aliases_.find(te.name); it != aliases_.end()) return it->second;
-      if (enums_.count(te.name) > 0) return Type::Enum(te.name);
+      if (auto it = enums_.find(te.name); it != enums_.end()) return it->second.type;
       if (auto it = templates_.find(te.name); it != templates_.end()) {
         if (mono) {
           Diagnostic d = diag::Make(Kind::kE0223, R(where), te.name);
@@ -809,14 +855,15 @@ Type Checker::Resolve(const TypeExpr& te, Span where, bool mono,
               Patch("add type arguments", where.start, where.end, fmt::format("{}<TODO>", te.name));
           Fail(std::move(d));
         }
-        return it->second.is_enum ? Type::Enum(te.name) : Type::Struct(te.name);
+        return it->second.is_enum ? types_.Enum(te.name) : types_.Struct(te.name);
       }
-      return Type::Struct(te.name);
+      if (const StructInfo* info = FindStruct(te.name)) return info->type;
+      return types_.Struct(te.name);
     }
     case TypeKind::kGeneric: {
       std::vector<Type> args;
       for (const TypeExpr& a : te.args) args.push_back(Resolve(a, where, mono, subst));
-      if (te.name == "Future" && args.size() == 1) return Type{TypeTag::kFuture, {}, args, {}};
+      if (te.name == "Future" && args.size() == 1) return types_.Future(args[0]);
       if (auto it = templates_.find(te.name); it != templates_.end()) {
         if (args.size() != it->second.params.size()) {
           Diagnostic d =
@@ -833,7 +880,7 @@ Type Checker::Resolve(const TypeExpr& te, Span where, bool mono,
         }
         if (mono) return Instantiate(te.name, it->second, args);
       }
-      return Type::Generic(te.name, std::move(args));
+      return types_.Generic(te.name, std::move(args));
     }
     case TypeKind::kFunction: {
       std::vector<Type> params;
@@ -841,7 +888,7 @@ Type Checker::Resolve(const TypeExpr& te, Span where, bool mono,
         params.push_back(Resolve(te.args[i], where, mono, subst));
       }
       Type ret = te.args.empty() ? Type::Unit() : Resolve(te.args.back(), where, mono, subst);
-      return Type::Function(std::move(params), std::move(ret));
+      return types_.Function(std::move(params), std::move(ret));
     }
     case TypeKind::kUnit:
       return Type::Unit();
@@ -855,10 +902,10 @@ Type Checker::Resolve(const TypeExpr& te, Span where, bool mono,
     case TypeKind::kTuple: {
       std::vector<Type> elems;
       for (const TypeExpr& a : te.args) elems.push_back(Resolve(a, where, mono, subst));
-      return Type::Tuple(std::move(elems));
+      return types_.Tuple(std::move(elems));
     }
     case TypeKind::kDynTrait:
-      return Type{TypeTag::kDyn, te.name, {}, {}};
+      return types_.Dyn(te.name);
   }
   return Type::Unknown();
 }
@@ -866,16 +913,16 @@ Type Checker::Resolve(const TypeExpr& te, Span where, bool mono,
 bool Checker::Assignable(const Type& expected, const Type& found) const {
   if (TypesEqual(expected, found)) return true;
   // §7.10: `Ok(1)` (Result__Int_?) where Result<Int, String> is expected, `None` (Option__?).
-  if (expected.tag == TypeTag::kEnum && found.tag == TypeTag::kEnum &&
-      BaseName(expected.name) == BaseName(found.name) &&
-      found.name.find('?') != std::string::npos) {
+  if (expected.tag() == TypeTag::kEnum && found.tag() == TypeTag::kEnum &&
+      BaseName(expected.name()) == BaseName(found.name()) &&
+      found.name().find('?') != std::string::npos) {
     return true;
   }
   // Any List/Map/Set value where List/Map/Set<Int|String...> is annotated.
-  if (expected.tag == TypeTag::kGeneric && found.tag == TypeTag::kGeneric &&
-      expected.name == found.name &&
-      (expected.name == "List" || expected.name == "Map" || expected.name == "Set")) {
-    return std::all_of(expected.args.begin(), expected.args.end(),
+  if (expected.tag() == TypeTag::kGeneric && found.tag() == TypeTag::kGeneric &&
+      expected.name() == found.name() &&
+      (expected.name() == "List" || expected.name() == "Map" || expected.name() == "Set")) {
+    return std::all_of(expected.args().begin(), expected.args().end(),
                        [](const Type& t) { return t.IsPrim("Int") || t.IsPrim("String"); });
   }
   return false;
@@ -959,10 +1006,10 @@ void Checker::CheckStmt(const Stmt& stmt, Type* last) {
     case StmtKind::kForIn: {
       const Type coll = Infer(stmt.value);
       Type elem = Type::Any();
-      if (coll.tag == TypeTag::kGeneric && !coll.args.empty() &&
-          (coll.name == "List" || coll.name == "Map" || coll.name == "Set")) {
-        elem = coll.args[0];
-      } else if (coll.tag != TypeTag::kAny) {
+      if (coll.tag() == TypeTag::kGeneric && !coll.args().empty() &&
+          (coll.name() == "List" || coll.name() == "Map" || coll.name() == "Set")) {
+        elem = coll.args()[0];
+      } else if (coll.tag() != TypeTag::kAny) {
         MismatchText("List<T>, Map<K, V>, or Set<T>", Display(coll), ast::ExprSpan(stmt.value));
       }
       const std::size_t mark = env_.size();
@@ -1047,28 +1094,22 @@ void Checker::BindPattern(const Pattern& p, const Type& type, std::set<std::stri
       return;
     case PatternKind::kTuple: {
       for (std::size_t i = 0; i < p.subs.size(); ++i) {
-        const Type elem = type.tag == TypeTag::kTuple && i < type.args.size() ? type.args[i]
-                          : type.tag == TypeTag::kAny                         ? Type::Any()
-                                                                              : Type::Unknown();
+        const Type elem = type.tag() == TypeTag::kTuple && i < type.args().size() ? type.args()[i]
+                          : type.tag() == TypeTag::kAny                           ? Type::Any()
+                                                                                  : Type::Unknown();
         BindPattern(p.subs[i], elem, nullptr, true);
       }
       return;
     }
     case PatternKind::kVariant: {
-      std::string enum_name;
-      if (type.tag == TypeTag::kEnum && FindEnum(type.name) != nullptr) {
-        enum_name = type.name;
-      } else if (p.has_enum_name && FindEnum(p.enum_name) != nullptr) {
-        enum_name = p.enum_name;
-      } else if (type.tag == TypeTag::kEnum) {
-        enum_name = type.name;
-      }
+      // The scrutinee's enum when it is a known one, else the pattern's own enum name.
+      const EnumInfo* info = type.tag() == TypeTag::kEnum ? FindEnum(type) : nullptr;
+      if (info == nullptr && p.has_enum_name) info = FindEnum(p.enum_name);
       if (!p.has_enum_name && p.subs.empty() && top_level_binding_ok &&
-          type.tag != TypeTag::kEnum) {
+          type.tag() != TypeTag::kEnum) {
         Bind(p.name, type);
         return;
       }
-      const EnumInfo* info = FindEnum(enum_name);
       if (info == nullptr) return;
       for (const auto& [variant, payload] : info->variants) {
         if (variant != p.name) continue;
@@ -1130,19 +1171,19 @@ Type Checker::Infer(const Expr& e) {
     case ExprKind::kStructLit:
       return InferStructLit(e);
     case ExprKind::kEnumVariantExpr:
-      return InferVariant(e, e.text, e.text2, 0);
+      return InferVariant(e, e.text, e.extra->variant, 0);
     case ExprKind::kMatch:
       return InferMatch(e);
     case ExprKind::kTupleLit: {
       std::vector<Type> elems;
       for (const Expr& op : e.operands) elems.push_back(Infer(op));
-      return Type::Tuple(std::move(elems));
+      return types_.Tuple(std::move(elems));
     }
     case ExprKind::kTupleIndex: {
       const Type t = Infer(e.operand());
-      if (t.tag != TypeTag::kTuple) return t.tag == TypeTag::kAny ? t : Type::Unknown();
-      if (e.int_value < 0 || static_cast<std::uint64_t>(e.int_value) >= t.args.size()) {
-        const std::size_t len = t.args.size();
+      if (t.tag() != TypeTag::kTuple) return t.tag() == TypeTag::kAny ? t : Type::Unknown();
+      if (e.int_value < 0 || static_cast<std::uint64_t>(e.int_value) >= t.args().size()) {
+        const std::size_t len = t.args().size();
         Diagnostic d = diag::Make(Kind::kE0253, R(e.span), e.int_value, len);
         const std::string last = len == 0 ? "0" : fmt::format("{}", len - 1);
         d.suggestion = fmt::format("valid indices for this tuple are 0..{}", last);
@@ -1150,7 +1191,7 @@ Type Checker::Infer(const Expr& e) {
             Patch(fmt::format("use index {}", last), e.span.start, e.span.end, "." + last);
         Fail(std::move(d));
       }
-      return t.args[static_cast<std::size_t>(e.int_value)];
+      return t.args()[static_cast<std::size_t>(e.int_value)];
     }
     case ExprKind::kBlock:
       return CheckBlock(*e.extra->block);
@@ -1163,23 +1204,24 @@ Type Checker::Infer(const Expr& e) {
       return Type::Bool();
     case ExprKind::kAwait: {
       const Type t = Infer(e.operand());
-      return t.tag == TypeTag::kFuture ? t.args[0] : t;
+      return t.tag() == TypeTag::kFuture ? t.args()[0] : t;
     }
     case ExprKind::kTry: {
       const Span span = e.span;
-      if (!(fn_.return_type.tag == TypeTag::kEnum && BaseName(fn_.return_type.name) == "Result") &&
-          fn_.return_type.tag != TypeTag::kAny) {
+      if (!(fn_.return_type.tag() == TypeTag::kEnum &&
+            BaseName(fn_.return_type.name()) == "Result") &&
+          fn_.return_type.tag() != TypeTag::kAny) {
         Diagnostic d = diag::Make(Kind::kE0224, R(span));
         d.suggestion = "the `?` operator can only be used in functions that return `Result<T, E>`";
         d.fix_patch = Patch("return a Result", span.start, span.end, "-> Result<TODO, String>");
         Fail(std::move(d));
       }
       const Type t = Infer(e.operand());
-      if (t.tag == TypeTag::kAny) return t;
-      if (!(t.tag == TypeTag::kEnum && BaseName(t.name) == "Result")) {
+      if (t.tag() == TypeTag::kAny) return t;
+      if (!(t.tag() == TypeTag::kEnum && BaseName(t.name()) == "Result")) {
         MismatchText("Result<T, E>", Display(t), ast::ExprSpan(e.operand()));
       }
-      const EnumInfo* info = FindEnum(t.name);
+      const EnumInfo* info = FindEnum(t);
       if (info != nullptr && !info->variants.empty() && !info->variants[0].second.empty()) {
         return info->variants[0].second[0];
       }
@@ -1189,8 +1231,8 @@ Type Checker::Infer(const Expr& e) {
     case ExprKind::kNullCoalesce: {
       const bool chain = e.kind == ExprKind::kOptionalChain;
       const Type t = Infer(e.operands[0]);
-      const bool option = (t.tag == TypeTag::kEnum && BaseName(t.name) == "Option") ||
-                          t.tag == TypeTag::kUnknown || t.tag == TypeTag::kAny;
+      const bool option = (t.tag() == TypeTag::kEnum && BaseName(t.name()) == "Option") ||
+                          t.tag() == TypeTag::kUnknown || t.tag() == TypeTag::kAny;
       if (!option) {
         const std::string shown = Display(t);
         Diagnostic d = diag::Make(chain ? Kind::kE0225 : Kind::kE0226, R(e.span), shown);
@@ -1227,10 +1269,10 @@ Type Checker::Infer(const Expr& e) {
       const Type body = Infer(e.operands[0]);
       fn_.return_type = saved_return;
       env_.resize(mark);
-      if (declared && body.tag != TypeTag::kUnit && !TypesEqual(*declared, body)) {
+      if (declared && body.tag() != TypeTag::kUnit && !TypesEqual(*declared, body)) {
         Mismatch(*declared, body, ast::ExprSpan(e.operands[0]));
       }
-      return Type::Function(std::move(params), declared.value_or(body));
+      return types_.Function(std::move(params), declared.value_or(body));
     }
   }
   return Type::Unknown();
@@ -1264,7 +1306,7 @@ Type Checker::InferBinary(const Expr& e) {
     case BinOp::kMul:
     case BinOp::kDiv:
     case BinOp::kMod:
-      return l.tag == TypeTag::kAny ? r : l;
+      return l.tag() == TypeTag::kAny ? r : l;
     default:
       return Type::Bool();
   }
@@ -1279,15 +1321,16 @@ Type Checker::InferIf(const Expr& e) {
   return then_t;
 }
 
-Type Checker::CheckCallArgs(const Type& fn, const Expr& call, std::size_t first_arg) {
+Type Checker::CheckCallArgs(std::span<const Type> params, Type result, const Expr& call,
+                            std::size_t first_arg) {
   const std::size_t given = call.operands.size() - first_arg;
-  if (fn.args.size() != given) Arity(fn.args.size(), given, call.span);
+  if (params.size() != given) Arity(params.size(), given, call.span);
   for (std::size_t i = 0; i < given; ++i) {
     const Expr& arg = call.operands[first_arg + i];
     const Type t = Infer(arg);
-    if (!TypesEqual(fn.args[i], t)) Mismatch(fn.args[i], t, ast::ExprSpan(arg));
+    if (!TypesEqual(params[i], t)) Mismatch(params[i], t, ast::ExprSpan(arg));
   }
-  return fn.result();
+  return result;
 }
 
 Type Checker::InferCall(const Expr& e) {
@@ -1301,15 +1344,16 @@ Type Checker::InferCall(const Expr& e) {
          templates_.count(object.text) > 0)) {
       if (const Binding* m = Lookup(object.text + "_" + callee.text)) {
         const Type& ft = m->type;
-        if (ft.tag == TypeTag::kAny) {
+        if (ft.tag() == TypeTag::kAny) {
           for (std::size_t i = 1; i < e.operands.size(); ++i) Infer(e.operands[i]);
           return Type::Any();
         }
         const bool first_is_self =
-            ft.tag == TypeTag::kFunction && !ft.args.empty() &&
-            (ft.args[0].tag == TypeTag::kStruct || ft.args[0].tag == TypeTag::kEnum) &&
-            BaseName(ft.args[0].name) == object.text;
-        if (ft.tag == TypeTag::kFunction && !first_is_self) return CheckCallArgs(ft, e, 1);
+            ft.tag() == TypeTag::kFunction && !ft.args().empty() &&
+            (ft.args()[0].tag() == TypeTag::kStruct || ft.args()[0].tag() == TypeTag::kEnum) &&
+            BaseName(ft.args()[0].name()) == object.text;
+        if (ft.tag() == TypeTag::kFunction && !first_is_self)
+          return CheckCallArgs(ft.args(), ft.result(), e, 1);
       }
     }
     return InferMethodCall(e, object, callee.text);
@@ -1322,7 +1366,7 @@ Type Checker::InferCall(const Expr& e) {
       const Type b = Infer(e.operands[2]);
       if (!TypesEqual(a, b)) Mismatch(a, b, ast::ExprSpan(e.operands[2]));
       if (!(a.IsPrim("Int") || a.IsPrim("String") || a.IsPrim("Bool") || a.IsPrim("Float64") ||
-            a.tag == TypeTag::kAny)) {
+            a.tag() == TypeTag::kAny)) {
         MismatchText("Int, String, Bool, or Float64", Display(a), ast::ExprSpan(e.operands[1]));
       }
       return Type::Unit();
@@ -1335,23 +1379,23 @@ Type Checker::InferCall(const Expr& e) {
     }
     if (auto it = generic_fns_.find(name); it != generic_fns_.end()) {
       const Binding* b = Lookup(name);
-      if (b != nullptr && b->type.tag == TypeTag::kAny) return InferGenericCall(e, *it->second);
+      if (b != nullptr && b->type.tag() == TypeTag::kAny) return InferGenericCall(e, *it->second);
     }
   }
   const Type ft = Infer(callee);
-  if (ft.tag == TypeTag::kAny) {
+  if (ft.tag() == TypeTag::kAny) {
     for (std::size_t i = 1; i < e.operands.size(); ++i) Infer(e.operands[i]);
     return Type::Any();
   }
-  if (ft.tag != TypeTag::kFunction) NotCallable(ft, e.span);
-  return CheckCallArgs(ft, e, 1);
+  if (ft.tag() != TypeTag::kFunction) NotCallable(ft, e.span);
+  return CheckCallArgs(ft.args(), ft.result(), e, 1);
 }
 
 // Builtin methods of String, Int and Float64 (§13), receiver first.
-std::optional<Type> BuiltinMethod(std::string_view type, std::string_view method) {
+std::optional<Type> Checker::BuiltinMethod(std::string_view type, std::string_view method) {
   const Type i = Type::Int(), s = Type::String(), b = Type::Bool(), f = Type::Float64();
-  const auto fn = [](std::vector<Type> params, Type ret) {
-    return Type::Function(std::move(params), std::move(ret));
+  const auto fn = [this](std::initializer_list<Type> params, Type ret) {
+    return types_.Function(params, ret);
   };
   if (type == "String") {
     if (method == "length" || method == "char_count" || method == "byte_length" ||
@@ -1363,8 +1407,8 @@ std::optional<Type> BuiltinMethod(std::string_view type, std::string_view method
     }
     if (method == "trim" || method == "to_upper" || method == "to_lower") return fn({s}, s);
     if (method == "substring") return fn({s, i, i}, s);
-    if (method == "split") return fn({s, s}, Type::Generic("List", {s}));
-    if (method == "lines") return fn({s}, Type::Generic("List", {s}));
+    if (method == "split") return fn({s, s}, types_.Generic("List", {s}));
+    if (method == "lines") return fn({s}, types_.Generic("List", {s}));
     if (method == "char_at") return fn({s, i}, i);
     if (method == "repeat") return fn({s, i}, s);
     if (method == "chars") return fn({s}, i);
@@ -1392,16 +1436,16 @@ std::vector<std::string_view> BuiltinMethodNames(std::string_view type) {
 Type Checker::InferMethodCall(const Expr& e, const Expr& object, const std::string& method) {
   const Type recv = Infer(object);
   std::string type_name;
-  switch (recv.tag) {
+  switch (recv.tag()) {
     case TypeTag::kStruct:
     case TypeTag::kEnum:
     case TypeTag::kGeneric:
     case TypeTag::kDyn:
-      type_name = recv.name;
+      type_name = recv.name();
       break;
     case TypeTag::kPrim:
-      if (recv.name == "String" || recv.name == "Int" || recv.name == "Float64") {
-        type_name = recv.name;
+      if (recv.name() == "String" || recv.name() == "Int" || recv.name() == "Float64") {
+        type_name = recv.name();
       }
       break;
     case TypeTag::kAny:
@@ -1418,21 +1462,18 @@ Type Checker::InferMethodCall(const Expr& e, const Expr& object, const std::stri
   if (user == nullptr && base != type_name) user = Lookup(base + "_" + method);
   if (user != nullptr) {
     const Type& ft = user->type;
-    if (ft.tag != TypeTag::kFunction || ft.args.empty()) {
+    if (ft.tag() != TypeTag::kFunction || ft.args().empty()) {
       for (std::size_t i = 1; i < e.operands.size(); ++i) Infer(e.operands[i]);
       return Type::Any();
     }
-    Type without_self = ft;
-    without_self.args.erase(without_self.args.begin());
-    return CheckCallArgs(without_self, e, 1);
+    return CheckCallArgs(ft.args().subspan(1), ft.result(), e, 1);
   }
   if (std::optional<Type> builtin = BuiltinMethod(type_name, method)) {
-    builtin->args.erase(builtin->args.begin());
-    return CheckCallArgs(*builtin, e, 1);
+    return CheckCallArgs(builtin->args().subspan(1), builtin->result(), e, 1);
   }
   // Option/Result (T2) and List/Map/Set/dyn receivers: lenient until those tiers exist.
-  if (base == "Option" || base == "Result" || recv.tag == TypeTag::kGeneric ||
-      recv.tag == TypeTag::kDyn) {
+  if (base == "Option" || base == "Result" || recv.tag() == TypeTag::kGeneric ||
+      recv.tag() == TypeTag::kDyn) {
     for (std::size_t i = 1; i < e.operands.size(); ++i) Infer(e.operands[i]);
     if (base == "Option" || base == "Result") {
       const EnumInfo* info = FindEnum(type_name);
@@ -1470,13 +1511,13 @@ Type Checker::InferMethodCall(const Expr& e, const Expr& object, const std::stri
 
 Type Checker::InferFieldAccess(const Expr& e) {
   const Type t = Infer(e.operand());
-  if (t.tag != TypeTag::kStruct) return t.tag == TypeTag::kAny ? t : Type::Unknown();
-  const StructInfo* info = FindStruct(t.name);
+  if (t.tag() != TypeTag::kStruct) return t.tag() == TypeTag::kAny ? t : Type::Unknown();
+  const StructInfo* info = FindStruct(t);
   if (info == nullptr) {
-    Diagnostic d = diag::Make(Kind::kE0213, R(e.span), t.name);
-    d.suggestion = fmt::format("define `struct {} {{ ... }}` or check for typos", t.name);
-    d.fix_patch = Patch(fmt::format("define struct `{}`", t.name), e.span.start, e.span.start,
-                        fmt::format("struct {} {{\n        TODO: TODO,\n    }}\n\n    ", t.name));
+    Diagnostic d = diag::Make(Kind::kE0213, R(e.span), t.name());
+    d.suggestion = fmt::format("define `struct {} {{ ... }}` or check for typos", t.name());
+    d.fix_patch = Patch(fmt::format("define struct `{}`", t.name()), e.span.start, e.span.start,
+                        fmt::format("struct {} {{\n        TODO: TODO,\n    }}\n\n    ", t.name()));
     Fail(std::move(d));
   }
   std::vector<std::string_view> names;
@@ -1484,13 +1525,13 @@ Type Checker::InferFieldAccess(const Expr& e) {
     if (name == e.text) return type;
     names.push_back(name);
   }
-  Diagnostic d = diag::Make(Kind::kE0217, R(e.span), e.text, t.name);
+  Diagnostic d = diag::Make(Kind::kE0217, R(e.span), e.text, t.name());
   if (std::optional<std::string> near = NearName(e.text, names)) {
     d.suggestion =
-        fmt::format("did you mean `{}`? (type `{}` has no field `{}`)", *near, t.name, e.text);
+        fmt::format("did you mean `{}`? (type `{}` has no field `{}`)", *near, t.name(), e.text);
     d.fix_patch = Patch(fmt::format("rename to `{}`", *near), e.span.start, e.span.end, *near);
   } else {
-    d.suggestion = fmt::format("type `{}` does not have a field named `{}`", t.name, e.text);
+    d.suggestion = fmt::format("type `{}` does not have a field named `{}`", t.name(), e.text);
     d.fix_patch = Patch("remove the field access", e.span.start, e.span.end, "");
   }
   Fail(std::move(d));
@@ -1502,7 +1543,7 @@ Type Checker::InferStructLit(const Expr& e) {
   Type result;
   const StructInfo* info = FindStruct(name);
   if (info != nullptr) {
-    result = Type::Struct(name);
+    result = info->type;
   } else if (auto it = templates_.find(name); it != templates_.end() && !it->second.is_enum) {
     // A generic struct: parameters inferred from fields declared as a bare type parameter.
     const Template& tmpl = it->second;
@@ -1522,7 +1563,7 @@ Type Checker::InferStructLit(const Expr& e) {
       args.push_back(bound.value_or(Type::Unknown()));
     }
     result = Instantiate(name, tmpl, args);
-    info = FindStruct(result.name);
+    info = FindStruct(result);
   }
   if (info == nullptr) {
     Diagnostic d = diag::Make(Kind::kE0213, R(e.span), name);
@@ -1601,7 +1642,7 @@ Type Checker::InferVariant(const Expr& e, const std::string& enum_name, const st
         const Type t = Infer(arg);
         if (!TypesEqual(payload[i], t)) Mismatch(payload[i], t, ast::ExprSpan(arg));
       }
-      return Type::Enum(enum_name);
+      return info->type;
     }
     unknown_variant(enum_name, *info);
   }
@@ -1629,7 +1670,7 @@ Type Checker::InferVariant(const Expr& e, const std::string& enum_name, const st
       args.push_back(bound.value_or(Type::Unknown()));
     }
     const Type instance = Instantiate(enum_name, tmpl, args);
-    const EnumInfo* info = FindEnum(instance.name);
+    const EnumInfo* info = FindEnum(instance);
     for (const auto& [v, types] : info->variants) {
       if (v != variant) continue;
       for (std::size_t i = 0; i < given && i < types.size(); ++i) {
@@ -1712,8 +1753,8 @@ Type Checker::InferMatch(const Expr& e) {
       Mismatch(match_type, body, arm.span);
     }
   }
-  if (scrutinee.tag == TypeTag::kEnum && !wildcard) {
-    const EnumInfo* info = FindEnum(scrutinee.name);
+  if (scrutinee.tag() == TypeTag::kEnum && !wildcard) {
+    const EnumInfo* info = FindEnum(scrutinee);
     std::vector<std::string> missing;
     if (info != nullptr) {
       for (const auto& [v, payload] : info->variants) {
@@ -1728,7 +1769,7 @@ Type Checker::InferMatch(const Expr& e) {
         arms_text += fmt::format("        {} => {{ TODO }},\n", missing[i]);
       }
       Diagnostic d =
-          diag::Make(Kind::kE0220, R(e.span), scrutinee.name, fmt::format("[{}]", quoted));
+          diag::Make(Kind::kE0220, R(e.span), scrutinee.name(), fmt::format("[{}]", quoted));
       d.suggestion = fmt::format("add match arms for: {}", plain);
       const FixPatch insert =
           Patch("add the missing match arms", e.span.end, e.span.end, arms_text);

@@ -5,13 +5,25 @@
 //
 // kAny is ours: the type of a construct from a tier this checker does not type yet (see
 // docs/decisions/0014-kodo-diagnostics-and-checker.md). It equals every type, so such constructs
-// never cause a false error; upstream has no such type. It displays as `?`. Thread safety: plain
-// values.
+// never cause a false error; upstream has no such type. It displays as `?`.
+//
+// Types are interned (docs/decisions/0025-kodo-perf3.md): a `Type` is a pointer-sized handle to
+// an immutable node, and structurally identical types share one node, so copying a type costs a
+// pointer and identical types compare equal by address. Unit, Unknown, Any and the primitives
+// are process-wide constants; every other type is made by a `TypeTable`, which owns its nodes.
+//
+// Thread safety: a Type is an immutable value; a TypeTable is used by one thread at a time.
+// Lifetime: a Type made by a TypeTable is valid while that table lives.
 #pragma once
 
 #include <cstdint>
+#include <deque>
+#include <initializer_list>
+#include <optional>
+#include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace trove::kodo::sema {
@@ -22,7 +34,7 @@ enum class TypeTag : std::uint8_t {
   kStruct,    // name
   kEnum,      // name
   kGeneric,   // name<args>
-  kFunction,  // args = params, ret = result (args.back() is NOT the result)
+  kFunction,  // args = params, result() = result (args.back() is NOT the result)
   kTuple,     // args
   kDyn,       // name
   kFuture,    // args[0]
@@ -30,50 +42,120 @@ enum class TypeTag : std::uint8_t {
   kAny,       // equals everything (not upstream)
 };
 
-struct Type {
+struct TypeNode;
+class Type;
+std::optional<Type> PrimitiveType(std::string_view name);
+
+class Type {
+ public:
+  // Unknown (`?`).
+  Type();
+
+  // The process-wide constants. Prim REQUIRES: IsPrimitiveName(n).
+  static Type Prim(std::string_view n);
+  static Type Int();
+  static Type Bool();
+  static Type String();
+  static Type Float64();
+  static Type Unit();
+  static Type Unknown() { return Type(); }
+  static Type Any();
+
+  TypeTag tag() const;
+  // The name of a kPrim, kStruct, kEnum, kGeneric or kDyn type; empty for the others.
+  const std::string& name() const;
+  // Parameters of a kFunction, arguments of a kGeneric, elements of a kTuple, the value type of
+  // a kFuture; empty for the others.
+  std::span<const Type> args() const;
+  // REQUIRES: tag() == kFunction.
+  Type result() const;
+  // 0 for the constants; 1, 2, ... in the order a TypeTable made its types. Dense, so that a
+  // checker can keep facts about types in vectors indexed by id instead of maps keyed by name.
+  std::uint32_t id() const;
+
+  bool Is(TypeTag t) const { return tag() == t; }
+  bool IsPrim(std::string_view n) const { return tag() == TypeTag::kPrim && name() == n; }
+
+  // Identity of interned nodes, which is structural equality (not the checker's TypesEqual).
+  friend bool operator==(Type a, Type b) { return a.node_ == b.node_; }
+
+ private:
+  friend class TypeTable;
+  friend std::optional<Type> PrimitiveType(std::string_view name);
+  explicit Type(const TypeNode* node) : node_(node) {}
+  const TypeNode* node_;
+};
+
+struct TypeNode {
   TypeTag tag = TypeTag::kUnknown;
+  std::uint32_t id = 0;
   std::string name;
   std::vector<Type> args;
   std::vector<Type> ret;  // kFunction: exactly one element
+};
 
-  static Type Prim(std::string_view n) { return Type{TypeTag::kPrim, std::string(n), {}, {}}; }
-  static Type Int() { return Prim("Int"); }
-  static Type Bool() { return Prim("Bool"); }
-  static Type String() { return Prim("String"); }
-  static Type Float64() { return Prim("Float64"); }
-  static Type Unit() { return Type{TypeTag::kUnit, {}, {}, {}}; }
-  static Type Unknown() { return Type{}; }
-  static Type Any() { return Type{TypeTag::kAny, {}, {}, {}}; }
-  static Type Struct(std::string n) { return Type{TypeTag::kStruct, std::move(n), {}, {}}; }
-  static Type Enum(std::string n) { return Type{TypeTag::kEnum, std::move(n), {}, {}}; }
-  static Type Generic(std::string n, std::vector<Type> a) {
-    return Type{TypeTag::kGeneric, std::move(n), std::move(a), {}};
-  }
-  static Type Function(std::vector<Type> params, Type result) {
-    return Type{TypeTag::kFunction, {}, std::move(params), {std::move(result)}};
-  }
-  static Type Tuple(std::vector<Type> elems) {
-    return Type{TypeTag::kTuple, {}, std::move(elems), {}};
-  }
+inline TypeTag Type::tag() const { return node_->tag; }
+inline const std::string& Type::name() const { return node_->name; }
+inline std::span<const Type> Type::args() const { return node_->args; }
+inline Type Type::result() const { return node_->ret[0]; }
+inline std::uint32_t Type::id() const { return node_->id; }
 
-  bool Is(TypeTag t) const { return tag == t; }
-  bool IsPrim(std::string_view n) const { return tag == TypeTag::kPrim && name == n; }
-  const Type& result() const { return ret[0]; }
+// Makes and owns the non-constant types of one checker run, one node per distinct type.
+class TypeTable {
+ public:
+  TypeTable() = default;
+  TypeTable(const TypeTable&) = delete;
+  TypeTable& operator=(const TypeTable&) = delete;
 
-  friend bool operator==(const Type&, const Type&) = default;
+  Type Struct(std::string_view name) { return Intern(TypeTag::kStruct, name, {}, nullptr); }
+  Type Enum(std::string_view name) { return Intern(TypeTag::kEnum, name, {}, nullptr); }
+  Type Dyn(std::string_view name) { return Intern(TypeTag::kDyn, name, {}, nullptr); }
+  Type Generic(std::string_view name, std::span<const Type> args) {
+    return Intern(TypeTag::kGeneric, name, args, nullptr);
+  }
+  Type Generic(std::string_view name, std::initializer_list<Type> args) {
+    return Generic(name, std::span<const Type>(args.begin(), args.size()));
+  }
+  Type Function(std::span<const Type> params, Type result) {
+    return Intern(TypeTag::kFunction, {}, params, &result);
+  }
+  Type Function(std::initializer_list<Type> params, Type result) {
+    return Function(std::span<const Type>(params.begin(), params.size()), result);
+  }
+  Type Tuple(std::span<const Type> elems) { return Intern(TypeTag::kTuple, {}, elems, nullptr); }
+  Type Future(Type value) { return Intern(TypeTag::kFuture, {}, {&value, 1}, nullptr); }
+
+  // Returns the number of distinct non-constant types made so far.
+  std::size_t size() const { return nodes_.size(); }
+
+ private:
+  struct KeyHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view key) const {
+      return std::hash<std::string_view>{}(key);
+    }
+  };
+  Type Intern(TypeTag tag, std::string_view name, std::span<const Type> args, const Type* ret);
+
+  std::deque<TypeNode> nodes_;  // a deque: nodes never move
+  // Key: the tag byte, the name, a 0 byte, then the node addresses of the args and the result.
+  std::unordered_map<std::string, const TypeNode*, KeyHash, std::equal_to<>> index_;
+  std::string key_;  // scratch, so that a lookup of an existing type allocates nothing
 };
 
 // Returns true for the primitive names of §7.1.
 bool IsPrimitiveName(std::string_view name);
+// Returns the primitive type named `name`, or nullopt when `name` is not a primitive name.
+std::optional<Type> PrimitiveType(std::string_view name);
 // Returns true for Int, Int8..Int64, Uint..Uint64, Float32, Float64 (and kAny).
-bool IsNumeric(const Type& type);
+bool IsNumeric(Type type);
 // Returns upstream's display: `Int`, `()`, `Point`, `List<Int>`, `(Int, Int) -> Bool`,
 // `(Int, String)`, `dyn Show`, `Future<Int>`, `?`.
-std::string Display(const Type& type);
+std::string Display(Type type);
 // Type equality as the checker uses it everywhere (§7.11): structural, except that Channel<...>
 // and Int are interchangeable, Channel<?> matches any Channel, an expected `dyn T` accepts
 // anything, and kAny matches everything.
-bool TypesEqual(const Type& expected, const Type& found);
+bool TypesEqual(Type expected, Type found);
 // Returns the base name of a monomorphised name (`Option__Int` -> `Option`).
 std::string_view BaseName(std::string_view name);
 
