@@ -207,7 +207,7 @@ struct ExprExtra {
   Vec<StringPart> parts;
   // EnumVariantExpr's variant name. Kept here, not in Expr: only this kind needs a second
   // name, and a second std::string in every Expr made every node a quarter larger
-  // (docs/decisions/0025-kodo-perf3.md).
+  // (docs/decisions/0026-kodo-perf3.md).
   std::string variant;
 };
 

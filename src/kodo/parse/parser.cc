@@ -256,7 +256,7 @@ class Parser {
   Pattern ParseSubPattern();
 
   // Operands are taken by rvalue reference, not by value: an Expr is 128 bytes, and each
-  // by-value parameter cost one more move per node (docs/decisions/0025-kodo-perf3.md).
+  // by-value parameter cost one more move per node (docs/decisions/0026-kodo-perf3.md).
   static Expr MakeBinary(ExprKind kind, ast::BinOp op, Expr&& left, Expr&& right) {
     Expr e;
     e.kind = kind;

@@ -7,7 +7,7 @@
 // docs/decisions/0014-kodo-diagnostics-and-checker.md). It equals every type, so such constructs
 // never cause a false error; upstream has no such type. It displays as `?`.
 //
-// Types are interned (docs/decisions/0025-kodo-perf3.md): a `Type` is a pointer-sized handle to
+// Types are interned (docs/decisions/0026-kodo-perf3.md): a `Type` is a pointer-sized handle to
 // an immutable node, and structurally identical types share one node, so copying a type costs a
 // pointer and identical types compare equal by address. Unit, Unknown, Any and the primitives
 // are process-wide constants; every other type is made by a `TypeTable`, which owns its nodes.
