@@ -1,0 +1,398 @@
+#include "librarian/query/vocabulary.h"
+
+#include <algorithm>
+#include <array>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace trove::librarian::query {
+namespace {
+
+// The Porter stemmer, after the author's reference C implementation (tartarus.org/martin/
+// PorterStemmer): b[0..k] is the word being stemmed, j marks the end of a stem found by Ends.
+class Porter {
+ public:
+  explicit Porter(std::string_view w) : b_(w), k_(static_cast<int>(w.size()) - 1) {}
+
+  std::string Run() {
+    if (k_ <= 1) return b_;
+    Step1ab();
+    if (k_ > 0) {
+      Step1c();
+      Step2();
+      Step3();
+      Step4();
+      Step5();
+    }
+    return b_.substr(0, static_cast<std::size_t>(k_ + 1));
+  }
+
+ private:
+  bool Cons(int i) const {
+    switch (b_[static_cast<std::size_t>(i)]) {
+      case 'a':
+      case 'e':
+      case 'i':
+      case 'o':
+      case 'u':
+        return false;
+      case 'y':
+        return i == 0 ? true : !Cons(i - 1);
+      default:
+        return true;
+    }
+  }
+  // The number of consonant-vowel sequences in b[0..j].
+  int M() const {
+    int n = 0;
+    int i = 0;
+    for (;;) {
+      if (i > j_) return n;
+      if (!Cons(i)) break;
+      ++i;
+    }
+    ++i;
+    for (;;) {
+      for (;;) {
+        if (i > j_) return n;
+        if (Cons(i)) break;
+        ++i;
+      }
+      ++i;
+      ++n;
+      for (;;) {
+        if (i > j_) return n;
+        if (!Cons(i)) break;
+        ++i;
+      }
+      ++i;
+    }
+  }
+  bool VowelInStem() const {
+    for (int i = 0; i <= j_; ++i) {
+      if (!Cons(i)) return true;
+    }
+    return false;
+  }
+  bool DoubleC(int j) const {
+    if (j < 1 || b_[static_cast<std::size_t>(j)] != b_[static_cast<std::size_t>(j - 1)]) {
+      return false;
+    }
+    return Cons(j);
+  }
+  // consonant-vowel-consonant ending at i, the last consonant not w, x or y.
+  bool Cvc(int i) const {
+    if (i < 2 || !Cons(i) || Cons(i - 1) || !Cons(i - 2)) return false;
+    const char ch = b_[static_cast<std::size_t>(i)];
+    return ch != 'w' && ch != 'x' && ch != 'y';
+  }
+  bool Ends(std::string_view s) {
+    const int len = static_cast<int>(s.size());
+    if (len > k_ + 1) return false;
+    if (std::string_view(b_).substr(static_cast<std::size_t>(k_ + 1 - len), s.size()) != s) {
+      return false;
+    }
+    j_ = k_ - len;
+    return true;
+  }
+  void SetTo(std::string_view s) {
+    b_.replace(static_cast<std::size_t>(j_ + 1), static_cast<std::size_t>(k_ - j_), s);
+    k_ = j_ + static_cast<int>(s.size());
+    b_.resize(static_cast<std::size_t>(k_ + 1));
+  }
+  void R(std::string_view s) {
+    if (M() > 0) SetTo(s);
+  }
+  char At(int i) const { return b_[static_cast<std::size_t>(i)]; }
+
+  void Step1ab() {
+    if (At(k_) == 's') {
+      if (Ends("sses")) {
+        k_ -= 2;
+      } else if (Ends("ies")) {
+        SetTo("i");
+      } else if (At(k_ - 1) != 's') {
+        --k_;
+      }
+    }
+    if (Ends("eed")) {
+      if (M() > 0) --k_;
+    } else if ((Ends("ed") || Ends("ing")) && VowelInStem()) {
+      k_ = j_;
+      b_.resize(static_cast<std::size_t>(k_ + 1));
+      if (Ends("at")) {
+        SetTo("ate");
+      } else if (Ends("bl")) {
+        SetTo("ble");
+      } else if (Ends("iz")) {
+        SetTo("ize");
+      } else if (DoubleC(k_)) {
+        --k_;
+        const char ch = At(k_);
+        if (ch == 'l' || ch == 's' || ch == 'z') ++k_;
+      } else {
+        j_ = k_;
+        if (M() == 1 && Cvc(k_)) {
+          j_ = k_;
+          SetTo("e");
+        }
+      }
+    }
+    b_.resize(static_cast<std::size_t>(k_ + 1));
+  }
+  void Step1c() {
+    if (Ends("y") && VowelInStem()) b_[static_cast<std::size_t>(k_)] = 'i';
+  }
+  void Step2() {
+    static constexpr std::pair<std::string_view, std::string_view> kRules[] = {
+        {"ational", "ate"}, {"tional", "tion"}, {"enci", "ence"},   {"anci", "ance"},
+        {"izer", "ize"},    {"bli", "ble"},     {"alli", "al"},     {"entli", "ent"},
+        {"eli", "e"},       {"ousli", "ous"},   {"ization", "ize"}, {"ation", "ate"},
+        {"ator", "ate"},    {"alism", "al"},    {"iveness", "ive"}, {"fulness", "ful"},
+        {"ousness", "ous"}, {"aliti", "al"},    {"iviti", "ive"},   {"biliti", "ble"},
+        {"logi", "log"},
+    };
+    for (const auto& [from, to] : kRules) {
+      if (Ends(from)) {
+        R(to);
+        return;
+      }
+    }
+  }
+  void Step3() {
+    static constexpr std::pair<std::string_view, std::string_view> kRules[] = {
+        {"icate", "ic"}, {"ative", ""}, {"alize", "al"}, {"iciti", "ic"},
+        {"ical", "ic"},  {"ful", ""},   {"ness", ""},
+    };
+    for (const auto& [from, to] : kRules) {
+      if (Ends(from)) {
+        R(to);
+        return;
+      }
+    }
+  }
+  void Step4() {
+    static constexpr std::string_view kSuffixes[] = {
+        "al",  "ance", "ence", "er",  "ic",  "able", "ible", "ant", "ement", "ment",
+        "ent", "ion",  "ou",   "ism", "ate", "iti",  "ous",  "ive", "ize",
+    };
+    for (std::string_view s : kSuffixes) {
+      if (!Ends(s)) continue;
+      if (s == "ion" && !(j_ >= 0 && (At(j_) == 's' || At(j_) == 't'))) return;
+      // "ement" is tried before "ment" and "ent": the first suffix that ends the word decides.
+      if (M() > 1) k_ = j_;
+      return;
+    }
+  }
+  void Step5() {
+    j_ = k_;
+    if (At(k_) == 'e') {
+      const int a = M();
+      if (a > 1 || (a == 1 && !Cvc(k_ - 1))) --k_;
+    }
+    if (At(k_) == 'l' && DoubleC(k_)) {
+      j_ = k_;
+      if (M() > 1) --k_;
+    }
+  }
+
+  std::string b_;
+  int k_;
+  int j_ = 0;
+};
+
+// English words of code and the abbreviations programmers write for them. General
+// programming usage, not taken from any evaluation query (docs/decisions/0025).
+struct Entry {
+  std::string_view word;
+  std::array<std::string_view, 3> abbreviations;
+};
+constexpr Entry kAbbreviations[] = {
+    {"acknowledge", {"ack"}},
+    {"address", {"addr"}},
+    {"allocate", {"alloc"}},
+    {"argument", {"arg", "args", "argv"}},
+    {"array", {"arr"}},
+    {"asynchronous", {"async"}},
+    {"attribute", {"attr", "attrs"}},
+    {"authenticate", {"auth"}},
+    {"authentication", {"auth"}},
+    {"authorization", {"auth"}},
+    {"boolean", {"bool"}},
+    {"buffer", {"buf", "buff"}},
+    {"button", {"btn"}},
+    {"calculate", {"calc"}},
+    {"callback", {"cb"}},
+    {"character", {"char", "chr", "ch"}},
+    {"command", {"cmd"}},
+    {"compare", {"cmp"}},
+    {"configuration", {"config", "cfg", "conf"}},
+    {"configure", {"config", "cfg"}},
+    {"connection", {"conn"}},
+    {"context", {"ctx"}},
+    {"coordinate", {"coord"}},
+    {"count", {"cnt"}},
+    {"current", {"cur", "curr"}},
+    {"database", {"db"}},
+    {"debug", {"dbg"}},
+    {"declaration", {"decl"}},
+    {"decrement", {"dec"}},
+    {"default", {"def", "dflt"}},
+    {"define", {"def"}},
+    {"definition", {"def"}},
+    {"delete", {"del"}},
+    {"description", {"desc"}},
+    {"destination", {"dest", "dst"}},
+    {"dictionary", {"dict"}},
+    {"directory", {"dir"}},
+    {"document", {"doc"}},
+    {"element", {"elem", "el"}},
+    {"environment", {"env"}},
+    {"error", {"err"}},
+    {"evaluate", {"eval"}},
+    {"event", {"evt", "ev"}},
+    {"exception", {"exc"}},
+    {"execute", {"exec"}},
+    {"expression", {"expr"}},
+    {"extension", {"ext"}},
+    {"file descriptor", {"fd"}},
+    {"format", {"fmt"}},
+    {"frequency", {"freq"}},
+    {"function", {"func", "fn"}},
+    {"generate", {"gen"}},
+    {"header", {"hdr"}},
+    {"identifier", {"id", "ident"}},
+    {"image", {"img"}},
+    {"implementation", {"impl"}},
+    {"increment", {"inc"}},
+    {"index", {"idx"}},
+    {"information", {"info"}},
+    {"initialize", {"init"}},
+    {"integer", {"int"}},
+    {"iterator", {"iter", "it"}},
+    {"iterate", {"iter"}},
+    {"language", {"lang"}},
+    {"length", {"len"}},
+    {"library", {"lib"}},
+    {"local", {"loc"}},
+    {"manager", {"mgr"}},
+    {"maximum", {"max"}},
+    {"memory", {"mem"}},
+    {"message", {"msg"}},
+    {"millisecond", {"ms", "msec"}},
+    {"minimum", {"min"}},
+    {"module", {"mod"}},
+    {"number", {"num", "nr"}},
+    {"object", {"obj"}},
+    {"option", {"opt", "opts"}},
+    {"package", {"pkg"}},
+    {"parameter", {"param", "params"}},
+    {"pointer", {"ptr"}},
+    {"position", {"pos"}},
+    {"previous", {"prev"}},
+    {"process", {"proc"}},
+    {"property", {"prop", "props"}},
+    {"quantity", {"qty"}},
+    {"random", {"rand"}},
+    {"receive", {"recv"}},
+    {"reference", {"ref"}},
+    {"regular expression", {"regex", "re"}},
+    {"repository", {"repo"}},
+    {"request", {"req"}},
+    {"response", {"res", "resp"}},
+    {"result", {"res"}},
+    {"separator", {"sep"}},
+    {"sequence", {"seq"}},
+    {"signature", {"sig"}},
+    {"size", {"sz"}},
+    {"source", {"src"}},
+    {"specification", {"spec"}},
+    {"statistic", {"stat", "stats"}},
+    {"string", {"str"}},
+    {"synchronize", {"sync"}},
+    {"synchronous", {"sync"}},
+    {"temporary", {"tmp", "temp"}},
+    {"text", {"txt"}},
+    {"timestamp", {"ts"}},
+    {"utility", {"util", "utils"}},
+    {"value", {"val"}},
+    {"variable", {"var"}},
+    {"vector", {"vec"}},
+    {"version", {"ver"}},
+    {"window", {"win"}},
+};
+
+struct Tables {
+  // Stem of an English word -> its abbreviations.
+  std::unordered_map<std::string, std::vector<std::string_view>> by_stem;
+  // Abbreviation -> the stem of the first English word it stands for.
+  std::unordered_map<std::string_view, std::string> canonical;
+};
+
+const Tables& GetTables() {
+  static const Tables* tables = [] {
+    auto* t = new Tables;
+    for (const Entry& e : kAbbreviations) {
+      if (e.word.find(' ') != std::string_view::npos) continue;  // multi-word: no single stem
+      const std::string stem = PorterStem(e.word);
+      std::vector<std::string_view>& list = t->by_stem[stem];
+      for (std::string_view a : e.abbreviations) {
+        if (a.empty()) continue;
+        if (std::find(list.begin(), list.end(), a) == list.end()) list.push_back(a);
+        // An abbreviation that is itself an English word of code (count, it) keeps its own
+        // meaning: only words absent from the table's left side become canonical.
+        t->canonical.try_emplace(a, stem);
+      }
+    }
+    for (const Entry& e : kAbbreviations) t->canonical.erase(e.word);
+    return t;
+  }();
+  return *tables;
+}
+
+bool LowerAscii(std::string_view w) {
+  if (w.empty()) return false;
+  for (char c : w) {
+    if (c < 'a' || c > 'z') return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string PorterStem(std::string_view word) {
+  if (word.size() < 3 || !LowerAscii(word)) return std::string(word);
+  return Porter(word).Run();
+}
+
+std::vector<std::string_view> Abbreviations(std::string_view word) {
+  if (!LowerAscii(word)) return {};
+  const Tables& t = GetTables();
+  auto it = t.by_stem.find(PorterStem(word));
+  if (it == t.by_stem.end()) return {};
+  return it->second;
+}
+
+std::string CanonicalWord(std::string_view word) {
+  const Tables& t = GetTables();
+  if (auto it = t.canonical.find(word); it != t.canonical.end()) return it->second;
+  return PorterStem(word);
+}
+
+std::vector<std::string> PluralForms(std::string_view w) {
+  if (w.size() < 3 || !LowerAscii(w) || w.back() == 's') return {};
+  const char last = w.back();
+  const char before = w[w.size() - 2];
+  const bool vowel_before =
+      before == 'a' || before == 'e' || before == 'i' || before == 'o' || before == 'u';
+  if (last == 'y' && !vowel_before) return {std::string(w.substr(0, w.size() - 1)) + "ies"};
+  if (last == 'x' || last == 'z' || (last == 'h' && (before == 'c' || before == 's'))) {
+    return {std::string(w) + "es"};
+  }
+  return {std::string(w) + "s"};
+}
+
+}  // namespace trove::librarian::query
