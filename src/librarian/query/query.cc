@@ -22,6 +22,7 @@
 #include "base/hash.h"
 #include "librarian/crawl/path.h"
 #include "librarian/extract/identifier.h"
+#include "librarian/query/vocabulary.h"
 #include "librarian/store/store.h"
 
 namespace trove::librarian::query {
@@ -126,6 +127,8 @@ struct IntentTerms {
   std::unordered_set<std::string> all;    // whole runs and their sub-words
   // Simple inflections of the words in `all` (Inflections), without the words themselves.
   std::unordered_set<std::string> inflected;
+  // CanonicalWord of every sub-word in `all` that is not a stop word (vocabulary.h).
+  std::unordered_set<std::string> canonical;
 };
 
 // The base forms an English word may inflect from: "sends" -> "send", "caches" -> "cache",
@@ -183,6 +186,9 @@ IntentTerms TermsOf(std::string_view intent) {
     for (std::string& v : Inflections(w)) {
       if (terms.all.count(v) == 0) terms.inflected.insert(std::move(v));
     }
+  }
+  for (const std::string& w : terms.all) {
+    if (!store::IsStopWord(w)) terms.canonical.insert(CanonicalWord(w));
   }
   return terms;
 }
@@ -312,6 +318,12 @@ class Pipeline {
   std::vector<std::string> affected_unindexed_;
   std::unordered_map<std::string, std::uint8_t> hops_;  // path -> hops from affectedFiles
   std::set<std::string> stale_files_;
+  // Best BM25 per function target among all retrieved chunks, also those cut before
+  // detailed scoring: a neighbour reached by graph expansion keeps its lexical evidence.
+  std::unordered_map<std::string, double> hit_lex_;
+  // The module lexical score (raw BM25) of every file among the retrieved chunks: the file
+  // prior of its candidates (RankSignals::file).
+  std::unordered_map<std::string, double> file_lex_;
 };
 
 Result<const store::FileRecord*> Pipeline::File(const std::string& path) {
@@ -453,6 +465,9 @@ Status Pipeline::Expand(int hops) {
           if (sym == syms.end()) continue;  // vanished (concurrent re-index)
           Candidate& c = Upsert(PackType::kFunctionContext, *target, sym->second.path);
           if (!c.symbol) c.symbol = sym->second;
+          if (auto h = hit_lex_.find(*target); h != hit_lex_.end()) {
+            c.raw_lex = std::max(c.raw_lex, h->second);
+          }
           existing = candidates_.find(key);
         }
         Candidate& c = existing->second;
@@ -529,11 +544,20 @@ Status Pipeline::ComputeSignals() {
   for (auto& [key, c] : candidates_) {
     rank::RankSignals& s = c.signals;
     s.lexical = max_lex > 0 ? c.raw_lex / max_lex : 0;
+    if (auto f = file_lex_.find(c.path); f != file_lex_.end() && max_lex > 0) {
+      s.file = std::min(1.0, f->second / max_lex);
+    }
     if (c.symbol) {
       s.symbol = SymbolSignal(c.symbol->name, c.symbol->qualified_name, terms_);
     } else {
       s.symbol = SymbolSignal(Stem(c.path), Stem(c.path), terms_);
     }
+    const NameWordMatch words =
+        c.symbol ? MatchNameWords(c.symbol->name, c.symbol->qualified_name, terms_.canonical)
+                 : MatchNameWords(Stem(c.path), Stem(c.path), terms_.canonical);
+    s.name_words = words.name_words;
+    s.intent_words = words.intent_words;
+    s.owner_words = words.owner_words;
     s.path = PathSignal(c.path, terms_);
     if (auto h = hops_.find(c.path); h != hops_.end()) s.graph_hops = h->second;
     if (!affected_indexed_.empty()) {
@@ -927,6 +951,7 @@ Result<QueryResponse> Pipeline::Run() {
     std::vector<std::string> inflected(terms_.inflected.begin(), terms_.inflected.end());
     std::sort(inflected.begin(), inflected.end());
     for (const std::string& v : inflected) text += " " + v;
+
     ASSIGN_OR_RETURN(std::vector<store::ChunkHit> hits, store_.SearchChunks(text, opts));
     for (const store::ChunkHit& hit : hits) {
       if (hit.score <= 0) continue;  // matched only in zero-weighted columns
@@ -934,10 +959,13 @@ Result<QueryResponse> Pipeline::Run() {
       if (function) {
         Candidate& c = Upsert(PackType::kFunctionContext, hit.target_id, hit.path);
         c.raw_lex = std::max(c.raw_lex, hit.score);
+        double& best = hit_lex_[hit.target_id];
+        best = std::max(best, hit.score);
       }
       Candidate& m = Upsert(PackType::kModuleContext, "mod:" + hit.path, hit.path);
       m.raw_lex = std::max(m.raw_lex,
                            hit.kind == "symbol" ? hit.score * kModuleFromSymbolChunk : hit.score);
+      file_lex_[hit.path] = m.raw_lex;
     }
     // Keep the best candidates by lexical score for the costlier signals (direct packs stay).
     if (candidates_.size() > kDetailedCandidates) {
@@ -1104,10 +1132,11 @@ std::string CacheKey(const Workspace& ws, const std::string& generation, const Q
   std::sort(affected.begin(), affected.end());
   const rank::Weights& w = req.weights;
   return base::Sha256Hex(
-      fmt::format("{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n{} {} {} {} {}", ws.workspace_id, generation,
-                  NormalizeIntent(req.intent), IntentTypeName(type), DepthName(req.depth),
-                  fmt::join(affected, "\x1f"), req.min_confidence, req.include_evidence,
-                  req.max_results, w.lexical, w.symbol, w.path, w.graph, w.scope));
+      fmt::format("{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n{} {} {} {} {} {} {} {} {}", ws.workspace_id,
+                  generation, NormalizeIntent(req.intent), IntentTypeName(type),
+                  DepthName(req.depth), fmt::join(affected, "\x1f"), req.min_confidence,
+                  req.include_evidence, req.max_results, w.lexical, w.symbol, w.path, w.graph,
+                  w.scope, w.name_words, w.intent_words, w.owner_words, w.file));
 }
 
 }  // namespace

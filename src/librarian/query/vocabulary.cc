@@ -8,6 +8,9 @@
 #include <utility>
 #include <vector>
 
+#include "librarian/extract/identifier.h"
+#include "librarian/store/store.h"
+
 namespace trove::librarian::query {
 namespace {
 
@@ -325,32 +328,22 @@ constexpr Entry kAbbreviations[] = {
     {"window", {"win"}},
 };
 
-struct Tables {
-  // Stem of an English word -> its abbreviations.
-  std::unordered_map<std::string, std::vector<std::string_view>> by_stem;
-  // Abbreviation -> the stem of the first English word it stands for.
-  std::unordered_map<std::string_view, std::string> canonical;
-};
-
-const Tables& GetTables() {
-  static const Tables* tables = [] {
-    auto* t = new Tables;
+// Abbreviation -> the stem of the first English word it stands for. An abbreviation that is
+// itself an English word of the table (count) keeps its own meaning.
+const std::unordered_map<std::string_view, std::string>& CanonicalTable() {
+  static const auto* table = [] {
+    auto* t = new std::unordered_map<std::string_view, std::string>;
     for (const Entry& e : kAbbreviations) {
       if (e.word.find(' ') != std::string_view::npos) continue;  // multi-word: no single stem
       const std::string stem = PorterStem(e.word);
-      std::vector<std::string_view>& list = t->by_stem[stem];
       for (std::string_view a : e.abbreviations) {
-        if (a.empty()) continue;
-        if (std::find(list.begin(), list.end(), a) == list.end()) list.push_back(a);
-        // An abbreviation that is itself an English word of code (count, it) keeps its own
-        // meaning: only words absent from the table's left side become canonical.
-        t->canonical.try_emplace(a, stem);
+        if (!a.empty()) t->try_emplace(a, stem);
       }
     }
-    for (const Entry& e : kAbbreviations) t->canonical.erase(e.word);
+    for (const Entry& e : kAbbreviations) t->erase(e.word);
     return t;
   }();
-  return *tables;
+  return *table;
 }
 
 bool LowerAscii(std::string_view w) {
@@ -368,31 +361,42 @@ std::string PorterStem(std::string_view word) {
   return Porter(word).Run();
 }
 
-std::vector<std::string_view> Abbreviations(std::string_view word) {
-  if (!LowerAscii(word)) return {};
-  const Tables& t = GetTables();
-  auto it = t.by_stem.find(PorterStem(word));
-  if (it == t.by_stem.end()) return {};
-  return it->second;
-}
-
 std::string CanonicalWord(std::string_view word) {
-  const Tables& t = GetTables();
-  if (auto it = t.canonical.find(word); it != t.canonical.end()) return it->second;
+  const auto& table = CanonicalTable();
+  if (auto it = table.find(word); it != table.end()) return it->second;
   return PorterStem(word);
 }
 
-std::vector<std::string> PluralForms(std::string_view w) {
-  if (w.size() < 3 || !LowerAscii(w) || w.back() == 's') return {};
-  const char last = w.back();
-  const char before = w[w.size() - 2];
-  const bool vowel_before =
-      before == 'a' || before == 'e' || before == 'i' || before == 'o' || before == 'u';
-  if (last == 'y' && !vowel_before) return {std::string(w.substr(0, w.size() - 1)) + "ies"};
-  if (last == 'x' || last == 'z' || (last == 'h' && (before == 'c' || before == 's'))) {
-    return {std::string(w) + "es"};
+NameWordMatch MatchNameWords(std::string_view name, std::string_view qualified,
+                             const std::unordered_set<std::string>& intent_words) {
+  NameWordMatch m;
+  if (intent_words.empty()) return m;
+  const double intent_count = static_cast<double>(intent_words.size());
+  std::size_t content = 0;
+  std::size_t hits = 0;
+  std::unordered_set<std::string> carried;  // intent words the name carries
+  for (const std::string& part : extract::SplitIdentifier(name)) {
+    if (store::IsStopWord(part)) continue;
+    ++content;
+    std::string c = CanonicalWord(part);
+    if (intent_words.count(c) != 0) {
+      ++hits;
+      carried.insert(std::move(c));
+    }
   }
-  return {std::string(w) + "s"};
+  if (content > 0) m.name_words = static_cast<double>(hits) / static_cast<double>(content);
+  m.intent_words = static_cast<double>(carried.size()) / intent_count;
+  if (qualified.size() > name.size() && qualified.ends_with(name)) {
+    std::unordered_set<std::string> owner;
+    for (const std::string& part :
+         extract::SplitIdentifier(qualified.substr(0, qualified.size() - name.size()))) {
+      if (store::IsStopWord(part)) continue;
+      std::string c = CanonicalWord(part);
+      if (intent_words.count(c) != 0 && carried.count(c) == 0) owner.insert(std::move(c));
+    }
+    m.owner_words = static_cast<double>(owner.size()) / intent_count;
+  }
+  return m;
 }
 
 }  // namespace trove::librarian::query
