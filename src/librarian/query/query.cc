@@ -127,7 +127,9 @@ struct IntentTerms {
   std::unordered_set<std::string> all;    // whole runs and their sub-words
   // Simple inflections of the words in `all` (Inflections), without the words themselves.
   std::unordered_set<std::string> inflected;
-  // CanonicalWord of every sub-word in `all` that is not a stop word (vocabulary.h).
+  // CanonicalWord of every sub-word of the runs that is not a stop word (vocabulary.h); a
+  // compound run ("parse_config") counts as its sub-words only, as names are split the same
+  // way (MatchNameWords).
   std::unordered_set<std::string> canonical;
 };
 
@@ -181,14 +183,14 @@ IntentTerms TermsOf(std::string_view intent) {
     const std::string_view run = intent.substr(start, i - start);
     terms.whole.insert(ToLower(run));
     for (const std::string& w : extract::IndexWords(run)) terms.all.insert(w);
+    for (const std::string& w : extract::SplitIdentifier(run)) {
+      if (!store::IsStopWord(w)) terms.canonical.insert(CanonicalWord(w));
+    }
   }
   for (const std::string& w : terms.all) {
     for (std::string& v : Inflections(w)) {
       if (terms.all.count(v) == 0) terms.inflected.insert(std::move(v));
     }
-  }
-  for (const std::string& w : terms.all) {
-    if (!store::IsStopWord(w)) terms.canonical.insert(CanonicalWord(w));
   }
   return terms;
 }
