@@ -241,6 +241,7 @@ struct Candidate {
   std::string target_id;
   std::string path;
   std::optional<store::SymbolRow> symbol;  // function packs
+  std::optional<NameWordMatch> words;      // computed once; the name does not change
   double raw_lex = 0;                      // -bm25, higher is better
   rank::RankSignals signals;
   double score = 0;
@@ -554,12 +555,14 @@ Status Pipeline::ComputeSignals() {
     } else {
       s.symbol = SymbolSignal(Stem(c.path), Stem(c.path), terms_);
     }
-    const NameWordMatch words =
-        c.symbol ? MatchNameWords(c.symbol->name, c.symbol->qualified_name, terms_.canonical)
-                 : MatchNameWords(Stem(c.path), Stem(c.path), terms_.canonical);
-    s.name_words = words.name_words;
-    s.intent_words = words.intent_words;
-    s.owner_words = words.owner_words;
+    if (!c.words) {
+      c.words = c.symbol
+                    ? MatchNameWords(c.symbol->name, c.symbol->qualified_name, terms_.canonical)
+                    : MatchNameWords(Stem(c.path), Stem(c.path), terms_.canonical);
+    }
+    s.name_words = c.words->name_words;
+    s.intent_words = c.words->intent_words;
+    s.owner_words = c.words->owner_words;
     s.path = PathSignal(c.path, terms_);
     if (auto h = hops_.find(c.path); h != hops_.end()) s.graph_hops = h->second;
     if (!affected_indexed_.empty()) {

@@ -364,7 +364,17 @@ std::string PorterStem(std::string_view word) {
 std::string CanonicalWord(std::string_view word) {
   const auto& table = CanonicalTable();
   if (auto it = table.find(word); it != table.end()) return it->second;
-  return PorterStem(word);
+  // Each query compares the sub-words of a few hundred candidate names, and the names of one
+  // repository recur from query to query: the stems are kept per thread (a pure function of
+  // the word), dropped wholesale past a bound.
+  constexpr std::size_t kMaxCachedStems = 1 << 16;
+  thread_local std::unordered_map<std::string, std::string> stems;
+  std::string key(word);
+  if (auto it = stems.find(key); it != stems.end()) return it->second;
+  if (stems.size() >= kMaxCachedStems) stems.clear();
+  std::string stem = PorterStem(word);
+  stems.emplace(std::move(key), stem);
+  return stem;
 }
 
 NameWordMatch MatchNameWords(std::string_view name, std::string_view qualified,
