@@ -124,7 +124,10 @@ std::string LastSegment(std::string_view qualified) {
 // The intent's words: every identifier-like run lower-cased, whole and split (spec §6.6).
 struct IntentTerms {
   std::unordered_set<std::string> whole;  // runs as written, lower-cased
-  std::unordered_set<std::string> all;    // whole runs and their sub-words
+  // The runs of `whole` written as compound identifiers (more than one sub-word: parse_config,
+  // parseHttp, fn_17_3): the user named a symbol.
+  std::unordered_set<std::string> identifiers;
+  std::unordered_set<std::string> all;  // whole runs and their sub-words
   // Simple inflections of the words in `all` (Inflections), without the words themselves.
   std::unordered_set<std::string> inflected;
   // CanonicalWord of every sub-word of the runs that is not a stop word (vocabulary.h); a
@@ -182,7 +185,9 @@ IntentTerms TermsOf(std::string_view intent) {
     if (i == start) break;
     const std::string_view run = intent.substr(start, i - start);
     terms.whole.insert(ToLower(run));
-    for (const std::string& w : extract::IndexWords(run)) terms.all.insert(w);
+    const std::vector<std::string> words = extract::IndexWords(run);
+    if (words.size() > 1) terms.identifiers.insert(ToLower(run));
+    for (const std::string& w : words) terms.all.insert(w);
     for (const std::string& w : extract::SplitIdentifier(run)) {
       if (!store::IsStopWord(w)) terms.canonical.insert(CanonicalWord(w));
     }
@@ -211,6 +216,16 @@ double SymbolSignal(std::string_view name, std::string_view qualified, const Int
     found += (t.all.count(p) != 0 || t.inflected.count(p) != 0) ? 1 : 0;
   }
   return 0.6 * static_cast<double>(found) / static_cast<double>(parts.size());
+}
+
+// 1 when the intent holds the target's name (or last qualified segment) written as a compound
+// identifier, else 0 (RankSignals::identifier).
+double IdentifierSignal(std::string_view name, std::string_view qualified, const IntentTerms& t) {
+  if (name.empty()) return 0;
+  return t.identifiers.count(ToLower(name)) != 0 ||
+                 t.identifiers.count(ToLower(LastSegment(qualified))) != 0
+             ? 1
+             : 0;
 }
 
 // spec §3.2.3 `path`: the share of the path's sub-words found in the intent.
@@ -552,6 +567,7 @@ Status Pipeline::ComputeSignals() {
     }
     if (c.symbol) {
       s.symbol = SymbolSignal(c.symbol->name, c.symbol->qualified_name, terms_);
+      s.identifier = IdentifierSignal(c.symbol->name, c.symbol->qualified_name, terms_);
     } else {
       s.symbol = SymbolSignal(Stem(c.path), Stem(c.path), terms_);
     }

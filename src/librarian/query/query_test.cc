@@ -409,6 +409,28 @@ TEST_F(QueryTest, AbbreviatedNamesMeetEnglishIntentWords) {
   EXPECT_TRUE(saw_filler);
 }
 
+TEST_F(QueryTest, ATypedIdentifierNamesItsSymbol) {
+  // fn_17_17 and fn_17_3 carry the same sub-words (fn, 17); only the typed identifier, whole,
+  // tells them apart. A one-word name equal to an intent word is not an identifier.
+  IndexFixture();
+  Index("gen/f17.py",
+        "def fn_17_17(x):\n    return x + 17\n\n\ndef fn_17_3(x):\n    return x + 3\n\n\n"
+        "def close(x):\n    return x\n");
+  QueryResponse r = Run(Req("fn_17_3", Depth::kL1));
+  ASSERT_FALSE(r.packs.empty());
+  EXPECT_EQ(r.packs.front().target_id, "fn:gen/f17.py::fn_17_3");
+  EXPECT_DOUBLE_EQ(r.packs.front().signals.identifier, 1.0);
+  for (const Pack& p : r.packs) {
+    if (p.target_id == "fn:gen/f17.py::fn_17_17") {
+      EXPECT_DOUBLE_EQ(p.signals.identifier, 0.0);
+    }
+  }
+  QueryResponse words = Run(Req("close the stream", Depth::kL1));
+  for (const Pack& p : words.packs) {
+    EXPECT_DOUBLE_EQ(p.signals.identifier, 0.0) << p.target_id;
+  }
+}
+
 TEST_F(QueryTest, FilePriorIsTheFilesLexicalSignal) {
   IndexFixture();
   QueryResponse r = Run(Req("read the settings options table", Depth::kL1));

@@ -40,6 +40,10 @@ struct Weights {
   double intent_words = 0.60;
   double owner_words = 0.30;
   double file = 1.0;
+  // Not tuned: the evaluation strips identifiers from its queries, so this signal is 0 there;
+  // a name the user typed as an identifier outweighs every other signal but lexical ties.
+  // Not settable by --weights.
+  double identifier = 2.0;
 };
 
 struct RankSignals {
@@ -49,6 +53,10 @@ struct RankSignals {
   // (case-insensitive), else 0.6 × the share of its name sub-words that occur in the intent,
   // as written or as a simple inflection (docs/decisions/0023).
   double symbol = 0;
+  // 1 when the intent holds the target's name written as a compound identifier
+  // (parse_config, parseHttp, fn_17_3), else 0. The graded `symbol` also counts a one-word
+  // name equal to an English word of the intent ("close"), which misleads on sentences.
+  double identifier = 0;
   // How the target's name meets the intent's words (query/vocabulary.h MatchNameWords), each in
   // [0, 1]: the share of the name's content sub-words found in the intent, the share of the
   // intent's content words the name carries, and the share carried by the owner's name only.
@@ -74,9 +82,9 @@ struct RankSignals {
   // The pack's base signal after defeaters (spec §1.3 ladder, §3.2.3 step 8), in [0, 1].
   double base_signal = 1;
 
-  // Combines another source's view of the same pack: lexical, symbol, the name-word shares,
-  // file, path, graph, inherited: max; graph_hops: min; pack_type_weight and base_signal: kept from
-  // *this unless neutral.
+  // Combines another source's view of the same pack: lexical, symbol, identifier, the name-word
+  // shares, file, path, graph, inherited: max; graph_hops: min; pack_type_weight and base_signal:
+  // kept from *this unless neutral.
   void Merge(const RankSignals& other);
 
   // Returns scope from graph_hops: 1 for 0 hops, 0.5 for 1 hop, else 0.
@@ -86,7 +94,7 @@ struct RankSignals {
   // Returns score = rel · pack_type_weight · (0.5 + 0.5 · base_signal).
   double Evaluate(const Weights& w = {}) const;
 
-  // "lex=0.82 sym=1 namew=1 intentw=0.5 ownerw=0 file=0.9 path=0.5 graph=0 hops=- inh=0
+  // "lex=0.82 sym=1 ident=1 namew=1 intentw=0.5 ownerw=0 file=0.9 path=0.5 graph=0 hops=- inh=0
   // type=1.2 base=0.9" for logs and tests.
   std::string Debug() const;
 };

@@ -50,7 +50,7 @@ TEST(RankSignalsTest, EvaluateFollowsTheSpecFormula) {
   s.base_signal = 0.9;
   // The spec's starting coefficients, given explicitly.
   // (The later fields, the name-word and file weights, default to their tuned values: 0 here.)
-  const Weights spec{0.55, 0.15, 0.10, 0.10, 0.10, 0, 0, 0, 0};
+  const Weights spec{0.55, 0.15, 0.10, 0.10, 0.10, 0, 0, 0, 0, 0};
   const double rel = 0.55 + 0.15 + 0.10 * 0.5 + 0.10 * 0.25 + 0.10 * 1;
   EXPECT_DOUBLE_EQ(s.Relevance(spec), rel);
   EXPECT_DOUBLE_EQ(s.Evaluate(spec), rel * 1.2 * (0.5 + 0.5 * 0.9));
@@ -74,6 +74,7 @@ TEST(RankSignalsTest, EvaluateFollowsTheSpecFormula) {
   w.intent_words = 0;
   w.owner_words = 0;
   w.file = 0;
+  w.identifier = 0;
   EXPECT_DOUBLE_EQ(s.Relevance(w), 1);
   // Inherited relevance (graph expansion) is a floor.
   RankSignals n;
@@ -81,6 +82,11 @@ TEST(RankSignalsTest, EvaluateFollowsTheSpecFormula) {
   EXPECT_DOUBLE_EQ(n.Relevance(), 0.3);
   EXPECT_NE(s.Debug().find("sym=1"), std::string::npos);
   EXPECT_NE(s.Debug().find("namew=1 intentw=0.5 ownerw=0.25 file=0.8"), std::string::npos);
+  // A typed identifier adds 2.0 at the default weights.
+  RankSignals named = s;
+  named.identifier = 1;
+  EXPECT_DOUBLE_EQ(named.Relevance() - s.Relevance(), 2.0);
+  EXPECT_NE(named.Debug().find("ident=1"), std::string::npos);
 }
 
 TEST(RankSignalsTest, MergeTakesMaxOfNameWordsAndFile) {
