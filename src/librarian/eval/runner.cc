@@ -238,8 +238,11 @@ Result<EvalRun> RunEval(const EvalSet& set, const RunOptions& options) {
           "systems: '{}' is not in this build (available: {})", s, fmt::join(available, ", ")));
     }
   }
-  if (!options.librarian_weights.empty() && options.librarian_weights.size() != 5) {
-    return Status::InvalidArgument("weights: need 5 values (lexical, symbol, path, graph, scope)");
+  if (!options.librarian_weights.empty() && options.librarian_weights.size() != 5 &&
+      options.librarian_weights.size() != 9) {
+    return Status::InvalidArgument(
+        "weights: need 5 values (lexical, symbol, path, graph, scope) or 9 (then name words, "
+        "intent words, owner words, file)");
   }
   std::set<std::string> known_repos;
   for (const EvalRepo& r : set.repos) known_repos.insert(r.name);
@@ -252,7 +255,17 @@ Result<EvalRun> RunEval(const EvalSet& set, const RunOptions& options) {
   rank::Weights weights;
   if (!options.librarian_weights.empty()) {
     const std::vector<double>& w = options.librarian_weights;
-    weights = rank::Weights{w[0], w[1], w[2], w[3], w[4]};
+    weights.lexical = w[0];
+    weights.symbol = w[1];
+    weights.path = w[2];
+    weights.graph = w[3];
+    weights.scope = w[4];
+    if (w.size() == 9) {
+      weights.name_words = w[5];
+      weights.intent_words = w[6];
+      weights.owner_words = w[7];
+      weights.file = w[8];
+    }
   }
   std::unique_ptr<ScratchDir> scratch;
   std::string work = options.work_dir;

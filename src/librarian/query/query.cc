@@ -22,6 +22,7 @@
 #include "base/hash.h"
 #include "librarian/crawl/path.h"
 #include "librarian/extract/identifier.h"
+#include "librarian/query/vocabulary.h"
 #include "librarian/store/store.h"
 
 namespace trove::librarian::query {
@@ -123,9 +124,16 @@ std::string LastSegment(std::string_view qualified) {
 // The intent's words: every identifier-like run lower-cased, whole and split (spec §6.6).
 struct IntentTerms {
   std::unordered_set<std::string> whole;  // runs as written, lower-cased
-  std::unordered_set<std::string> all;    // whole runs and their sub-words
+  // The runs of `whole` written as compound identifiers (more than one sub-word: parse_config,
+  // parseHttp, fn_17_3): the user named a symbol.
+  std::unordered_set<std::string> identifiers;
+  std::unordered_set<std::string> all;  // whole runs and their sub-words
   // Simple inflections of the words in `all` (Inflections), without the words themselves.
   std::unordered_set<std::string> inflected;
+  // CanonicalWord of every sub-word of the runs that is not a stop word (vocabulary.h); a
+  // compound run ("parse_config") counts as its sub-words only, as names are split the same
+  // way (MatchNameWords).
+  std::unordered_set<std::string> canonical;
 };
 
 // The base forms an English word may inflect from: "sends" -> "send", "caches" -> "cache",
@@ -177,7 +185,12 @@ IntentTerms TermsOf(std::string_view intent) {
     if (i == start) break;
     const std::string_view run = intent.substr(start, i - start);
     terms.whole.insert(ToLower(run));
-    for (const std::string& w : extract::IndexWords(run)) terms.all.insert(w);
+    const std::vector<std::string> words = extract::IndexWords(run);
+    if (words.size() > 1) terms.identifiers.insert(ToLower(run));
+    for (const std::string& w : words) terms.all.insert(w);
+    for (const std::string& w : extract::SplitIdentifier(run)) {
+      if (!store::IsStopWord(w)) terms.canonical.insert(CanonicalWord(w));
+    }
   }
   for (const std::string& w : terms.all) {
     for (std::string& v : Inflections(w)) {
@@ -203,6 +216,16 @@ double SymbolSignal(std::string_view name, std::string_view qualified, const Int
     found += (t.all.count(p) != 0 || t.inflected.count(p) != 0) ? 1 : 0;
   }
   return 0.6 * static_cast<double>(found) / static_cast<double>(parts.size());
+}
+
+// 1 when the intent holds the target's name (or last qualified segment) written as a compound
+// identifier, else 0 (RankSignals::identifier).
+double IdentifierSignal(std::string_view name, std::string_view qualified, const IntentTerms& t) {
+  if (name.empty()) return 0;
+  return t.identifiers.count(ToLower(name)) != 0 ||
+                 t.identifiers.count(ToLower(LastSegment(qualified))) != 0
+             ? 1
+             : 0;
 }
 
 // spec §3.2.3 `path`: the share of the path's sub-words found in the intent.
@@ -233,6 +256,7 @@ struct Candidate {
   std::string target_id;
   std::string path;
   std::optional<store::SymbolRow> symbol;  // function packs
+  std::optional<NameWordMatch> words;      // computed once; the name does not change
   double raw_lex = 0;                      // -bm25, higher is better
   rank::RankSignals signals;
   double score = 0;
@@ -312,6 +336,12 @@ class Pipeline {
   std::vector<std::string> affected_unindexed_;
   std::unordered_map<std::string, std::uint8_t> hops_;  // path -> hops from affectedFiles
   std::set<std::string> stale_files_;
+  // Best BM25 per function target among all retrieved chunks, also those cut before
+  // detailed scoring: a neighbour reached by graph expansion keeps its lexical evidence.
+  std::unordered_map<std::string, double> hit_lex_;
+  // The module lexical score (raw BM25) of every file among the retrieved chunks: the file
+  // prior of its candidates (RankSignals::file).
+  std::unordered_map<std::string, double> file_lex_;
 };
 
 Result<const store::FileRecord*> Pipeline::File(const std::string& path) {
@@ -453,6 +483,9 @@ Status Pipeline::Expand(int hops) {
           if (sym == syms.end()) continue;  // vanished (concurrent re-index)
           Candidate& c = Upsert(PackType::kFunctionContext, *target, sym->second.path);
           if (!c.symbol) c.symbol = sym->second;
+          if (auto h = hit_lex_.find(*target); h != hit_lex_.end()) {
+            c.raw_lex = std::max(c.raw_lex, h->second);
+          }
           existing = candidates_.find(key);
         }
         Candidate& c = existing->second;
@@ -529,11 +562,23 @@ Status Pipeline::ComputeSignals() {
   for (auto& [key, c] : candidates_) {
     rank::RankSignals& s = c.signals;
     s.lexical = max_lex > 0 ? c.raw_lex / max_lex : 0;
+    if (auto f = file_lex_.find(c.path); f != file_lex_.end() && max_lex > 0) {
+      s.file = std::min(1.0, f->second / max_lex);
+    }
     if (c.symbol) {
       s.symbol = SymbolSignal(c.symbol->name, c.symbol->qualified_name, terms_);
+      s.identifier = IdentifierSignal(c.symbol->name, c.symbol->qualified_name, terms_);
     } else {
       s.symbol = SymbolSignal(Stem(c.path), Stem(c.path), terms_);
     }
+    if (!c.words) {
+      c.words = c.symbol
+                    ? MatchNameWords(c.symbol->name, c.symbol->qualified_name, terms_.canonical)
+                    : MatchNameWords(Stem(c.path), Stem(c.path), terms_.canonical);
+    }
+    s.name_words = c.words->name_words;
+    s.intent_words = c.words->intent_words;
+    s.owner_words = c.words->owner_words;
     s.path = PathSignal(c.path, terms_);
     if (auto h = hops_.find(c.path); h != hops_.end()) s.graph_hops = h->second;
     if (!affected_indexed_.empty()) {
@@ -927,6 +972,7 @@ Result<QueryResponse> Pipeline::Run() {
     std::vector<std::string> inflected(terms_.inflected.begin(), terms_.inflected.end());
     std::sort(inflected.begin(), inflected.end());
     for (const std::string& v : inflected) text += " " + v;
+
     ASSIGN_OR_RETURN(std::vector<store::ChunkHit> hits, store_.SearchChunks(text, opts));
     for (const store::ChunkHit& hit : hits) {
       if (hit.score <= 0) continue;  // matched only in zero-weighted columns
@@ -934,10 +980,13 @@ Result<QueryResponse> Pipeline::Run() {
       if (function) {
         Candidate& c = Upsert(PackType::kFunctionContext, hit.target_id, hit.path);
         c.raw_lex = std::max(c.raw_lex, hit.score);
+        double& best = hit_lex_[hit.target_id];
+        best = std::max(best, hit.score);
       }
       Candidate& m = Upsert(PackType::kModuleContext, "mod:" + hit.path, hit.path);
       m.raw_lex = std::max(m.raw_lex,
                            hit.kind == "symbol" ? hit.score * kModuleFromSymbolChunk : hit.score);
+      file_lex_[hit.path] = m.raw_lex;
     }
     // Keep the best candidates by lexical score for the costlier signals (direct packs stay).
     if (candidates_.size() > kDetailedCandidates) {
@@ -1104,10 +1153,11 @@ std::string CacheKey(const Workspace& ws, const std::string& generation, const Q
   std::sort(affected.begin(), affected.end());
   const rank::Weights& w = req.weights;
   return base::Sha256Hex(
-      fmt::format("{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n{} {} {} {} {}", ws.workspace_id, generation,
-                  NormalizeIntent(req.intent), IntentTypeName(type), DepthName(req.depth),
-                  fmt::join(affected, "\x1f"), req.min_confidence, req.include_evidence,
-                  req.max_results, w.lexical, w.symbol, w.path, w.graph, w.scope));
+      fmt::format("{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n{} {} {} {} {} {} {} {} {}", ws.workspace_id,
+                  generation, NormalizeIntent(req.intent), IntentTypeName(type),
+                  DepthName(req.depth), fmt::join(affected, "\x1f"), req.min_confidence,
+                  req.include_evidence, req.max_results, w.lexical, w.symbol, w.path, w.graph,
+                  w.scope, w.name_words, w.intent_words, w.owner_words, w.file));
 }
 
 }  // namespace

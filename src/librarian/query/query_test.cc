@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <chrono>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -376,6 +377,74 @@ TEST_F(QueryTest, InflectedIntentWordsMatchNameSubWords) {
   for (const Pack& p : partial.packs) {
     if (p.target_id == "fn:net/wire.cc::receive_data") {
       EXPECT_EQ(p.signals.symbol, 0);
+    }
+  }
+}
+
+TEST_F(QueryTest, AbbreviatedNamesMeetEnglishIntentWords) {
+  // The English intent meets initMsgBuf only through the abbreviation table and stemming
+  // (initializes ~ init, message ~ msg, buffer ~ buf); fill_message_slots mentions the words
+  // in its body, so it leads on BM25 alone.
+  IndexFixture();
+  Index("io/buffer.js",
+        "function initMsgBuf(size) { return new Array(size); }\n"
+        "function fill_message_slots(buffer, message) {\n"
+        "  // initializes the message buffer slots\n"
+        "  const initializes = buffer; const message_buffer = message;\n"
+        "  return initializes + message_buffer;\n}\n");
+  QueryResponse r = Run(Req("Initializes the message buffer", Depth::kL1));
+  ASSERT_FALSE(r.packs.empty());
+  const Pack& top = r.packs.front();
+  EXPECT_EQ(top.target_id, "fn:io/buffer.js::initMsgBuf");
+  EXPECT_DOUBLE_EQ(top.signals.name_words, 1.0);    // init, msg, buf: all found
+  EXPECT_DOUBLE_EQ(top.signals.intent_words, 1.0);  // initializes, message, buffer: all carried
+  EXPECT_DOUBLE_EQ(top.signals.owner_words, 0.0);
+  bool saw_filler = false;
+  for (const Pack& p : r.packs) {
+    if (p.target_id != "fn:io/buffer.js::fill_message_slots") continue;
+    saw_filler = true;
+    EXPECT_GT(p.signals.lexical, top.signals.lexical);  // the body mentions every word
+    EXPECT_DOUBLE_EQ(p.signals.name_words, 1.0 / 3);    // message of fill, message, slots
+  }
+  EXPECT_TRUE(saw_filler);
+}
+
+TEST_F(QueryTest, ATypedIdentifierNamesItsSymbol) {
+  // fn_17_17 and fn_17_3 carry the same sub-words (fn, 17); only the typed identifier, whole,
+  // tells them apart. A one-word name equal to an intent word is not an identifier.
+  IndexFixture();
+  Index("gen/f17.py",
+        "def fn_17_17(x):\n    return x + 17\n\n\ndef fn_17_3(x):\n    return x + 3\n\n\n"
+        "def close(x):\n    return x\n");
+  QueryResponse r = Run(Req("fn_17_3", Depth::kL1));
+  ASSERT_FALSE(r.packs.empty());
+  EXPECT_EQ(r.packs.front().target_id, "fn:gen/f17.py::fn_17_3");
+  EXPECT_DOUBLE_EQ(r.packs.front().signals.identifier, 1.0);
+  for (const Pack& p : r.packs) {
+    if (p.target_id == "fn:gen/f17.py::fn_17_17") {
+      EXPECT_DOUBLE_EQ(p.signals.identifier, 0.0);
+    }
+  }
+  QueryResponse words = Run(Req("close the stream", Depth::kL1));
+  for (const Pack& p : words.packs) {
+    EXPECT_DOUBLE_EQ(p.signals.identifier, 0.0) << p.target_id;
+  }
+}
+
+TEST_F(QueryTest, FilePriorIsTheFilesLexicalSignal) {
+  IndexFixture();
+  QueryResponse r = Run(Req("read the settings options table", Depth::kL1));
+  ASSERT_FALSE(r.packs.empty());
+  std::map<std::string, double> module_lexical;
+  for (const Pack& p : r.packs) {
+    if (p.pack_type == PackType::kModuleContext) module_lexical[p.primary_file] = p.signals.lexical;
+  }
+  for (const Pack& p : r.packs) {
+    EXPECT_GE(p.signals.file, 0);
+    EXPECT_LE(p.signals.file, 1);
+    if (auto it = module_lexical.find(p.primary_file); it != module_lexical.end()) {
+      // Every pack of a file carries its module's lexical signal as the file prior.
+      EXPECT_DOUBLE_EQ(p.signals.file, it->second) << p.target_id;
     }
   }
 }

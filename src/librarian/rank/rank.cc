@@ -9,6 +9,11 @@ namespace trove::librarian::rank {
 void RankSignals::Merge(const RankSignals& other) {
   lexical = std::max(lexical, other.lexical);           // the best evidence of a lexical match
   symbol = std::max(symbol, other.symbol);              // any source naming the symbol
+  name_words = std::max(name_words, other.name_words);  // the name is the pack's own: max
+  intent_words = std::max(intent_words, other.intent_words);
+  owner_words = std::max(owner_words, other.owner_words);
+  file = std::max(file, other.file);
+  identifier = std::max(identifier, other.identifier);
   path = std::max(path, other.path);                    // same path for one pack; max is safe
   graph = std::max(graph, other.graph);                 // the closest view of the graph
   graph_hops = std::min(graph_hops, other.graph_hops);  // shortest distance
@@ -27,8 +32,10 @@ double RankSignals::Scope() const {
 
 double RankSignals::Relevance(const Weights& w) const {
   // spec §3.2.3 starting coefficients (Weights defaults); eval/ tunes them on dev only.
-  const double rel =
-      w.lexical * lexical + w.symbol * symbol + w.path * path + w.graph * graph + w.scope * Scope();
+  const double rel = w.lexical * lexical + w.symbol * symbol + w.name_words * name_words +
+                     w.intent_words * intent_words + w.owner_words * owner_words + w.file * file +
+                     w.identifier * identifier + w.path * path + w.graph * graph +
+                     w.scope * Scope();
   return std::max(rel, inherited);
 }
 
@@ -38,9 +45,10 @@ double RankSignals::Evaluate(const Weights& w) const {
 
 std::string RankSignals::Debug() const {
   return fmt::format(
-      "lex={:.3g} sym={:.3g} path={:.3g} graph={:.3g} hops={} inh={:.3g} "
-      "type={:.3g} base={:.3g}",
-      lexical, symbol, path, graph,
+      "lex={:.3g} sym={:.3g} ident={:.3g} namew={:.3g} intentw={:.3g} ownerw={:.3g} file={:.3g} "
+      "path={:.3g} "
+      "graph={:.3g} hops={} inh={:.3g} type={:.3g} base={:.3g}",
+      lexical, symbol, identifier, name_words, intent_words, owner_words, file, path, graph,
       graph_hops == kNotConnected ? std::string("-") : std::to_string(graph_hops), inherited,
       pack_type_weight, base_signal);
 }

@@ -22,17 +22,28 @@ inline constexpr std::uint8_t kNotConnected = 255;
 
 // The coefficients of Evaluate(). The spec §3.2.3 starting values were
 // rel = 0.55·lex + 0.15·sym + 0.10·path + 0.10·graph + 0.10·scope. The defaults below were
-// chosen on the development split only (docs/decisions/0023, docs/retrieval.md), by
-// `librarian_eval --split dev --system librarian --weights L,S,P,G,Sc` on branch
-// librarian-perf: the best function-level MRR among the runs whose file-level nDCG@10 stayed at or
-// above the baseline's. `graph` (call in-degree without affectedFiles) changed neither level
-// measurably, so it is 0; with affectedFiles, proximity still counts through `scope`.
+// chosen on the development split only, by `librarian_eval --split dev --system librarian
+// --weights L,S,P,G,Sc,NW,IW,OW,F` (docs/decisions/0023 and 0025, docs/retrieval.md): the best
+// function-level MRR among the runs whose file-level nDCG@10 stayed at or above the
+// baseline's. Branch librarian-mrr added the name-word signals and the file prior; with them
+// `sym` (whole-name equality, graded share of sub-words) added nothing on the dev split, so it
+// is 0 and the name-word signals carry the name match. `graph` (call in-degree without
+// affectedFiles) changed neither level measurably, so it is 0; with affectedFiles, proximity
+// still counts through `scope`.
 struct Weights {
-  double lexical = 0.55;
-  double symbol = 0.20;
+  double lexical = 0.40;
+  double symbol = 0;
   double path = 0.20;
   double graph = 0;
   double scope = 0.10;
+  double name_words = 0.40;
+  double intent_words = 0.60;
+  double owner_words = 0.30;
+  double file = 1.0;
+  // Not tuned: the evaluation strips identifiers from its queries, so this signal is 0 there;
+  // a name the user typed as an identifier outweighs every other signal but lexical ties.
+  // Not settable by --weights.
+  double identifier = 2.0;
 };
 
 struct RankSignals {
@@ -42,6 +53,21 @@ struct RankSignals {
   // (case-insensitive), else 0.6 × the share of its name sub-words that occur in the intent,
   // as written or as a simple inflection (docs/decisions/0023).
   double symbol = 0;
+  // 1 when the intent holds the target's name written as a compound identifier
+  // (parse_config, parseHttp, fn_17_3), else 0. The graded `symbol` also counts a one-word
+  // name equal to an English word of the intent ("close"), which misleads on sentences.
+  double identifier = 0;
+  // How the target's name meets the intent's words (query/vocabulary.h MatchNameWords), each in
+  // [0, 1]: the share of the name's content sub-words found in the intent, the share of the
+  // intent's content words the name carries, and the share carried by the owner's name only.
+  // Words are compared stemmed, abbreviations as the word they stand for (msg = message).
+  double name_words = 0;
+  double intent_words = 0;
+  double owner_words = 0;
+  // The file prior: the lexical signal of the pack's primary file (the best BM25 of the file's
+  // chunks, a symbol chunk counting 0.7, over the best candidate's), in [0, 1]. A function in
+  // a file that matches the intent as a whole ranks above an equal one in a file that does not.
+  double file = 0;
   // Share of the primary file's path sub-words that occur in the intent, in [0, 1].
   double path = 0;
   // Call-graph proximity in [0, 1]: from `graph_hops` when affectedFiles were given, else the
@@ -56,8 +82,9 @@ struct RankSignals {
   // The pack's base signal after defeaters (spec §1.3 ladder, §3.2.3 step 8), in [0, 1].
   double base_signal = 1;
 
-  // Combines another source's view of the same pack: lexical, symbol, path, graph, inherited:
-  // max; graph_hops: min; pack_type_weight and base_signal: kept from *this unless neutral.
+  // Combines another source's view of the same pack: lexical, symbol, identifier, the name-word
+  // shares, file, path, graph, inherited: max; graph_hops: min; pack_type_weight and base_signal:
+  // kept from *this unless neutral.
   void Merge(const RankSignals& other);
 
   // Returns scope from graph_hops: 1 for 0 hops, 0.5 for 1 hop, else 0.
@@ -67,7 +94,8 @@ struct RankSignals {
   // Returns score = rel · pack_type_weight · (0.5 + 0.5 · base_signal).
   double Evaluate(const Weights& w = {}) const;
 
-  // "lex=0.82 sym=1 path=0.5 graph=0 hops=- inh=0 type=1.2 base=0.9" for logs and tests.
+  // "lex=0.82 sym=1 ident=1 namew=1 intentw=0.5 ownerw=0 file=0.9 path=0.5 graph=0 hops=- inh=0
+  // type=1.2 base=0.9" for logs and tests.
   std::string Debug() const;
 };
 

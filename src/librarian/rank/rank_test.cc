@@ -49,13 +49,20 @@ TEST(RankSignalsTest, EvaluateFollowsTheSpecFormula) {
   s.pack_type_weight = 1.2;
   s.base_signal = 0.9;
   // The spec's starting coefficients, given explicitly.
-  const Weights spec{0.55, 0.15, 0.10, 0.10, 0.10};
+  // (The later fields, the name-word and file weights, default to their tuned values: 0 here.)
+  const Weights spec{0.55, 0.15, 0.10, 0.10, 0.10, 0, 0, 0, 0, 0};
   const double rel = 0.55 + 0.15 + 0.10 * 0.5 + 0.10 * 0.25 + 0.10 * 1;
   EXPECT_DOUBLE_EQ(s.Relevance(spec), rel);
   EXPECT_DOUBLE_EQ(s.Evaluate(spec), rel * 1.2 * (0.5 + 0.5 * 0.9));
-  // The defaults tuned on the dev split (decision 0023).
-  const double tuned = 0.55 + 0.20 + 0.20 * 0.5 + 0 * 0.25 + 0.10 * 1;
+  // The defaults tuned on the dev split (decisions 0023, 0025): sym and graph weigh 0.
+  s.name_words = 1;
+  s.intent_words = 0.5;
+  s.owner_words = 0.25;
+  s.file = 0.8;
+  const double tuned = 0.40 * 1 + 0 * 1 + 0.40 * 1 + 0.60 * 0.5 + 0.30 * 0.25 + 1.0 * 0.8 +
+                       0.20 * 0.5 + 0 * 0.25 + 0.10 * 1;
   EXPECT_DOUBLE_EQ(s.Relevance(), tuned);
+  EXPECT_DOUBLE_EQ(s.Relevance(spec), rel);  // the new signals weigh 0 in the spec's formula
   // Custom weights (eval/ tuning) go through the same function.
   Weights w;
   w.lexical = 0;
@@ -63,19 +70,63 @@ TEST(RankSignalsTest, EvaluateFollowsTheSpecFormula) {
   w.path = 0;
   w.graph = 0;
   w.scope = 0;
+  w.name_words = 0;
+  w.intent_words = 0;
+  w.owner_words = 0;
+  w.file = 0;
+  w.identifier = 0;
   EXPECT_DOUBLE_EQ(s.Relevance(w), 1);
   // Inherited relevance (graph expansion) is a floor.
   RankSignals n;
   n.inherited = 0.3;
   EXPECT_DOUBLE_EQ(n.Relevance(), 0.3);
   EXPECT_NE(s.Debug().find("sym=1"), std::string::npos);
+  EXPECT_NE(s.Debug().find("namew=1 intentw=0.5 ownerw=0.25 file=0.8"), std::string::npos);
+  // A typed identifier adds 2.0 at the default weights.
+  RankSignals named = s;
+  named.identifier = 1;
+  EXPECT_DOUBLE_EQ(named.Relevance() - s.Relevance(), 2.0);
+  EXPECT_NE(named.Debug().find("ident=1"), std::string::npos);
+}
+
+TEST(RankSignalsTest, MergeTakesMaxOfNameWordsAndFile) {
+  RankSignals a;
+  a.name_words = 0.5;
+  a.file = 0.9;
+  RankSignals b;
+  b.name_words = 1;
+  b.intent_words = 0.4;
+  b.owner_words = 0.2;
+  b.file = 0.3;
+  a.Merge(b);
+  EXPECT_DOUBLE_EQ(a.name_words, 1);
+  EXPECT_DOUBLE_EQ(a.intent_words, 0.4);
+  EXPECT_DOUBLE_EQ(a.owner_words, 0.2);
+  EXPECT_DOUBLE_EQ(a.file, 0.9);
+}
+
+TEST(RankSignalsTest, FilePriorBreaksEqualFunctionEvidence) {
+  // Two functions with the same lexical and name evidence; the first's file matches the
+  // intent as a whole (its best chunk is the best candidate's), the second's barely.
+  RankSignals in_matching_file;
+  in_matching_file.lexical = 0.6;
+  in_matching_file.name_words = 0.5;
+  in_matching_file.file = 1;
+  RankSignals elsewhere = in_matching_file;
+  elsewhere.file = 0.2;
+  EXPECT_GT(in_matching_file.Evaluate(), elsewhere.Evaluate());
+  // 0.4 x 0.6 + 0.4 x 0.5 + 1.0 x 1 against 1.0 x 0.2 for the file term: 0.8 apart.
+  EXPECT_DOUBLE_EQ(in_matching_file.Relevance() - elsewhere.Relevance(), 0.8);
 }
 
 TEST(RankSignalsTest, DefinitionMatchOutranksABodyMention) {
-  // The named function: 80 % of the best BM25 and an exact symbol match.
+  // The named function: 80 % of the best BM25 and an exact name match (every name word in
+  // the intent, every intent word in the name).
   RankSignals definition;
   definition.lexical = 0.8;
   definition.symbol = 1;
+  definition.name_words = 1;
+  definition.intent_words = 1;
   // A caller: the best BM25 (it mentions the name many times) but no symbol match.
   RankSignals mention;
   mention.lexical = 1;

@@ -320,6 +320,11 @@ inline auto DescribeFields(Tag<PackEvidenceView>) {
 struct SignalsView {
   double lexical = 0;
   double symbol = 0;
+  double identifier = 0;
+  double name_words = 0;
+  double intent_words = 0;
+  double owner_words = 0;
+  double file = 0;
   double path = 0;
   double graph = 0;
   std::optional<std::int32_t> graph_hops;
@@ -330,7 +335,18 @@ struct SignalsView {
 inline auto DescribeFields(Tag<SignalsView>) {
   using S = SignalsView;
   return Fields(Field("lexical", &S::lexical, "BM25 over the best candidate's, 0-1"),
-                Field("symbol", &S::symbol, "Intent names the symbol: 1, its sub-words: 0.6"),
+                Field("symbol", &S::symbol,
+                      "Intent names the symbol: 1, else 0.6 x share of its sub-words found"),
+                Field("identifier", &S::identifier,
+                      "Intent names the symbol as a compound identifier: 1, else 0"),
+                Field("nameWords", &S::name_words,
+                      "Share of the name's words found in the intent (stemmed, abbreviations "
+                      "expanded)"),
+                Field("intentWords", &S::intent_words,
+                      "Share of the intent's content words the name carries"),
+                Field("ownerWords", &S::owner_words,
+                      "Share of the intent's content words only the owner's name carries"),
+                Field("file", &S::file, "The primary file's lexical signal (file prior), 0-1"),
                 Field("path", &S::path, "Share of the path's sub-words in the intent"),
                 Field("graph", &S::graph, "Call-graph proximity or in-degree, 0-1"),
                 Field("graphHops", &S::graph_hops, "Hops from an affected file"),
@@ -438,14 +454,20 @@ QueryOut ToView(const query::QueryResponse& r, bool include_evidence) {
   for (const query::Pack& p : r.packs) {
     out.packs.push_back(PackView{p.pack_id, std::string(query::PackTypeName(p.pack_type)),
                                  p.target_id, p.summary, p.key_facts, p.related_files, p.signal});
-    SignalsView s{p.signals.lexical,
-                  p.signals.symbol,
-                  p.signals.path,
-                  p.signals.graph,
-                  std::nullopt,
-                  p.signals.inherited,
-                  p.signals.pack_type_weight,
-                  p.signals.base_signal};
+    const rank::RankSignals& g = p.signals;
+    SignalsView s{.lexical = g.lexical,
+                  .symbol = g.symbol,
+                  .identifier = g.identifier,
+                  .name_words = g.name_words,
+                  .intent_words = g.intent_words,
+                  .owner_words = g.owner_words,
+                  .file = g.file,
+                  .path = g.path,
+                  .graph = g.graph,
+                  .graph_hops = std::nullopt,
+                  .inherited = g.inherited,
+                  .pack_type_weight = g.pack_type_weight,
+                  .base_signal = g.base_signal};
     if (p.signals.graph_hops != rank::kNotConnected) s.graph_hops = p.signals.graph_hops;
     out.ranking.push_back(RankingView{p.pack_id, p.score, s});
   }

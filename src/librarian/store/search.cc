@@ -23,13 +23,6 @@ constexpr std::string_view kStopWords[] = {
     "we",  "what", "when", "where", "which", "who",   "why",  "will",  "with", "would", "you",
 };
 
-bool IsStopWord(std::string_view w) {
-  for (std::string_view s : kStopWords) {
-    if (s == w) return true;
-  }
-  return false;
-}
-
 // Wraps `term` as an FTS5 string (double quotes, inner quotes doubled).
 std::string Quote(std::string_view term) {
   std::string out = "\"";
@@ -80,6 +73,13 @@ std::string JoinTerms(const std::vector<std::string>& terms) {
 }
 
 }  // namespace
+
+bool IsStopWord(std::string_view w) {
+  for (std::string_view s : kStopWords) {
+    if (s == w) return true;
+  }
+  return false;
+}
 
 std::string BuildMatchQuery(std::string_view text) { return JoinTerms(MatchTerms(text)); }
 

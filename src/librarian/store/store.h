@@ -221,6 +221,9 @@ struct PathHit {
 // pieces, lower-cased, stop words dropped, each quoted, OR-combined; "" when nothing is left.
 // FTS5 operators in `text` ("NEAR", "*", ":", quotes) become plain terms or vanish.
 std::string BuildMatchQuery(std::string_view text);
+// Returns whether the lower-cased word `w` is on the query stop-word list (spec §6.6) that
+// BuildMatchQuery drops.
+bool IsStopWord(std::string_view w);
 
 class Store {
  public:
