@@ -208,7 +208,7 @@ class Porter {
 };
 
 // English words of code and the abbreviations programmers write for them. General
-// programming usage, not taken from any evaluation query (docs/decisions/0025).
+// programming usage, not taken from any evaluation query (docs/decisions/0027-librarian-mrr.md).
 struct Entry {
   std::string_view word;
   std::array<std::string_view, 3> abbreviations;

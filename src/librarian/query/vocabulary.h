@@ -10,7 +10,7 @@
 // Nothing here touches the index: the store keeps unstemmed words (spec §6.5). The query
 // engine matches names with these functions; adding the abbreviations and plural forms to
 // the BM25 query was measured and lowered the dev split's function MRR, so it does not
-// (docs/decisions/0025-librarian-mrr.md).
+// (docs/decisions/0027-librarian-mrr.md).
 //
 // Thread safety: pure functions over constant tables.
 #pragma once

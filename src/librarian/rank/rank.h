@@ -23,7 +23,7 @@ inline constexpr std::uint8_t kNotConnected = 255;
 // The coefficients of Evaluate(). The spec §3.2.3 starting values were
 // rel = 0.55·lex + 0.15·sym + 0.10·path + 0.10·graph + 0.10·scope. The defaults below were
 // chosen on the development split only, by `librarian_eval --split dev --system librarian
-// --weights L,S,P,G,Sc,NW,IW,OW,F` (docs/decisions/0023 and 0025, docs/retrieval.md): the best
+// --weights L,S,P,G,Sc,NW,IW,OW,F` (docs/decisions/0023 and 0027, docs/retrieval.md): the best
 // function-level MRR among the runs whose file-level nDCG@10 stayed at or above the
 // baseline's. Branch librarian-mrr added the name-word signals and the file prior; with them
 // `sym` (whole-name equality, graded share of sub-words) added nothing on the dev split, so it

@@ -54,7 +54,7 @@ TEST(RankSignalsTest, EvaluateFollowsTheSpecFormula) {
   const double rel = 0.55 + 0.15 + 0.10 * 0.5 + 0.10 * 0.25 + 0.10 * 1;
   EXPECT_DOUBLE_EQ(s.Relevance(spec), rel);
   EXPECT_DOUBLE_EQ(s.Evaluate(spec), rel * 1.2 * (0.5 + 0.5 * 0.9));
-  // The defaults tuned on the dev split (decisions 0023, 0025): sym and graph weigh 0.
+  // The defaults tuned on the dev split (decisions 0023, 0027): sym and graph weigh 0.
   s.name_words = 1;
   s.intent_words = 0.5;
   s.owner_words = 0.25;
