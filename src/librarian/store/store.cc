@@ -535,14 +535,20 @@ Result<std::int64_t> Store::ReplaceLocked(const FileReplace& r, bool* added) {
 }
 
 Result<std::optional<FileRecord>> Store::GetFile(std::string_view path) {
+  RETURN_IF_ERROR(RefreshNameCaches());
+  if (auto it = file_cache_.find(std::string(path)); it != file_cache_.end()) return it->second;
   ASSIGN_OR_RETURN(internal::ScopedStatement scoped,
                    stmts_->Get(fmt::format("SELECT {} FROM files WHERE path = ?1", kFileColumns)));
   base::Statement& st = *scoped;
   RETURN_IF_ERROR(st.Bind(1, path));
   ASSIGN_OR_RETURN(bool row, st.Step());
-  if (!row) return std::optional<FileRecord>();
-  ASSIGN_OR_RETURN(FileRecord f, ReadFile(st));
-  return std::optional<FileRecord>(std::move(f));
+  std::optional<FileRecord> out;
+  if (row) {
+    ASSIGN_OR_RETURN(FileRecord f, ReadFile(st));
+    out = std::move(f);
+  }
+  file_cache_.emplace(std::string(path), out);
+  return out;
 }
 
 Result<std::vector<FileRecord>> Store::ListFiles() {
@@ -691,14 +697,29 @@ std::string JsonArray(std::span<const std::int64_t> items) {
 }  // namespace
 
 Result<std::vector<SymbolRow>> Store::GetSymbols(std::span<const std::string> target_ids) {
-  if (target_ids.empty()) return std::vector<SymbolRow>();
-  ASSIGN_OR_RETURN(internal::ScopedStatement scoped,
-                   stmts_->Get(std::string(kSymbolSelect) +
-                               "WHERE s.target_id IN (SELECT value FROM json_each(?1))"));
-  base::Statement& st = *scoped;
-  const std::string ids = JsonArray(target_ids);
-  RETURN_IF_ERROR(st.Bind(1, std::string_view(ids)));
-  return ReadSymbols(st);
+  std::vector<SymbolRow> out;
+  if (target_ids.empty()) return out;
+  RETURN_IF_ERROR(RefreshNameCaches());
+  const std::set<std::string> asked(target_ids.begin(), target_ids.end());
+  std::vector<std::string> missing;
+  for (const std::string& id : asked) {
+    if (symbol_cache_.count(id) == 0) missing.push_back(id);
+  }
+  if (!missing.empty()) {
+    ASSIGN_OR_RETURN(internal::ScopedStatement scoped,
+                     stmts_->Get(std::string(kSymbolSelect) +
+                                 "WHERE s.target_id IN (SELECT value FROM json_each(?1))"));
+    base::Statement& st = *scoped;
+    const std::string ids = JsonArray(missing);
+    RETURN_IF_ERROR(st.Bind(1, std::string_view(ids)));
+    ASSIGN_OR_RETURN(std::vector<SymbolRow> rows, ReadSymbols(st));
+    for (const std::string& id : missing) symbol_cache_[id];
+    for (SymbolRow& row : rows) symbol_cache_[row.target_id] = std::move(row);
+  }
+  for (const std::string& id : asked) {
+    if (const std::optional<SymbolRow>& row = symbol_cache_.at(id)) out.push_back(*row);
+  }
+  return out;
 }
 
 namespace {
@@ -711,9 +732,14 @@ Status Store::RefreshNameCaches() {
   ASSIGN_OR_RETURN(bool has_version, version->Step());
   const std::int64_t data_version = has_version ? version->ColumnInt64(0) : -1;
   if (data_version != names_data_version_ || writes_ != names_writes_ ||
-      defs_cache_.size() > kMaxCachedNames || calls_cache_.size() > kMaxCachedNames) {
+      defs_cache_.size() > kMaxCachedNames || calls_cache_.size() > kMaxCachedNames ||
+      count_cache_.size() > kMaxCachedNames || symbol_cache_.size() > kMaxCachedNames ||
+      file_cache_.size() > kMaxCachedNames) {
     defs_cache_.clear();
     calls_cache_.clear();
+    count_cache_.clear();
+    symbol_cache_.clear();
+    file_cache_.clear();
     names_data_version_ = data_version;
     names_writes_ = writes_;
   }
@@ -852,17 +878,30 @@ Result<std::vector<std::pair<std::string, std::int64_t>>> Store::CallCounts(
     std::span<const std::string> callees) {
   std::vector<std::pair<std::string, std::int64_t>> out;
   if (callees.empty()) return out;
-  ASSIGN_OR_RETURN(internal::ScopedStatement scoped,
-                   stmts_->Get("SELECT callee, count(*) FROM calls WHERE callee IN (SELECT "
-                               "value FROM json_each(?1)) GROUP BY callee"));
-  base::Statement& st = *scoped;
-  const std::string list = JsonArray(callees);
-  RETURN_IF_ERROR(st.Bind(1, std::string_view(list)));
-  for (;;) {
-    ASSIGN_OR_RETURN(bool row, st.Step());
-    if (!row) return out;
-    out.emplace_back(st.ColumnText(0), st.ColumnInt64(1));
+  RETURN_IF_ERROR(RefreshNameCaches());
+  const std::set<std::string> asked(callees.begin(), callees.end());
+  std::vector<std::string> missing;
+  for (const std::string& name : asked) {
+    if (count_cache_.count(name) == 0) missing.push_back(name);
   }
+  if (!missing.empty()) {
+    ASSIGN_OR_RETURN(internal::ScopedStatement scoped,
+                     stmts_->Get("SELECT callee, count(*) FROM calls WHERE callee IN (SELECT "
+                                 "value FROM json_each(?1)) GROUP BY callee"));
+    base::Statement& st = *scoped;
+    const std::string list = JsonArray(missing);
+    RETURN_IF_ERROR(st.Bind(1, std::string_view(list)));
+    for (const std::string& name : missing) count_cache_[name] = 0;
+    for (;;) {
+      ASSIGN_OR_RETURN(bool row, st.Step());
+      if (!row) break;
+      count_cache_[st.ColumnText(0)] = st.ColumnInt64(1);
+    }
+  }
+  for (const std::string& name : asked) {
+    if (const std::int64_t n = count_cache_.at(name); n > 0) out.emplace_back(name, n);
+  }
+  return out;
 }
 
 Result<std::vector<std::pair<std::int64_t, std::string>>> Store::CalleesOf(

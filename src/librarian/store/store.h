@@ -242,6 +242,8 @@ class Store {
   // Apply with removals only.
   Status DeleteFiles(std::span<const std::string> paths);
 
+  // The file's record; kept per path until the store changes (as FindSymbolsMany's answers),
+  // so the query engine reads each candidate's file once per index generation.
   Result<std::optional<FileRecord>> GetFile(std::string_view path);
   Result<std::vector<FileRecord>> ListFiles();  // sorted by path
   Result<std::optional<RunRecord>> GetRun(std::string_view run_id);
@@ -258,7 +260,7 @@ class Store {
   Result<std::vector<ImportRow>> Importers(std::string_view module, std::size_t limit = 1000);
   // Batch reads for the query engine: one statement for many keys instead of one per key.
   // The symbols whose target id is in `target_ids`, in no particular order; unknown ids are
-  // left out.
+  // left out. Kept per target id until the store changes, as FindSymbolsMany's answers.
   Result<std::vector<SymbolRow>> GetSymbols(std::span<const std::string> target_ids);
   // For each name in `names`, what FindSymbols(name, limit_per_name) returns, as
   // (name, symbol) pairs grouped by name (names in byte order). This and CallsToMany keep
@@ -273,7 +275,8 @@ class Store {
   // defined at all, as (name, count) pairs sorted by name.
   Result<std::vector<std::pair<std::string, std::int64_t>>> DefinitionCounts(
       std::span<const std::string> names);
-  // The number of calls to each name in `callees` that is called at all.
+  // The number of calls to each name in `callees` that is called at all, sorted by name.
+  // Kept per name until the store changes, as FindSymbolsMany's answers.
   Result<std::vector<std::pair<std::string, std::int64_t>>> CallCounts(
       std::span<const std::string> callees);
   // (caller symbol id, callee) for the calls made inside the symbols `symbol_ids`, in call
@@ -349,6 +352,11 @@ class Store {
   std::int64_t names_data_version_ = -1;
   std::map<std::pair<std::size_t, std::string>, std::vector<SymbolRow>> defs_cache_;
   std::map<std::pair<std::size_t, std::string>, std::vector<CallRow>> calls_cache_;
+  // Same validity: CallCounts per name (0 = not called), GetSymbols per target id and GetFile
+  // per path (nullopt = not in the store).
+  std::unordered_map<std::string, std::int64_t> count_cache_;
+  std::unordered_map<std::string, std::optional<SymbolRow>> symbol_cache_;
+  std::unordered_map<std::string, std::optional<FileRecord>> file_cache_;
 };
 
 }  // namespace trove::librarian::store
