@@ -770,5 +770,58 @@ TEST_F(StoreTest, NameCachesSeeLaterWrites) {
   EXPECT_EQ(limited->size(), 2u);
 }
 
+// CallCounts, GetSymbols and GetFile keep their answers like the name caches, and a write
+// through this connection or another one is seen by the next call.
+TEST_F(StoreTest, CountSymbolAndFileCachesSeeLaterWrites) {
+  Put("m.py", "def first():\n    return helper()\n");
+  const std::vector<std::string> names = {"helper", "first"};
+  auto counts = store_->CallCounts(names);
+  ASSERT_TRUE(counts.ok());
+  ASSERT_EQ(counts->size(), 1u);  // only called names are listed
+  EXPECT_EQ((*counts)[0], (std::pair<std::string, std::int64_t>{"helper", 1}));
+  auto file = store_->GetFile("h.py");
+  ASSERT_TRUE(file.ok());
+  EXPECT_FALSE(file->has_value());
+  auto first = store_->FindSymbols("first");
+  ASSERT_TRUE(first.ok() && first->size() == 1u);
+  const std::string first_id = (*first)[0].target_id;
+  const std::vector<std::string> ids = {first_id, "fn:h.py:helper"};
+  auto syms = store_->GetSymbols(ids);
+  ASSERT_TRUE(syms.ok());
+  ASSERT_EQ(syms->size(), 1u);
+  EXPECT_EQ((*syms)[0].name, "first");
+
+  Put("h.py", "def helper():\n    return first()\n");  // this connection
+  counts = store_->CallCounts(names);
+  ASSERT_TRUE(counts.ok());
+  ASSERT_EQ(counts->size(), 2u);
+  EXPECT_EQ((*counts)[0], (std::pair<std::string, std::int64_t>{"first", 1}));
+  file = store_->GetFile("h.py");
+  ASSERT_TRUE(file.ok());
+  EXPECT_TRUE(file->has_value());
+  auto helper = store_->FindSymbols("helper");
+  ASSERT_TRUE(helper.ok() && helper->size() == 1u);
+  syms = store_->GetSymbols(std::vector<std::string>{first_id, (*helper)[0].target_id});
+  ASSERT_TRUE(syms.ok());
+  EXPECT_EQ(syms->size(), 2u);
+
+  auto other = Store::Open(dir_.Abs("librarian.sqlite"), WithTrigram());
+  ASSERT_TRUE(other.ok());
+  store_.swap(*other);
+  Put("k.py", "def third():\n    return helper() + helper()\n");  // another connection
+  ASSERT_TRUE(store_->DeleteFiles(std::vector<std::string>{"m.py"}).ok());
+  store_.swap(*other);
+  counts = store_->CallCounts(names);
+  ASSERT_TRUE(counts.ok());
+  ASSERT_EQ(counts->size(), 2u);
+  EXPECT_EQ((*counts)[1], (std::pair<std::string, std::int64_t>{"helper", 2}));
+  file = store_->GetFile("m.py");
+  ASSERT_TRUE(file.ok());
+  EXPECT_FALSE(file->has_value());
+  syms = store_->GetSymbols(std::vector<std::string>{first_id});
+  ASSERT_TRUE(syms.ok());
+  EXPECT_THAT(*syms, IsEmpty());
+}
+
 }  // namespace
 }  // namespace trove::librarian::store
