@@ -15,6 +15,27 @@
 namespace trove::warden::wasm {
 namespace {
 
+// Gives `inst` the value of a default-constructed Instruction, field by field, keeping the
+// vectors' capacity. A field added to Instruction must be reset here too (the size check
+// below is a reminder; ReaderTest.EachInstructionStartsFromDefaults checks the values).
+void ResetInstruction(Instruction& inst) {
+  static_assert(sizeof(Instruction) == 160 || sizeof(void*) != 8,
+                "a field was added to Instruction: reset it in ResetInstruction");
+  inst.opcode = Opcode::kUnreachable;
+  inst.offset = 0;
+  inst.index = 0;
+  inst.index2 = 0;
+  inst.i64 = 0;
+  inst.bits = 0;
+  inst.lane = 0;
+  inst.bytes.fill(0);
+  inst.memarg = MemArg{};
+  inst.block_type = BlockType{};
+  inst.targets.clear();
+  inst.types.clear();
+  inst.catches.clear();
+}
+
 constexpr std::uint8_t kMaxSectionId = 13;
 constexpr std::uint8_t kDataCountSectionId = 12;
 
@@ -633,8 +654,12 @@ Status Reader::ReadFunctionBody(FuncIndex func, ByteCursor& body) {
   RETURN_IF_ERROR(visitor_.OnFunctionBody(info));
   const bool reads_instructions = visitor_.ReadsInstructions();
   std::uint32_t depth = 1;  // the function's own block
+  // One Instruction for the whole body, reset before each read. A fresh one per instruction
+  // had g++ zero its 160 bytes with `rep stosq`, whose start-up cost made that one
+  // instruction ~6 % of an ffmpeg-core ingest's CPU (docs/decisions/0029-warden-perf4.md).
+  Instruction inst;
   while (!body.empty()) {
-    Instruction inst;
+    ResetInstruction(inst);
     RETURN_IF_ERROR(ReadInstruction(body, inst));
     switch (inst.opcode) {
       case Opcode::kBlock:

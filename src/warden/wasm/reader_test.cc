@@ -449,6 +449,61 @@ TEST(ReaderMemoryTest, Memory64OffsetsAreU64) {
   EXPECT_THAT(s.message(), HasSubstr("i64.load: LEB128"));
 }
 
+TEST(ReaderTest, EachInstructionStartsFromDefaults) {
+  // The reader reuses one Instruction per body; an immediate of one instruction must not show
+  // in the next. Each instruction with immediates is followed by a nop.
+  const Bytes body = {0x00,                    // no locals
+                      0x41, 0x05, 0x01,        // i32.const 5; nop
+                      0x28, 0x02, 0x08, 0x01,  // i32.load align=2 offset=8; nop
+                      0x44, 0,    0,    0,    0,    0,  0,  0xf0, 0x3f, 0x01,  // f64.const 1.0; nop
+                      0x02, 0x7f, 0x01, 0x0b, 0x01,  // block (result i32) nop end; nop
+                      0x0e, 0x01, 0x00, 0x00, 0x01,  // br_table [0] 0; nop
+                      0x1c, 0x01, 0x7f, 0x01,        // select (result i32); nop
+                      0xfd, 0x0c, 1,    2,    3,    4,  5,  6,    7,    8,
+                      9,    10,   11,   12,   13,   14, 15, 16,
+                      0x01,  // v128.const; nop
+                      0x0b};
+  const Bytes module = testing::Module(
+      {testing::Section(1, {0x01, 0x60, 0x00, 0x00}), testing::Section(3, {0x01, 0x00}),
+       testing::Section(5, {0x01, 0x00, 0x01}), testing::Section(10, Cat({{0x01}, Sized(body)}))});
+  RecordingVisitor v;
+  Status s = ReadModule(module, v);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  int nops = 0;
+  for (std::size_t i = 0; i < v.instructions.size(); ++i) {
+    const Instruction& inst = v.instructions[i];
+    if (inst.opcode != Opcode::kNop) continue;
+    ++nops;
+    SCOPED_TRACE(i);
+    const Instruction fresh;
+    EXPECT_EQ(inst.index, fresh.index);
+    EXPECT_EQ(inst.index2, fresh.index2);
+    EXPECT_EQ(inst.i64, fresh.i64);
+    EXPECT_EQ(inst.bits, fresh.bits);
+    EXPECT_EQ(inst.lane, fresh.lane);
+    EXPECT_EQ(inst.bytes, fresh.bytes);
+    EXPECT_EQ(inst.memarg.align_log2, fresh.memarg.align_log2);
+    EXPECT_EQ(inst.memarg.memory, fresh.memarg.memory);
+    EXPECT_EQ(inst.memarg.offset, fresh.memarg.offset);
+    EXPECT_EQ(inst.block_type.kind, fresh.block_type.kind);
+    EXPECT_EQ(inst.block_type.value, fresh.block_type.value);
+    EXPECT_EQ(inst.block_type.type_index, fresh.block_type.type_index);
+    EXPECT_TRUE(inst.targets.empty());
+    EXPECT_TRUE(inst.types.empty());
+    EXPECT_TRUE(inst.catches.empty());
+  }
+  EXPECT_EQ(nops, 8);
+  // The immediates themselves were read.
+  ASSERT_EQ(v.instructions.size(), 17u);
+  EXPECT_EQ(v.instructions[0].i64, 5);
+  EXPECT_EQ(v.instructions[2].memarg.offset, 8u);
+  EXPECT_NE(v.instructions[4].bits, 0u);
+  EXPECT_EQ(v.instructions[6].block_type.kind, BlockType::Kind::kValue);
+  EXPECT_EQ(v.instructions[10].targets.size(), 1u);
+  EXPECT_EQ(v.instructions[12].types.size(), 1u);
+  EXPECT_EQ(v.instructions[14].bytes[15], 16);
+}
+
 TEST(ReaderMemoryTest, RefNullWithTypeIndexIsUnsupported) {
   RecordingVisitor v;
   Status s = ReadModule(OneFunctionModule({0x00, 0xd0, 0x00, 0x1a, 0x0b}), v);
