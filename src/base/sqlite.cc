@@ -241,13 +241,6 @@ Database::~Database() {
   sqlite3_close_v2(db_);
 }
 
-Status Database::SetCheckpointOnClose(bool checkpoint) {
-  const int rc = sqlite3_db_config(db_, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, checkpoint ? 0 : 1,
-                                   static_cast<int*>(nullptr));
-  if (rc == SQLITE_OK) return Status::Ok();
-  return SqliteError(rc, "set checkpoint on close", sqlite3_errmsg(db_));
-}
-
 Status Database::Exec(std::string_view sql) {
   const std::string text(sql);
   char* error = nullptr;

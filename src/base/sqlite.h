@@ -160,12 +160,6 @@ class Database {
   // Runs PRAGMA integrity_check; returns kMalformed with SQLite's findings when it fails.
   Status IntegrityCheck();
 
-  // Whether closing this connection, when it is the last one on the file, copies the WAL
-  // into the database and removes it (SQLite's default: true). With false, the WAL and its
-  // index stay on disk as they are, still consistent, and a later connection's close (or an
-  // automatic checkpoint after a later commit) does the copy. Per connection, not stored.
-  Status SetCheckpointOnClose(bool checkpoint);
-
   // Returns the rowid of the last successful INSERT on this connection.
   std::int64_t LastInsertRowId() const;
   // Returns the rows changed by the last INSERT, UPDATE or DELETE on this connection.

@@ -72,39 +72,6 @@ TEST_F(SqliteTest, WalPersistsAcrossConnections) {
   EXPECT_EQ(QueryText(*db, "PRAGMA journal_mode"), "wal");
 }
 
-TEST_F(SqliteTest, CloseCheckpointsAndRemovesTheWalByDefault) {
-  {
-    auto db = OpenOrDie();
-    ASSERT_NE(db, nullptr);
-    ASSERT_TRUE(db->Exec("CREATE TABLE t(x); INSERT INTO t VALUES (1), (2)").ok());
-    EXPECT_GT(std::filesystem::file_size(path_ + "-wal"), 0u);
-  }
-  EXPECT_FALSE(std::filesystem::exists(path_ + "-wal"));
-}
-
-TEST_F(SqliteTest, CloseWithoutCheckpointLeavesAConsistentWal) {
-  {
-    auto db = OpenOrDie();
-    ASSERT_NE(db, nullptr);
-    ASSERT_TRUE(db->SetCheckpointOnClose(false).ok());
-    ASSERT_TRUE(db->Exec("CREATE TABLE t(x); INSERT INTO t VALUES (1), (2)").ok());
-  }
-  // The committed rows are only in the WAL, which the close left in place.
-  ASSERT_TRUE(std::filesystem::exists(path_ + "-wal"));
-  EXPECT_GT(std::filesystem::file_size(path_ + "-wal"), 0u);
-  {
-    auto db = OpenOrDie();
-    ASSERT_NE(db, nullptr);
-    EXPECT_EQ(Count(*db, "t"), 2);
-    EXPECT_TRUE(db->IntegrityCheck().ok());
-  }
-  // A later connection's close (checkpoint on, the default) copies the WAL and removes it.
-  EXPECT_FALSE(std::filesystem::exists(path_ + "-wal"));
-  auto db = OpenOrDie();
-  ASSERT_NE(db, nullptr);
-  EXPECT_EQ(Count(*db, "t"), 2);
-}
-
 TEST_F(SqliteTest, BusyTimeoutOption) {
   auto db = OpenOrDie({.busy_timeout_ms = 123});
   ASSERT_NE(db, nullptr);

@@ -475,14 +475,6 @@ Result<StoreResult> Kb::StoreVersion(const VersionRecord& version,
     auto& counts = decision.accepted ? result.seeds_accepted : result.seeds_rejected;
     ++counts[static_cast<std::size_t>(seed.source)];
   }
-  // The version's tens of MB go to the WAL at the commit. Copying them into the database at
-  // close (two fsyncs and a second write of every page, ~0.1-0.2 s for ffmpeg-core) is left to
-  // the next connection that closes the file or commits past the autocheckpoint size: the WAL
-  // is as consistent as the database (checksummed frames; a torn tail is discarded), so
-  // kill -9 or a crash at any point still leaves a valid KB with or without this version.
-  // Set before the commit so that a failure here still writes nothing.
-  // docs/decisions/0029-warden-perf4.md.
-  RETURN_IF_ERROR(db_->SetCheckpointOnClose(false));
   RETURN_IF_ERROR(txn.Commit());
   return result;
 }

@@ -104,9 +104,6 @@ class Kb {
   // checked before anything is written. `on_rows`, when set, is called with the function rows
   // inserted so far and their total at each whole percent of them (at most 101 calls, the
   // last with rows_done == rows_total), inside the transaction, on the calling thread.
-  // After a version is written, closing this Kb leaves the WAL for a later connection to
-  // checkpoint (docs/decisions/0029-warden-perf4.md): the data is committed and consistent
-  // either way.
   using RowsProgress = std::function<void(std::size_t rows_done, std::size_t rows_total)>;
   Result<StoreResult> StoreVersion(const VersionRecord& version,
                                    const std::vector<FunctionRecord>& functions,

@@ -6,7 +6,6 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -275,28 +274,6 @@ TEST_F(KbTest, JsonColumnsAreNlohmannsText) {
   EXPECT_EQ((*all)[0].defined_callees, functions[0].defined_callees);
   EXPECT_EQ((*all)[1].export_names, functions[1].export_names);
   EXPECT_EQ((*all)[1].referenced_strings[0], "caf\xc3\xa9");
-}
-
-TEST_F(KbTest, StoredVersionIsLeftInTheWalForALaterCheckpoint) {
-  const std::string path = dir_.Abs("kb.db");
-  {
-    auto kb = OpenNew();
-    StoreV1(*kb);
-  }
-  // The version's pages are only in the WAL after the storing Kb closed.
-  ASSERT_TRUE(std::filesystem::exists(path + "-wal"));
-  EXPECT_GT(std::filesystem::file_size(path + "-wal"), 0u);
-  {
-    auto kb = Kb::Open(env_, path);
-    ASSERT_TRUE(kb.ok()) << kb.status().ToString();
-    EXPECT_EQ(Count(**kb, "SELECT count(*) FROM functions WHERE version_id = 1"), 6);
-    EXPECT_EQ(Text(**kb, "PRAGMA integrity_check"), "ok");
-  }
-  // A Kb that stored nothing checkpoints at close, as SQLite does by default.
-  EXPECT_FALSE(std::filesystem::exists(path + "-wal"));
-  auto kb = Kb::Open(env_, path);
-  ASSERT_TRUE(kb.ok()) << kb.status().ToString();
-  EXPECT_EQ(Count(**kb, "SELECT count(*) FROM functions WHERE version_id = 1"), 6);
 }
 
 TEST_F(KbTest, DuplicateLabelAndSameBytes) {
