@@ -278,6 +278,7 @@ Result<EvalRun> RunEval(const EvalSet& set, const RunOptions& options) {
   std::vector<EvalQuery> queries;
   // Per system: runs at file and function level (same calls, same latency).
   std::vector<std::vector<RunResult>> file_runs(systems.size()), fn_runs(systems.size());
+  std::string rankings;  // RunOptions::rankings_path
 
   for (const EvalRepo& repo : set.repos) {
     if (!options.repos.empty() &&
@@ -345,6 +346,12 @@ Result<EvalRun> RunEval(const EvalSet& set, const RunOptions& options) {
         fr.cpu_ms = fn.cpu_ms = ThreadCpuMs() - cpu_a;
         if (got.ok()) {
           Lists lists = ToLists(*got, options.list_depth);
+          if (!options.rankings_path.empty()) {
+            rankings +=
+                fmt::format("{}\t{}\tfile\t{}\n", t->qid, systems[s], fmt::join(lists.files, "\t"));
+            rankings += fmt::format("{}\t{}\tfunction\t{}\n", t->qid, systems[s],
+                                    fmt::join(lists.functions, "\t"));
+          }
           fr.retrieved.docs = std::move(lists.files);
           fn.retrieved.docs = std::move(lists.functions);
         } else {
@@ -358,6 +365,9 @@ Result<EvalRun> RunEval(const EvalSet& set, const RunOptions& options) {
       queries.push_back(std::move(q));
     }
     run.repos.push_back(summary);
+  }
+  if (!options.rankings_path.empty()) {
+    RETURN_IF_ERROR(WriteAll(options.rankings_path, rankings));
   }
   if (queries.empty()) {
     return Status::NotFound(fmt::format(

@@ -58,6 +58,10 @@ struct RunOptions {
   std::vector<double> librarian_weights;
   // Extraction threads for indexing; 0 = all cores.
   std::size_t workers = 0;
+  // When set, every query's ranked lists are written to this file, one line per query and
+  // system: "<qid>\t<system>\tfile\t<ids...>" and "...\tfunction\t<ids...>" (tab-separated),
+  // so two binaries' answers can be compared entry by entry (`diff`).
+  std::string rankings_path;
   // Harness settings (cutoff k = 10 by default).
   EvalConfig config;
 };
