@@ -226,13 +226,15 @@ TEST(EvalSetTest, GenerateBlanksTargetsAndDropsLeaks) {
   std::ifstream rankings(o.rankings_path);
   std::vector<std::string> lines;
   for (std::string line; std::getline(rankings, line);) lines.push_back(line);
-  ASSERT_EQ(lines.size(), 2 * AvailableSystems().size());
+  ASSERT_EQ(lines.size(), 2 * AvailableSystems().size() + 1);
   // Systems in AvailableSystems() order; the baseline ranks nothing (no query word occurs in
   // the blanked copy), the librarian finds `add` through the inflection "Adds" -> "add".
   EXPECT_EQ(lines[0], "m:0001\tbaseline\tfile\t");
   EXPECT_EQ(lines[1], "m:0001\tbaseline\tfunction\t");
   EXPECT_EQ(lines[2], "m:0001\tlibrarian\tfile\tlib/math.js");
   EXPECT_EQ(lines[3], "m:0001\tlibrarian\tfunction\tlib/math.js#L4-L6::add");
+  EXPECT_EQ(lines[4].rfind("m:0001\tlibrarian\tpacks\t", 0), 0u) << lines[4];
+  EXPECT_EQ(lines[4].size(), std::string("m:0001\tlibrarian\tpacks\t").size() + 64);
 
   // A changed file is left out with its queries.
   dir.Write("repo/lib/math.js", "changed\n");
