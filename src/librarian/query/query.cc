@@ -263,11 +263,14 @@ struct Candidate {
   double raw_lex = 0;  // -bm25, higher is better
   rank::RankSignals signals;
   double score = 0;
-  std::string pack_id;
+  std::string pack_id;  // set at re-ranking
 };
 
 std::string CandidateKey(PackType type, std::string_view target_id) {
-  return fmt::format("{}\n{}", static_cast<int>(type), target_id);
+  std::string key(1, static_cast<char>('0' + static_cast<int>(type)));
+  key.push_back('\n');
+  key.append(target_id);
+  return key;
 }
 
 // Reads a file under the workspace without following a final symlink; nullopt on failure.
@@ -372,7 +375,7 @@ Candidate& Pipeline::Upsert(PackType type, const std::string& target_id, const s
     it->second.type = type;
     it->second.target_id = target_id;
     it->second.path = path;
-    it->second.pack_id = PackId(type, target_id);
+    // pack_id (a SHA-256) is set at re-ranking, for the candidates that can become packs only.
   }
   return it->second;
 }
@@ -1126,7 +1129,10 @@ Result<QueryResponse> Pipeline::Run() {
   t0 = Clock::now();
   std::vector<Candidate*> order;
   for (auto& [key, c] : candidates_) {
-    if (c.score > 0 || affected_indexed_.count(c.path) != 0) order.push_back(&c);
+    if (c.score > 0 || affected_indexed_.count(c.path) != 0) {
+      c.pack_id = PackId(c.type, c.target_id);
+      order.push_back(&c);
+    }
   }
   std::sort(order.begin(), order.end(), [](const Candidate* a, const Candidate* b) {
     return a->score > b->score || (a->score == b->score && a->pack_id < b->pack_id);
