@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <string>
+#include <vector>
 
 #include "librarian/eval/generate.h"
 #include "librarian/eval/runner.h"
@@ -213,12 +215,26 @@ TEST(EvalSetTest, GenerateBlanksTargetsAndDropsLeaks) {
   o.project_dir = dir.path();
   o.split = "all";
   o.config.warmup_queries = 0;
+  o.rankings_path = dir.path() + "/out/rankings.tsv";
   Result<EvalRun> run = RunEval(*set, o);
   ASSERT_TRUE(run.ok()) << run.status().ToString();
   ASSERT_EQ(run->systems.size(), AvailableSystems().size());
   EXPECT_EQ(run->queries, 1u);
   EXPECT_EQ(run->repos[0].files_missing, 0u);
   EXPECT_EQ(run->repos[0].files_indexed, 2u);
+  // The rankings file: one file-level and one function-level line per system.
+  std::ifstream rankings(o.rankings_path);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(rankings, line);) lines.push_back(line);
+  ASSERT_EQ(lines.size(), 2 * AvailableSystems().size() + 1);
+  // Systems in AvailableSystems() order; the baseline ranks nothing (no query word occurs in
+  // the blanked copy), the librarian finds `add` through the inflection "Adds" -> "add".
+  EXPECT_EQ(lines[0], "m:0001\tbaseline\tfile\t");
+  EXPECT_EQ(lines[1], "m:0001\tbaseline\tfunction\t");
+  EXPECT_EQ(lines[2], "m:0001\tlibrarian\tfile\tlib/math.js");
+  EXPECT_EQ(lines[3], "m:0001\tlibrarian\tfunction\tlib/math.js#L4-L6::add");
+  EXPECT_EQ(lines[4].rfind("m:0001\tlibrarian\tpacks\t", 0), 0u) << lines[4];
+  EXPECT_EQ(lines[4].size(), std::string("m:0001\tlibrarian\tpacks\t").size() + 64);
 
   // A changed file is left out with its queries.
   dir.Write("repo/lib/math.js", "changed\n");

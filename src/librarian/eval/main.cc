@@ -187,6 +187,8 @@ Status Run(const std::vector<std::string>& args) {
       o.project_dir = v;
     } else if (a == "--work") {
       o.work_dir = v;
+    } else if (a == "--rankings") {
+      o.rankings_path = v;
     } else if (a == "--weights") {
       std::stringstream ss(v);
       std::string part;

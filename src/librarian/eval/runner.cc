@@ -139,7 +139,7 @@ Result<std::vector<Entry>> Baseline(store::Store& st, const std::string& query) 
 
 Result<std::vector<Entry>> Librarian(store::Store& st, const query::Workspace& ws,
                                      const std::string& intent, const rank::Weights& weights,
-                                     std::optional<double>& top_signal) {
+                                     std::optional<double>& top_signal, std::string* digest) {
   query::QueryRequest req;
   req.intent = intent;
   req.depth = query::Depth::kL3;  // the largest pack budget: 20 packs
@@ -161,6 +161,16 @@ Result<std::vector<Entry>> Librarian(store::Store& st, const query::Workspace& w
     out.push_back(std::move(e));
   }
   if (!r.packs.empty()) top_signal = r.packs.front().signal;
+  if (digest != nullptr) {
+    // Everything the answer says besides the ranked targets (RunOptions::rankings_path).
+    std::string text = r.synthesis.value_or("");
+    for (const query::Pack& p : r.packs) {
+      text += fmt::format("\n{}|{:.17g}|{:.17g}|{}|{}|{}", p.pack_id, p.score, p.signal, p.summary,
+                          fmt::join(p.key_facts, "|"), fmt::join(p.related_files, "|"));
+    }
+    text += fmt::format("\n{}", fmt::join(r.drill_down_hints, "|"));
+    *digest = base::Sha256Hex(text);
+  }
   return out;
 }
 
@@ -278,6 +288,7 @@ Result<EvalRun> RunEval(const EvalSet& set, const RunOptions& options) {
   std::vector<EvalQuery> queries;
   // Per system: runs at file and function level (same calls, same latency).
   std::vector<std::vector<RunResult>> file_runs(systems.size()), fn_runs(systems.size());
+  std::string rankings;  // RunOptions::rankings_path
 
   for (const EvalRepo& repo : set.repos) {
     if (!options.repos.empty() &&
@@ -333,11 +344,13 @@ Result<EvalRun> RunEval(const EvalSet& set, const RunOptions& options) {
       q.relevant = {FunctionId(t->path, t->start_line, t->end_line, t->qualified)};
       for (std::size_t s = 0; s < systems.size(); ++s) {
         std::optional<double> top_signal;
+        std::string digest;
         double cpu_a = ThreadCpuMs();
         auto a = std::chrono::steady_clock::now();
-        Result<std::vector<Entry>> got = systems[s] == kBaseline
-                                             ? Baseline(*st, q.intent)
-                                             : Librarian(*st, ws, q.intent, weights, top_signal);
+        Result<std::vector<Entry>> got =
+            systems[s] == kBaseline ? Baseline(*st, q.intent)
+                                    : Librarian(*st, ws, q.intent, weights, top_signal,
+                                                options.rankings_path.empty() ? nullptr : &digest);
         auto b = std::chrono::steady_clock::now();
         RunResult fr, fn;
         fr.retrieved.top_signal = fn.retrieved.top_signal = top_signal;
@@ -345,6 +358,15 @@ Result<EvalRun> RunEval(const EvalSet& set, const RunOptions& options) {
         fr.cpu_ms = fn.cpu_ms = ThreadCpuMs() - cpu_a;
         if (got.ok()) {
           Lists lists = ToLists(*got, options.list_depth);
+          if (!options.rankings_path.empty()) {
+            rankings +=
+                fmt::format("{}\t{}\tfile\t{}\n", t->qid, systems[s], fmt::join(lists.files, "\t"));
+            rankings += fmt::format("{}\t{}\tfunction\t{}\n", t->qid, systems[s],
+                                    fmt::join(lists.functions, "\t"));
+            if (!digest.empty()) {
+              rankings += fmt::format("{}\t{}\tpacks\t{}\n", t->qid, systems[s], digest);
+            }
+          }
           fr.retrieved.docs = std::move(lists.files);
           fn.retrieved.docs = std::move(lists.functions);
         } else {
@@ -358,6 +380,9 @@ Result<EvalRun> RunEval(const EvalSet& set, const RunOptions& options) {
       queries.push_back(std::move(q));
     }
     run.repos.push_back(summary);
+  }
+  if (!options.rankings_path.empty()) {
+    RETURN_IF_ERROR(WriteAll(options.rankings_path, rankings));
   }
   if (queries.empty()) {
     return Status::NotFound(fmt::format(

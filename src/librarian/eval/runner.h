@@ -58,6 +58,12 @@ struct RunOptions {
   std::vector<double> librarian_weights;
   // Extraction threads for indexing; 0 = all cores.
   std::size_t workers = 0;
+  // When set, every query's ranked lists are written to this file, one line per query and
+  // system: "<qid>\t<system>\tfile\t<ids...>" and "...\tfunction\t<ids...>" (tab-separated),
+  // so two binaries' answers can be compared entry by entry (`diff`). The librarian adds
+  // "<qid>\tlibrarian\tpacks\t<sha256>": a digest of its packs' ids, scores, signals,
+  // summaries, key facts and related files, its synthesis and its hints.
+  std::string rankings_path;
   // Harness settings (cutoff k = 10 by default).
   EvalConfig config;
 };

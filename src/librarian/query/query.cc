@@ -256,15 +256,21 @@ struct Candidate {
   std::string target_id;
   std::string path;
   std::optional<store::SymbolRow> symbol;  // function packs
-  std::optional<NameWordMatch> words;      // computed once; the name does not change
-  double raw_lex = 0;                      // -bm25, higher is better
+  // The signals that depend only on the target and the intent (symbol, identifier, name words,
+  // path, graph_hops, pack_type_weight, base_signal) are computed once: ComputeSignals runs
+  // before graph expansion and again after it, and only the candidates expansion added are new.
+  bool fixed_signals = false;
+  double raw_lex = 0;  // -bm25, higher is better
   rank::RankSignals signals;
   double score = 0;
-  std::string pack_id;
+  std::string pack_id;  // set at re-ranking
 };
 
 std::string CandidateKey(PackType type, std::string_view target_id) {
-  return fmt::format("{}\n{}", static_cast<int>(type), target_id);
+  std::string key(1, static_cast<char>('0' + static_cast<int>(type)));
+  key.push_back('\n');
+  key.append(target_id);
+  return key;
 }
 
 // Reads a file under the workspace without following a final symlink; nullopt on failure.
@@ -316,6 +322,7 @@ class Pipeline {
   Status Expand(int hops);
   Status AffectedNeighbourhood();
   Status ComputeSignals();
+  Status PrefetchPackReads(std::span<const Candidate* const> packs);
   Status DefeaterCheck(std::vector<Candidate*>& selection);
   Result<Pack> BuildPack(const Candidate& c);
   void Synthesize();
@@ -342,6 +349,15 @@ class Pipeline {
   // The module lexical score (raw BM25) of every file among the retrieved chunks: the file
   // prior of its candidates (RankSignals::file).
   std::unordered_map<std::string, double> file_lex_;
+  // Calls to each candidate name (CallCounts; 0: never called), read once per name.
+  std::unordered_map<std::string, double> call_count_;
+  // Facts of the function packs about to be assembled, read in three batch statements
+  // (PrefetchPackReads) instead of three per pack: callee names per symbol id (in call order,
+  // each once), the paths of up to 3 definitions per callee name, and the call sites of each
+  // pack's name (CallsTo(name, 200)).
+  std::unordered_map<std::int64_t, std::vector<std::string>> pack_callees_;
+  std::unordered_map<std::string, std::vector<std::string>> callee_def_paths_;
+  std::unordered_map<std::string, std::vector<store::CallRow>> name_callers_;
 };
 
 Result<const store::FileRecord*> Pipeline::File(const std::string& path) {
@@ -359,7 +375,7 @@ Candidate& Pipeline::Upsert(PackType type, const std::string& target_id, const s
     it->second.type = type;
     it->second.target_id = target_id;
     it->second.path = path;
-    it->second.pack_id = PackId(type, target_id);
+    // pack_id (a SHA-256) is set at re-ranking, for the candidates that can become packs only.
   }
   return it->second;
 }
@@ -397,14 +413,15 @@ Status Pipeline::Expand(int hops) {
   if (frontier.size() > kExpansionSeeds) frontier.resize(kExpansionSeeds);
   for (int hop = 1; hop <= hops && !frontier.empty(); ++hop) {
     RETURN_IF_ERROR(CheckCancel());
-    // The frontier's parents (copies: Upsert below may rehash).
-    std::vector<std::pair<double, Candidate>> parents;
+    // The frontier's parents. Pointers to unordered_map elements stay valid when Upsert below
+    // rehashes, and nothing is erased during expansion.
+    std::vector<std::pair<double, const Candidate*>> parents;
     std::vector<std::int64_t> ids;
     std::vector<std::string> names;
     for (const auto& [rel, key] : frontier) {
       const Candidate& parent = candidates_.at(key);
       if (!parent.symbol) continue;
-      parents.emplace_back(rel, parent);
+      parents.emplace_back(rel, &parent);
       ids.push_back(parent.symbol->id);
       names.push_back(parent.symbol->name);
     }
@@ -448,7 +465,7 @@ Status Pipeline::Expand(int hops) {
     std::vector<std::vector<const std::string*>> neighbours(parents.size());
     std::set<std::string> unknown;  // neighbours not yet candidates with a symbol
     for (std::size_t i = 0; i < parents.size(); ++i) {
-      const Candidate& parent = parents[i].second;
+      const Candidate& parent = *parents[i].second;
       auto add = [&](const std::string& target) {
         neighbours[i].push_back(&target);
         auto it = candidates_.find(CandidateKey(PackType::kFunctionContext, target));
@@ -472,17 +489,18 @@ Status Pipeline::Expand(int hops) {
 
     std::vector<std::pair<double, std::string>> next;
     for (std::size_t i = 0; i < parents.size(); ++i) {
-      const auto& [rel, parent] = parents[i];
-      const double inherited = rel * 0.5;
+      const double inherited = parents[i].first * 0.5;
+      const std::string& parent_target = parents[i].second->target_id;
       for (const std::string* target : neighbours[i]) {
-        if (*target == parent.target_id) continue;
+        if (*target == parent_target) continue;
         const std::string key = CandidateKey(PackType::kFunctionContext, *target);
         auto existing = candidates_.find(key);
         if (existing == candidates_.end() || !existing->second.symbol) {
           auto sym = syms.find(*target);
           if (sym == syms.end()) continue;  // vanished (concurrent re-index)
           Candidate& c = Upsert(PackType::kFunctionContext, *target, sym->second.path);
-          if (!c.symbol) c.symbol = sym->second;
+          // Each target is moved from `syms` once: afterwards it is a candidate with a symbol.
+          if (!c.symbol) c.symbol = std::move(sym->second);
           if (auto h = hit_lex_.find(*target); h != hit_lex_.end()) {
             c.raw_lex = std::max(c.raw_lex, h->second);
           }
@@ -539,57 +557,57 @@ Status Pipeline::AffectedNeighbourhood() {
 Status Pipeline::ComputeSignals() {
   double max_lex = 0;
   for (const auto& [key, c] : candidates_) max_lex = std::max(max_lex, c.raw_lex);
-  // In-degree stands in for PageRank when no affectedFiles personalize the graph.
-  std::unordered_map<std::string, double> in_degree;
+  // In-degree stands in for PageRank when no affectedFiles personalize the graph: one grouped
+  // count for the candidate names not counted before (a query per name costs a lookup each).
   double max_degree = 0;
   if (affected_indexed_.empty()) {
-    // One grouped count for every candidate name (a query per name costs a lookup each).
     std::set<std::string> name_set;
     for (const auto& [key, c] : candidates_) {
-      if (c.symbol) name_set.insert(c.symbol->name);
+      if (c.symbol && call_count_.count(c.symbol->name) == 0) name_set.insert(c.symbol->name);
     }
-    const std::vector<std::string> names(name_set.begin(), name_set.end());
-    ASSIGN_OR_RETURN(auto counts, store_.CallCounts(names));
-    std::unordered_map<std::string, double> by_name;
-    for (const auto& [name, n] : counts) by_name[name] = static_cast<double>(n);
+    if (!name_set.empty()) {
+      const std::vector<std::string> names(name_set.begin(), name_set.end());
+      ASSIGN_OR_RETURN(auto counts, store_.CallCounts(names));
+      for (const std::string& name : names) call_count_[name] = 0;
+      for (const auto& [name, n] : counts) call_count_[name] = static_cast<double>(n);
+    }
     for (const auto& [key, c] : candidates_) {
-      if (!c.symbol) continue;
-      const double d = by_name[c.symbol->name];
-      in_degree[key] = d;
-      max_degree = std::max(max_degree, d);
+      if (c.symbol) max_degree = std::max(max_degree, call_count_.at(c.symbol->name));
     }
   }
   for (auto& [key, c] : candidates_) {
     rank::RankSignals& s = c.signals;
+    if (!c.fixed_signals) {
+      if (c.symbol) {
+        s.symbol = SymbolSignal(c.symbol->name, c.symbol->qualified_name, terms_);
+        s.identifier = IdentifierSignal(c.symbol->name, c.symbol->qualified_name, terms_);
+      } else {
+        s.symbol = SymbolSignal(Stem(c.path), Stem(c.path), terms_);
+      }
+      const NameWordMatch words =
+          c.symbol ? MatchNameWords(c.symbol->name, c.symbol->qualified_name, terms_.canonical)
+                   : MatchNameWords(Stem(c.path), Stem(c.path), terms_.canonical);
+      s.name_words = words.name_words;
+      s.intent_words = words.intent_words;
+      s.owner_words = words.owner_words;
+      s.path = PathSignal(c.path, terms_);
+      if (auto h = hops_.find(c.path); h != hops_.end()) s.graph_hops = h->second;
+      s.pack_type_weight = PackTypeWeight(c.type, req_.depth, type_);
+      ASSIGN_OR_RETURN(const store::FileRecord* file, File(c.path));
+      s.base_signal =
+          file == nullptr ? 0.5 : BaseSignal(c.type, *file, c.symbol ? &*c.symbol : nullptr);
+      c.fixed_signals = true;
+    }
+    // Relative to the best candidate: may change as candidates are added.
     s.lexical = max_lex > 0 ? c.raw_lex / max_lex : 0;
     if (auto f = file_lex_.find(c.path); f != file_lex_.end() && max_lex > 0) {
       s.file = std::min(1.0, f->second / max_lex);
     }
-    if (c.symbol) {
-      s.symbol = SymbolSignal(c.symbol->name, c.symbol->qualified_name, terms_);
-      s.identifier = IdentifierSignal(c.symbol->name, c.symbol->qualified_name, terms_);
-    } else {
-      s.symbol = SymbolSignal(Stem(c.path), Stem(c.path), terms_);
-    }
-    if (!c.words) {
-      c.words = c.symbol
-                    ? MatchNameWords(c.symbol->name, c.symbol->qualified_name, terms_.canonical)
-                    : MatchNameWords(Stem(c.path), Stem(c.path), terms_.canonical);
-    }
-    s.name_words = c.words->name_words;
-    s.intent_words = c.words->intent_words;
-    s.owner_words = c.words->owner_words;
-    s.path = PathSignal(c.path, terms_);
-    if (auto h = hops_.find(c.path); h != hops_.end()) s.graph_hops = h->second;
     if (!affected_indexed_.empty()) {
       s.graph = s.graph_hops == 0 ? 1 : s.graph_hops == 1 ? 0.5 : 0;
     } else if (max_degree > 0) {
-      s.graph = in_degree[key] / max_degree;
+      s.graph = c.symbol ? call_count_.at(c.symbol->name) / max_degree : 0;
     }
-    s.pack_type_weight = PackTypeWeight(c.type, req_.depth, type_);
-    ASSIGN_OR_RETURN(const store::FileRecord* file, File(c.path));
-    s.base_signal =
-        file == nullptr ? 0.5 : BaseSignal(c.type, *file, c.symbol ? &*c.symbol : nullptr);
     c.score = s.Evaluate(req_.weights);
   }
   return Status::Ok();
@@ -633,6 +651,46 @@ Status Pipeline::DefeaterCheck(std::vector<Candidate*>& selection) {
   return Status::Ok();
 }
 
+// Reads what BuildPack needs of the function packs `packs` in three batch statements; their
+// rows are those of the one-pack reads (CalleesOf per symbol in call order, FindSymbols(name,
+// 3), CallsTo(name, 200)), so the packs are the same as when each read its own.
+Status Pipeline::PrefetchPackReads(std::span<const Candidate* const> packs) {
+  std::vector<std::int64_t> ids;
+  std::set<std::string> names;
+  for (const Candidate* c : packs) {
+    if (!c->symbol || pack_callees_.count(c->symbol->id) != 0) continue;
+    ids.push_back(c->symbol->id);
+    pack_callees_[c->symbol->id];
+    if (name_callers_.count(c->symbol->name) == 0) names.insert(c->symbol->name);
+  }
+  if (ids.empty()) return Status::Ok();
+  ASSIGN_OR_RETURN(auto calls, store_.CalleesOf(ids));
+  std::set<std::string> shown_names;
+  for (auto& [caller, callee] : calls) {
+    std::vector<std::string>& callees = pack_callees_[caller];
+    if (std::find(callees.begin(), callees.end(), callee) == callees.end()) {
+      callees.push_back(std::move(callee));
+      // BuildPack shows the first 8 and reads where they are defined.
+      if (callees.size() <= 8 && callee_def_paths_.count(callees.back()) == 0) {
+        shown_names.insert(callees.back());
+      }
+    }
+  }
+  if (!shown_names.empty()) {
+    const std::vector<std::string> asked(shown_names.begin(), shown_names.end());
+    ASSIGN_OR_RETURN(auto defs, store_.FindSymbolsMany(asked, 3));
+    for (const std::string& name : asked) callee_def_paths_[name];
+    for (auto& [name, d] : defs) callee_def_paths_[name].push_back(std::move(d.path));
+  }
+  if (!names.empty()) {
+    const std::vector<std::string> asked(names.begin(), names.end());
+    ASSIGN_OR_RETURN(std::vector<store::CallRow> rows, store_.CallsToMany(asked, 200));
+    for (const std::string& name : asked) name_callers_[name];
+    for (store::CallRow& row : rows) name_callers_[row.callee].push_back(std::move(row));
+  }
+  return Status::Ok();
+}
+
 Result<Pack> Pipeline::BuildPack(const Candidate& c) {
   Pack p;
   p.pack_id = c.pack_id;
@@ -666,28 +724,23 @@ Result<Pack> Pipeline::BuildPack(const Candidate& c) {
                                       s.qualified_name, s.path, s.start_line, s.end_line));
     if (!s.signature.empty()) p.key_facts.push_back("signature: " + s.signature);
     if (!s.doc.empty()) p.key_facts.push_back("documented as: " + s.doc);
-    ASSIGN_OR_RETURN(auto calls, store_.CalleesOf(std::span<const std::int64_t>(&s.id, 1)));
-    std::vector<std::string> callees;
-    for (auto& [caller, callee] : calls) {
-      if (std::find(callees.begin(), callees.end(), callee) == callees.end()) {
-        callees.push_back(std::move(callee));
-      }
+    if (pack_callees_.count(s.id) == 0) {
+      const Candidate* self = &c;
+      RETURN_IF_ERROR(PrefetchPackReads(std::span<const Candidate* const>(&self, 1)));
     }
+    const std::vector<std::string>& callees = pack_callees_.at(s.id);
     if (!callees.empty()) {
       std::vector<std::string> shown(callees.begin(),
                                      callees.begin() + std::min<std::size_t>(8, callees.size()));
       p.key_facts.push_back(fmt::format("calls: {}{}", fmt::join(shown, ", "),
                                         callees.size() > shown.size() ? ", …" : ""));
-      ASSIGN_OR_RETURN(auto defs, store_.FindSymbolsMany(shown, 3));
       for (const std::string& callee : shown) {
-        for (const auto& [name, d] : defs) {
-          if (name == callee) add_related(d.path);
+        if (auto d = callee_def_paths_.find(callee); d != callee_def_paths_.end()) {
+          for (const std::string& path : d->second) add_related(path);
         }
       }
     }
-    // CallsToMany for one name answers as CallsTo, from the Store's name cache when asked before.
-    ASSIGN_OR_RETURN(std::vector<store::CallRow> callers,
-                     store_.CallsToMany(std::span<const std::string>(&s.name, 1), 200));
+    const std::vector<store::CallRow>& callers = name_callers_[s.name];
     std::set<std::string> caller_files;
     for (const store::CallRow& call : callers) {
       caller_files.insert(call.path);
@@ -793,14 +846,29 @@ std::size_t PackTokens(const Pack& p) {
     bytes += 160 + e.file.size() + e.content_hash.size() + e.extractor.size() + e.run_id.size();
     if (e.snippet) bytes += e.snippet->size() + e.snippet->size() / 8;  // JSON escapes
   }
-  return EstimateTokens(std::string(bytes, ' '));
+  return (bytes + 3) / 4;  // EstimateTokens of `bytes` ASCII bytes, without building them
 }
 
-// How many of the intent's words `text` shares.
+// How many of the intent's words `text` shares: the distinct words of TermsOf(text).all
+// (identifier-like runs, whole and split) that are in terms.all.
 std::size_t Overlap(std::string_view text, const IntentTerms& terms) {
-  IntentTerms t = TermsOf(text);
+  std::unordered_set<std::string> words;
+  std::size_t i = 0;
+  auto word_char = [](char c) {
+    const unsigned char u = static_cast<unsigned char>(c);
+    return std::isalnum(u) != 0 || c == '_' || u >= 0x80;
+  };
+  while (i < text.size()) {
+    while (i < text.size() && !word_char(text[i])) ++i;
+    const std::size_t start = i;
+    while (i < text.size() && word_char(text[i])) ++i;
+    if (i == start) break;
+    for (std::string& w : extract::IndexWords(text.substr(start, i - start))) {
+      words.insert(std::move(w));
+    }
+  }
   std::size_t n = 0;
-  for (const std::string& w : t.all) n += terms.all.count(w);
+  for (const std::string& w : words) n += terms.all.count(w);
   return n;
 }
 
@@ -1061,7 +1129,10 @@ Result<QueryResponse> Pipeline::Run() {
   t0 = Clock::now();
   std::vector<Candidate*> order;
   for (auto& [key, c] : candidates_) {
-    if (c.score > 0 || affected_indexed_.count(c.path) != 0) order.push_back(&c);
+    if (c.score > 0 || affected_indexed_.count(c.path) != 0) {
+      c.pack_id = PackId(c.type, c.target_id);
+      order.push_back(&c);
+    }
   }
   std::sort(order.begin(), order.end(), [](const Candidate* a, const Candidate* b) {
     return a->score > b->score || (a->score == b->score && a->pack_id < b->pack_id);
@@ -1104,6 +1175,8 @@ Result<QueryResponse> Pipeline::Run() {
   // Assembly within the pack limit and the token budget.
   bool budget_reached = false;
   const std::size_t pack_budget = budget.token_budget * 85 / 100;  // the rest for synthesis
+  RETURN_IF_ERROR(PrefetchPackReads(
+      std::span<const Candidate* const>(selection.data(), std::min(limit, selection.size()))));
   for (const Candidate* c : selection) {
     RETURN_IF_ERROR(CheckCancel());
     if (resp_.packs.size() >= limit) break;
@@ -1194,6 +1267,9 @@ Result<QueryResponse> Query(store::Store& store, const Workspace& workspace,
                               ? *request.intent_type
                               : InferIntentType(intent);
 
+  // One read transaction for the whole query: every read sees the same index, and the
+  // store's caches check for changes once instead of on each of the query's ~20-60 reads.
+  ASSIGN_OR_RETURN(store::Store::ReadSnapshot snapshot, store.BeginRead());
   std::string key;
   if (cache != nullptr) {
     ASSIGN_OR_RETURN(std::string generation, store.Generation());

@@ -227,6 +227,27 @@ TEST_F(QueryTest, DefinitionBeatsMentions) {
   EXPECT_DOUBLE_EQ(top.signal, 0.9);                          // clean tree-sitter span
 }
 
+TEST_F(QueryTest, SameAnswerInsideACallersReadSnapshot) {
+  IndexFixture();
+  QueryRequest req = Req("parse_config");
+  req.depth = Depth::kL3;
+  const QueryResponse alone = Run(req);
+  ASSERT_FALSE(alone.packs.empty());
+  // The query's own snapshot is then inactive and its reads share the caller's.
+  Result<store::Store::ReadSnapshot> snapshot = store_->BeginRead();
+  ASSERT_TRUE(snapshot.ok());
+  ASSERT_TRUE(snapshot->active());
+  const QueryResponse inside = Run(req);
+  ASSERT_EQ(inside.packs.size(), alone.packs.size());
+  for (std::size_t i = 0; i < alone.packs.size(); ++i) {
+    EXPECT_EQ(inside.packs[i].pack_id, alone.packs[i].pack_id);
+    EXPECT_EQ(inside.packs[i].score, alone.packs[i].score);
+    EXPECT_EQ(inside.packs[i].key_facts, alone.packs[i].key_facts);
+    EXPECT_EQ(inside.packs[i].related_files, alone.packs[i].related_files);
+  }
+  EXPECT_EQ(inside.synthesis, alone.synthesis);
+}
+
 TEST_F(QueryTest, OutputShapeStagesAndDisclosures) {
   IndexFixture();
   QueryResponse r = Run(Req("multiply every element by a factor"));

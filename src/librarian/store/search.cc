@@ -94,9 +94,14 @@ Result<std::string> Store::RankedMatchQuery(std::string_view text) {
   // matched only them (ranked last, by rowid) are no longer listed. When every term is of
   // that kind the query keeps them all. Document frequencies are cached per store until the
   // index changes (decision 0023).
-  ASSIGN_OR_RETURN(internal::ScopedStatement version, stmts_->Get("PRAGMA data_version"));
-  ASSIGN_OR_RETURN(bool has_version, version->Step());
-  const std::int64_t data_version = has_version ? version->ColumnInt64(0) : -1;
+  // Inside a ReadSnapshot the store's version is checked once (RefreshNameCaches).
+  std::int64_t data_version = df_data_version_;
+  if (snapshot_ == 0 || df_checked_in_ != snapshot_) {
+    ASSIGN_OR_RETURN(internal::ScopedStatement version, stmts_->Get("PRAGMA data_version"));
+    ASSIGN_OR_RETURN(bool has_version, version->Step());
+    data_version = has_version ? version->ColumnInt64(0) : -1;
+    df_checked_in_ = snapshot_;
+  }
   if (data_version != df_data_version_ || writes_ != df_writes_) {
     doc_freq_.clear();
     ASSIGN_OR_RETURN(internal::ScopedStatement count, stmts_->Get("SELECT count(*) FROM chunks"));

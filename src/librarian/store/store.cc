@@ -727,10 +727,32 @@ namespace {
 constexpr std::size_t kMaxCachedNames = 20000;
 }  // namespace
 
+Store::ReadSnapshot::~ReadSnapshot() {
+  if (store_ == nullptr) return;
+  store_->snapshot_ = 0;
+  // A read-only transaction commits nothing; should COMMIT fail, ROLLBACK ends it the same.
+  if (!store_->db_->Exec("COMMIT").ok()) (void)store_->db_->Exec("ROLLBACK");
+}
+
+Result<Store::ReadSnapshot> Store::BeginRead() {
+  if (snapshot_ != 0) return ReadSnapshot(nullptr);
+  // BEGIN (deferred) takes no lock until the first read. It fails only when a transaction is
+  // already open on this connection, whose snapshot the reads then share: not an error.
+  if (!db_->Exec("BEGIN").ok()) return ReadSnapshot(nullptr);
+  snapshot_ = ++snapshots_begun_;
+  return ReadSnapshot(this);
+}
+
 Status Store::RefreshNameCaches() {
+  // Inside a snapshot nothing another connection writes becomes visible, and this one only
+  // reads: one check per snapshot suffices.
+  if (snapshot_ != 0 && names_checked_in_ == snapshot_ && writes_ == names_writes_) {
+    return Status::Ok();
+  }
   ASSIGN_OR_RETURN(internal::ScopedStatement version, stmts_->Get("PRAGMA data_version"));
   ASSIGN_OR_RETURN(bool has_version, version->Step());
   const std::int64_t data_version = has_version ? version->ColumnInt64(0) : -1;
+  names_checked_in_ = snapshot_;
   if (data_version != names_data_version_ || writes_ != names_writes_ ||
       defs_cache_.size() > kMaxCachedNames || calls_cache_.size() > kMaxCachedNames ||
       count_cache_.size() > kMaxCachedNames || symbol_cache_.size() > kMaxCachedNames ||

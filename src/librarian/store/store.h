@@ -242,6 +242,32 @@ class Store {
   // Apply with removals only.
   Status DeleteFiles(std::span<const std::string> paths);
 
+  // ReadSnapshot: one read transaction over a series of reads, such as one query. While it
+  // lives, every read through this Store sees the same state of the store, and the caches
+  // below check whether the store changed once, at the first read, instead of on every call
+  // (each call outside a transaction starts and ends its own read transaction: a WAL read
+  // lock taken and released with system calls, and a PRAGMA data_version). Ended (COMMIT,
+  // which writes nothing) when destroyed. A write through this Store while one lives fails
+  // (SQLite: no transaction inside a transaction); REQUIRES: only reads while it lives.
+  class ReadSnapshot {
+   public:
+    ReadSnapshot(ReadSnapshot&& other) noexcept : store_(std::exchange(other.store_, nullptr)) {}
+    ReadSnapshot& operator=(ReadSnapshot&&) = delete;
+    ReadSnapshot(const ReadSnapshot&) = delete;
+    ReadSnapshot& operator=(const ReadSnapshot&) = delete;
+    ~ReadSnapshot();
+    // False when BeginRead found a transaction already open (the reads then share that one).
+    bool active() const { return store_ != nullptr; }
+
+   private:
+    friend class Store;
+    explicit ReadSnapshot(Store* store) : store_(store) {}
+    Store* store_;
+  };
+  // Begins a ReadSnapshot. When a snapshot or another transaction is already open on this
+  // connection, the returned snapshot is inactive and changes nothing.
+  Result<ReadSnapshot> BeginRead();
+
   // The file's record; kept per path until the store changes (as FindSymbolsMany's answers),
   // so the query engine reads each candidate's file once per index generation.
   Result<std::optional<FileRecord>> GetFile(std::string_view path);
@@ -350,6 +376,12 @@ class Store {
                                                std::size_t limit_per_name);
   std::int64_t names_writes_ = -1;
   std::int64_t names_data_version_ = -1;
+  // ReadSnapshot state: the snapshot open now (0: none; numbered from 1) and the snapshot
+  // in which the name caches and the document frequencies were last checked.
+  std::int64_t snapshot_ = 0;
+  std::int64_t snapshots_begun_ = 0;
+  std::int64_t names_checked_in_ = 0;
+  std::int64_t df_checked_in_ = 0;
   std::map<std::pair<std::size_t, std::string>, std::vector<SymbolRow>> defs_cache_;
   std::map<std::pair<std::size_t, std::string>, std::vector<CallRow>> calls_cache_;
   // Same validity: CallCounts per name (0 = not called), GetSymbols per target id and GetFile

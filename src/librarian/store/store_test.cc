@@ -823,5 +823,58 @@ TEST_F(StoreTest, CountSymbolAndFileCachesSeeLaterWrites) {
   EXPECT_THAT(*syms, IsEmpty());
 }
 
+TEST_F(StoreTest, ReadSnapshotHoldsOneStateAndCachesSeeWritesAfterIt) {
+  Put("m.py", "def first():\n    return helper()\n");
+  const std::vector<std::string> names = {"helper"};
+  auto other = Store::Open(dir_.Abs("librarian.sqlite"), WithTrigram());
+  ASSERT_TRUE(other.ok());
+  {
+    Result<Store::ReadSnapshot> snapshot = store_->BeginRead();
+    ASSERT_TRUE(snapshot.ok()) << snapshot.status().ToString();
+    EXPECT_TRUE(snapshot->active());
+    // A second one nests inside the first and changes nothing.
+    Result<Store::ReadSnapshot> nested = store_->BeginRead();
+    ASSERT_TRUE(nested.ok());
+    EXPECT_FALSE(nested->active());
+    auto counts = store_->CallCounts(names);
+    ASSERT_TRUE(counts.ok());
+    ASSERT_EQ(counts->size(), 1u);
+    EXPECT_EQ((*counts)[0].second, 1);
+    // Another connection writes while the snapshot lives: this one keeps its state, cached
+    // and uncached reads alike.
+    store_.swap(*other);
+    Put("k.py", "def third():\n    return helper() + helper()\n");
+    store_.swap(*other);
+    counts = store_->CallCounts(names);
+    ASSERT_TRUE(counts.ok());
+    EXPECT_EQ((*counts)[0].second, 1);
+    auto file = store_->GetFile("k.py");
+    ASSERT_TRUE(file.ok());
+    EXPECT_FALSE(file->has_value());
+    auto calls = store_->CallsTo("helper");
+    ASSERT_TRUE(calls.ok());
+    EXPECT_EQ(calls->size(), 1u);
+    auto hits = store_->SearchChunks("third");
+    ASSERT_TRUE(hits.ok());
+    EXPECT_THAT(*hits, IsEmpty());
+  }
+  // After it, the caches see the other connection's write.
+  auto counts = store_->CallCounts(names);
+  ASSERT_TRUE(counts.ok());
+  ASSERT_EQ(counts->size(), 1u);
+  EXPECT_EQ((*counts)[0].second, 3);
+  auto file = store_->GetFile("k.py");
+  ASSERT_TRUE(file.ok());
+  EXPECT_TRUE(file->has_value());
+  auto hits = store_->SearchChunks("third");
+  ASSERT_TRUE(hits.ok());
+  EXPECT_FALSE(hits->empty());
+  // Writes through this connection work again once the snapshot has ended.
+  Put("n.py", "def fourth():\n    return 4\n");
+  auto fourth = store_->FindSymbols("fourth");
+  ASSERT_TRUE(fourth.ok());
+  EXPECT_EQ(fourth->size(), 1u);
+}
+
 }  // namespace
 }  // namespace trove::librarian::store
