@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <functional>
 #include <map>
 #include <set>
@@ -234,7 +235,7 @@ class Checker {
   Type InferMatch(const Expr& e);
   Type InferGenericCall(const Expr& e, const ast::Function& fn);
   Type InferIf(const Expr& e);
-  void BindPattern(const Pattern& p, const Type& type, std::set<std::string>* covered,
+  void BindPattern(const Pattern& p, const Type& type, std::vector<std::string_view>* covered,
                    bool top_level_binding_ok);
   void ExpectType(const Type& expected, const Expr& e);
 
@@ -344,6 +345,10 @@ void Checker::NotCallable(const Type& type, Span span) {
 CheckResult Checker::Run() {
   if (!CheckMeta()) return CheckResult{std::move(diags_)};
   if (Stopped()) return CheckResult{std::move(diags_)};
+  // One type per declaration and function signature, plus a few hundred for builtins and
+  // uses: reserved up front so that the index does not rehash as a large module registers.
+  types_.Reserve(256 + module_.functions.size() + module_.type_decls.size() +
+                 module_.enum_decls.size() + module_.actor_decls.size());
   RegisterBuiltins();
   RegisterTypes();
   if (Stopped()) return CheckResult{std::move(diags_)};
@@ -1081,8 +1086,8 @@ void Checker::ExpectType(const Type& expected, const Expr& e) {
 // Binds the names of pattern `p` matched against a value of `type` (§7.7). `covered` collects
 // the enum variants a match arm covers. A bare name binds the whole value when the type is not
 // an enum and `top_level_binding_ok` (let and if-let patterns).
-void Checker::BindPattern(const Pattern& p, const Type& type, std::set<std::string>* covered,
-                          bool top_level_binding_ok) {
+void Checker::BindPattern(const Pattern& p, const Type& type,
+                          std::vector<std::string_view>* covered, bool top_level_binding_ok) {
   switch (p.kind) {
     case PatternKind::kWildcard:
       return;
@@ -1117,7 +1122,7 @@ void Checker::BindPattern(const Pattern& p, const Type& type, std::set<std::stri
           const Type elem = i < payload.size() ? payload[i] : Type::Unknown();
           BindPattern(p.subs[i], elem, nullptr, false);
         }
-        if (covered != nullptr) covered->insert(variant);
+        if (covered != nullptr) covered->push_back(variant);  // names in an EnumInfo: stable
         return;
       }
       return;
@@ -1144,7 +1149,7 @@ Type Checker::Infer(const Expr& e) {
       }
       return Type::String();
     case ExprKind::kIdent: {
-      if (e.text == "None" && Lookup("None") == nullptr) {
+      if (std::string_view(e.text) == "None" && Lookup("None") == nullptr) {
         return Instantiate("Option", templates_.at("Option"), {Type::Unknown()});
       }
       const Binding* b = Lookup(e.text);
@@ -1175,9 +1180,16 @@ Type Checker::Infer(const Expr& e) {
     case ExprKind::kMatch:
       return InferMatch(e);
     case ExprKind::kTupleLit: {
+      // Most tuples are small: their element types stay on the stack (no allocation per tuple).
+      constexpr std::size_t kInline = 8;
+      if (e.operands.size() <= kInline) {
+        std::array<Type, kInline> elems;
+        for (std::size_t i = 0; i < e.operands.size(); ++i) elems[i] = Infer(e.operands[i]);
+        return types_.Tuple(std::span<const Type>(elems.data(), e.operands.size()));
+      }
       std::vector<Type> elems;
       for (const Expr& op : e.operands) elems.push_back(Infer(op));
-      return types_.Tuple(std::move(elems));
+      return types_.Tuple(elems);
     }
     case ExprKind::kTupleIndex: {
       const Type t = Infer(e.operand());
@@ -1574,19 +1586,33 @@ Type Checker::InferStructLit(const Expr& e) {
   }
   const std::string& shown = name;
   // E0216 duplicates, E0215 unknown fields, E0214 missing fields, then the values (§7.5).
-  std::set<std::string_view> seen;
-  for (const ast::FieldInit& init : inits) {
-    if (seen.insert(init.name).second) continue;
+  // Linear scans, not a set and a vector of names: a literal has a few fields, and these ran
+  // (and allocated) for every struct literal (docs/decisions/0029-kodo-perf4.md).
+  const auto initialized = [&](std::string_view field, std::size_t before) {
+    for (std::size_t j = 0; j < before; ++j) {
+      if (inits[j].name == field) return true;
+    }
+    return false;
+  };
+  const auto is_declared = [&](std::string_view field) {
+    for (const auto& [declared_field, type] : info->fields) {
+      if (declared_field == field) return true;
+    }
+    return false;
+  };
+  for (std::size_t i = 0; i < inits.size(); ++i) {
+    const ast::FieldInit& init = inits[i];
+    if (!initialized(init.name, i)) continue;
     Diagnostic d = diag::Make(Kind::kE0216, R(init.span), init.name, shown);
     d.suggestion = fmt::format("remove the duplicate `{}` field", init.name);
     d.fix_patch = Patch(fmt::format("remove the duplicate field `{}`", init.name), init.span.start,
                         init.span.end, "");
     Fail(std::move(d));
   }
-  std::vector<std::string_view> declared;
-  for (const auto& [field, type] : info->fields) declared.push_back(field);
   for (const ast::FieldInit& init : inits) {
-    if (std::find(declared.begin(), declared.end(), init.name) != declared.end()) continue;
+    if (is_declared(init.name)) continue;
+    std::vector<std::string_view> declared;
+    for (const auto& [field, type] : info->fields) declared.push_back(field);
     Diagnostic d = diag::Make(Kind::kE0215, R(init.span), init.name, shown);
     if (std::optional<std::string> near = NearName(init.name, declared)) {
       d.suggestion = fmt::format("did you mean `{}`? (unknown field `{}`)", *near, init.name);
@@ -1600,7 +1626,7 @@ Type Checker::InferStructLit(const Expr& e) {
     Fail(std::move(d));
   }
   for (const auto& [field, type] : info->fields) {
-    if (seen.count(field) > 0) continue;
+    if (initialized(field, inits.size())) continue;
     Diagnostic d = diag::Make(Kind::kE0214, R(e.span), field, shown);
     d.suggestion = fmt::format("add `{}: <value>` to the struct literal", field);
     d.fix_patch = Patch(fmt::format("add missing field `{}`", field), e.span.end, e.span.end,
@@ -1737,7 +1763,8 @@ Type Checker::InferMatch(const Expr& e) {
   const Type scrutinee = Infer(e.operands[0]);
   const ast::Vec<ast::MatchArm>& arms = e.extra->arms;
   if (arms.empty()) Arity(1, 0, e.span);
-  std::set<std::string> covered;
+  // A vector, not a set: a match has a handful of arms, and a set allocated a node per arm.
+  std::vector<std::string_view> covered;
   bool wildcard = false;
   Type match_type;
   for (std::size_t i = 0; i < arms.size(); ++i) {
@@ -1758,7 +1785,7 @@ Type Checker::InferMatch(const Expr& e) {
     std::vector<std::string> missing;
     if (info != nullptr) {
       for (const auto& [v, payload] : info->variants) {
-        if (covered.count(v) == 0) missing.push_back(v);
+        if (std::find(covered.begin(), covered.end(), v) == covered.end()) missing.push_back(v);
       }
     }
     if (!missing.empty()) {
