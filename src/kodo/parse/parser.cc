@@ -60,7 +60,11 @@ class Parser {
   // `text` holds the tokens' text: the file, or an f-string interpolation whose tokens were
   // shifted by `shift` to file offsets.
   Parser(Shared& shared, lex::TokenVector tokens, const SourceBuffer& text, std::uint32_t shift = 0)
-      : s_(shared), tokens_(std::move(tokens)), text_(text), shift_(shift) {}
+      : s_(shared), tokens_(std::move(tokens)), text_(text), shift_(shift) {
+    // The lexer ends every token array with Eof, and Advance never moves past it, so pos_
+    // always indexes a token (Peek relies on it).
+    TROVE_CHECK(!tokens_.empty() && tokens_.back().kind == K::kEof);
+  }
 
   ast::Module ParseModuleDecl();
   Expr ParseExprTop() { return ParseExpr(); }
@@ -68,6 +72,7 @@ class Parser {
  private:
   // --- Token access -------------------------------------------------------------------------
   const Token& Peek(std::size_t ahead = 0) const {
+    if (ahead == 0) return tokens_[pos_];  // in bounds: see the constructor
     const std::size_t i = pos_ + ahead;
     return i < tokens_.size() ? tokens_[i] : tokens_.back();
   }
@@ -1184,7 +1189,7 @@ Stmt Parser::ParseLet() {
   }
   if (Check(K::kColon)) {
     Advance();
-    s.ty = ParseType();
+    s.ty = ast::MakeBox<TypeExpr>(ParseType());
   }
   Expect(K::kEq);
   s.value = ParseExpr();

@@ -378,6 +378,8 @@ CheckResult Checker::Run() {
   // uses: reserved up front so that the index does not rehash as a large module registers.
   types_.Reserve(256 + module_.functions.size() + module_.type_decls.size() +
                  module_.enum_decls.size() + module_.actor_decls.size());
+  type_names_.Reserve(16 + module_.type_aliases.size() + module_.type_decls.size() +
+                      module_.enum_decls.size() + module_.actor_decls.size());
   RegisterBuiltins();
   RegisterTypes();
   if (Stopped()) return CheckResult{std::move(diags_)};
@@ -879,7 +881,7 @@ Type Checker::Resolve(const TypeExpr& te, Span where, bool mono,
         auto it = subst->find(te.name);
         if (it != subst->end()) return it->second;
       }
-      if (IsPrimitiveName(te.name)) return Type::Prim(te.name);
+      if (std::optional<Type> prim = PrimitiveType(te.name)) return *prim;
       // One lookup for every kind of declaration, tried in upstream's order: alias, enum,
       // template, struct.
       const TypeNames* names = type_names_.Find(te.name);

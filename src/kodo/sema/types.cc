@@ -49,8 +49,10 @@ std::optional<Type> PrimitiveType(std::string_view name) {
   if (name.empty() || std::string_view("IUFBS").find(name[0]) == std::string_view::npos) {
     return std::nullopt;
   }
+  // Every primitive name is 3 to 7 bytes long; compare only names of the same length.
+  if (name.size() < 3 || name.size() > 7) return std::nullopt;
   for (std::size_t i = 0; i < kPrimNames.size(); ++i) {
-    if (kPrimNames[i] == name) return Type(&kPrimNodes[i]);
+    if (kPrimNames[i].size() == name.size() && kPrimNames[i] == name) return Type(&kPrimNodes[i]);
   }
   return std::nullopt;
 }
