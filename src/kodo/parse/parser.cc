@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include <type_traits>
 #include <utility>
 
 #include "kodo/ast/describe.h"
@@ -44,6 +45,18 @@ std::string FStringBody(const lex::FStringValue& value) {
   }
   return body;
 }
+
+// Wraps a parse call so that vector::emplace_back constructs the node it returns directly in
+// the vector's storage: the conversion's result initializes the element (GCC and Clang elide
+// the move), where push_back(Parse...()) moved every finished node into place once more
+// (docs/decisions/0029-kodo-perf4.md). If the call throws, nothing is added, as with push_back.
+template <typename F>
+struct InPlace {
+  F make;
+  operator std::invoke_result_t<F&>() { return make(); }  // NOLINT: implicit by design
+};
+template <typename F>
+InPlace(F) -> InPlace<F>;
 
 // Shared state of one ParseModule call: diagnostics, limits, node ids. Sub-parsers (f-string
 // interpolations) share it with the parser of the file.
@@ -364,35 +377,35 @@ void Parser::ParseItem(ast::Module& m) {
   };
   switch (PeekKind()) {
     case K::kType:
-      m.type_aliases.push_back(ParseTypeAlias());
+      m.type_aliases.emplace_back(InPlace{[&] { return ParseTypeAlias(); }});
       add(ast::ItemKind::kTypeAlias, m.type_aliases.size() - 1);
       return;
     case K::kStruct:
-      m.type_decls.push_back(ParseStruct());
+      m.type_decls.emplace_back(InPlace{[&] { return ParseStruct(); }});
       add(ast::ItemKind::kStruct, m.type_decls.size() - 1);
       return;
     case K::kEnum:
-      m.enum_decls.push_back(ParseEnum());
+      m.enum_decls.emplace_back(InPlace{[&] { return ParseEnum(); }});
       add(ast::ItemKind::kEnum, m.enum_decls.size() - 1);
       return;
     case K::kTrait:
-      m.trait_decls.push_back(ParseTrait());
+      m.trait_decls.emplace_back(InPlace{[&] { return ParseTrait(); }});
       add(ast::ItemKind::kTrait, m.trait_decls.size() - 1);
       return;
     case K::kImpl:
-      m.impl_blocks.push_back(ParseImpl());
+      m.impl_blocks.emplace_back(InPlace{[&] { return ParseImpl(); }});
       add(ast::ItemKind::kImpl, m.impl_blocks.size() - 1);
       return;
     case K::kActor:
-      m.actor_decls.push_back(ParseActor());
+      m.actor_decls.emplace_back(InPlace{[&] { return ParseActor(); }});
       add(ast::ItemKind::kActor, m.actor_decls.size() - 1);
       return;
     case K::kIntent:
-      m.intent_decls.push_back(ParseIntent());
+      m.intent_decls.emplace_back(InPlace{[&] { return ParseIntent(); }});
       add(ast::ItemKind::kIntent, m.intent_decls.size() - 1);
       return;
     case K::kInvariant:
-      m.invariants.push_back(ParseInvariant());
+      m.invariants.emplace_back(InPlace{[&] { return ParseInvariant(); }});
       add(ast::ItemKind::kInvariant, m.invariants.size() - 1);
       return;
     case K::kPub: {
@@ -418,12 +431,12 @@ void Parser::ParseItem(ast::Module& m) {
   // Annotation* ( TestDecl | DescribeDecl | 'pub'? FnDecl )
   ast::Vec<ast::Annotation> annotations = ParseAnnotations();
   if (Check(K::kTest)) {
-    m.test_decls.push_back(ParseTest(std::move(annotations)));
+    m.test_decls.emplace_back(InPlace{[&] { return ParseTest(std::move(annotations)); }});
     add(ast::ItemKind::kTest, m.test_decls.size() - 1);
     return;
   }
   if (Check(K::kDescribe)) {
-    m.describe_decls.push_back(ParseDescribe(std::move(annotations)));
+    m.describe_decls.emplace_back(InPlace{[&] { return ParseDescribe(std::move(annotations)); }});
     add(ast::ItemKind::kDescribe, m.describe_decls.size() - 1);
     return;
   }
@@ -493,7 +506,7 @@ ast::Meta Parser::ParseMeta() {
 
 ast::Vec<ast::Annotation> Parser::ParseAnnotations() {
   ast::Vec<ast::Annotation> out;
-  while (Check(K::kAt)) out.push_back(ParseAnnotation());
+  while (Check(K::kAt)) out.emplace_back(InPlace{[&] { return ParseAnnotation(); }});
   return out;
 }
 
@@ -637,7 +650,8 @@ ast::Function Parser::ParseFunction(bool allow_async, bool method) {
   Expect(K::kLParen);
   while (!Check(K::kRParen)) {
     if (!f.params.empty()) Expect(K::kComma);
-    f.params.push_back(ParseParam(/*allow_qualifier=*/!method, /*allow_self=*/method, nullptr));
+    f.params.emplace_back(InPlace{
+        [&] { return ParseParam(/*allow_qualifier=*/!method, /*allow_self=*/method, nullptr); }});
   }
   Expect(K::kRParen);
   if (Check(K::kArrow)) {
@@ -692,7 +706,7 @@ ast::EnumDecl Parser::ParseEnum() {
       Advance();
       while (!Check(K::kRParen)) {
         if (!v.fields.empty()) Expect(K::kComma);
-        v.fields.push_back(ParseType());
+        v.fields.emplace_back(InPlace{[&] { return ParseType(); }});
       }
       Expect(K::kRParen);
     }
@@ -751,7 +765,8 @@ ast::TraitDecl Parser::ParseTrait() {
     while (!Check(K::kRParen)) {
       if (!method.params.empty()) Expect(K::kComma);
       bool is_self = false;
-      method.params.push_back(ParseParam(/*allow_qualifier=*/false, /*allow_self=*/true, &is_self));
+      method.params.emplace_back(InPlace{
+          [&] { return ParseParam(/*allow_qualifier=*/false, /*allow_self=*/true, &is_self); }});
       if (is_self) method.has_self = true;
     }
     Expect(K::kRParen);
@@ -956,14 +971,14 @@ TypeExpr Parser::ParseType() {
     ast::Vec<TypeExpr> elems;
     bool trailing_comma = false;
     if (!Check(K::kRParen)) {
-      elems.push_back(ParseType());
+      elems.emplace_back(InPlace{[&] { return ParseType(); }});
       while (Check(K::kComma)) {
         Advance();
         if (Check(K::kRParen)) {
           trailing_comma = true;
           break;
         }
-        elems.push_back(ParseType());
+        elems.emplace_back(InPlace{[&] { return ParseType(); }});
       }
     }
     Expect(K::kRParen);
@@ -972,7 +987,7 @@ TypeExpr Parser::ParseType() {
       TypeExpr fn;
       fn.kind = TypeKind::kFunction;
       fn.args = std::move(elems);
-      fn.args.push_back(ParseType());
+      fn.args.emplace_back(InPlace{[&] { return ParseType(); }});
       return fn;
     }
     if (elems.empty()) return TypeExpr::Unit();
@@ -993,10 +1008,10 @@ TypeExpr Parser::ParseType() {
   if (Check(K::kLt)) {
     Advance();
     t.kind = TypeKind::kGeneric;
-    t.args.push_back(ParseType());
+    t.args.emplace_back(InPlace{[&] { return ParseType(); }});
     while (Check(K::kComma)) {
       Advance();
-      t.args.push_back(ParseType());
+      t.args.emplace_back(InPlace{[&] { return ParseType(); }});
     }
     Expect(K::kGt);
   }
@@ -1019,12 +1034,12 @@ Block Parser::ParseBlock() {
   const Span start = TokSpan(Expect(K::kLBrace));
   while (!Check(K::kRBrace)) {
     if (!Recovering()) {
-      block.stmts.push_back(ParseStmt());
+      block.stmts.emplace_back(InPlace{[&] { return ParseStmt(); }});
       continue;
     }
     const std::size_t before = pos_;
     try {
-      block.stmts.push_back(ParseStmt());
+      block.stmts.emplace_back(InPlace{[&] { return ParseStmt(); }});
     } catch (const ParseAbort&) {
       if (AtEnd() || s_.diagnostics.size() >= kMaxRecoveredDiagnostics) throw;
       if (pos_ == before) Advance();
@@ -1142,7 +1157,7 @@ Stmt Parser::ParseStmt() {
       s.kind = StmtKind::kParallel;
       const Span start = TokSpan(Advance());
       Expect(K::kLBrace);
-      while (!Check(K::kRBrace)) s.body.stmts.push_back(ParseStmt());
+      while (!Check(K::kRBrace)) s.body.stmts.emplace_back(InPlace{[&] { return ParseStmt(); }});
       s.span = start.Merge(TokSpan(Expect(K::kRBrace)));
       s.body.span = s.span;
       return s;
@@ -1364,9 +1379,15 @@ Expr Parser::ParseBinary(int min_level) {
     const BinaryInfo info = BinaryOf(PeekKind());
     if (info.level < min_level) break;  // also stops at kNoOperator
     Advance();
-    Expr right = ParseBinary(info.level + 1);
-    left = MakeBinary(info.level == 0 ? ExprKind::kNullCoalesce : ExprKind::kBinaryOp, info.op,
-                      std::move(left), std::move(right));
+    // The right operand is parsed straight into the new node's operands (see InPlace).
+    Expr e;
+    e.kind = info.level == 0 ? ExprKind::kNullCoalesce : ExprKind::kBinaryOp;
+    e.bin_op = info.op;
+    e.operands.reserve(2);
+    e.operands.push_back(std::move(left));
+    e.operands.emplace_back(InPlace{[&] { return ParseBinary(info.level + 1); }});
+    e.span = ast::ExprSpan(e.operands[0]).Merge(ast::ExprSpan(e.operands[1]));
+    left = std::move(e);
   }
   return left;
 }
@@ -1394,10 +1415,10 @@ Expr Parser::ParsePostfix() {
       call.kind = ExprKind::kCall;
       call.operands.push_back(std::move(expr));
       if (!Check(K::kRParen)) {
-        call.operands.push_back(ParseExpr());
+        call.operands.emplace_back(InPlace{[&] { return ParseExpr(); }});
         while (Check(K::kComma)) {
           Advance();
-          call.operands.push_back(ParseExpr());
+          call.operands.emplace_back(InPlace{[&] { return ParseExpr(); }});
         }
       }
       const Span end = TokSpan(Expect(K::kRParen));
@@ -1508,7 +1529,7 @@ Expr Parser::ParseAtom() {
           Advance();
           while (!Check(K::kRParen)) {
             if (!e.operands.empty()) Expect(K::kComma);
-            e.operands.push_back(ParseExpr());
+            e.operands.emplace_back(InPlace{[&] { return ParseExpr(); }});
           }
           Expect(K::kRParen);
         }
@@ -1547,7 +1568,7 @@ Expr Parser::ParseParenOrTuple() {
   while (Check(K::kComma)) {
     Advance();
     if (Check(K::kRParen)) break;
-    tuple.operands.push_back(ParseExpr());
+    tuple.operands.emplace_back(InPlace{[&] { return ParseExpr(); }});
   }
   tuple.span = start.Merge(TokSpan(Expect(K::kRParen)));
   return tuple;
@@ -1559,7 +1580,7 @@ Expr Parser::ParseIf() {
   e.kind = ExprKind::kIf;
   e.extra = ast::MakeBox<ast::ExprExtra>();
   const Span start = TokSpan(Expect(K::kIf));
-  e.operands.push_back(ParseExpr());
+  e.operands.emplace_back(InPlace{[&] { return ParseExpr(); }});
   e.extra->block = ParseBlock();
   Span end = e.extra->block->span;
   if (Check(K::kElse)) {
@@ -1590,16 +1611,18 @@ Expr Parser::ParseMatch() {
   e.kind = ExprKind::kMatch;
   e.extra = ast::MakeBox<ast::ExprExtra>();
   const Span start = TokSpan(Expect(K::kMatch));
-  e.operands.push_back(ParseExpr());
+  e.operands.emplace_back(InPlace{[&] { return ParseExpr(); }});
   Expect(K::kLBrace);
   while (!Check(K::kRBrace)) {
-    ast::MatchArm arm;
-    const Span arm_start = PeekSpan();
-    arm.pattern = ParsePattern();
-    Expect(K::kFatArrow);
-    arm.body = ParseExpr();
-    arm.span = arm_start.Merge(ast::ExprSpan(arm.body));
-    e.extra->arms.push_back(std::move(arm));
+    e.extra->arms.emplace_back(InPlace{[&] {
+      ast::MatchArm arm;
+      const Span arm_start = PeekSpan();
+      arm.pattern = ParsePattern();
+      Expect(K::kFatArrow);
+      arm.body = ParseExpr();
+      arm.span = arm_start.Merge(ast::ExprSpan(arm.body));
+      return arm;
+    }});
     if (Check(K::kComma)) Advance();
   }
   e.span = start.Merge(TokSpan(Expect(K::kRBrace)));
@@ -1613,13 +1636,15 @@ void Parser::ParseStructLit(std::string name, Span start, Expr& e) {
   e.extra = ast::MakeBox<ast::ExprExtra>();
   Expect(K::kLBrace);
   while (!Check(K::kRBrace)) {
-    ast::FieldInit field;
-    const Span fstart = PeekSpan();
-    field.name = ParseName();
-    Expect(K::kColon);
-    field.value = ParseExpr();
-    field.span = fstart.Merge(ast::ExprSpan(field.value));
-    e.extra->fields.push_back(std::move(field));
+    e.extra->fields.emplace_back(InPlace{[&] {
+      ast::FieldInit field;
+      const Span fstart = PeekSpan();
+      field.name = ParseName();
+      Expect(K::kColon);
+      field.value = ParseExpr();
+      field.span = fstart.Merge(ast::ExprSpan(field.value));
+      return field;
+    }});
     if (Check(K::kComma)) Advance();
   }
   e.span = start.Merge(TokSpan(Expect(K::kRBrace)));
@@ -1720,11 +1745,11 @@ Pattern Parser::ParsePattern() {
     Advance();
     p.kind = PatternKind::kTuple;
     if (!Check(K::kRParen)) {
-      p.subs.push_back(ParsePattern());
+      p.subs.emplace_back(InPlace{[&] { return ParsePattern(); }});
       while (Check(K::kComma)) {
         Advance();
         if (Check(K::kRParen)) break;
-        p.subs.push_back(ParsePattern());
+        p.subs.emplace_back(InPlace{[&] { return ParsePattern(); }});
       }
     }
     p.span = start.Merge(TokSpan(Expect(K::kRParen)));
@@ -1770,7 +1795,7 @@ Pattern Parser::ParseVariantTail(std::string first, Span start, bool qualified_o
     Advance();
     while (!Check(K::kRParen)) {
       if (!p.subs.empty()) Expect(K::kComma);
-      p.subs.push_back(ParseSubPattern());
+      p.subs.emplace_back(InPlace{[&] { return ParseSubPattern(); }});
     }
     Expect(K::kRParen);
   }
