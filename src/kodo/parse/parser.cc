@@ -101,6 +101,10 @@ class Parser {
     return t;
   }
   Span PrevSpan() const { return prev_; }
+  // The token's text, a view into the source (no copy, for comparisons and assignments).
+  std::string_view TokenView(const Token& t) const {
+    return text_.text().substr(t.range.begin - shift_, t.range.size());
+  }
   std::string TokenText(const Token& t) const {
     return std::string(text_.text().substr(t.range.begin - shift_, t.range.size()));
   }
@@ -261,7 +265,7 @@ class Parser {
   Expr ParseMatch();
   // Fills `e` (a fresh Expr), so that ParsePrimary returns one named Expr on every path and
   // the compiler constructs it in place (NRVO) instead of moving it.
-  void ParseStructLit(std::string name, Span start, Expr& e);
+  void ParseStructLit(Span start, Expr& e);  // REQUIRES: e.text holds the struct's name
   Expr ParseClosure();
   Expr ParseFString();
   bool IsStructLiteralStart() const {
@@ -997,7 +1001,7 @@ TypeExpr Parser::ParseType() {
     tuple.args = std::move(elems);
     return tuple;
   }
-  if (Check(K::kIdent) && TokenText(Peek()) == "dyn") {
+  if (Check(K::kIdent) && TokenView(Peek()) == "dyn") {
     Advance();
     TypeExpr t;
     t.kind = TypeKind::kDynTrait;
@@ -1171,7 +1175,7 @@ Stmt Parser::ParseStmt() {
         Stmt s;
         s.kind = StmtKind::kAssign;
         const Span start = PeekSpan();
-        s.name = TokenText(Advance());
+        s.name.assign(TokenView(Advance()));
         Advance();  // '='
         s.value = ParseExpr();
         s.span = start.Merge(ast::ExprSpan(s.value));
@@ -1229,7 +1233,7 @@ Stmt Parser::ParseFor() {
   Stmt s;
   const Span start = TokSpan(Expect(K::kFor));
   s.name = ParseName();
-  if (!(Check(K::kIdent) && TokenText(Peek()) == "in")) Fail("in");
+  if (!(Check(K::kIdent) && TokenView(Peek()) == "in")) Fail("in");
   Advance();
   Expr iter = ParseExpr();
   if (iter.kind == ExprKind::kRange) {
@@ -1517,12 +1521,12 @@ Expr Parser::ParseAtom() {
       Advance();
       return e;
     case K::kIdent: {
-      std::string name = TokenText(t);
+      // The name goes straight into the node: every kind below keeps it in `text`.
+      e.text.assign(TokenView(t));
       const Span start = TokSpan(Advance());
       if (Check(K::kColonColon)) {
         Advance();
         e.kind = ExprKind::kEnumVariantExpr;
-        e.text = std::move(name);
         e.extra = ast::MakeBox<ast::ExprExtra>();
         e.extra->variant = ParseName();
         if (Check(K::kLParen)) {
@@ -1537,11 +1541,10 @@ Expr Parser::ParseAtom() {
         return e;
       }
       if (IsStructLiteralStart()) {
-        ParseStructLit(std::move(name), start, e);
+        ParseStructLit(start, e);
         return e;
       }
       e.kind = ExprKind::kIdent;
-      e.text = std::move(name);
       return e;
     }
     default:
@@ -1629,10 +1632,9 @@ Expr Parser::ParseMatch() {
   return e;
 }
 
-void Parser::ParseStructLit(std::string name, Span start, Expr& e) {
+void Parser::ParseStructLit(Span start, Expr& e) {
   Nest nest(*this);
   e.kind = ExprKind::kStructLit;
-  e.text = std::move(name);
   e.extra = ast::MakeBox<ast::ExprExtra>();
   Expect(K::kLBrace);
   while (!Check(K::kRBrace)) {
@@ -1755,7 +1757,7 @@ Pattern Parser::ParsePattern() {
     p.span = start.Merge(TokSpan(Expect(K::kRParen)));
     return p;
   }
-  if (Check(K::kIdent) && TokenText(Peek()) == "_") {
+  if (Check(K::kIdent) && TokenView(Peek()) == "_") {
     Advance();
     p.kind = PatternKind::kWildcard;
     p.span = start;
@@ -1808,7 +1810,7 @@ Pattern Parser::ParseSubPattern() {
   Nest nest(*this);
   Pattern p;
   const Span start = PeekSpan();
-  if (Check(K::kIdent) && TokenText(Peek()) == "_") {
+  if (Check(K::kIdent) && TokenView(Peek()) == "_") {
     Advance();
     p.kind = PatternKind::kWildcard;
     p.span = start;
