@@ -101,8 +101,10 @@ struct Template {
   bool is_enum = false;
 };
 
+// `name` points into the module's tree, a string literal or Checker::owned_names_, all of which
+// outlive the check: binding a name copies no string (docs/decisions/0029-kodo-perf4.md).
 struct Binding {
-  std::string name;
+  std::string_view name;
   Type type;
 };
 
@@ -218,7 +220,9 @@ class Checker {
   }
 
   // ---- environment
-  void Bind(std::string name, Type type) { env_.push_back(Binding{std::move(name), type}); }
+  void Bind(std::string_view name, Type type) { env_.push_back(Binding{name, type}); }
+  // Keeps a made name (`Type_method`) for as long as the checker, for Bind.
+  std::string_view Own(std::string name) { return owned_names_.emplace_back(std::move(name)); }
   // Locals are scanned innermost first; the module-level bindings below them are found through
   // an index built once registration is over (a scan of every function's binding per name use
   // made checking quadratic in the number of functions).
@@ -297,6 +301,7 @@ class Checker {
   std::set<const ast::Function*> bad_signatures_;
   std::set<std::string> element_aware_;  // list_*/map_*/set_* builtins (lenient, §13)
   std::vector<Binding> env_;
+  std::deque<std::string> owned_names_;  // made binding names (see Own); a deque: they never move
   // env_[0, globals_end_) are the module-level bindings, whose types are also indexed by name
   // in globals_ (frozen: not changed after FreezeGlobals, so pointers into it stay valid).
   std::size_t globals_end_ = 0;
@@ -449,8 +454,9 @@ void Checker::RegisterBuiltins() {
   const Type i = Type::Int(), s = Type::String(), b = Type::Bool(), f = Type::Float64(),
              u = Type::Unit();
   const Type list_s = types_.Generic("List", {s});
-  const auto fn = [this](std::string name, std::initializer_list<Type> params, Type ret) {
-    Bind(std::move(name), types_.Function(params, ret));
+  // Builtin names are string literals, so they need no owned copy.
+  const auto fn = [this](std::string_view name, std::initializer_list<Type> params, Type ret) {
+    Bind(name, types_.Function(params, ret));
   };
   // I/O, math, chars and string builder, tests (§13).
   fn("println", {s}, u);
@@ -719,9 +725,9 @@ void Checker::RegisterImpls() {
     }
     for (const ast::Function& fn : impl.methods) {
       try {
-        Bind(impl.type_name + "_" + fn.name, signature(fn));
+        Bind(Own(impl.type_name + "_" + fn.name), signature(fn));
       } catch (BodyError& error) {
-        Bind(impl.type_name + "_" + fn.name, Type::Any());
+        Bind(Own(impl.type_name + "_" + fn.name), Type::Any());
         bad_signatures_.insert(&fn);
         Report(std::move(error.diagnostic));
       }
@@ -741,10 +747,10 @@ void Checker::RegisterImpls() {
             params.push_back(p.name == "self" ? Resolve(TypeExpr::Named(impl.type_name), p.span)
                                               : Resolve(p.ty, p.span));
           }
-          Bind(impl.type_name + "_" + m.name,
+          Bind(Own(impl.type_name + "_" + m.name),
                types_.Function(std::move(params), Resolve(m.return_type, m.span)));
         } catch (BodyError& error) {
-          Bind(impl.type_name + "_" + m.name, Type::Any());
+          Bind(Own(impl.type_name + "_" + m.name), Type::Any());
           Report(std::move(error.diagnostic));
         }
       }
@@ -753,9 +759,9 @@ void Checker::RegisterImpls() {
   for (const ast::ActorDecl& actor : module_.actor_decls) {
     for (const ast::Function& fn : actor.handlers) {
       try {
-        Bind(actor.name + "_" + fn.name, signature(fn));
+        Bind(Own(actor.name + "_" + fn.name), signature(fn));
       } catch (BodyError& error) {
-        Bind(actor.name + "_" + fn.name, Type::Any());
+        Bind(Own(actor.name + "_" + fn.name), Type::Any());
         bad_signatures_.insert(&fn);
         Report(std::move(error.diagnostic));
       }
@@ -1544,7 +1550,7 @@ Type Checker::InferMethodCall(const Expr& e, const Expr& object, const std::stri
   const std::string prefix = type_name + "_";
   for (const Binding& b : env_) {
     if (b.name.size() > prefix.size() && b.name.rfind(prefix, 0) == 0) {
-      owned.push_back(b.name.substr(prefix.size()));
+      owned.emplace_back(b.name.substr(prefix.size()));
     }
   }
   std::vector<std::string_view> candidates(owned.begin(), owned.end());
