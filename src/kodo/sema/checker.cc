@@ -589,8 +589,14 @@ void Checker::RegisterTypes() {
   SetTemplate("Result", Template{{"T", "E"},
                                  {{"Ok", {TypeExpr::Named("T")}}, {"Err", {TypeExpr::Named("E")}}},
                                  true});
-  // Names first, so that declarations may refer to each other in any order.
-  for (const ast::EnumDecl& e : module_.enum_decls) {
+  // Names first, so that declarations may refer to each other in any order. The entries are
+  // kept per declaration for the second pass (an entry's info never changes address), which
+  // saves a second lookup of every name.
+  std::vector<EnumInfo*> enum_of_decl(module_.enum_decls.size(), nullptr);
+  std::vector<StructInfo*> struct_of_decl(module_.type_decls.size(), nullptr);
+  std::vector<StructInfo*> struct_of_actor(module_.actor_decls.size(), nullptr);
+  for (std::size_t i = 0; i < module_.enum_decls.size(); ++i) {
+    const ast::EnumDecl& e = module_.enum_decls[i];
     if (!e.generic_params.empty()) {
       Template t;
       t.is_enum = true;
@@ -598,20 +604,23 @@ void Checker::RegisterTypes() {
       for (const ast::EnumVariant& v : e.variants) t.members.push_back({v.name, v.fields});
       SetTemplate(e.name, std::move(t));
     } else {
-      EnumEntry(e.name);
+      enum_of_decl[i] = &EnumEntry(e.name);
     }
   }
-  for (const ast::TypeDecl& s : module_.type_decls) {
+  for (std::size_t i = 0; i < module_.type_decls.size(); ++i) {
+    const ast::TypeDecl& s = module_.type_decls[i];
     if (!s.generic_params.empty()) {
       Template t;
       for (const ast::GenericParam& p : s.generic_params) t.params.push_back(p.name);
       for (const ast::FieldDef& fd : s.fields) t.members.push_back({fd.name, {fd.ty}});
       SetTemplate(s.name, std::move(t));
     } else {
-      StructEntry(s.name);
+      struct_of_decl[i] = &StructEntry(s.name);
     }
   }
-  for (const ast::ActorDecl& a : module_.actor_decls) StructEntry(a.name);
+  for (std::size_t i = 0; i < module_.actor_decls.size(); ++i) {
+    struct_of_actor[i] = &StructEntry(module_.actor_decls[i].name);
+  }
   for (const ast::TypeAlias& alias : module_.type_aliases) {
     try {
       SetAlias(alias.name, Resolve(alias.base_type, alias.span));
@@ -621,24 +630,29 @@ void Checker::RegisterTypes() {
     }
   }
   // Field and payload types of non-generic declarations: no monomorphisation (§7.2 [I]).
-  for (const ast::EnumDecl& e : module_.enum_decls) {
+  for (std::size_t i = 0; i < module_.enum_decls.size(); ++i) {
+    const ast::EnumDecl& e = module_.enum_decls[i];
     if (!e.generic_params.empty()) continue;
-    EnumInfo& info = EnumEntry(e.name);
+    EnumInfo& info = *enum_of_decl[i];
+    info.variants.reserve(info.variants.size() + e.variants.size());
     for (const ast::EnumVariant& v : e.variants) {
       std::vector<Type> payload;
       for (const TypeExpr& t : v.fields) payload.push_back(Resolve(t, v.span, false));
       info.variants.push_back({v.name, std::move(payload)});
     }
   }
-  for (const ast::TypeDecl& s : module_.type_decls) {
+  for (std::size_t i = 0; i < module_.type_decls.size(); ++i) {
+    const ast::TypeDecl& s = module_.type_decls[i];
     if (!s.generic_params.empty()) continue;
-    StructInfo& info = StructEntry(s.name);
+    StructInfo& info = *struct_of_decl[i];
+    info.fields.reserve(info.fields.size() + s.fields.size());
     for (const ast::FieldDef& fd : s.fields) {
       info.fields.push_back({fd.name, Resolve(fd.ty, fd.span, false)});
     }
   }
-  for (const ast::ActorDecl& a : module_.actor_decls) {
-    StructInfo& info = StructEntry(a.name);
+  for (std::size_t i = 0; i < module_.actor_decls.size(); ++i) {
+    const ast::ActorDecl& a = module_.actor_decls[i];
+    StructInfo& info = *struct_of_actor[i];
     for (const ast::FieldDef& fd : a.fields) {
       info.fields.push_back({fd.name, Resolve(fd.ty, fd.span, false)});
     }
@@ -778,11 +792,21 @@ void Checker::RegisterFunctions() {
       continue;
     }
     try {
-      std::vector<Type> params;
-      for (const ast::Param& p : fn.params) params.push_back(Resolve(p.ty, p.span));
+      // The parameter types on the stack for the usual few parameters (the table copies them).
+      constexpr std::size_t kInline = 8;
+      std::array<Type, kInline> inline_params;
+      std::vector<Type> many_params;
+      std::span<Type> params(inline_params.data(), fn.params.size());
+      if (fn.params.size() > kInline) {
+        many_params.resize(fn.params.size());
+        params = many_params;
+      }
+      for (std::size_t i = 0; i < fn.params.size(); ++i) {
+        params[i] = Resolve(fn.params[i].ty, fn.params[i].span);
+      }
       Type ret = Resolve(fn.return_type, fn.span);
       if (fn.is_async) ret = types_.Future(ret);
-      Bind(fn.name, types_.Function(std::move(params), std::move(ret)));
+      Bind(fn.name, types_.Function(params, ret));
     } catch (BodyError& error) {
       Bind(fn.name, Type::Any());
       bad_signatures_.insert(&fn);
