@@ -174,6 +174,16 @@ class Parser {
     if (!IsName(PeekKind())) Fail("identifier");
     return TokenText(Advance());
   }
+  // The same as a view into the source text.
+  std::string_view ParseNameView() {
+    if (!IsName(PeekKind())) Fail("identifier");
+    return TokenView(Advance());
+  }
+  // The same, assigned into `out` (no temporary string to move).
+  void ParseNameInto(std::string& out) {
+    if (!IsName(PeekKind())) Fail("identifier");
+    out.assign(TokenView(Advance()));
+  }
 
   // RAII nesting guard.
   class Nest {
@@ -239,6 +249,7 @@ class Parser {
 
   // --- Types --------------------------------------------------------------------------------
   TypeExpr ParseType();
+  TypeExpr ParseNamedType();
 
   // --- Statements ---------------------------------------------------------------------------
   Block ParseBlock();
@@ -320,7 +331,7 @@ ast::Module Parser::ParseModuleDecl() {
   ast::Module m;
   const Span start = PeekSpan();
   Expect(K::kModule);
-  m.name = ParseName();
+  ParseNameInto(m.name);
   Expect(K::kLBrace);
   while (Check(K::kImport) || Check(K::kFrom)) {
     if (!Recovering()) {
@@ -494,7 +505,7 @@ ast::Meta Parser::ParseMeta() {
   Expect(K::kLBrace);
   while (!Check(K::kRBrace)) {
     ast::MetaEntry entry;
-    entry.key = ParseName();
+    ParseNameInto(entry.key);
     Expect(K::kColon);
     if (!Check(K::kStringLit)) Fail("string literal");
     const Token& value = Advance();
@@ -517,7 +528,7 @@ ast::Vec<ast::Annotation> Parser::ParseAnnotations() {
 ast::Annotation Parser::ParseAnnotation() {
   ast::Annotation a;
   const Span start = TokSpan(Expect(K::kAt));
-  a.name = ParseName();
+  ParseNameInto(a.name);
   if (Check(K::kLParen)) {
     Advance();
     if (!Check(K::kRParen)) {
@@ -547,7 +558,7 @@ ast::Vec<ast::GenericParam> Parser::ParseGenerics() {
   while (true) {
     ast::GenericParam g;
     const Span start = PeekSpan();
-    g.name = ParseName();
+    ParseNameInto(g.name);
     if (Check(K::kColon)) {
       Advance();
       g.bounds.push_back(ParseName());
@@ -587,7 +598,7 @@ ast::Param Parser::ParseParam(bool allow_qualifier, bool allow_self, bool* is_se
       p.ownership = ast::Ownership::kMut;
     }
   }
-  p.name = ParseName();
+  ParseNameInto(p.name);
   Expect(K::kColon);
   p.ty = ParseType();
   p.span = start.Merge(PrevSpan());
@@ -647,7 +658,7 @@ ast::Function Parser::ParseFunction(bool allow_async, bool method) {
     f.is_async = true;
   }
   const Span start = TokSpan(Expect(K::kFn));
-  f.name = ParseName();
+  ParseNameInto(f.name);
   f.generic_params = ParseGenerics();
   // Upstream's list loop: a separator is required before every parameter after the first, so
   // `f(a: Int b: Int)` is "expected Comma" and `f(a: Int,)` is "expected identifier".
@@ -674,7 +685,7 @@ ast::Vec<ast::FieldDef> Parser::ParseFieldDefs(bool stop_at_fn) {
   while (!Check(K::kRBrace) && !(stop_at_fn && Check(K::kFn))) {
     ast::FieldDef field;
     const Span start = PeekSpan();
-    field.name = ParseName();
+    ParseNameInto(field.name);
     Expect(K::kColon);
     field.ty = ParseType();
     field.span = start.Merge(PrevSpan());
@@ -687,7 +698,7 @@ ast::Vec<ast::FieldDef> Parser::ParseFieldDefs(bool stop_at_fn) {
 ast::TypeDecl Parser::ParseStruct() {
   ast::TypeDecl decl;
   const Span start = TokSpan(Expect(K::kStruct));
-  decl.name = ParseName();
+  ParseNameInto(decl.name);
   decl.generic_params = ParseGenerics();
   Expect(K::kLBrace);
   decl.fields = ParseFieldDefs(/*stop_at_fn=*/false);
@@ -699,13 +710,13 @@ ast::TypeDecl Parser::ParseStruct() {
 ast::EnumDecl Parser::ParseEnum() {
   ast::EnumDecl decl;
   const Span start = TokSpan(Expect(K::kEnum));
-  decl.name = ParseName();
+  ParseNameInto(decl.name);
   decl.generic_params = ParseGenerics();
   Expect(K::kLBrace);
   while (!Check(K::kRBrace)) {
     ast::EnumVariant v;
     const Span vstart = PeekSpan();
-    v.name = ParseName();
+    ParseNameInto(v.name);
     if (Check(K::kLParen)) {
       Advance();
       while (!Check(K::kRParen)) {
@@ -726,7 +737,7 @@ ast::EnumDecl Parser::ParseEnum() {
 ast::TypeAlias Parser::ParseTypeAlias() {
   ast::TypeAlias alias;
   const Span start = TokSpan(Expect(K::kType));
-  alias.name = ParseName();
+  ParseNameInto(alias.name);
   Expect(K::kEq);
   alias.base_type = ParseType();
   if (Check(K::kRequires)) {
@@ -743,13 +754,13 @@ ast::TypeAlias Parser::ParseTypeAlias() {
 ast::TraitDecl Parser::ParseTrait() {
   ast::TraitDecl decl;
   const Span start = TokSpan(Expect(K::kTrait));
-  decl.name = ParseName();
+  ParseNameInto(decl.name);
   Expect(K::kLBrace);
   while (Check(K::kFn) || Check(K::kType)) {
     if (Check(K::kType)) {
       ast::AssociatedType at;
       const Span tstart = TokSpan(Advance());
-      at.name = ParseName();
+      ParseNameInto(at.name);
       if (Check(K::kColon)) {
         Advance();
         at.bounds.push_back(ParseName());
@@ -764,7 +775,7 @@ ast::TraitDecl Parser::ParseTrait() {
     }
     ast::TraitMethod method;
     const Span mstart = TokSpan(Expect(K::kFn));
-    method.name = ParseName();
+    ParseNameInto(method.name);
     Expect(K::kLParen);
     while (!Check(K::kRParen)) {
       if (!method.params.empty()) Expect(K::kComma);
@@ -794,7 +805,7 @@ ast::ImplBlock Parser::ParseImpl() {
   if (Check(K::kFor)) {
     Advance();
     block.trait_name = std::move(first);
-    block.type_name = ParseName();
+    ParseNameInto(block.type_name);
   } else {
     block.type_name = std::move(first);
   }
@@ -803,7 +814,7 @@ ast::ImplBlock Parser::ParseImpl() {
     if (Check(K::kType)) {
       ast::TypeBinding binding;
       const Span tstart = TokSpan(Advance());
-      binding.name = ParseName();
+      ParseNameInto(binding.name);
       Expect(K::kEq);
       binding.ty = ParseType();
       binding.span = tstart.Merge(PrevSpan());
@@ -825,7 +836,7 @@ ast::ImplBlock Parser::ParseImpl() {
 ast::ActorDecl Parser::ParseActor() {
   ast::ActorDecl decl;
   const Span start = TokSpan(Expect(K::kActor));
-  decl.name = ParseName();
+  ParseNameInto(decl.name);
   Expect(K::kLBrace);
   decl.fields = ParseFieldDefs(/*stop_at_fn=*/true);
   while (Check(K::kFn)) {
@@ -892,12 +903,12 @@ ast::IntentConfigValue Parser::ParseIntentValue() {
 ast::IntentDecl Parser::ParseIntent() {
   ast::IntentDecl decl;
   const Span start = TokSpan(Expect(K::kIntent));
-  decl.name = ParseName();
+  ParseNameInto(decl.name);
   Expect(K::kLBrace);
   while (!Check(K::kRBrace)) {
     ast::IntentConfigEntry entry;
     const Span estart = PeekSpan();
-    entry.key = ParseName();
+    ParseNameInto(entry.key);
     Expect(K::kColon);
     entry.value = ParseIntentValue();
     entry.span = estart.Merge(PrevSpan());
@@ -1005,10 +1016,17 @@ TypeExpr Parser::ParseType() {
     Advance();
     TypeExpr t;
     t.kind = TypeKind::kDynTrait;
-    t.name = ParseName();
+    ParseNameInto(t.name);
     return t;
   }
-  TypeExpr t = TypeExpr::Named(ParseName());
+  return ParseNamedType();
+}
+
+// NAME ('<' Type (',' Type)* '>')? '?'?, into one named result on every path (NRVO).
+TypeExpr Parser::ParseNamedType() {
+  TypeExpr t;
+  t.kind = TypeKind::kNamed;
+  ParseNameInto(t.name);
   if (Check(K::kLt)) {
     Advance();
     t.kind = TypeKind::kGeneric;
@@ -1021,10 +1039,10 @@ TypeExpr Parser::ParseType() {
   }
   if (Check(K::kQuestionMark)) {
     Advance();
-    TypeExpr opt;
-    opt.kind = TypeKind::kOptional;
-    opt.args.push_back(std::move(t));
-    return opt;
+    TypeExpr inner = std::move(t);
+    t = TypeExpr{};
+    t.kind = TypeKind::kOptional;
+    t.args.push_back(std::move(inner));
   }
   return t;
 }
@@ -1204,7 +1222,7 @@ Stmt Parser::ParseLet() {
     s.pattern = ast::MakeBox<ast::Pattern>(ParsePattern());
   } else {
     s.kind = StmtKind::kLet;
-    s.name = ParseName();
+    ParseNameInto(s.name);
   }
   if (Check(K::kColon)) {
     Advance();
@@ -1232,7 +1250,7 @@ Stmt Parser::ParseReturn() {
 Stmt Parser::ParseFor() {
   Stmt s;
   const Span start = TokSpan(Expect(K::kFor));
-  s.name = ParseName();
+  ParseNameInto(s.name);
   if (!(Check(K::kIdent) && TokenView(Peek()) == "in")) Fail("in");
   Advance();
   Expr iter = ParseExpr();
@@ -1279,7 +1297,7 @@ Stmt Parser::ParseSelect() {
     arm.channel = ParseExpr();
     Expect(K::kFatArrow);
     Expect(K::kPipe);
-    arm.binding = ParseName();
+    ParseNameInto(arm.binding);
     Expect(K::kColon);
     arm.ty = ParseType();
     Expect(K::kPipe);
@@ -1298,7 +1316,7 @@ Stmt Parser::ParseForall() {
   while (true) {
     ast::ForallBinding b;
     const Span bstart = PeekSpan();
-    b.name = ParseName();
+    ParseNameInto(b.name);
     Expect(K::kColon);
     b.ty = ParseType();
     b.span = bstart.Merge(PrevSpan());
@@ -1430,10 +1448,10 @@ Expr Parser::ParsePostfix() {
       expr = std::move(call);
     } else if (Check(K::kQuestionDot)) {
       Advance();
-      std::string field = ParseName();
+      const std::string_view field = ParseNameView();
       const Span span = ast::ExprSpan(expr).Merge(PrevSpan());
       expr = MakeUnaryLike(ExprKind::kOptionalChain, std::move(expr), span);
-      expr.text = std::move(field);
+      expr.text.assign(field);
     } else if (Check(K::kQuestionMark)) {
       const Span span = ast::ExprSpan(expr).Merge(TokSpan(Advance()));
       expr = MakeUnaryLike(ExprKind::kTry, std::move(expr), span);
@@ -1449,17 +1467,17 @@ Expr Parser::ParsePostfix() {
         expr = MakeUnaryLike(ExprKind::kTupleIndex, std::move(expr), span);
         expr.int_value = index;
       } else {
-        std::string field = ParseName();
+        const std::string_view field = ParseNameView();
         const Span span = ast::ExprSpan(expr).Merge(PrevSpan());
         expr = MakeUnaryLike(ExprKind::kFieldAccess, std::move(expr), span);
-        expr.text = std::move(field);
+        expr.text.assign(field);
       }
     } else if (Check(K::kIs)) {
       Advance();
-      std::string type_name = ParseName();
+      const std::string_view type_name = ParseNameView();
       const Span span = ast::ExprSpan(expr).Merge(PrevSpan());
       expr = MakeUnaryLike(ExprKind::kIs, std::move(expr), span);
-      expr.text = std::move(type_name);
+      expr.text.assign(type_name);
     } else {
       break;
     }
@@ -1528,7 +1546,7 @@ Expr Parser::ParseAtom() {
         Advance();
         e.kind = ExprKind::kEnumVariantExpr;
         e.extra = ast::MakeBox<ast::ExprExtra>();
-        e.extra->variant = ParseName();
+        ParseNameInto(e.extra->variant);
         if (Check(K::kLParen)) {
           Advance();
           while (!Check(K::kRParen)) {
@@ -1641,7 +1659,7 @@ void Parser::ParseStructLit(Span start, Expr& e) {
     e.extra->fields.emplace_back(InPlace{[&] {
       ast::FieldInit field;
       const Span fstart = PeekSpan();
-      field.name = ParseName();
+      ParseNameInto(field.name);
       Expect(K::kColon);
       field.value = ParseExpr();
       field.span = fstart.Merge(ast::ExprSpan(field.value));
@@ -1664,7 +1682,7 @@ Expr Parser::ParseClosure() {
       while (true) {
         ast::ClosureParam p;
         const Span pstart = PeekSpan();
-        p.name = ParseName();
+        ParseNameInto(p.name);
         if (Check(K::kColon)) {
           Advance();
           p.ty = ParseType();
@@ -1788,7 +1806,7 @@ Pattern Parser::ParseVariantTail(std::string first, Span start, bool qualified_o
     Advance();
     p.has_enum_name = true;
     p.enum_name = std::move(first);
-    p.name = ParseName();
+    ParseNameInto(p.name);
   } else {
     if (qualified_only) Expect(K::kColonColon);
     p.name = std::move(first);
