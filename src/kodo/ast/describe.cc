@@ -126,7 +126,9 @@ class Printer {
   void Types(const ast::Vec<TypeExpr>& ts) {
     List(ts, [&](const TypeExpr& t) { Type(t); });
   }
-  void OptType(const std::optional<TypeExpr>& t) {
+  // `t` is a std::optional<TypeExpr> or an ast::Box<TypeExpr> (absent: null).
+  template <typename OptionalType>
+  void OptType(const OptionalType& t) {
     if (!t) {
       Raw("None");
       return;

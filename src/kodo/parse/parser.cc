@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include <type_traits>
 #include <utility>
 
 #include "kodo/ast/describe.h"
@@ -45,6 +46,18 @@ std::string FStringBody(const lex::FStringValue& value) {
   return body;
 }
 
+// Wraps a parse call so that vector::emplace_back constructs the node it returns directly in
+// the vector's storage: the conversion's result initializes the element (GCC and Clang elide
+// the move), where push_back(Parse...()) moved every finished node into place once more
+// (docs/decisions/0029-kodo-perf4.md). If the call throws, nothing is added, as with push_back.
+template <typename F>
+struct InPlace {
+  F make;
+  operator std::invoke_result_t<F&>() { return make(); }  // NOLINT: implicit by design
+};
+template <typename F>
+InPlace(F) -> InPlace<F>;
+
 // Shared state of one ParseModule call: diagnostics, limits, node ids. Sub-parsers (f-string
 // interpolations) share it with the parser of the file.
 struct Shared {
@@ -60,7 +73,11 @@ class Parser {
   // `text` holds the tokens' text: the file, or an f-string interpolation whose tokens were
   // shifted by `shift` to file offsets.
   Parser(Shared& shared, lex::TokenVector tokens, const SourceBuffer& text, std::uint32_t shift = 0)
-      : s_(shared), tokens_(std::move(tokens)), text_(text), shift_(shift) {}
+      : s_(shared), tokens_(std::move(tokens)), text_(text), shift_(shift) {
+    // The lexer ends every token array with Eof, and Advance never moves past it, so pos_
+    // always indexes a token (Peek relies on it).
+    TROVE_CHECK(!tokens_.empty() && tokens_.back().kind == K::kEof);
+  }
 
   ast::Module ParseModuleDecl();
   Expr ParseExprTop() { return ParseExpr(); }
@@ -68,6 +85,7 @@ class Parser {
  private:
   // --- Token access -------------------------------------------------------------------------
   const Token& Peek(std::size_t ahead = 0) const {
+    if (ahead == 0) return tokens_[pos_];  // in bounds: see the constructor
     const std::size_t i = pos_ + ahead;
     return i < tokens_.size() ? tokens_[i] : tokens_.back();
   }
@@ -83,6 +101,10 @@ class Parser {
     return t;
   }
   Span PrevSpan() const { return prev_; }
+  // The token's text, a view into the source (no copy, for comparisons and assignments).
+  std::string_view TokenView(const Token& t) const {
+    return text_.text().substr(t.range.begin - shift_, t.range.size());
+  }
   std::string TokenText(const Token& t) const {
     return std::string(text_.text().substr(t.range.begin - shift_, t.range.size()));
   }
@@ -152,6 +174,16 @@ class Parser {
     if (!IsName(PeekKind())) Fail("identifier");
     return TokenText(Advance());
   }
+  // The same as a view into the source text.
+  std::string_view ParseNameView() {
+    if (!IsName(PeekKind())) Fail("identifier");
+    return TokenView(Advance());
+  }
+  // The same, assigned into `out` (no temporary string to move).
+  void ParseNameInto(std::string& out) {
+    if (!IsName(PeekKind())) Fail("identifier");
+    out.assign(TokenView(Advance()));
+  }
 
   // RAII nesting guard.
   class Nest {
@@ -217,6 +249,7 @@ class Parser {
 
   // --- Types --------------------------------------------------------------------------------
   TypeExpr ParseType();
+  TypeExpr ParseNamedType();
 
   // --- Statements ---------------------------------------------------------------------------
   Block ParseBlock();
@@ -243,7 +276,7 @@ class Parser {
   Expr ParseMatch();
   // Fills `e` (a fresh Expr), so that ParsePrimary returns one named Expr on every path and
   // the compiler constructs it in place (NRVO) instead of moving it.
-  void ParseStructLit(std::string name, Span start, Expr& e);
+  void ParseStructLit(Span start, Expr& e);  // REQUIRES: e.text holds the struct's name
   Expr ParseClosure();
   Expr ParseFString();
   bool IsStructLiteralStart() const {
@@ -298,7 +331,7 @@ ast::Module Parser::ParseModuleDecl() {
   ast::Module m;
   const Span start = PeekSpan();
   Expect(K::kModule);
-  m.name = ParseName();
+  ParseNameInto(m.name);
   Expect(K::kLBrace);
   while (Check(K::kImport) || Check(K::kFrom)) {
     if (!Recovering()) {
@@ -359,35 +392,35 @@ void Parser::ParseItem(ast::Module& m) {
   };
   switch (PeekKind()) {
     case K::kType:
-      m.type_aliases.push_back(ParseTypeAlias());
+      m.type_aliases.emplace_back(InPlace{[&] { return ParseTypeAlias(); }});
       add(ast::ItemKind::kTypeAlias, m.type_aliases.size() - 1);
       return;
     case K::kStruct:
-      m.type_decls.push_back(ParseStruct());
+      m.type_decls.emplace_back(InPlace{[&] { return ParseStruct(); }});
       add(ast::ItemKind::kStruct, m.type_decls.size() - 1);
       return;
     case K::kEnum:
-      m.enum_decls.push_back(ParseEnum());
+      m.enum_decls.emplace_back(InPlace{[&] { return ParseEnum(); }});
       add(ast::ItemKind::kEnum, m.enum_decls.size() - 1);
       return;
     case K::kTrait:
-      m.trait_decls.push_back(ParseTrait());
+      m.trait_decls.emplace_back(InPlace{[&] { return ParseTrait(); }});
       add(ast::ItemKind::kTrait, m.trait_decls.size() - 1);
       return;
     case K::kImpl:
-      m.impl_blocks.push_back(ParseImpl());
+      m.impl_blocks.emplace_back(InPlace{[&] { return ParseImpl(); }});
       add(ast::ItemKind::kImpl, m.impl_blocks.size() - 1);
       return;
     case K::kActor:
-      m.actor_decls.push_back(ParseActor());
+      m.actor_decls.emplace_back(InPlace{[&] { return ParseActor(); }});
       add(ast::ItemKind::kActor, m.actor_decls.size() - 1);
       return;
     case K::kIntent:
-      m.intent_decls.push_back(ParseIntent());
+      m.intent_decls.emplace_back(InPlace{[&] { return ParseIntent(); }});
       add(ast::ItemKind::kIntent, m.intent_decls.size() - 1);
       return;
     case K::kInvariant:
-      m.invariants.push_back(ParseInvariant());
+      m.invariants.emplace_back(InPlace{[&] { return ParseInvariant(); }});
       add(ast::ItemKind::kInvariant, m.invariants.size() - 1);
       return;
     case K::kPub: {
@@ -413,12 +446,12 @@ void Parser::ParseItem(ast::Module& m) {
   // Annotation* ( TestDecl | DescribeDecl | 'pub'? FnDecl )
   ast::Vec<ast::Annotation> annotations = ParseAnnotations();
   if (Check(K::kTest)) {
-    m.test_decls.push_back(ParseTest(std::move(annotations)));
+    m.test_decls.emplace_back(InPlace{[&] { return ParseTest(std::move(annotations)); }});
     add(ast::ItemKind::kTest, m.test_decls.size() - 1);
     return;
   }
   if (Check(K::kDescribe)) {
-    m.describe_decls.push_back(ParseDescribe(std::move(annotations)));
+    m.describe_decls.emplace_back(InPlace{[&] { return ParseDescribe(std::move(annotations)); }});
     add(ast::ItemKind::kDescribe, m.describe_decls.size() - 1);
     return;
   }
@@ -472,7 +505,7 @@ ast::Meta Parser::ParseMeta() {
   Expect(K::kLBrace);
   while (!Check(K::kRBrace)) {
     ast::MetaEntry entry;
-    entry.key = ParseName();
+    ParseNameInto(entry.key);
     Expect(K::kColon);
     if (!Check(K::kStringLit)) Fail("string literal");
     const Token& value = Advance();
@@ -488,14 +521,14 @@ ast::Meta Parser::ParseMeta() {
 
 ast::Vec<ast::Annotation> Parser::ParseAnnotations() {
   ast::Vec<ast::Annotation> out;
-  while (Check(K::kAt)) out.push_back(ParseAnnotation());
+  while (Check(K::kAt)) out.emplace_back(InPlace{[&] { return ParseAnnotation(); }});
   return out;
 }
 
 ast::Annotation Parser::ParseAnnotation() {
   ast::Annotation a;
   const Span start = TokSpan(Expect(K::kAt));
-  a.name = ParseName();
+  ParseNameInto(a.name);
   if (Check(K::kLParen)) {
     Advance();
     if (!Check(K::kRParen)) {
@@ -525,7 +558,7 @@ ast::Vec<ast::GenericParam> Parser::ParseGenerics() {
   while (true) {
     ast::GenericParam g;
     const Span start = PeekSpan();
-    g.name = ParseName();
+    ParseNameInto(g.name);
     if (Check(K::kColon)) {
       Advance();
       g.bounds.push_back(ParseName());
@@ -565,7 +598,7 @@ ast::Param Parser::ParseParam(bool allow_qualifier, bool allow_self, bool* is_se
       p.ownership = ast::Ownership::kMut;
     }
   }
-  p.name = ParseName();
+  ParseNameInto(p.name);
   Expect(K::kColon);
   p.ty = ParseType();
   p.span = start.Merge(PrevSpan());
@@ -625,14 +658,15 @@ ast::Function Parser::ParseFunction(bool allow_async, bool method) {
     f.is_async = true;
   }
   const Span start = TokSpan(Expect(K::kFn));
-  f.name = ParseName();
+  ParseNameInto(f.name);
   f.generic_params = ParseGenerics();
   // Upstream's list loop: a separator is required before every parameter after the first, so
   // `f(a: Int b: Int)` is "expected Comma" and `f(a: Int,)` is "expected identifier".
   Expect(K::kLParen);
   while (!Check(K::kRParen)) {
     if (!f.params.empty()) Expect(K::kComma);
-    f.params.push_back(ParseParam(/*allow_qualifier=*/!method, /*allow_self=*/method, nullptr));
+    f.params.emplace_back(InPlace{
+        [&] { return ParseParam(/*allow_qualifier=*/!method, /*allow_self=*/method, nullptr); }});
   }
   Expect(K::kRParen);
   if (Check(K::kArrow)) {
@@ -651,7 +685,7 @@ ast::Vec<ast::FieldDef> Parser::ParseFieldDefs(bool stop_at_fn) {
   while (!Check(K::kRBrace) && !(stop_at_fn && Check(K::kFn))) {
     ast::FieldDef field;
     const Span start = PeekSpan();
-    field.name = ParseName();
+    ParseNameInto(field.name);
     Expect(K::kColon);
     field.ty = ParseType();
     field.span = start.Merge(PrevSpan());
@@ -664,7 +698,7 @@ ast::Vec<ast::FieldDef> Parser::ParseFieldDefs(bool stop_at_fn) {
 ast::TypeDecl Parser::ParseStruct() {
   ast::TypeDecl decl;
   const Span start = TokSpan(Expect(K::kStruct));
-  decl.name = ParseName();
+  ParseNameInto(decl.name);
   decl.generic_params = ParseGenerics();
   Expect(K::kLBrace);
   decl.fields = ParseFieldDefs(/*stop_at_fn=*/false);
@@ -676,18 +710,18 @@ ast::TypeDecl Parser::ParseStruct() {
 ast::EnumDecl Parser::ParseEnum() {
   ast::EnumDecl decl;
   const Span start = TokSpan(Expect(K::kEnum));
-  decl.name = ParseName();
+  ParseNameInto(decl.name);
   decl.generic_params = ParseGenerics();
   Expect(K::kLBrace);
   while (!Check(K::kRBrace)) {
     ast::EnumVariant v;
     const Span vstart = PeekSpan();
-    v.name = ParseName();
+    ParseNameInto(v.name);
     if (Check(K::kLParen)) {
       Advance();
       while (!Check(K::kRParen)) {
         if (!v.fields.empty()) Expect(K::kComma);
-        v.fields.push_back(ParseType());
+        v.fields.emplace_back(InPlace{[&] { return ParseType(); }});
       }
       Expect(K::kRParen);
     }
@@ -703,7 +737,7 @@ ast::EnumDecl Parser::ParseEnum() {
 ast::TypeAlias Parser::ParseTypeAlias() {
   ast::TypeAlias alias;
   const Span start = TokSpan(Expect(K::kType));
-  alias.name = ParseName();
+  ParseNameInto(alias.name);
   Expect(K::kEq);
   alias.base_type = ParseType();
   if (Check(K::kRequires)) {
@@ -720,13 +754,13 @@ ast::TypeAlias Parser::ParseTypeAlias() {
 ast::TraitDecl Parser::ParseTrait() {
   ast::TraitDecl decl;
   const Span start = TokSpan(Expect(K::kTrait));
-  decl.name = ParseName();
+  ParseNameInto(decl.name);
   Expect(K::kLBrace);
   while (Check(K::kFn) || Check(K::kType)) {
     if (Check(K::kType)) {
       ast::AssociatedType at;
       const Span tstart = TokSpan(Advance());
-      at.name = ParseName();
+      ParseNameInto(at.name);
       if (Check(K::kColon)) {
         Advance();
         at.bounds.push_back(ParseName());
@@ -741,12 +775,13 @@ ast::TraitDecl Parser::ParseTrait() {
     }
     ast::TraitMethod method;
     const Span mstart = TokSpan(Expect(K::kFn));
-    method.name = ParseName();
+    ParseNameInto(method.name);
     Expect(K::kLParen);
     while (!Check(K::kRParen)) {
       if (!method.params.empty()) Expect(K::kComma);
       bool is_self = false;
-      method.params.push_back(ParseParam(/*allow_qualifier=*/false, /*allow_self=*/true, &is_self));
+      method.params.emplace_back(InPlace{
+          [&] { return ParseParam(/*allow_qualifier=*/false, /*allow_self=*/true, &is_self); }});
       if (is_self) method.has_self = true;
     }
     Expect(K::kRParen);
@@ -770,7 +805,7 @@ ast::ImplBlock Parser::ParseImpl() {
   if (Check(K::kFor)) {
     Advance();
     block.trait_name = std::move(first);
-    block.type_name = ParseName();
+    ParseNameInto(block.type_name);
   } else {
     block.type_name = std::move(first);
   }
@@ -779,7 +814,7 @@ ast::ImplBlock Parser::ParseImpl() {
     if (Check(K::kType)) {
       ast::TypeBinding binding;
       const Span tstart = TokSpan(Advance());
-      binding.name = ParseName();
+      ParseNameInto(binding.name);
       Expect(K::kEq);
       binding.ty = ParseType();
       binding.span = tstart.Merge(PrevSpan());
@@ -801,7 +836,7 @@ ast::ImplBlock Parser::ParseImpl() {
 ast::ActorDecl Parser::ParseActor() {
   ast::ActorDecl decl;
   const Span start = TokSpan(Expect(K::kActor));
-  decl.name = ParseName();
+  ParseNameInto(decl.name);
   Expect(K::kLBrace);
   decl.fields = ParseFieldDefs(/*stop_at_fn=*/true);
   while (Check(K::kFn)) {
@@ -868,12 +903,12 @@ ast::IntentConfigValue Parser::ParseIntentValue() {
 ast::IntentDecl Parser::ParseIntent() {
   ast::IntentDecl decl;
   const Span start = TokSpan(Expect(K::kIntent));
-  decl.name = ParseName();
+  ParseNameInto(decl.name);
   Expect(K::kLBrace);
   while (!Check(K::kRBrace)) {
     ast::IntentConfigEntry entry;
     const Span estart = PeekSpan();
-    entry.key = ParseName();
+    ParseNameInto(entry.key);
     Expect(K::kColon);
     entry.value = ParseIntentValue();
     entry.span = estart.Merge(PrevSpan());
@@ -951,14 +986,14 @@ TypeExpr Parser::ParseType() {
     ast::Vec<TypeExpr> elems;
     bool trailing_comma = false;
     if (!Check(K::kRParen)) {
-      elems.push_back(ParseType());
+      elems.emplace_back(InPlace{[&] { return ParseType(); }});
       while (Check(K::kComma)) {
         Advance();
         if (Check(K::kRParen)) {
           trailing_comma = true;
           break;
         }
-        elems.push_back(ParseType());
+        elems.emplace_back(InPlace{[&] { return ParseType(); }});
       }
     }
     Expect(K::kRParen);
@@ -967,7 +1002,7 @@ TypeExpr Parser::ParseType() {
       TypeExpr fn;
       fn.kind = TypeKind::kFunction;
       fn.args = std::move(elems);
-      fn.args.push_back(ParseType());
+      fn.args.emplace_back(InPlace{[&] { return ParseType(); }});
       return fn;
     }
     if (elems.empty()) return TypeExpr::Unit();
@@ -977,30 +1012,37 @@ TypeExpr Parser::ParseType() {
     tuple.args = std::move(elems);
     return tuple;
   }
-  if (Check(K::kIdent) && TokenText(Peek()) == "dyn") {
+  if (Check(K::kIdent) && TokenView(Peek()) == "dyn") {
     Advance();
     TypeExpr t;
     t.kind = TypeKind::kDynTrait;
-    t.name = ParseName();
+    ParseNameInto(t.name);
     return t;
   }
-  TypeExpr t = TypeExpr::Named(ParseName());
+  return ParseNamedType();
+}
+
+// NAME ('<' Type (',' Type)* '>')? '?'?, into one named result on every path (NRVO).
+TypeExpr Parser::ParseNamedType() {
+  TypeExpr t;
+  t.kind = TypeKind::kNamed;
+  ParseNameInto(t.name);
   if (Check(K::kLt)) {
     Advance();
     t.kind = TypeKind::kGeneric;
-    t.args.push_back(ParseType());
+    t.args.emplace_back(InPlace{[&] { return ParseType(); }});
     while (Check(K::kComma)) {
       Advance();
-      t.args.push_back(ParseType());
+      t.args.emplace_back(InPlace{[&] { return ParseType(); }});
     }
     Expect(K::kGt);
   }
   if (Check(K::kQuestionMark)) {
     Advance();
-    TypeExpr opt;
-    opt.kind = TypeKind::kOptional;
-    opt.args.push_back(std::move(t));
-    return opt;
+    TypeExpr inner = std::move(t);
+    t = TypeExpr{};
+    t.kind = TypeKind::kOptional;
+    t.args.push_back(std::move(inner));
   }
   return t;
 }
@@ -1014,12 +1056,12 @@ Block Parser::ParseBlock() {
   const Span start = TokSpan(Expect(K::kLBrace));
   while (!Check(K::kRBrace)) {
     if (!Recovering()) {
-      block.stmts.push_back(ParseStmt());
+      block.stmts.emplace_back(InPlace{[&] { return ParseStmt(); }});
       continue;
     }
     const std::size_t before = pos_;
     try {
-      block.stmts.push_back(ParseStmt());
+      block.stmts.emplace_back(InPlace{[&] { return ParseStmt(); }});
     } catch (const ParseAbort&) {
       if (AtEnd() || s_.diagnostics.size() >= kMaxRecoveredDiagnostics) throw;
       if (pos_ == before) Advance();
@@ -1137,7 +1179,7 @@ Stmt Parser::ParseStmt() {
       s.kind = StmtKind::kParallel;
       const Span start = TokSpan(Advance());
       Expect(K::kLBrace);
-      while (!Check(K::kRBrace)) s.body.stmts.push_back(ParseStmt());
+      while (!Check(K::kRBrace)) s.body.stmts.emplace_back(InPlace{[&] { return ParseStmt(); }});
       s.span = start.Merge(TokSpan(Expect(K::kRBrace)));
       s.body.span = s.span;
       return s;
@@ -1151,7 +1193,7 @@ Stmt Parser::ParseStmt() {
         Stmt s;
         s.kind = StmtKind::kAssign;
         const Span start = PeekSpan();
-        s.name = TokenText(Advance());
+        s.name.assign(TokenView(Advance()));
         Advance();  // '='
         s.value = ParseExpr();
         s.span = start.Merge(ast::ExprSpan(s.value));
@@ -1180,11 +1222,11 @@ Stmt Parser::ParseLet() {
     s.pattern = ast::MakeBox<ast::Pattern>(ParsePattern());
   } else {
     s.kind = StmtKind::kLet;
-    s.name = ParseName();
+    ParseNameInto(s.name);
   }
   if (Check(K::kColon)) {
     Advance();
-    s.ty = ParseType();
+    s.ty = ast::MakeBox<TypeExpr>(ParseType());
   }
   Expect(K::kEq);
   s.value = ParseExpr();
@@ -1208,8 +1250,8 @@ Stmt Parser::ParseReturn() {
 Stmt Parser::ParseFor() {
   Stmt s;
   const Span start = TokSpan(Expect(K::kFor));
-  s.name = ParseName();
-  if (!(Check(K::kIdent) && TokenText(Peek()) == "in")) Fail("in");
+  ParseNameInto(s.name);
+  if (!(Check(K::kIdent) && TokenView(Peek()) == "in")) Fail("in");
   Advance();
   Expr iter = ParseExpr();
   if (iter.kind == ExprKind::kRange) {
@@ -1255,7 +1297,7 @@ Stmt Parser::ParseSelect() {
     arm.channel = ParseExpr();
     Expect(K::kFatArrow);
     Expect(K::kPipe);
-    arm.binding = ParseName();
+    ParseNameInto(arm.binding);
     Expect(K::kColon);
     arm.ty = ParseType();
     Expect(K::kPipe);
@@ -1274,7 +1316,7 @@ Stmt Parser::ParseForall() {
   while (true) {
     ast::ForallBinding b;
     const Span bstart = PeekSpan();
-    b.name = ParseName();
+    ParseNameInto(b.name);
     Expect(K::kColon);
     b.ty = ParseType();
     b.span = bstart.Merge(PrevSpan());
@@ -1359,9 +1401,15 @@ Expr Parser::ParseBinary(int min_level) {
     const BinaryInfo info = BinaryOf(PeekKind());
     if (info.level < min_level) break;  // also stops at kNoOperator
     Advance();
-    Expr right = ParseBinary(info.level + 1);
-    left = MakeBinary(info.level == 0 ? ExprKind::kNullCoalesce : ExprKind::kBinaryOp, info.op,
-                      std::move(left), std::move(right));
+    // The right operand is parsed straight into the new node's operands (see InPlace).
+    Expr e;
+    e.kind = info.level == 0 ? ExprKind::kNullCoalesce : ExprKind::kBinaryOp;
+    e.bin_op = info.op;
+    e.operands.reserve(2);
+    e.operands.push_back(std::move(left));
+    e.operands.emplace_back(InPlace{[&] { return ParseBinary(info.level + 1); }});
+    e.span = ast::ExprSpan(e.operands[0]).Merge(ast::ExprSpan(e.operands[1]));
+    left = std::move(e);
   }
   return left;
 }
@@ -1389,10 +1437,10 @@ Expr Parser::ParsePostfix() {
       call.kind = ExprKind::kCall;
       call.operands.push_back(std::move(expr));
       if (!Check(K::kRParen)) {
-        call.operands.push_back(ParseExpr());
+        call.operands.emplace_back(InPlace{[&] { return ParseExpr(); }});
         while (Check(K::kComma)) {
           Advance();
-          call.operands.push_back(ParseExpr());
+          call.operands.emplace_back(InPlace{[&] { return ParseExpr(); }});
         }
       }
       const Span end = TokSpan(Expect(K::kRParen));
@@ -1400,10 +1448,10 @@ Expr Parser::ParsePostfix() {
       expr = std::move(call);
     } else if (Check(K::kQuestionDot)) {
       Advance();
-      std::string field = ParseName();
+      const std::string_view field = ParseNameView();
       const Span span = ast::ExprSpan(expr).Merge(PrevSpan());
       expr = MakeUnaryLike(ExprKind::kOptionalChain, std::move(expr), span);
-      expr.text = std::move(field);
+      expr.text.assign(field);
     } else if (Check(K::kQuestionMark)) {
       const Span span = ast::ExprSpan(expr).Merge(TokSpan(Advance()));
       expr = MakeUnaryLike(ExprKind::kTry, std::move(expr), span);
@@ -1419,17 +1467,17 @@ Expr Parser::ParsePostfix() {
         expr = MakeUnaryLike(ExprKind::kTupleIndex, std::move(expr), span);
         expr.int_value = index;
       } else {
-        std::string field = ParseName();
+        const std::string_view field = ParseNameView();
         const Span span = ast::ExprSpan(expr).Merge(PrevSpan());
         expr = MakeUnaryLike(ExprKind::kFieldAccess, std::move(expr), span);
-        expr.text = std::move(field);
+        expr.text.assign(field);
       }
     } else if (Check(K::kIs)) {
       Advance();
-      std::string type_name = ParseName();
+      const std::string_view type_name = ParseNameView();
       const Span span = ast::ExprSpan(expr).Merge(PrevSpan());
       expr = MakeUnaryLike(ExprKind::kIs, std::move(expr), span);
-      expr.text = std::move(type_name);
+      expr.text.assign(type_name);
     } else {
       break;
     }
@@ -1491,19 +1539,19 @@ Expr Parser::ParseAtom() {
       Advance();
       return e;
     case K::kIdent: {
-      std::string name = TokenText(t);
+      // The name goes straight into the node: every kind below keeps it in `text`.
+      e.text.assign(TokenView(t));
       const Span start = TokSpan(Advance());
       if (Check(K::kColonColon)) {
         Advance();
         e.kind = ExprKind::kEnumVariantExpr;
-        e.text = std::move(name);
         e.extra = ast::MakeBox<ast::ExprExtra>();
-        e.extra->variant = ParseName();
+        ParseNameInto(e.extra->variant);
         if (Check(K::kLParen)) {
           Advance();
           while (!Check(K::kRParen)) {
             if (!e.operands.empty()) Expect(K::kComma);
-            e.operands.push_back(ParseExpr());
+            e.operands.emplace_back(InPlace{[&] { return ParseExpr(); }});
           }
           Expect(K::kRParen);
         }
@@ -1511,11 +1559,10 @@ Expr Parser::ParseAtom() {
         return e;
       }
       if (IsStructLiteralStart()) {
-        ParseStructLit(std::move(name), start, e);
+        ParseStructLit(start, e);
         return e;
       }
       e.kind = ExprKind::kIdent;
-      e.text = std::move(name);
       return e;
     }
     default:
@@ -1542,7 +1589,7 @@ Expr Parser::ParseParenOrTuple() {
   while (Check(K::kComma)) {
     Advance();
     if (Check(K::kRParen)) break;
-    tuple.operands.push_back(ParseExpr());
+    tuple.operands.emplace_back(InPlace{[&] { return ParseExpr(); }});
   }
   tuple.span = start.Merge(TokSpan(Expect(K::kRParen)));
   return tuple;
@@ -1554,7 +1601,7 @@ Expr Parser::ParseIf() {
   e.kind = ExprKind::kIf;
   e.extra = ast::MakeBox<ast::ExprExtra>();
   const Span start = TokSpan(Expect(K::kIf));
-  e.operands.push_back(ParseExpr());
+  e.operands.emplace_back(InPlace{[&] { return ParseExpr(); }});
   e.extra->block = ParseBlock();
   Span end = e.extra->block->span;
   if (Check(K::kElse)) {
@@ -1585,36 +1632,39 @@ Expr Parser::ParseMatch() {
   e.kind = ExprKind::kMatch;
   e.extra = ast::MakeBox<ast::ExprExtra>();
   const Span start = TokSpan(Expect(K::kMatch));
-  e.operands.push_back(ParseExpr());
+  e.operands.emplace_back(InPlace{[&] { return ParseExpr(); }});
   Expect(K::kLBrace);
   while (!Check(K::kRBrace)) {
-    ast::MatchArm arm;
-    const Span arm_start = PeekSpan();
-    arm.pattern = ParsePattern();
-    Expect(K::kFatArrow);
-    arm.body = ParseExpr();
-    arm.span = arm_start.Merge(ast::ExprSpan(arm.body));
-    e.extra->arms.push_back(std::move(arm));
+    e.extra->arms.emplace_back(InPlace{[&] {
+      ast::MatchArm arm;
+      const Span arm_start = PeekSpan();
+      arm.pattern = ParsePattern();
+      Expect(K::kFatArrow);
+      arm.body = ParseExpr();
+      arm.span = arm_start.Merge(ast::ExprSpan(arm.body));
+      return arm;
+    }});
     if (Check(K::kComma)) Advance();
   }
   e.span = start.Merge(TokSpan(Expect(K::kRBrace)));
   return e;
 }
 
-void Parser::ParseStructLit(std::string name, Span start, Expr& e) {
+void Parser::ParseStructLit(Span start, Expr& e) {
   Nest nest(*this);
   e.kind = ExprKind::kStructLit;
-  e.text = std::move(name);
   e.extra = ast::MakeBox<ast::ExprExtra>();
   Expect(K::kLBrace);
   while (!Check(K::kRBrace)) {
-    ast::FieldInit field;
-    const Span fstart = PeekSpan();
-    field.name = ParseName();
-    Expect(K::kColon);
-    field.value = ParseExpr();
-    field.span = fstart.Merge(ast::ExprSpan(field.value));
-    e.extra->fields.push_back(std::move(field));
+    e.extra->fields.emplace_back(InPlace{[&] {
+      ast::FieldInit field;
+      const Span fstart = PeekSpan();
+      ParseNameInto(field.name);
+      Expect(K::kColon);
+      field.value = ParseExpr();
+      field.span = fstart.Merge(ast::ExprSpan(field.value));
+      return field;
+    }});
     if (Check(K::kComma)) Advance();
   }
   e.span = start.Merge(TokSpan(Expect(K::kRBrace)));
@@ -1632,7 +1682,7 @@ Expr Parser::ParseClosure() {
       while (true) {
         ast::ClosureParam p;
         const Span pstart = PeekSpan();
-        p.name = ParseName();
+        ParseNameInto(p.name);
         if (Check(K::kColon)) {
           Advance();
           p.ty = ParseType();
@@ -1715,17 +1765,17 @@ Pattern Parser::ParsePattern() {
     Advance();
     p.kind = PatternKind::kTuple;
     if (!Check(K::kRParen)) {
-      p.subs.push_back(ParsePattern());
+      p.subs.emplace_back(InPlace{[&] { return ParsePattern(); }});
       while (Check(K::kComma)) {
         Advance();
         if (Check(K::kRParen)) break;
-        p.subs.push_back(ParsePattern());
+        p.subs.emplace_back(InPlace{[&] { return ParsePattern(); }});
       }
     }
     p.span = start.Merge(TokSpan(Expect(K::kRParen)));
     return p;
   }
-  if (Check(K::kIdent) && TokenText(Peek()) == "_") {
+  if (Check(K::kIdent) && TokenView(Peek()) == "_") {
     Advance();
     p.kind = PatternKind::kWildcard;
     p.span = start;
@@ -1756,7 +1806,7 @@ Pattern Parser::ParseVariantTail(std::string first, Span start, bool qualified_o
     Advance();
     p.has_enum_name = true;
     p.enum_name = std::move(first);
-    p.name = ParseName();
+    ParseNameInto(p.name);
   } else {
     if (qualified_only) Expect(K::kColonColon);
     p.name = std::move(first);
@@ -1765,7 +1815,7 @@ Pattern Parser::ParseVariantTail(std::string first, Span start, bool qualified_o
     Advance();
     while (!Check(K::kRParen)) {
       if (!p.subs.empty()) Expect(K::kComma);
-      p.subs.push_back(ParseSubPattern());
+      p.subs.emplace_back(InPlace{[&] { return ParseSubPattern(); }});
     }
     Expect(K::kRParen);
   }
@@ -1778,7 +1828,7 @@ Pattern Parser::ParseSubPattern() {
   Nest nest(*this);
   Pattern p;
   const Span start = PeekSpan();
-  if (Check(K::kIdent) && TokenText(Peek()) == "_") {
+  if (Check(K::kIdent) && TokenView(Peek()) == "_") {
     Advance();
     p.kind = PatternKind::kWildcard;
     p.span = start;

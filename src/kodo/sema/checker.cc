@@ -12,6 +12,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
+#include <deque>
 #include <functional>
 #include <map>
 #include <set>
@@ -22,6 +24,7 @@
 #include <utility>
 #include <vector>
 
+#include "kodo/sema/name_table.h"
 #include "kodo/sema/types.h"
 
 namespace trove::kodo::sema::internal {
@@ -98,8 +101,10 @@ struct Template {
   bool is_enum = false;
 };
 
+// `name` points into the module's tree, a string literal or Checker::owned_names_, all of which
+// outlive the check: binding a name copies no string (docs/decisions/0029-kodo-perf4.md).
 struct Binding {
-  std::string name;
+  std::string_view name;
   Type type;
 };
 
@@ -151,62 +156,92 @@ class Checker {
                const std::map<std::string, Type>* subst = nullptr);
   Type Instantiate(const std::string& name, const Template& tmpl, const std::vector<Type>& args);
   bool Assignable(const Type& expected, const Type& found) const;
-  const EnumInfo* FindEnum(const std::string& name) const {
-    auto it = enums_.find(name);
-    return it == enums_.end() ? nullptr : &it->second;
+  // Declarations by name: one table for aliases, enums, templates and structs, so that a use
+  // resolving a name costs one lookup instead of up to four (docs/decisions/0029-kodo-perf4.md).
+  const EnumInfo* FindEnum(std::string_view name) const {
+    const TypeNames* names = type_names_.Find(name);
+    return names == nullptr ? nullptr : names->enum_info;
   }
-  const StructInfo* FindStruct(const std::string& name) const {
-    auto it = structs_.find(name);
-    return it == structs_.end() ? nullptr : &it->second;
+  const StructInfo* FindStruct(std::string_view name) const {
+    const TypeNames* names = type_names_.Find(name);
+    return names == nullptr ? nullptr : names->struct_info;
+  }
+  const Template* FindTemplate(std::string_view name) const {
+    const TypeNames* names = type_names_.Find(name);
+    return names == nullptr ? nullptr : names->tmpl;
   }
   // Returns the entry named `name`, made (with its type) if there was none.
   StructInfo& StructEntry(const std::string& name) {
-    auto [it, made] = structs_.try_emplace(name);
-    if (made) it->second.type = types_.Struct(name);
-    return it->second;
+    TypeNames& names = *type_names_.TryEmplace(name).first;
+    if (names.struct_info == nullptr) {
+      names.struct_info = &struct_infos_.emplace_back();
+      names.struct_info->type = types_.Struct(name);
+    }
+    return *names.struct_info;
   }
   EnumInfo& EnumEntry(const std::string& name) {
-    auto [it, made] = enums_.try_emplace(name);
-    if (made) it->second.type = types_.Enum(name);
-    return it->second;
+    TypeNames& names = *type_names_.TryEmplace(name).first;
+    if (names.enum_info == nullptr) {
+      names.enum_info = &enum_infos_.emplace_back();
+      names.enum_info->type = types_.Enum(name);
+    }
+    return *names.enum_info;
   }
-  // The same by type, remembered by type id: a name lookup in maps of tens of thousands of
+  // Sets (or replaces) the template named `name`.
+  void SetTemplate(const std::string& name, Template tmpl) {
+    TypeNames& names = *type_names_.TryEmplace(name).first;
+    if (names.tmpl == nullptr) {
+      names.tmpl = &templates_.emplace_back(std::move(tmpl));
+    } else {
+      *names.tmpl = std::move(tmpl);
+    }
+  }
+  void SetAlias(const std::string& name, Type type) {
+    type_names_.TryEmplace(name).first->alias = type;
+  }
+  // The same by type, remembered by type id: a name lookup in tables of tens of thousands of
   // declarations is a cache miss or two per use. Only hits are remembered (entries are never
-  // removed from enums_/structs_, and their addresses are stable).
-  const EnumInfo* FindEnum(Type t) { return FindById(t, enum_by_id_, enums_); }
-  const StructInfo* FindStruct(Type t) { return FindById(t, struct_by_id_, structs_); }
-  template <typename Info, typename Map>
-  static const Info* FindById(Type t, std::vector<const Info*>& by_id, const Map& by_name) {
+  // removed, and infos live in deques, so their addresses are stable).
+  const EnumInfo* FindEnum(Type t) {
+    return FindById(t, enum_by_id_, [this](std::string_view name) { return FindEnum(name); });
+  }
+  const StructInfo* FindStruct(Type t) {
+    return FindById(t, struct_by_id_, [this](std::string_view name) { return FindStruct(name); });
+  }
+  template <typename Info, typename ByName>
+  static const Info* FindById(Type t, std::vector<const Info*>& by_id, ByName by_name) {
     const std::uint32_t id = t.id();
     if (id < by_id.size() && by_id[id] != nullptr) return by_id[id];
-    auto it = by_name.find(t.name());
-    if (it == by_name.end()) return nullptr;
-    if (id == 0) return &it->second;
+    const Info* info = by_name(t.name());
+    if (info == nullptr || id == 0) return info;
     if (by_id.size() <= id) by_id.resize(id + 1, nullptr);
-    by_id[id] = &it->second;
-    return by_id[id];
+    by_id[id] = info;
+    return info;
   }
 
   // ---- environment
-  void Bind(std::string name, Type type) { env_.push_back(Binding{std::move(name), type}); }
+  void Bind(std::string_view name, Type type) { env_.push_back(Binding{name, type}); }
+  // Keeps a made name (`Type_method`) for as long as the checker, for Bind.
+  std::string_view Own(std::string name) { return owned_names_.emplace_back(std::move(name)); }
   // Locals are scanned innermost first; the module-level bindings below them are found through
   // an index built once registration is over (a scan of every function's binding per name use
   // made checking quadratic in the number of functions).
-  const Binding* Lookup(std::string_view name) const {
+  // Returns the type bound to `name`, or nullptr.
+  const Type* Lookup(std::string_view name) const {
     for (std::size_t i = env_.size(); i > globals_end_; --i) {
-      if (env_[i - 1].name == name) return &env_[i - 1];
+      if (env_[i - 1].name == name) return &env_[i - 1].type;
     }
     if (globals_end_ == 0) return nullptr;
-    auto it = global_index_.find(name);
-    return it == global_index_.end() ? nullptr : &env_[it->second];
+    return globals_.Find(name);
   }
   // Freezes the bindings made so far as the module level. REQUIRES: called once, after the
   // last module-level Bind and before any scope is opened.
   void FreezeGlobals() {
     globals_end_ = env_.size();
-    global_index_.reserve(globals_end_);
+    globals_.Reserve(globals_end_);
     // Later bindings of a name shadow earlier ones, as in the scan.
-    for (std::size_t i = 0; i < globals_end_; ++i) global_index_[env_[i].name] = i;
+    for (std::size_t i = 0; i < globals_end_; ++i)
+      *globals_.TryEmplace(env_[i].name).first = env_[i].type;
   }
   std::vector<std::string_view> BoundNames() const {
     std::vector<std::string_view> names;
@@ -234,7 +269,7 @@ class Checker {
   Type InferMatch(const Expr& e);
   Type InferGenericCall(const Expr& e, const ast::Function& fn);
   Type InferIf(const Expr& e);
-  void BindPattern(const Pattern& p, const Type& type, std::set<std::string>* covered,
+  void BindPattern(const Pattern& p, const Type& type, std::vector<std::string_view>* covered,
                    bool top_level_binding_ok);
   void ExpectType(const Type& expected, const Expr& e);
 
@@ -243,19 +278,18 @@ class Checker {
   const CheckOptions options_;
   std::vector<Diagnostic> diags_;
 
-  // Looked up by name per use, never iterated: hashed, and found by string_view.
-  struct NameHash {
-    using is_transparent = void;
-    std::size_t operator()(std::string_view name) const {
-      return std::hash<std::string_view>{}(name);
-    }
+  // Looked up by name per use, never iterated. The infos live in deques (stable addresses),
+  // pointed to from the one table of declaration names.
+  struct TypeNames {
+    std::optional<Type> alias;
+    StructInfo* struct_info = nullptr;
+    EnumInfo* enum_info = nullptr;
+    Template* tmpl = nullptr;
   };
-  template <typename V>
-  using NameMap = std::unordered_map<std::string, V, NameHash, std::equal_to<>>;
-  NameMap<Type> aliases_;
-  NameMap<StructInfo> structs_;
-  NameMap<EnumInfo> enums_;
-  NameMap<Template> templates_;
+  NameTable<TypeNames> type_names_;
+  std::deque<StructInfo> struct_infos_;
+  std::deque<EnumInfo> enum_infos_;
+  std::deque<Template> templates_;
   std::vector<const EnumInfo*> enum_by_id_;      // by Type::id(), see FindEnum(Type)
   std::vector<const StructInfo*> struct_by_id_;  // by Type::id(), see FindStruct(Type)
   std::set<std::string> traits_;
@@ -267,10 +301,11 @@ class Checker {
   std::set<const ast::Function*> bad_signatures_;
   std::set<std::string> element_aware_;  // list_*/map_*/set_* builtins (lenient, §13)
   std::vector<Binding> env_;
-  // env_[0, globals_end_) are the module-level bindings, indexed by name in global_index_ (keys
-  // are copies: env_ may reallocate as scopes grow, which moves short names).
+  std::deque<std::string> owned_names_;  // made binding names (see Own); a deque: they never move
+  // env_[0, globals_end_) are the module-level bindings, whose types are also indexed by name
+  // in globals_ (frozen: not changed after FreezeGlobals, so pointers into it stay valid).
   std::size_t globals_end_ = 0;
-  std::unordered_map<std::string, std::size_t, NameHash, std::equal_to<>> global_index_;
+  NameTable<Type> globals_;
   FnContext fn_;
   int instantiation_depth_ = 0;
   // Owns the non-constant types that the members above hold.
@@ -344,6 +379,12 @@ void Checker::NotCallable(const Type& type, Span span) {
 CheckResult Checker::Run() {
   if (!CheckMeta()) return CheckResult{std::move(diags_)};
   if (Stopped()) return CheckResult{std::move(diags_)};
+  // One type per declaration and function signature, plus a few hundred for builtins and
+  // uses: reserved up front so that the index does not rehash as a large module registers.
+  types_.Reserve(256 + module_.functions.size() + module_.type_decls.size() +
+                 module_.enum_decls.size() + module_.actor_decls.size());
+  type_names_.Reserve(16 + module_.type_aliases.size() + module_.type_decls.size() +
+                      module_.enum_decls.size() + module_.actor_decls.size());
   RegisterBuiltins();
   RegisterTypes();
   if (Stopped()) return CheckResult{std::move(diags_)};
@@ -413,8 +454,9 @@ void Checker::RegisterBuiltins() {
   const Type i = Type::Int(), s = Type::String(), b = Type::Bool(), f = Type::Float64(),
              u = Type::Unit();
   const Type list_s = types_.Generic("List", {s});
-  const auto fn = [this](std::string name, std::initializer_list<Type> params, Type ret) {
-    Bind(std::move(name), types_.Function(params, ret));
+  // Builtin names are string literals, so they need no owned copy.
+  const auto fn = [this](std::string_view name, std::initializer_list<Type> params, Type ret) {
+    Bind(name, types_.Function(params, ret));
   };
   // I/O, math, chars and string builder, tests (§13).
   fn("println", {s}, u);
@@ -542,60 +584,75 @@ void Checker::RegisterBuiltins() {
 
 void Checker::RegisterTypes() {
   // The Option/Result prelude (§5): generic enums.
-  templates_["Option"] =
-      Template{{"T"}, {{"Some", {TypeExpr::Named("T")}}, {"None", {}}}, /*is_enum=*/true};
-  templates_["Result"] =
-      Template{{"T", "E"}, {{"Ok", {TypeExpr::Named("T")}}, {"Err", {TypeExpr::Named("E")}}}, true};
-  // Names first, so that declarations may refer to each other in any order.
-  for (const ast::EnumDecl& e : module_.enum_decls) {
+  SetTemplate("Option",
+              Template{{"T"}, {{"Some", {TypeExpr::Named("T")}}, {"None", {}}}, /*is_enum=*/true});
+  SetTemplate("Result", Template{{"T", "E"},
+                                 {{"Ok", {TypeExpr::Named("T")}}, {"Err", {TypeExpr::Named("E")}}},
+                                 true});
+  // Names first, so that declarations may refer to each other in any order. The entries are
+  // kept per declaration for the second pass (an entry's info never changes address), which
+  // saves a second lookup of every name.
+  std::vector<EnumInfo*> enum_of_decl(module_.enum_decls.size(), nullptr);
+  std::vector<StructInfo*> struct_of_decl(module_.type_decls.size(), nullptr);
+  std::vector<StructInfo*> struct_of_actor(module_.actor_decls.size(), nullptr);
+  for (std::size_t i = 0; i < module_.enum_decls.size(); ++i) {
+    const ast::EnumDecl& e = module_.enum_decls[i];
     if (!e.generic_params.empty()) {
       Template t;
       t.is_enum = true;
       for (const ast::GenericParam& p : e.generic_params) t.params.push_back(p.name);
       for (const ast::EnumVariant& v : e.variants) t.members.push_back({v.name, v.fields});
-      templates_[e.name] = std::move(t);
+      SetTemplate(e.name, std::move(t));
     } else {
-      EnumEntry(e.name);
+      enum_of_decl[i] = &EnumEntry(e.name);
     }
   }
-  for (const ast::TypeDecl& s : module_.type_decls) {
+  for (std::size_t i = 0; i < module_.type_decls.size(); ++i) {
+    const ast::TypeDecl& s = module_.type_decls[i];
     if (!s.generic_params.empty()) {
       Template t;
       for (const ast::GenericParam& p : s.generic_params) t.params.push_back(p.name);
       for (const ast::FieldDef& fd : s.fields) t.members.push_back({fd.name, {fd.ty}});
-      templates_[s.name] = std::move(t);
+      SetTemplate(s.name, std::move(t));
     } else {
-      StructEntry(s.name);
+      struct_of_decl[i] = &StructEntry(s.name);
     }
   }
-  for (const ast::ActorDecl& a : module_.actor_decls) StructEntry(a.name);
+  for (std::size_t i = 0; i < module_.actor_decls.size(); ++i) {
+    struct_of_actor[i] = &StructEntry(module_.actor_decls[i].name);
+  }
   for (const ast::TypeAlias& alias : module_.type_aliases) {
     try {
-      aliases_[alias.name] = Resolve(alias.base_type, alias.span);
+      SetAlias(alias.name, Resolve(alias.base_type, alias.span));
     } catch (BodyError& error) {
-      aliases_[alias.name] = Type::Any();
+      SetAlias(alias.name, Type::Any());
       Report(std::move(error.diagnostic));
     }
   }
   // Field and payload types of non-generic declarations: no monomorphisation (§7.2 [I]).
-  for (const ast::EnumDecl& e : module_.enum_decls) {
+  for (std::size_t i = 0; i < module_.enum_decls.size(); ++i) {
+    const ast::EnumDecl& e = module_.enum_decls[i];
     if (!e.generic_params.empty()) continue;
-    EnumInfo& info = EnumEntry(e.name);
+    EnumInfo& info = *enum_of_decl[i];
+    info.variants.reserve(info.variants.size() + e.variants.size());
     for (const ast::EnumVariant& v : e.variants) {
       std::vector<Type> payload;
       for (const TypeExpr& t : v.fields) payload.push_back(Resolve(t, v.span, false));
       info.variants.push_back({v.name, std::move(payload)});
     }
   }
-  for (const ast::TypeDecl& s : module_.type_decls) {
+  for (std::size_t i = 0; i < module_.type_decls.size(); ++i) {
+    const ast::TypeDecl& s = module_.type_decls[i];
     if (!s.generic_params.empty()) continue;
-    StructInfo& info = StructEntry(s.name);
+    StructInfo& info = *struct_of_decl[i];
+    info.fields.reserve(info.fields.size() + s.fields.size());
     for (const ast::FieldDef& fd : s.fields) {
       info.fields.push_back({fd.name, Resolve(fd.ty, fd.span, false)});
     }
   }
-  for (const ast::ActorDecl& a : module_.actor_decls) {
-    StructInfo& info = StructEntry(a.name);
+  for (std::size_t i = 0; i < module_.actor_decls.size(); ++i) {
+    const ast::ActorDecl& a = module_.actor_decls[i];
+    StructInfo& info = *struct_of_actor[i];
     for (const ast::FieldDef& fd : a.fields) {
       info.fields.push_back({fd.name, Resolve(fd.ty, fd.span, false)});
     }
@@ -682,9 +739,9 @@ void Checker::RegisterImpls() {
     }
     for (const ast::Function& fn : impl.methods) {
       try {
-        Bind(impl.type_name + "_" + fn.name, signature(fn));
+        Bind(Own(impl.type_name + "_" + fn.name), signature(fn));
       } catch (BodyError& error) {
-        Bind(impl.type_name + "_" + fn.name, Type::Any());
+        Bind(Own(impl.type_name + "_" + fn.name), Type::Any());
         bad_signatures_.insert(&fn);
         Report(std::move(error.diagnostic));
       }
@@ -704,10 +761,10 @@ void Checker::RegisterImpls() {
             params.push_back(p.name == "self" ? Resolve(TypeExpr::Named(impl.type_name), p.span)
                                               : Resolve(p.ty, p.span));
           }
-          Bind(impl.type_name + "_" + m.name,
+          Bind(Own(impl.type_name + "_" + m.name),
                types_.Function(std::move(params), Resolve(m.return_type, m.span)));
         } catch (BodyError& error) {
-          Bind(impl.type_name + "_" + m.name, Type::Any());
+          Bind(Own(impl.type_name + "_" + m.name), Type::Any());
           Report(std::move(error.diagnostic));
         }
       }
@@ -716,9 +773,9 @@ void Checker::RegisterImpls() {
   for (const ast::ActorDecl& actor : module_.actor_decls) {
     for (const ast::Function& fn : actor.handlers) {
       try {
-        Bind(actor.name + "_" + fn.name, signature(fn));
+        Bind(Own(actor.name + "_" + fn.name), signature(fn));
       } catch (BodyError& error) {
-        Bind(actor.name + "_" + fn.name, Type::Any());
+        Bind(Own(actor.name + "_" + fn.name), Type::Any());
         bad_signatures_.insert(&fn);
         Report(std::move(error.diagnostic));
       }
@@ -735,11 +792,21 @@ void Checker::RegisterFunctions() {
       continue;
     }
     try {
-      std::vector<Type> params;
-      for (const ast::Param& p : fn.params) params.push_back(Resolve(p.ty, p.span));
+      // The parameter types on the stack for the usual few parameters (the table copies them).
+      constexpr std::size_t kInline = 8;
+      std::array<Type, kInline> inline_params;
+      std::vector<Type> many_params;
+      std::span<Type> params(inline_params.data(), fn.params.size());
+      if (fn.params.size() > kInline) {
+        many_params.resize(fn.params.size());
+        params = many_params;
+      }
+      for (std::size_t i = 0; i < fn.params.size(); ++i) {
+        params[i] = Resolve(fn.params[i].ty, fn.params[i].span);
+      }
       Type ret = Resolve(fn.return_type, fn.span);
       if (fn.is_async) ret = types_.Future(ret);
-      Bind(fn.name, types_.Function(std::move(params), std::move(ret)));
+      Bind(fn.name, types_.Function(params, ret));
     } catch (BodyError& error) {
       Bind(fn.name, Type::Any());
       bad_signatures_.insert(&fn);
@@ -790,7 +857,7 @@ Type Checker::Instantiate(const std::string& name, const Template& tmpl,
     if (i > 0) mangled += "_";
     mangled += Display(args[i]);
   }
-  const bool known = tmpl.is_enum ? enums_.count(mangled) > 0 : structs_.count(mangled) > 0;
+  const bool known = tmpl.is_enum ? FindEnum(mangled) != nullptr : FindStruct(mangled) != nullptr;
   // A declaration may instantiate itself with ever larger arguments (`enum T<A> { X(T<(A, A)>)
   // }`), which would never end. Past these bounds an instance is registered without members,
   // so its literals and variants fail to check instead of the checker running away.
@@ -844,10 +911,14 @@ Type Checker::Resolve(const TypeExpr& te, Span where, bool mono,
         auto it = subst->find(te.name);
         if (it != subst->end()) return it->second;
       }
-      if (IsPrimitiveName(te.name)) return Type::Prim(te.name);
-      if (auto it = aliases_.find(te.name); it != aliases_.end()) return it->second;
-      if (auto it = enums_.find(te.name); it != enums_.end()) return it->second.type;
-      if (auto it = templates_.find(te.name); it != templates_.end()) {
+      if (std::optional<Type> prim = PrimitiveType(te.name)) return *prim;
+      // One lookup for every kind of declaration, tried in upstream's order: alias, enum,
+      // template, struct.
+      const TypeNames* names = type_names_.Find(te.name);
+      if (names == nullptr) return types_.Struct(te.name);
+      if (names->alias) return *names->alias;
+      if (names->enum_info != nullptr) return names->enum_info->type;
+      if (names->tmpl != nullptr) {
         if (mono) {
           Diagnostic d = diag::Make(Kind::kE0223, R(where), te.name);
           d.suggestion = fmt::format("specify type arguments, e.g. `{}<Int>`", te.name);
@@ -855,30 +926,30 @@ Type Checker::Resolve(const TypeExpr& te, Span where, bool mono,
               Patch("add type arguments", where.start, where.end, fmt::format("{}<TODO>", te.name));
           Fail(std::move(d));
         }
-        return it->second.is_enum ? types_.Enum(te.name) : types_.Struct(te.name);
+        return names->tmpl->is_enum ? types_.Enum(te.name) : types_.Struct(te.name);
       }
-      if (const StructInfo* info = FindStruct(te.name)) return info->type;
+      if (names->struct_info != nullptr) return names->struct_info->type;
       return types_.Struct(te.name);
     }
     case TypeKind::kGeneric: {
       std::vector<Type> args;
       for (const TypeExpr& a : te.args) args.push_back(Resolve(a, where, mono, subst));
       if (te.name == "Future" && args.size() == 1) return types_.Future(args[0]);
-      if (auto it = templates_.find(te.name); it != templates_.end()) {
-        if (args.size() != it->second.params.size()) {
+      if (const Template* tmpl = FindTemplate(te.name)) {
+        if (args.size() != tmpl->params.size()) {
           Diagnostic d =
-              diag::Make(Kind::kE0221, R(where), it->second.params.size(), te.name, args.size());
+              diag::Make(Kind::kE0221, R(where), tmpl->params.size(), te.name, args.size());
           d.suggestion = fmt::format("`{}` requires exactly {} type argument(s)", te.name,
-                                     it->second.params.size());
+                                     tmpl->params.size());
           std::string todo;
-          for (std::size_t i = 0; i < it->second.params.size(); ++i) {
+          for (std::size_t i = 0; i < tmpl->params.size(); ++i) {
             todo += i == 0 ? "TODO" : ", TODO";
           }
           d.fix_patch = Patch("fix the type arguments", where.start, where.end,
                               fmt::format("{}<{}>", te.name, todo));
           Fail(std::move(d));
         }
-        if (mono) return Instantiate(te.name, it->second, args);
+        if (mono) return Instantiate(te.name, *tmpl, args);
       }
       return types_.Generic(te.name, std::move(args));
     }
@@ -1021,9 +1092,9 @@ void Checker::CheckStmt(const Stmt& stmt, Type* last) {
       return;
     }
     case StmtKind::kAssign: {
-      const Binding* target = Lookup(stmt.name);
+      const Type* target = Lookup(stmt.name);
       if (target == nullptr) Undefined(stmt.name, stmt.span);
-      const Type expected = target->type;
+      const Type expected = *target;
       const Type value = Infer(stmt.value);
       if (!TypesEqual(expected, value)) Mismatch(expected, value, stmt.span);
       return;
@@ -1081,8 +1152,8 @@ void Checker::ExpectType(const Type& expected, const Expr& e) {
 // Binds the names of pattern `p` matched against a value of `type` (§7.7). `covered` collects
 // the enum variants a match arm covers. A bare name binds the whole value when the type is not
 // an enum and `top_level_binding_ok` (let and if-let patterns).
-void Checker::BindPattern(const Pattern& p, const Type& type, std::set<std::string>* covered,
-                          bool top_level_binding_ok) {
+void Checker::BindPattern(const Pattern& p, const Type& type,
+                          std::vector<std::string_view>* covered, bool top_level_binding_ok) {
   switch (p.kind) {
     case PatternKind::kWildcard:
       return;
@@ -1117,7 +1188,7 @@ void Checker::BindPattern(const Pattern& p, const Type& type, std::set<std::stri
           const Type elem = i < payload.size() ? payload[i] : Type::Unknown();
           BindPattern(p.subs[i], elem, nullptr, false);
         }
-        if (covered != nullptr) covered->insert(variant);
+        if (covered != nullptr) covered->push_back(variant);  // names in an EnumInfo: stable
         return;
       }
       return;
@@ -1144,12 +1215,12 @@ Type Checker::Infer(const Expr& e) {
       }
       return Type::String();
     case ExprKind::kIdent: {
-      if (e.text == "None" && Lookup("None") == nullptr) {
-        return Instantiate("Option", templates_.at("Option"), {Type::Unknown()});
+      if (std::string_view(e.text) == "None" && Lookup("None") == nullptr) {
+        return Instantiate("Option", *FindTemplate("Option"), {Type::Unknown()});
       }
-      const Binding* b = Lookup(e.text);
+      const Type* b = Lookup(e.text);
       if (b == nullptr) Undefined(e.text, e.span);
-      return b->type;
+      return *b;
     }
     case ExprKind::kBinaryOp:
       return InferBinary(e);
@@ -1175,9 +1246,16 @@ Type Checker::Infer(const Expr& e) {
     case ExprKind::kMatch:
       return InferMatch(e);
     case ExprKind::kTupleLit: {
+      // Most tuples are small: their element types stay on the stack (no allocation per tuple).
+      constexpr std::size_t kInline = 8;
+      if (e.operands.size() <= kInline) {
+        std::array<Type, kInline> elems;
+        for (std::size_t i = 0; i < e.operands.size(); ++i) elems[i] = Infer(e.operands[i]);
+        return types_.Tuple(std::span<const Type>(elems.data(), e.operands.size()));
+      }
       std::vector<Type> elems;
       for (const Expr& op : e.operands) elems.push_back(Infer(op));
-      return types_.Tuple(std::move(elems));
+      return types_.Tuple(elems);
     }
     case ExprKind::kTupleIndex: {
       const Type t = Infer(e.operand());
@@ -1339,11 +1417,15 @@ Type Checker::InferCall(const Expr& e) {
     const Expr& object = callee.operand();
     // `T.f(...)`: a static method when `T` names a type (not a value) and T_f's first
     // parameter is not a T (§7.5 call step 2).
+    const auto names_a_type = [this](std::string_view name) {
+      const TypeNames* names = type_names_.Find(name);
+      return names != nullptr && (names->struct_info != nullptr || names->enum_info != nullptr ||
+                                  names->tmpl != nullptr);
+    };
     if (object.kind == ExprKind::kIdent && Lookup(object.text) == nullptr &&
-        (FindStruct(object.text) != nullptr || FindEnum(object.text) != nullptr ||
-         templates_.count(object.text) > 0)) {
-      if (const Binding* m = Lookup(object.text + "_" + callee.text)) {
-        const Type& ft = m->type;
+        names_a_type(object.text)) {
+      if (const Type* m = Lookup(object.text + "_" + callee.text)) {
+        const Type& ft = *m;
         if (ft.tag() == TypeTag::kAny) {
           for (std::size_t i = 1; i < e.operands.size(); ++i) Infer(e.operands[i]);
           return Type::Any();
@@ -1378,8 +1460,8 @@ Type Checker::InferCall(const Expr& e) {
       return InferVariant(e, "Result", name, 1);
     }
     if (auto it = generic_fns_.find(name); it != generic_fns_.end()) {
-      const Binding* b = Lookup(name);
-      if (b != nullptr && b->type.tag() == TypeTag::kAny) return InferGenericCall(e, *it->second);
+      const Type* b = Lookup(name);
+      if (b != nullptr && b->tag() == TypeTag::kAny) return InferGenericCall(e, *it->second);
     }
   }
   const Type ft = Infer(callee);
@@ -1458,10 +1540,10 @@ Type Checker::InferMethodCall(const Expr& e, const Expr& object, const std::stri
   // E0203 (§7.8).
   if (type_name.empty()) NotCallable(Type::Unknown(), e.span);
   const std::string base(BaseName(type_name));
-  const Binding* user = Lookup(type_name + "_" + method);
+  const Type* user = Lookup(type_name + "_" + method);
   if (user == nullptr && base != type_name) user = Lookup(base + "_" + method);
   if (user != nullptr) {
-    const Type& ft = user->type;
+    const Type& ft = *user;
     if (ft.tag() != TypeTag::kFunction || ft.args().empty()) {
       for (std::size_t i = 1; i < e.operands.size(); ++i) Infer(e.operands[i]);
       return Type::Any();
@@ -1492,7 +1574,7 @@ Type Checker::InferMethodCall(const Expr& e, const Expr& object, const std::stri
   const std::string prefix = type_name + "_";
   for (const Binding& b : env_) {
     if (b.name.size() > prefix.size() && b.name.rfind(prefix, 0) == 0) {
-      owned.push_back(b.name.substr(prefix.size()));
+      owned.emplace_back(b.name.substr(prefix.size()));
     }
   }
   std::vector<std::string_view> candidates(owned.begin(), owned.end());
@@ -1544,9 +1626,10 @@ Type Checker::InferStructLit(const Expr& e) {
   const StructInfo* info = FindStruct(name);
   if (info != nullptr) {
     result = info->type;
-  } else if (auto it = templates_.find(name); it != templates_.end() && !it->second.is_enum) {
+  } else if (const Template* generic = FindTemplate(name);
+             generic != nullptr && !generic->is_enum) {
     // A generic struct: parameters inferred from fields declared as a bare type parameter.
-    const Template& tmpl = it->second;
+    const Template& tmpl = *generic;
     std::vector<Type> args;
     for (const std::string& param : tmpl.params) {
       std::optional<Type> bound;
@@ -1574,19 +1657,33 @@ Type Checker::InferStructLit(const Expr& e) {
   }
   const std::string& shown = name;
   // E0216 duplicates, E0215 unknown fields, E0214 missing fields, then the values (§7.5).
-  std::set<std::string_view> seen;
-  for (const ast::FieldInit& init : inits) {
-    if (seen.insert(init.name).second) continue;
+  // Linear scans, not a set and a vector of names: a literal has a few fields, and these ran
+  // (and allocated) for every struct literal (docs/decisions/0029-kodo-perf4.md).
+  const auto initialized = [&](std::string_view field, std::size_t before) {
+    for (std::size_t j = 0; j < before; ++j) {
+      if (inits[j].name == field) return true;
+    }
+    return false;
+  };
+  const auto is_declared = [&](std::string_view field) {
+    for (const auto& [declared_field, type] : info->fields) {
+      if (declared_field == field) return true;
+    }
+    return false;
+  };
+  for (std::size_t i = 0; i < inits.size(); ++i) {
+    const ast::FieldInit& init = inits[i];
+    if (!initialized(init.name, i)) continue;
     Diagnostic d = diag::Make(Kind::kE0216, R(init.span), init.name, shown);
     d.suggestion = fmt::format("remove the duplicate `{}` field", init.name);
     d.fix_patch = Patch(fmt::format("remove the duplicate field `{}`", init.name), init.span.start,
                         init.span.end, "");
     Fail(std::move(d));
   }
-  std::vector<std::string_view> declared;
-  for (const auto& [field, type] : info->fields) declared.push_back(field);
   for (const ast::FieldInit& init : inits) {
-    if (std::find(declared.begin(), declared.end(), init.name) != declared.end()) continue;
+    if (is_declared(init.name)) continue;
+    std::vector<std::string_view> declared;
+    for (const auto& [field, type] : info->fields) declared.push_back(field);
     Diagnostic d = diag::Make(Kind::kE0215, R(init.span), init.name, shown);
     if (std::optional<std::string> near = NearName(init.name, declared)) {
       d.suggestion = fmt::format("did you mean `{}`? (unknown field `{}`)", *near, init.name);
@@ -1600,7 +1697,7 @@ Type Checker::InferStructLit(const Expr& e) {
     Fail(std::move(d));
   }
   for (const auto& [field, type] : info->fields) {
-    if (seen.count(field) > 0) continue;
+    if (initialized(field, inits.size())) continue;
     Diagnostic d = diag::Make(Kind::kE0214, R(e.span), field, shown);
     d.suggestion = fmt::format("add `{}: <value>` to the struct literal", field);
     d.fix_patch = Patch(fmt::format("add missing field `{}`", field), e.span.end, e.span.end,
@@ -1646,8 +1743,8 @@ Type Checker::InferVariant(const Expr& e, const std::string& enum_name, const st
     }
     unknown_variant(enum_name, *info);
   }
-  if (auto it = templates_.find(enum_name); it != templates_.end() && it->second.is_enum) {
-    const Template& tmpl = it->second;
+  if (const Template* generic = FindTemplate(enum_name); generic != nullptr && generic->is_enum) {
+    const Template& tmpl = *generic;
     const ast::Vec<TypeExpr>* payload = nullptr;
     for (const auto& [v, types] : tmpl.members) {
       if (v == variant) payload = &types;
@@ -1737,7 +1834,8 @@ Type Checker::InferMatch(const Expr& e) {
   const Type scrutinee = Infer(e.operands[0]);
   const ast::Vec<ast::MatchArm>& arms = e.extra->arms;
   if (arms.empty()) Arity(1, 0, e.span);
-  std::set<std::string> covered;
+  // A vector, not a set: a match has a handful of arms, and a set allocated a node per arm.
+  std::vector<std::string_view> covered;
   bool wildcard = false;
   Type match_type;
   for (std::size_t i = 0; i < arms.size(); ++i) {
@@ -1758,7 +1856,7 @@ Type Checker::InferMatch(const Expr& e) {
     std::vector<std::string> missing;
     if (info != nullptr) {
       for (const auto& [v, payload] : info->variants) {
-        if (covered.count(v) == 0) missing.push_back(v);
+        if (std::find(covered.begin(), covered.end(), v) == covered.end()) missing.push_back(v);
       }
     }
     if (!missing.empty()) {

@@ -1,5 +1,6 @@
 #include "kodo/sema/types.h"
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 
@@ -48,33 +49,86 @@ std::optional<Type> PrimitiveType(std::string_view name) {
   if (name.empty() || std::string_view("IUFBS").find(name[0]) == std::string_view::npos) {
     return std::nullopt;
   }
+  // Every primitive name is 3 to 7 bytes long; compare only names of the same length.
+  if (name.size() < 3 || name.size() > 7) return std::nullopt;
   for (std::size_t i = 0; i < kPrimNames.size(); ++i) {
-    if (kPrimNames[i] == name) return Type(&kPrimNodes[i]);
+    if (kPrimNames[i].size() == name.size() && kPrimNames[i] == name) return Type(&kPrimNodes[i]);
   }
   return std::nullopt;
 }
 
+std::uint64_t TypeTable::Hash(TypeTag tag, std::string_view name, std::span<const Type> args,
+                              const Type* ret) {
+  // FNV-1a over the tag and the name, then the argument and result node addresses mixed in.
+  std::uint64_t h = 1469598103934665603ull ^ static_cast<std::uint64_t>(tag);
+  for (const char c : name) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+  const auto mix = [&h](const TypeNode* node) {
+    h ^= reinterpret_cast<std::uintptr_t>(node) + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+  };
+  mix(nullptr);  // separates the name from the arguments
+  for (const Type a : args) mix(a.node_);
+  if (ret != nullptr) mix(ret->node_);
+  h ^= h >> 29;
+  h *= 0xbf58476d1ce4e5b9ull;
+  h ^= h >> 32;
+  return h | 1;  // never 0, which marks an empty slot
+}
+
+void TypeTable::Reserve(std::size_t types) {
+  std::size_t capacity = 64;
+  while (capacity < 2 * types) capacity *= 2;
+  if (capacity > slots_.size()) Grow(capacity);
+}
+
+void TypeTable::Grow(std::size_t capacity) {
+  std::vector<Slot> old = std::move(slots_);
+  slots_.assign(capacity, Slot{});
+  const std::size_t mask = capacity - 1;
+  for (const Slot& slot : old) {
+    if (slot.hash == 0) continue;
+    std::size_t i = slot.hash & mask;
+    while (slots_[i].hash != 0) i = (i + 1) & mask;
+    slots_[i] = slot;
+  }
+}
+
+std::span<const Type> TypeTable::StoreArgs(std::span<const Type> args) {
+  if (args.empty()) return {};
+  if (arg_left_ < args.size()) {
+    const std::size_t chunk = std::max<std::size_t>(4096, args.size());
+    arg_chunks_.push_back(std::make_unique<Type[]>(chunk));
+    arg_next_ = arg_chunks_.back().get();
+    arg_left_ = chunk;
+  }
+  Type* stored = arg_next_;
+  std::copy(args.begin(), args.end(), stored);
+  arg_next_ += args.size();
+  arg_left_ -= args.size();
+  return {stored, args.size()};
+}
+
 Type TypeTable::Intern(TypeTag tag, std::string_view name, std::span<const Type> args,
                        const Type* ret) {
-  key_.clear();
-  key_.push_back(static_cast<char>(tag));
-  key_.append(name);
-  key_.push_back('\0');
-  const auto append_node = [this](Type t) {
-    char bytes[sizeof(const TypeNode*)];
-    std::memcpy(bytes, &t.node_, sizeof bytes);
-    key_.append(bytes, sizeof bytes);
-  };
-  for (Type a : args) append_node(a);
-  if (ret != nullptr) append_node(*ret);
-  if (auto it = index_.find(std::string_view(key_)); it != index_.end()) return Type(it->second);
+  if (2 * (nodes_.size() + 1) > slots_.size()) Grow(slots_.empty() ? 64 : 2 * slots_.size());
+  const std::uint64_t hash = Hash(tag, name, args, ret);
+  const std::size_t mask = slots_.size() - 1;
+  std::size_t i = hash & mask;
+  for (; slots_[i].hash != 0; i = (i + 1) & mask) {
+    if (slots_[i].hash != hash) continue;
+    const TypeNode& n = *slots_[i].node;
+    // The tag decides whether there is a result: only kFunction has one.
+    if (n.tag != tag || n.name != name || n.args.size() != args.size()) continue;
+    if (ret != nullptr && n.ret != *ret) continue;
+    if (!std::equal(args.begin(), args.end(), n.args.begin())) continue;
+    return Type(&n);
+  }
   TypeNode& node = nodes_.emplace_back();
   node.tag = tag;
   node.id = static_cast<std::uint32_t>(nodes_.size());  // 1-based: 0 is the constants'
   node.name = std::string(name);
-  node.args.assign(args.begin(), args.end());
-  if (ret != nullptr) node.ret.push_back(*ret);
-  index_.emplace(key_, &node);
+  node.args = StoreArgs(args);
+  if (ret != nullptr) node.ret = *ret;
+  slots_[i] = Slot{hash, &node};
   return Type(&node);
 }
 

@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <deque>
 #include <initializer_list>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -86,18 +87,22 @@ class Type {
   const TypeNode* node_;
 };
 
+// The arguments live in their table's argument storage and the result inline, not in vectors
+// of their own: a function type's parameters and result are then one cache miss away from its
+// node instead of two more, and making a type allocates nothing of its own
+// (docs/decisions/0029-kodo-perf4.md).
 struct TypeNode {
   TypeTag tag = TypeTag::kUnknown;
   std::uint32_t id = 0;
   std::string name;
-  std::vector<Type> args;
-  std::vector<Type> ret;  // kFunction: exactly one element
+  std::span<const Type> args;
+  Type ret;  // kFunction: the result; Unknown for the others
 };
 
 inline TypeTag Type::tag() const { return node_->tag; }
 inline const std::string& Type::name() const { return node_->name; }
 inline std::span<const Type> Type::args() const { return node_->args; }
-inline Type Type::result() const { return node_->ret[0]; }
+inline Type Type::result() const { return node_->ret; }
 inline std::uint32_t Type::id() const { return node_->id; }
 
 // Makes and owns the non-constant types of one checker run, one node per distinct type.
@@ -128,19 +133,28 @@ class TypeTable {
   // Returns the number of distinct non-constant types made so far.
   std::size_t size() const { return nodes_.size(); }
 
+  // Makes room for `types` distinct types without growing the index (an optimisation only).
+  void Reserve(std::size_t types);
+
  private:
-  struct KeyHash {
-    using is_transparent = void;
-    std::size_t operator()(std::string_view key) const {
-      return std::hash<std::string_view>{}(key);
-    }
+  struct Slot {
+    std::uint64_t hash = 0;  // 0: empty
+    const TypeNode* node = nullptr;
   };
   Type Intern(TypeTag tag, std::string_view name, std::span<const Type> args, const Type* ret);
+  static std::uint64_t Hash(TypeTag tag, std::string_view name, std::span<const Type> args,
+                            const Type* ret);
+  void Grow(std::size_t capacity);
+  std::span<const Type> StoreArgs(std::span<const Type> args);
 
   std::deque<TypeNode> nodes_;  // a deque: nodes never move
-  // Key: the tag byte, the name, a 0 byte, then the node addresses of the args and the result.
-  std::unordered_map<std::string, const TypeNode*, KeyHash, std::equal_to<>> index_;
-  std::string key_;  // scratch, so that a lookup of an existing type allocates nothing
+  // Open addressing with linear probing over a power-of-two array, at most half full. A slot
+  // holds the hash and the node, and a probe compares the node's fields, so no key is stored.
+  std::vector<Slot> slots_;
+  // The args of every node, in chunks that never move.
+  std::vector<std::unique_ptr<Type[]>> arg_chunks_;
+  Type* arg_next_ = nullptr;
+  std::size_t arg_left_ = 0;
 };
 
 // Returns true for the primitive names of §7.1.
