@@ -256,7 +256,7 @@ struct Stmt {
   Span span;
   std::string name;
   // Let's annotation, out of line: most statements have none, and inline it made every
-  // statement 64 bytes larger (docs/decisions/0029-kodo-perf4.md).
+  // statement 64 bytes larger (docs/decisions/0031-kodo-perf4.md).
   Box<TypeExpr> ty;
   Box<Pattern> pattern;
   Expr value;

@@ -49,7 +49,7 @@ std::string FStringBody(const lex::FStringValue& value) {
 // Wraps a parse call so that vector::emplace_back constructs the node it returns directly in
 // the vector's storage: the conversion's result initializes the element (GCC and Clang elide
 // the move), where push_back(Parse...()) moved every finished node into place once more
-// (docs/decisions/0029-kodo-perf4.md). If the call throws, nothing is added, as with push_back.
+// (docs/decisions/0031-kodo-perf4.md). If the call throws, nothing is added, as with push_back.
 template <typename F>
 struct InPlace {
   F make;

@@ -102,7 +102,7 @@ struct Template {
 };
 
 // `name` points into the module's tree, a string literal or Checker::owned_names_, all of which
-// outlive the check: binding a name copies no string (docs/decisions/0029-kodo-perf4.md).
+// outlive the check: binding a name copies no string (docs/decisions/0031-kodo-perf4.md).
 struct Binding {
   std::string_view name;
   Type type;
@@ -157,7 +157,7 @@ class Checker {
   Type Instantiate(const std::string& name, const Template& tmpl, const std::vector<Type>& args);
   bool Assignable(const Type& expected, const Type& found) const;
   // Declarations by name: one table for aliases, enums, templates and structs, so that a use
-  // resolving a name costs one lookup instead of up to four (docs/decisions/0029-kodo-perf4.md).
+  // resolving a name costs one lookup instead of up to four (docs/decisions/0031-kodo-perf4.md).
   const EnumInfo* FindEnum(std::string_view name) const {
     const TypeNames* names = type_names_.Find(name);
     return names == nullptr ? nullptr : names->enum_info;
@@ -1658,7 +1658,7 @@ Type Checker::InferStructLit(const Expr& e) {
   const std::string& shown = name;
   // E0216 duplicates, E0215 unknown fields, E0214 missing fields, then the values (§7.5).
   // Linear scans, not a set and a vector of names: a literal has a few fields, and these ran
-  // (and allocated) for every struct literal (docs/decisions/0029-kodo-perf4.md).
+  // (and allocated) for every struct literal (docs/decisions/0031-kodo-perf4.md).
   const auto initialized = [&](std::string_view field, std::size_t before) {
     for (std::size_t j = 0; j < before; ++j) {
       if (inits[j].name == field) return true;

@@ -4,7 +4,7 @@
 // one cache miss (a short name is stored inside the slot's std::string). std::unordered_map cost
 // three per hit: the bucket, the node before the bucket's first and that node; in a module of
 // tens of thousands of declarations each of them missed the caches
-// (docs/decisions/0029-kodo-perf4.md).
+// (docs/decisions/0031-kodo-perf4.md).
 //
 // Names are only added, never removed. A pointer returned by Find or TryEmplace is valid until
 // the next TryEmplace (which may move every slot); keep values small and point from them to

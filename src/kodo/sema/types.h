@@ -90,7 +90,7 @@ class Type {
 // The arguments live in their table's argument storage and the result inline, not in vectors
 // of their own: a function type's parameters and result are then one cache miss away from its
 // node instead of two more, and making a type allocates nothing of its own
-// (docs/decisions/0029-kodo-perf4.md).
+// (docs/decisions/0031-kodo-perf4.md).
 struct TypeNode {
   TypeTag tag = TypeTag::kUnknown;
   std::uint32_t id = 0;
