@@ -80,11 +80,13 @@ bool AnyMatches(const std::vector<Glob>& globs, std::string_view path, bool is_d
                      [&](const Glob& glob) { return glob.Matches(path, is_dir); });
 }
 
-// Reads at most `limit` + 1 bytes from `fd` into `out`. Returns the errno on failure, else 0.
-int ReadUpTo(int fd, std::size_t limit, std::string& out) {
+// Reads at most `limit` + 1 bytes from `fd` into `out`, starting with room for `expect` + 1
+// bytes (the size fstat reported) so a file that did not change is read with one allocation.
+// Returns the errno on failure, else 0.
+int ReadUpTo(int fd, std::size_t limit, std::size_t expect, std::string& out) {
   out.clear();
   std::size_t want = limit + 1;
-  out.resize(std::min<std::size_t>(want, 1 << 16));
+  out.resize(std::min<std::size_t>(want, std::max<std::size_t>(expect + 1, 1 << 12)));
   std::size_t have = 0;
   while (have < want) {
     if (have == out.size()) out.resize(std::min(want, out.size() * 2));
@@ -234,7 +236,7 @@ void Walker::LoadIgnoreFiles(const std::string& rel) {
       result_.warnings.push_back(fmt::format("{}: not read: not a regular file", file_rel));
       continue;
     }
-    if (const int err = ReadUpTo(fd.get(), kMaxIgnoreFileBytes, buffer_); err != 0) {
+    if (const int err = ReadUpTo(fd.get(), kMaxIgnoreFileBytes, 0, buffer_); err != 0) {
       result_.warnings.push_back(fmt::format("{}: not read: {}", file_rel, ErrnoText(err)));
       continue;
     }
@@ -279,46 +281,33 @@ void Walker::ProcessFile(const std::string& rel, const std::string& open_path,
                                       .symlink = symlink});
     return;
   }
-  // O_NOFOLLOW: the final component must still be what lstat saw (for a symlink, `open_path`
-  // is its canonical target); O_NONBLOCK: a file swapped for a fifo cannot block the crawl.
-  Fd fd(open(open_path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY));
-  if (fd.get() < 0) {
-    Skip(rel, SkipReason::kUnreadable, ErrnoText(errno));
+  if (before == nullptr && options_.defer_new_files) {
+    result_.files.push_back(FileEntry{.path = rel,
+                                      .size = size,
+                                      .mtime_ns = mtime_ns,
+                                      .sha256 = {},
+                                      .change = FileChange::kAdded,
+                                      .symlink = symlink,
+                                      .unread = true});
     return;
   }
-  struct stat now;
-  if (fstat(fd.get(), &now) != 0) {
-    Skip(rel, SkipReason::kUnreadable, ErrnoText(errno));
+  // For a symlink, `open_path` is its canonical target: its final component must still be
+  // what stat saw, so it is not followed either.
+  CandidateRead read = ReadCandidate(open_path, /*follow=*/false, options_.max_file_bytes,
+                                     options_.binary_probe_bytes);
+  if (read.skip) {
+    Skip(rel, *read.skip, std::move(read.detail));
     return;
   }
-  if (!S_ISREG(now.st_mode)) {
-    Skip(rel, SkipReason::kNotRegular, "changed while crawling");
-    return;
-  }
-  size = static_cast<std::uint64_t>(now.st_size);
-  mtime_ns = MtimeNs(now);
-  if (const int err = ReadUpTo(fd.get(), options_.max_file_bytes, buffer_); err != 0) {
-    Skip(rel, SkipReason::kUnreadable, ErrnoText(err));
-    return;
-  }
-  if (buffer_.size() > options_.max_file_bytes) {
-    Skip(rel, SkipReason::kLarge, fmt::format("grew above the limit {}", options_.max_file_bytes));
-    return;
-  }
-  const std::size_t probe = std::min(buffer_.size(), options_.binary_probe_bytes);
-  if (probe > 0 && std::memchr(buffer_.data(), 0, probe) != nullptr) {
-    Skip(rel, SkipReason::kBinary, "NUL byte in the first bytes");
-    return;
-  }
-  std::string sha256 = base::Sha256Hex(buffer_);
+  std::string sha256 = base::Sha256Hex(read.content);
   ++result_.files_hashed;
   FileChange change = FileChange::kAdded;
   if (before != nullptr) {
     change = before->sha256 == sha256 ? FileChange::kTouched : FileChange::kModified;
   }
   result_.files.push_back(FileEntry{.path = rel,
-                                    .size = static_cast<std::uint64_t>(buffer_.size()),
-                                    .mtime_ns = mtime_ns,
+                                    .size = static_cast<std::uint64_t>(read.content.size()),
+                                    .mtime_ns = read.mtime_ns,
                                     .sha256 = std::move(sha256),
                                     .change = change,
                                     .symlink = symlink});
@@ -424,6 +413,41 @@ Status Walker::Walk(const std::string& rel, std::size_t depth, bool included_by_
 }  // namespace
 
 std::span<const std::string_view> DefaultExcludes() { return kDefaultExcludes; }
+
+CandidateRead ReadCandidate(const std::string& abs, bool follow, std::uint64_t max_file_bytes,
+                            std::size_t binary_probe_bytes) {
+  CandidateRead out;
+  auto skip = [&out](SkipReason reason, std::string detail) {
+    out.skip = reason;
+    out.detail = std::move(detail);
+    out.content.clear();
+    return std::move(out);
+  };
+  // O_NOFOLLOW (unless `follow`): the final component must still be what lstat saw;
+  // O_NONBLOCK: a file swapped for a fifo cannot block the reader.
+  Fd fd(
+      open(abs.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | (follow ? 0 : O_NOFOLLOW)));
+  if (fd.get() < 0) return skip(SkipReason::kUnreadable, ErrnoText(errno));
+  struct stat now;
+  if (fstat(fd.get(), &now) != 0) return skip(SkipReason::kUnreadable, ErrnoText(errno));
+  if (!S_ISREG(now.st_mode)) return skip(SkipReason::kNotRegular, "changed while crawling");
+  out.mtime_ns = MtimeNs(now);
+  const auto limit =
+      static_cast<std::size_t>(std::min<std::uint64_t>(max_file_bytes, SIZE_MAX - 1));
+  const auto expect = static_cast<std::size_t>(
+      std::min<std::uint64_t>(static_cast<std::uint64_t>(std::max<off_t>(now.st_size, 0)), limit));
+  if (const int err = ReadUpTo(fd.get(), limit, expect, out.content); err != 0) {
+    return skip(SkipReason::kUnreadable, ErrnoText(err));
+  }
+  if (out.content.size() > max_file_bytes) {
+    return skip(SkipReason::kLarge, fmt::format("grew above the limit {}", max_file_bytes));
+  }
+  const std::size_t probe = std::min(out.content.size(), binary_probe_bytes);
+  if (probe > 0 && std::memchr(out.content.data(), 0, probe) != nullptr) {
+    return skip(SkipReason::kBinary, "NUL byte in the first bytes");
+  }
+  return out;
+}
 
 std::string_view SkipReasonName(SkipReason reason) {
   switch (reason) {

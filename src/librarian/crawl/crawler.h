@@ -25,7 +25,8 @@
 // hash of files and evidence references, and a workspace's contents are peer-controlled, so
 // collisions must not be forceable. With a `previous` manifest and without `force`, a file
 // whose (size, mtime_ns) equals its manifest entry is not read at all and keeps the stored
-// hash (spec §2.3); any other file is read once, probed for NUL bytes and hashed.
+// hash (spec §2.3); any other file is read once, probed for NUL bytes and hashed, unless
+// `defer_new_files` leaves the files without a manifest entry to the caller (ReadCandidate).
 //
 // Thread safety: Crawl is a free function with no shared state; `cancel` may be set from any
 // thread, and `progress` is called on the crawling thread.
@@ -68,6 +69,13 @@ struct CrawlOptions {
   bool default_excludes = true;
   // Hash every file even when its size and mtime match `previous`. Default false.
   bool force = false;
+  // Files with no `previous` entry are listed unread (FileEntry::unread: lstat's size and
+  // mtime, no hash, no binary probe) for the caller to read once with ReadCandidate, which
+  // applies the same checks; files above max_file_bytes by lstat are still skipped as large.
+  // A bootstrap reads every file anyway, so this saves a second read and hash of each new
+  // file and keeps the serial walk short (docs/decisions/0029-librarian-boot2.md). Default
+  // false.
+  bool defer_new_files = false;
   // Directories nested deeper than this are recorded as skipped, not entered. Default 256.
   std::size_t max_depth = 256;
   // Directory entries examined before the crawl stops with kResourceExhausted. Bounds a walk
@@ -98,6 +106,9 @@ struct FileEntry {
   std::string sha256;  // 64 lower-case hex digits
   FileChange change = FileChange::kAdded;
   bool symlink = false;  // reached through a symlink whose target is inside the workspace
+  // Not read (CrawlOptions::defer_new_files): `sha256` is empty and `size`/`mtime_ns` are
+  // lstat's (the target's for a symlink); the binary probe has not been done.
+  bool unread = false;
 };
 
 enum class SkipReason : std::uint8_t {
@@ -130,6 +141,23 @@ struct CrawlResult {
   std::uint64_t files_seen = 0;       // candidate files after filtering
   std::uint64_t files_hashed = 0;     // files read and hashed this run
 };
+
+// What reading one candidate file found (ReadCandidate).
+struct CandidateRead {
+  // Set when the file must be skipped: kLarge (grew above the limit), kBinary, kUnreadable or
+  // kNotRegular (swapped for a special file); `detail` says why. Else `content` holds it all.
+  std::optional<SkipReason> skip;
+  std::string detail;
+  std::string content;
+  std::int64_t mtime_ns = 0;  // from fstat of the opened file
+};
+
+// Reads the candidate file at the absolute path `abs` as the crawl does: opened without
+// blocking on a special file and, unless `follow`, without following a final symlink; a
+// regular file only; at most `max_file_bytes` (more is kLarge); a NUL byte in the first
+// `binary_probe_bytes` is kBinary. Thread-safe.
+CandidateRead ReadCandidate(const std::string& abs, bool follow, std::uint64_t max_file_bytes,
+                            std::size_t binary_probe_bytes);
 
 // Returns the spec's default excludes: node_modules/, build/, cmake-build-*/, dist/, out/,
 // target/, .venv/, venv/, __pycache__/, .cache/, *.min.js, *.map.

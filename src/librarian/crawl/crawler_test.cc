@@ -227,6 +227,55 @@ TEST(CrawlTest, SizeCapAndBinarySkip) {
   EXPECT_EQ(Skips(*result), std::vector<std::string>{"early.bin:binary"});
 }
 
+TEST(CrawlTest, DeferNewFilesListsThemUnreadForReadCandidate) {
+  TempDir dir;
+  dir.Write("known.txt", "known");
+  dir.Write("new.txt", "fresh");
+  std::string early(200, 'a');
+  early[100] = '\0';
+  dir.Write("early.bin", early);
+  dir.Write("big.txt", std::string(301, 'x'));
+  Manifest manifest;
+  {
+    Result<CrawlResult> first = CrawlDir(dir);
+    ASSERT_TRUE(first.ok());
+    for (const FileEntry& f : first->files) {
+      if (f.path == "known.txt") manifest[f.path] = {f.size, f.mtime_ns, f.sha256};
+    }
+  }
+  CrawlOptions options;
+  options.defer_new_files = true;
+  options.max_file_bytes = 300;
+  Result<CrawlResult> result = CrawlDir(dir, options, &manifest);
+  ASSERT_TRUE(result.ok());
+  // The binary is listed (its probe is left to the reader); the size cap still applies.
+  EXPECT_EQ(Paths(*result), (std::vector<std::string>{"early.bin", "known.txt", "new.txt"}));
+  EXPECT_EQ(Skips(*result), std::vector<std::string>{"big.txt:large"});
+  EXPECT_EQ(result->files_hashed, 0u);
+  const FileEntry& bin = result->files[0];
+  const FileEntry& known = result->files[1];
+  const FileEntry& fresh = result->files[2];
+  EXPECT_TRUE(bin.unread);
+  EXPECT_FALSE(known.unread);
+  EXPECT_EQ(known.change, FileChange::kUnchanged);
+  EXPECT_EQ(known.sha256, base::Sha256Hex("known"));
+  EXPECT_TRUE(fresh.unread);
+  EXPECT_EQ(fresh.change, FileChange::kAdded);
+  EXPECT_TRUE(fresh.sha256.empty());
+  EXPECT_EQ(fresh.size, 5u);
+
+  CandidateRead read = ReadCandidate(dir.Abs("new.txt"), false, 300, 8192);
+  EXPECT_FALSE(read.skip.has_value());
+  EXPECT_EQ(read.content, "fresh");
+  EXPECT_EQ(read.mtime_ns, fresh.mtime_ns);
+  read = ReadCandidate(dir.Abs("early.bin"), false, 1000, 8192);
+  EXPECT_EQ(read.skip, SkipReason::kBinary);
+  EXPECT_TRUE(read.content.empty());
+  EXPECT_EQ(ReadCandidate(dir.Abs("big.txt"), false, 300, 8192).skip, SkipReason::kLarge);
+  EXPECT_EQ(ReadCandidate(dir.Abs("missing.txt"), false, 10, 8192).skip, SkipReason::kUnreadable);
+  EXPECT_EQ(ReadCandidate(dir.path(), false, 10, 8192).skip, SkipReason::kNotRegular);
+}
+
 TEST(CrawlTest, SymlinksInsideKeptOutsideAndLoopsSkipped) {
   TempDir dir;
   TempDir outside;

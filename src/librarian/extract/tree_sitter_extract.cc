@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "librarian/extract/grammars.h"
+#include "librarian/extract/parse_table_cache.h"
 #include "librarian/extract/text_util.h"
 
 namespace trove::librarian::extract::internal {
@@ -718,6 +719,7 @@ Result<FileFacts> TreeSitterExtractor::Extract(std::string_view content, Languag
         grammar->version, ts_language_version(ts_language), CoreMinAbi(), CoreMaxAbi()));
   }
   if (content.size() > UINT32_MAX) return Status::ResourceExhausted("file too large to parse");
+  PrepareParseTable(ts_language);  // dense action lookups (parse_table_cache.h)
   std::int64_t start = NowMicros();
   ts_parser_reset(parser_);
   ts_parser_set_timeout_micros(parser_,

@@ -16,6 +16,7 @@
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <utility>
 
@@ -205,6 +206,13 @@ struct Outcome {
   crawl::FileAttempts attempts;
   std::string content;
   std::string sha256;  // of `content` (the file may have changed since the crawl)
+  // The file's size and mtime as read: the crawl's figures, or, for a file the crawl left
+  // unread, fstat's mtime and the bytes read.
+  std::uint64_t size = 0;
+  std::int64_t mtime_ns = 0;
+  // Set when a file the crawl left unread turned out to be one it would have skipped (binary,
+  // grown too large, unreadable): Accept records it as Plan records the crawl's skips.
+  std::optional<crawl::SkipReason> skip;
   extract::FileFacts facts;
   store::PreparedRows rows;  // derived row text, computed on the worker (store.h)
   bool cancelled = false;    // dropped: the run was cancelled or stopped mid-file
@@ -258,13 +266,19 @@ class Run {
 
  private:
   Status Open();
-  Status Plan(const crawl::CrawlResult& crawl);
+  // Classifies the crawl's files; reads here the unread ones the store has a record of.
+  Status Plan(crawl::CrawlResult& crawl);
   // Extracts `jobs` on the workers and writes the outcomes; `final_pass` is the end-of-run
   // retry of deferred files.
   Status ExtractAll(const std::vector<std::size_t>& jobs, bool final_pass);
   void Work(extract::Extractor& extractor, const std::vector<std::size_t>& jobs,
             std::atomic<std::size_t>& next, bool final_pass, OutcomeQueue& queue);
   Status Accept(Outcome& outcome, bool final_pass);
+  // Records a file the crawl left unread and the worker found it would have skipped.
+  void AcceptSkip(const Outcome& outcome);
+  // Whether `f` is a C++ source (routing: C/C++ headers are C++ in such a workspace). A file
+  // the crawl left unread is probed for the crawl's binary check first.
+  bool CppSource(const crawl::FileEntry& f) const;
   Status Flush(bool force_checkpoint);
   Status Finish(const std::string& state);
   Status Totals();
@@ -272,8 +286,7 @@ class Run {
   // than the one linked or installed now.
   bool OutdatedExtractor(std::string_view extractor) const;
   void ReportProgress() {
-    progress_.Report(static_cast<double>(done_),
-                     static_cast<double>(report_.stats.files_discovered));
+    progress_.Report(static_cast<double>(done_), static_cast<double>(progress_total_));
   }
 
   const BootstrapOptions& options_;
@@ -289,11 +302,15 @@ class Run {
   store::RunRecord run_;
   bool workspace_has_cpp_ = false;
   bool force_ = false;
+  crawl::CrawlOptions crawl_options_;
 
   std::vector<Job> jobs_;
   std::vector<std::size_t> deferred_;
   std::atomic<bool> stop_{false};  // kFail: stop handing out files
   std::uint64_t done_ = 0;
+  // Files listed by the crawl (the progress total); a file left unread that turns out to be
+  // skipped counts as done without counting in stats.files_discovered.
+  std::uint64_t progress_total_ = 0;
 
   // The batch being built and the outcomes it points into.
   store::WriteBatch batch_;
@@ -393,13 +410,44 @@ bool Run::OutdatedExtractor(std::string_view extractor) const {
   return false;
 }
 
-Status Run::Plan(const crawl::CrawlResult& crawl) {
+Status Run::Plan(crawl::CrawlResult& crawl) {
   BootstrapStats& s = report_.stats;
+  // The crawl left unread every file without a reusable record (defer_new_files). Those the
+  // store holds some record of (failed, timed out, skipped, stale) are read here, as the crawl
+  // would have read them, so that a skip that did not change writes nothing; only files new to
+  // the store are read on the workers.
+  {
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < crawl.files.size(); ++i) {
+      crawl::FileEntry& f = crawl.files[i];
+      if (f.unread && previous_.count(f.path) != 0) {
+        crawl::CandidateRead read =
+            crawl::ReadCandidate(root_ + "/" + f.path, f.symlink, crawl_options_.max_file_bytes,
+                                 crawl_options_.binary_probe_bytes);
+        if (read.skip) {
+          crawl.skipped.push_back(crawl::SkippedEntry{
+              .path = std::move(f.path), .reason = *read.skip, .detail = std::move(read.detail)});
+          continue;
+        }
+        f.sha256 = base::Sha256Hex(read.content);
+        f.size = read.content.size();
+        f.mtime_ns = read.mtime_ns;
+        f.unread = false;
+      }
+      if (kept != i) crawl.files[kept] = std::move(f);
+      ++kept;
+    }
+    crawl.files.resize(kept);
+  }
   s.files_discovered = crawl.files.size();
+  progress_total_ = crawl.files.size();
   s.truncated_by_max_files = crawl.truncated;
   report_.warnings = crawl.warnings;
   for (const crawl::FileEntry& f : crawl.files) {
-    if (extract::IsCppSourcePath(f.path)) workspace_has_cpp_ = true;
+    if (CppSource(f)) {
+      workspace_has_cpp_ = true;
+      break;
+    }
   }
 
   std::set<std::string, std::less<>> present;
@@ -482,6 +530,15 @@ Status Run::Plan(const crawl::CrawlResult& crawl) {
   return Flush(/*force_checkpoint=*/true);
 }
 
+bool Run::CppSource(const crawl::FileEntry& f) const {
+  if (!extract::IsCppSourcePath(f.path)) return false;
+  if (!f.unread) return true;
+  // The crawl would have left a binary C++ file out of the list; probe it as it would have.
+  return !crawl::ReadCandidate(root_ + "/" + f.path, f.symlink, crawl_options_.max_file_bytes,
+                               crawl_options_.binary_probe_bytes)
+              .skip.has_value();
+}
+
 void Run::Work(extract::Extractor& extractor, const std::vector<std::size_t>& jobs,
                std::atomic<std::size_t>& next, bool final_pass, OutcomeQueue& queue) {
   for (;;) {
@@ -492,14 +549,31 @@ void Run::Work(extract::Extractor& extractor, const std::vector<std::size_t>& jo
     Outcome out;
     out.job = jobs[i];
     const std::string& path = job.entry->path;
-    Result<std::string> content = ReadFile(root_ + "/" + path, job.entry->symlink);
-    if (!content.ok()) {
-      out.attempts.verdict = crawl::FileVerdict::kFailed;
-      out.attempts.last = content.status();
-      queue.Push(std::move(out));
-      continue;
+    if (job.entry->unread) {
+      // The crawl left this new file to be read here, once, with its checks (crawler.h).
+      crawl::CandidateRead read =
+          crawl::ReadCandidate(root_ + "/" + path, job.entry->symlink,
+                               crawl_options_.max_file_bytes, crawl_options_.binary_probe_bytes);
+      if (read.skip) {
+        out.skip = read.skip;
+        queue.Push(std::move(out));
+        continue;
+      }
+      out.content = std::move(read.content);
+      out.size = out.content.size();
+      out.mtime_ns = read.mtime_ns;
+    } else {
+      Result<std::string> content = ReadFile(root_ + "/" + path, job.entry->symlink);
+      if (!content.ok()) {
+        out.attempts.verdict = crawl::FileVerdict::kFailed;
+        out.attempts.last = content.status();
+        queue.Push(std::move(out));
+        continue;
+      }
+      out.content = std::move(*content);
+      out.size = job.entry->size;
+      out.mtime_ns = job.entry->mtime_ns;
     }
-    out.content = std::move(*content);
     out.sha256 = base::Sha256Hex(out.content);
     extract::Routing routing = extractor.Route(path, workspace_has_cpp_);
     out.attempts = crawl::RunFileWithTimeouts(
@@ -562,6 +636,10 @@ Status Run::Accept(Outcome& outcome, bool final_pass) {
   const Job& job = jobs_[outcome.job];
   const std::string& path = job.entry->path;
   if (outcome.cancelled) return Status::Ok();  // untouched: the next run picks it up
+  if (outcome.skip) {
+    AcceptSkip(outcome);
+    return Flush(/*force_checkpoint=*/false);
+  }
   const crawl::FileAttempts& a = outcome.attempts;
   if (a.attempts > 1) s.timeout_retries += static_cast<std::uint64_t>(a.attempts - 1);
   if (final_pass) s.timeout_retries += 1;
@@ -576,8 +654,8 @@ Status Run::Accept(Outcome& outcome, bool final_pass) {
     store::FileReplace r;
     r.file.path = path;
     r.file.sha256 = outcome.sha256;
-    r.file.size = job.entry->size;
-    r.file.mtime_ns = job.entry->mtime_ns;
+    r.file.size = outcome.size;
+    r.file.mtime_ns = outcome.mtime_ns;
     r.file.status = status;
     r.file.run_id = run_.run_id;
     batch_.replace.push_back(std::move(r));
@@ -596,8 +674,8 @@ Status Run::Accept(Outcome& outcome, bool final_pass) {
       r.file.sha256 = o.sha256;
       r.file.language = o.facts.language;
       r.file.extractor = o.facts.extractor;
-      r.file.size = job.entry->size;
-      r.file.mtime_ns = job.entry->mtime_ns;
+      r.file.size = o.size;
+      r.file.mtime_ns = o.mtime_ns;
       r.file.status = store::FileStatus::kIndexed;
       r.file.parse_error = o.facts.parse_error;
       r.file.run_id = run_.run_id;
@@ -638,6 +716,33 @@ Status Run::Accept(Outcome& outcome, bool final_pass) {
   ++done_;
   ReportProgress();
   return Flush(/*force_checkpoint=*/false);
+}
+
+void Run::AcceptSkip(const Outcome& outcome) {
+  // Undo what Plan counted for a listed file, then record the skip as Plan records the
+  // crawl's own skips. Such a file is new to the store (Plan read the others itself).
+  BootstrapStats& s = report_.stats;
+  const std::string& path = jobs_[outcome.job].entry->path;
+  --s.files_discovered;
+  --s.files_added;
+  ++done_;
+  ReportProgress();
+  store::FileStatus status;
+  if (*outcome.skip == crawl::SkipReason::kLarge) {
+    ++s.files_skipped_large;
+    status = store::FileStatus::kSkippedLarge;
+  } else if (*outcome.skip == crawl::SkipReason::kBinary) {
+    ++s.files_skipped_binary;
+    status = store::FileStatus::kSkippedBinary;
+  } else {
+    ++s.files_skipped_other;  // unreadable or no longer a regular file: not indexed
+    return;
+  }
+  store::FileReplace r;
+  r.file.path = path;
+  r.file.status = status;
+  r.file.run_id = run_.run_id;
+  batch_.replace.push_back(std::move(r));
 }
 
 Status Run::Flush(bool force_checkpoint) {
@@ -732,12 +837,14 @@ Result<BootstrapReport> Run::Execute() {
     return error;
   };
 
-  crawl::CrawlOptions co;
+  crawl::CrawlOptions& co = crawl_options_;
   co.include = options_.include;
   co.exclude = options_.exclude;
   co.max_files = options_.max_files;
   if (options_.max_file_bytes != 0) co.max_file_bytes = options_.max_file_bytes;
   co.force = force_;
+  // New files are read once, on the workers (crawler.h, docs/decisions/0029-librarian-boot2.md).
+  co.defer_new_files = true;
   crawl::Manifest manifest;
   for (const auto& [path, f] : previous_) {
     if (f.stale ||
