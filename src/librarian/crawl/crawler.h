@@ -73,7 +73,7 @@ struct CrawlOptions {
   // mtime, no hash, no binary probe) for the caller to read once with ReadCandidate, which
   // applies the same checks; files above max_file_bytes by lstat are still skipped as large.
   // A bootstrap reads every file anyway, so this saves a second read and hash of each new
-  // file and keeps the serial walk short (docs/decisions/0029-librarian-boot2.md). Default
+  // file and keeps the serial walk short (docs/decisions/0032-librarian-boot2.md). Default
   // false.
   bool defer_new_files = false;
   // Directories nested deeper than this are recorded as skipped, not entered. Default 256.

@@ -9,7 +9,7 @@
 // PrepareParseTable it answers from a dense [state][token] table of action indexes (one 16-bit
 // entry per pair, 3.8 MB for C++), built once per process from the library's own answers, so
 // both agree by construction; for anything else it calls the library's function (found with
-// dlsym(RTLD_NEXT)). docs/decisions/0029-librarian-boot2.md.
+// dlsym(RTLD_NEXT)). docs/decisions/0032-librarian-boot2.md.
 //
 // Thread safety: PrepareParseTable may be called from any thread; tables are built once under
 // a lock and published with release stores, and the lookup reads them without a lock.

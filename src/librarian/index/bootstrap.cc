@@ -843,7 +843,7 @@ Result<BootstrapReport> Run::Execute() {
   co.max_files = options_.max_files;
   if (options_.max_file_bytes != 0) co.max_file_bytes = options_.max_file_bytes;
   co.force = force_;
-  // New files are read once, on the workers (crawler.h, docs/decisions/0029-librarian-boot2.md).
+  // New files are read once, on the workers (crawler.h, docs/decisions/0032-librarian-boot2.md).
   co.defer_new_files = true;
   crawl::Manifest manifest;
   for (const auto& [path, f] : previous_) {
