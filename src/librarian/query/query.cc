@@ -171,19 +171,27 @@ std::vector<std::string> Inflections(std::string_view w) {
   return out;
 }
 
-IntentTerms TermsOf(std::string_view intent) {
-  IntentTerms terms;
-  std::size_t i = 0;
+// Calls fn with each maximal run of word characters in text (letters, digits, '_', and any
+// non-ASCII byte), in order.
+template <typename Fn>
+void ForEachWordRun(std::string_view text, Fn&& fn) {
   auto word_char = [](char c) {
     const unsigned char u = static_cast<unsigned char>(c);
     return std::isalnum(u) != 0 || c == '_' || u >= 0x80;
   };
-  while (i < intent.size()) {
-    while (i < intent.size() && !word_char(intent[i])) ++i;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    while (i < text.size() && !word_char(text[i])) ++i;
     const std::size_t start = i;
-    while (i < intent.size() && word_char(intent[i])) ++i;
+    while (i < text.size() && word_char(text[i])) ++i;
     if (i == start) break;
-    const std::string_view run = intent.substr(start, i - start);
+    fn(text.substr(start, i - start));
+  }
+}
+
+IntentTerms TermsOf(std::string_view intent) {
+  IntentTerms terms;
+  ForEachWordRun(intent, [&terms](std::string_view run) {
     terms.whole.insert(ToLower(run));
     const std::vector<std::string> words = extract::IndexWords(run);
     if (words.size() > 1) terms.identifiers.insert(ToLower(run));
@@ -191,7 +199,7 @@ IntentTerms TermsOf(std::string_view intent) {
     for (const std::string& w : extract::SplitIdentifier(run)) {
       if (!store::IsStopWord(w)) terms.canonical.insert(CanonicalWord(w));
     }
-  }
+  });
   for (const std::string& w : terms.all) {
     for (std::string& v : Inflections(w)) {
       if (terms.all.count(v) == 0) terms.inflected.insert(std::move(v));
@@ -853,20 +861,9 @@ std::size_t PackTokens(const Pack& p) {
 // (identifier-like runs, whole and split) that are in terms.all.
 std::size_t Overlap(std::string_view text, const IntentTerms& terms) {
   std::unordered_set<std::string> words;
-  std::size_t i = 0;
-  auto word_char = [](char c) {
-    const unsigned char u = static_cast<unsigned char>(c);
-    return std::isalnum(u) != 0 || c == '_' || u >= 0x80;
-  };
-  while (i < text.size()) {
-    while (i < text.size() && !word_char(text[i])) ++i;
-    const std::size_t start = i;
-    while (i < text.size() && word_char(text[i])) ++i;
-    if (i == start) break;
-    for (std::string& w : extract::IndexWords(text.substr(start, i - start))) {
-      words.insert(std::move(w));
-    }
-  }
+  ForEachWordRun(text, [&words](std::string_view run) {
+    for (std::string& w : extract::IndexWords(run)) words.insert(std::move(w));
+  });
   std::size_t n = 0;
   for (const std::string& w : words) n += terms.all.count(w);
   return n;
