@@ -694,6 +694,17 @@ std::string JsonArray(std::span<const std::int64_t> items) {
   return fmt::format("[{}]", fmt::join(items, ","));
 }
 
+// The asked keys that `cache` holds no answer for, in order; key(name) is the cache's key.
+template <typename Cache, typename KeyFn>
+std::vector<std::string> Uncached(const std::set<std::string>& asked, const Cache& cache,
+                                  KeyFn key) {
+  std::vector<std::string> missing;
+  for (const std::string& name : asked) {
+    if (cache.count(key(name)) == 0) missing.push_back(name);
+  }
+  return missing;
+}
+
 }  // namespace
 
 Result<std::vector<SymbolRow>> Store::GetSymbols(std::span<const std::string> target_ids) {
@@ -701,10 +712,8 @@ Result<std::vector<SymbolRow>> Store::GetSymbols(std::span<const std::string> ta
   if (target_ids.empty()) return out;
   RETURN_IF_ERROR(RefreshNameCaches());
   const std::set<std::string> asked(target_ids.begin(), target_ids.end());
-  std::vector<std::string> missing;
-  for (const std::string& id : asked) {
-    if (symbol_cache_.count(id) == 0) missing.push_back(id);
-  }
+  const std::vector<std::string> missing = Uncached(
+      asked, symbol_cache_, [](const std::string& id) -> const std::string& { return id; });
   if (!missing.empty()) {
     ASSIGN_OR_RETURN(internal::ScopedStatement scoped,
                      stmts_->Get(std::string(kSymbolSelect) +
@@ -774,10 +783,8 @@ Result<std::vector<std::pair<std::string, SymbolRow>>> Store::FindSymbolsMany(
   if (names.empty() || limit_per_name == 0) return out;
   RETURN_IF_ERROR(RefreshNameCaches());
   const std::set<std::string> asked(names.begin(), names.end());
-  std::vector<std::string> missing;
-  for (const std::string& name : asked) {
-    if (defs_cache_.count({limit_per_name, name}) == 0) missing.push_back(name);
-  }
+  const std::vector<std::string> missing = Uncached(
+      asked, defs_cache_, [&](const std::string& name) { return std::pair(limit_per_name, name); });
   if (!missing.empty()) {
     ASSIGN_OR_RETURN(auto rows, FindSymbolsUncached(missing, limit_per_name));
     for (const std::string& name : missing) defs_cache_[{limit_per_name, name}];
@@ -844,10 +851,9 @@ Result<std::vector<CallRow>> Store::CallsToMany(std::span<const std::string> cal
   if (callees.empty() || limit_per_name == 0) return out;
   RETURN_IF_ERROR(RefreshNameCaches());
   const std::set<std::string> asked(callees.begin(), callees.end());
-  std::vector<std::string> missing;
-  for (const std::string& name : asked) {
-    if (calls_cache_.count({limit_per_name, name}) == 0) missing.push_back(name);
-  }
+  const std::vector<std::string> missing =
+      Uncached(asked, calls_cache_,
+               [&](const std::string& name) { return std::pair(limit_per_name, name); });
   if (!missing.empty()) {
     ASSIGN_OR_RETURN(std::vector<CallRow> rows, CallsToUncached(missing, limit_per_name));
     for (const std::string& name : missing) calls_cache_[{limit_per_name, name}];
@@ -902,10 +908,8 @@ Result<std::vector<std::pair<std::string, std::int64_t>>> Store::CallCounts(
   if (callees.empty()) return out;
   RETURN_IF_ERROR(RefreshNameCaches());
   const std::set<std::string> asked(callees.begin(), callees.end());
-  std::vector<std::string> missing;
-  for (const std::string& name : asked) {
-    if (count_cache_.count(name) == 0) missing.push_back(name);
-  }
+  const std::vector<std::string> missing = Uncached(
+      asked, count_cache_, [](const std::string& name) -> const std::string& { return name; });
   if (!missing.empty()) {
     ASSIGN_OR_RETURN(internal::ScopedStatement scoped,
                      stmts_->Get("SELECT callee, count(*) FROM calls WHERE callee IN (SELECT "
