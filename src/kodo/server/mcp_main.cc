@@ -7,36 +7,29 @@
 #include "base/logging.h"
 #include "base/thread_pool.h"
 #include "kodo/server/kodo_tools.h"
-#include "mcp/http.h"
+#include "mcp/serve.h"
 #include "mcp/server.h"
 #include "mcp/signals.h"
-#include "mcp/stdio.h"
 
 namespace trove::kodo::server {
 
 void PrepareMcpProcess() { mcp::BlockShutdownSignals(); }
 
 int RunKodoMcp(const McpRunOptions& options) {
-  base::LogLevel level = base::LogLevel::kWarning;
-  if (options.log_level == "debug") level = base::LogLevel::kDebug;
-  if (options.log_level == "info") level = base::LogLevel::kInfo;
-  if (options.log_level == "error") level = base::LogLevel::kError;
-  base::Logger logger(level);
+  base::Logger logger(base::ParseLogLevel(options.log_level, base::LogLevel::kWarning));
   base::ThreadPool workers(static_cast<std::size_t>(options.workers));
   int exit_code = 0;
   {
     mcp::Server server(KodoServerInfo(), mcp::ServerOptions{}, workers, logger);
     Status s = RegisterKodoTools(server);
     if (s.ok()) {
+      mcp::ServeOptions serve{.program = "kodo-mcp"};
       if (options.http_port) {
-        mcp::HttpOptions http;
-        http.port = *options.http_port;
-        s = mcp::ServeHttpAnnounced(server, http, "kodo-mcp");
-      } else {
-        s = mcp::ServeStdio(server);
+        serve.transport = "http";
+        serve.http.port = *options.http_port;
       }
-    }
-    if (!s.ok()) {
+      exit_code = mcp::Serve(server, serve);
+    } else {
       std::fputs(fmt::format("kodo-mcp: error: {}\n", s.message()).c_str(), stderr);
       exit_code = 1;
     }

@@ -9,10 +9,9 @@
 #include "base/thread_pool.h"
 #include "librarian/crawl/path.h"
 #include "librarian/server/librarian_tools.h"
-#include "mcp/http.h"
+#include "mcp/serve.h"
 #include "mcp/server.h"
 #include "mcp/signals.h"
-#include "mcp/stdio.h"
 
 #ifndef TROVE_VERSION
 #define TROVE_VERSION "0.1.0"
@@ -23,11 +22,7 @@ namespace trove::librarian::server {
 void PrepareMcpProcess() { mcp::BlockShutdownSignals(); }
 
 int RunLibrarianMcp(const McpRunOptions& options) {
-  base::LogLevel level = base::LogLevel::kWarning;
-  if (options.log_level == "debug") level = base::LogLevel::kDebug;
-  if (options.log_level == "info") level = base::LogLevel::kInfo;
-  if (options.log_level == "error") level = base::LogLevel::kError;
-  base::Logger logger(level);
+  base::Logger logger(base::ParseLogLevel(options.log_level, base::LogLevel::kWarning));
 
   Workspaces workspaces;
   for (const std::string& w : options.workspaces) {
@@ -58,22 +53,10 @@ int RunLibrarianMcp(const McpRunOptions& options) {
       workers.Wait();
       return 1;
     }
-    if (options.transport == "stdio") {
-      s = mcp::ServeStdio(server);
-    } else if (options.transport == "http") {
-      mcp::HttpOptions http;
-      http.host = options.host;
-      http.port = options.port;
-      s = mcp::ServeHttpAnnounced(server, http, "librarian");
-    } else {
-      std::fputs(fmt::format("error: unknown transport '{}'\n", options.transport).c_str(), stderr);
-      workers.Wait();
-      return 2;
-    }
-    if (!s.ok()) {
-      std::fputs(fmt::format("error: {}\n", s.message()).c_str(), stderr);
-      exit_code = 1;
-    }
+    mcp::ServeOptions serve{.transport = options.transport, .program = "librarian"};
+    serve.http.host = options.host;
+    serve.http.port = options.port;
+    exit_code = mcp::Serve(server, serve);
     workers.Wait();  // the Server must outlive every task still on the pool
   }
   return exit_code;

@@ -7,10 +7,9 @@
 
 #include "base/logging.h"
 #include "base/thread_pool.h"
-#include "mcp/http.h"
+#include "mcp/serve.h"
 #include "mcp/server.h"
 #include "mcp/signals.h"
-#include "mcp/stdio.h"
 #include "warden/pass/kb_agent_store.h"
 #include "warden/server/warden_tools.h"
 
@@ -23,11 +22,7 @@ namespace trove::warden::server {
 void PrepareMcpProcess() { mcp::BlockShutdownSignals(); }
 
 int RunWardenMcp(base::Env& env, const McpRunOptions& options) {
-  base::LogLevel level = base::LogLevel::kWarning;
-  if (options.log_level == "debug") level = base::LogLevel::kDebug;
-  if (options.log_level == "info") level = base::LogLevel::kInfo;
-  if (options.log_level == "error") level = base::LogLevel::kError;
-  base::Logger logger(level);
+  base::Logger logger(base::ParseLogLevel(options.log_level, base::LogLevel::kWarning));
 
   // The KB must exist and be a WARDEN database: check once before serving, so a wrong path is
   // a clear error and a non-zero exit rather than a failing tool call.
@@ -68,36 +63,26 @@ int RunWardenMcp(base::Env& env, const McpRunOptions& options) {
       workers.Wait();
       return 1;
     }
-    if (options.transport == "stdio") {
-      s = mcp::ServeStdio(server);
-    } else if (options.transport == "http") {
-      mcp::HttpOptions http;
+    mcp::ServeOptions serve{.transport = options.transport, .program = "warden"};
+    if (options.transport == "http") {
       const std::size_t colon = options.listen.rfind(':');
-      if (colon == std::string::npos) {
-        std::fputs("error: --listen must be HOST:PORT\n", stderr);
+      int port = -1;
+      if (colon != std::string::npos) {
+        try {
+          port = std::stoi(options.listen.substr(colon + 1));
+        } catch (...) {
+          port = -1;
+        }
+      }
+      if (port < 0) {
+        std::fputs("warden: error: --listen must be HOST:PORT\n", stderr);
         workers.Wait();
         return 2;
       }
-      http.host = options.listen.substr(0, colon);
-      try {
-        http.port = std::stoi(options.listen.substr(colon + 1));
-      } catch (...) {
-        std::fputs("error: --listen must be HOST:PORT\n", stderr);
-        workers.Wait();
-        return 2;
-      }
-      s = mcp::ServeHttpAnnounced(server, http, "warden");
-    } else {
-      std::fputs(
-          fmt::format("error: unknown transport '{}' (stdio or http)\n", options.transport).c_str(),
-          stderr);
-      workers.Wait();
-      return 2;
+      serve.http.host = options.listen.substr(0, colon);
+      serve.http.port = port;
     }
-    if (!s.ok()) {
-      std::fputs(fmt::format("error: {}\n", s.message()).c_str(), stderr);
-      exit_code = 1;
-    }
+    exit_code = mcp::Serve(server, serve);
     workers.Wait();  // the Server must outlive every task still on the pool
   }
   return exit_code;
