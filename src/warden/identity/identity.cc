@@ -688,14 +688,17 @@ IdentityBuilder::Body* IdentityBuilder::AcquireBody() {
 void IdentityBuilder::AppendEncoded(Body& body, const char* bytes, std::size_t size,
                                     std::size_t expect) {
   Reserve(body, std::max(size, expect));
-  std::memcpy(body.encoded.data() + body.encoded_size, bytes, size);
+  std::memcpy(body.encoded.get() + body.encoded_size, bytes, size);
   body.encoded_size += size;
 }
 
 void IdentityBuilder::Reserve(Body& body, std::size_t room) {
-  std::string& e = body.encoded;
-  if (e.size() - body.encoded_size < room) {
-    e.resize(std::max(2 * e.size(), body.encoded_size + room));
+  if (body.encoded_capacity - body.encoded_size < room) {
+    const std::size_t capacity = std::max(2 * body.encoded_capacity, body.encoded_size + room);
+    std::unique_ptr<char[]> grown = std::make_unique_for_overwrite<char[]>(capacity);
+    if (body.encoded_size != 0) std::memcpy(grown.get(), body.encoded.get(), body.encoded_size);
+    body.encoded = std::move(grown);
+    body.encoded_capacity = capacity;
   }
 }
 
@@ -933,7 +936,7 @@ Status IdentityBuilder::OnInstruction(wasm::FuncIndex func, const wasm::Instruct
     const std::size_t length = size - 4;
     for (int k = 0; k < 4; ++k) token[k] = static_cast<char>(length >> (8 * k));
     Reserve(*state, kFixedTokenCopy);
-    std::memcpy(state->encoded.data() + state->encoded_size, token, kFixedTokenCopy);
+    std::memcpy(state->encoded.get() + state->encoded_size, token, kFixedTokenCopy);
     state->encoded_size += size;
     std::uint64_t h = head.fnv;
     for (std::size_t k = 4 + head.bytes.size(); k < size; ++k) {
@@ -1004,14 +1007,13 @@ Status IdentityBuilder::OnFunctionBodyEnd(wasm::FuncIndex func) {
   f.instruction_count = static_cast<std::uint32_t>(opcodes.size());
   for (wasm::Opcode op : opcodes) ++f.histogram[static_cast<std::size_t>(ClassOf(op))];
   // Written once, in the form the KB stores, instead of a vector copied and converted later.
-  f.opcode_stream.reserve(opcodes.size());
   wasm::AppendOpcodeStream(f.opcode_stream, opcodes);
 
   f.token_count = static_cast<std::uint32_t>(state->token_hashes.size());
   for (std::size_t k = 0; k < 4; ++k) {
     state->encoded[state->count_at + k] = static_cast<char>(f.token_count >> (8 * k));
   }
-  f.base = Sha256Prefix(std::string_view(state->encoded.data(), state->encoded_size));
+  f.base = Sha256Prefix(std::string_view(state->encoded.get(), state->encoded_size));
 
   f.structural = Sha256Prefix(state->skeleton);
   std::set<std::string> call_outs;

@@ -212,9 +212,12 @@ class IdentityBuilder final : public wasm::ModuleVisitor {
     // The hash input of the base, in encoded[0, encoded_size): the encoded signature and
     // locals, the token count (patched at the end, at count_at), then each token
     // length-prefixed. The bytes after encoded_size are scratch that is never hashed: the
-    // string keeps room there so that a token is copied in with one fixed-size copy (no
-    // per-token append), and keeps its size from one body to the next.
-    std::string encoded;
+    // buffer keeps room there so that a token is copied in with one fixed-size copy (no
+    // per-token append), and keeps its capacity from one body to the next. It is left
+    // uninitialised (not a std::string, whose resize zero-filled the whole room), so only the
+    // bytes written are ever touched.
+    std::unique_ptr<char[]> encoded;
+    std::size_t encoded_capacity = 0;
     std::size_t encoded_size = 0;
     std::size_t count_at = 0;
     std::string token;  // scratch for a token with variable-size operands

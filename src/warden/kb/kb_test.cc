@@ -276,6 +276,66 @@ TEST_F(KbTest, JsonColumnsAreNlohmannsText) {
   EXPECT_EQ((*all)[1].referenced_strings[0], "caf\xc3\xa9");
 }
 
+// The packed and JSON columns are encoded on a thread of their own, into a ring of slots
+// reused as the inserts move on: with several thousand rows (the ring holds 1,024) each row
+// must still get its own columns, every slot having been rewritten a few times.
+TEST_F(KbTest, ManyRowsEachGetTheirOwnEncodedColumns) {
+  auto kb = OpenNew();
+  constexpr std::uint32_t kImported = 3;
+  constexpr std::uint32_t kDefined = 5000;
+  std::vector<FunctionRecord> functions = MakeFunctions(kImported, kDefined);
+  for (FunctionRecord& f : functions) {
+    const std::string n = std::to_string(f.func_index);
+    f.export_names = {"export" + n};
+    f.call_targets = {"env.t" + n};
+    f.referenced_strings = {"string " + n, f.func_index % 3 == 0 ? "quote\"" + n : "x"};
+    if (!f.is_import) {
+      f.call_outs = {"env.out" + n};
+      f.defined_callees = {f.func_index, f.func_index + 1};
+    }
+  }
+  auto stored = kb->StoreVersion(MakeVersion("many", std::string(64, 'c'), kImported, kDefined),
+                                 functions, {});
+  ASSERT_TRUE(stored.ok()) << stored.status().ToString();
+  auto all = kb->FunctionRecords(stored->version_id);
+  ASSERT_TRUE(all.ok()) << all.status().ToString();
+  ASSERT_EQ(all->size(), functions.size());
+  for (std::size_t i = 0; i < functions.size(); ++i) {
+    const FunctionRecord& got = (*all)[i];
+    const FunctionRecord& want = functions[i];
+    ASSERT_EQ(got.func_index, want.func_index);
+    EXPECT_EQ(got.export_names, want.export_names) << i;
+    EXPECT_EQ(got.call_targets, want.call_targets) << i;
+    EXPECT_EQ(got.referenced_strings, want.referenced_strings) << i;
+    EXPECT_EQ(got.call_outs, want.call_outs) << i;
+    EXPECT_EQ(got.defined_callees, want.defined_callees) << i;
+    if (!want.is_import) {
+      EXPECT_EQ(got.minhash, want.minhash) << i;
+      EXPECT_EQ(got.histogram, want.histogram) << i;
+    }
+  }
+  EXPECT_EQ(Count(*kb, "SELECT count(*) FROM functions WHERE is_import = 1 AND minhash IS NULL"),
+            kImported);
+}
+
+// A store that fails part way through, after the encoding ring has wrapped, returns the error
+// and writes nothing; the encoding thread, possibly waiting for a free slot, is stopped and
+// joined on the way out.
+TEST_F(KbTest, FailureAfterManyRowsRollsBack) {
+  auto kb = OpenNew();
+  ASSERT_TRUE(KbTestPeer::Db(*kb)
+                  .Exec("CREATE TRIGGER fail_at_2500 BEFORE INSERT ON functions "
+                        "WHEN NEW.func_index = 2500 BEGIN SELECT RAISE(ABORT, 'boom'); END")
+                  .ok());
+  auto r = kb->StoreVersion(MakeVersion("v1", std::string(64, 'd'), 0, 3000),
+                            MakeFunctions(0, 3000), {});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("boom"), std::string::npos) << r.status().ToString();
+  for (const char* table : {"module_versions", "functions"}) {
+    EXPECT_EQ(Count(*kb, std::string("SELECT count(*) FROM ") + table), 0) << table;
+  }
+}
+
 TEST_F(KbTest, DuplicateLabelAndSameBytes) {
   auto kb = OpenNew();
   StoreV1(*kb);

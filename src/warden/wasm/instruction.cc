@@ -37,20 +37,40 @@ constexpr bool TableIsIndexedByOpcode() {
 static_assert(TableIsIndexedByOpcode());
 
 }  // namespace
+namespace {
+
+// The bytes of one opcode's encoding: 1 for a one-byte opcode, else the prefix and the
+// LEB128 code.
+std::size_t EncodedOpcodeSize(const OpcodeInfo& info) {
+  if (info.prefix == 0) return 1;
+  std::size_t n = 2;
+  for (std::uint32_t code = info.code >> 7; code != 0; code >>= 7) ++n;
+  return n;
+}
+
+}  // namespace
+
 void AppendOpcodeStream(std::string& out, const std::vector<Opcode>& opcodes) {
+  // Sized exactly first, then written in place: one allocation of the final size, where
+  // byte-by-byte appends regrew (and copied) the string for every body with a prefixed opcode.
+  std::size_t size = 0;
+  for (Opcode op : opcodes) size += EncodedOpcodeSize(GetOpcodeInfo(op));
+  const std::size_t at = out.size();
+  out.resize(at + size);
+  char* p = out.data() + at;
   for (Opcode op : opcodes) {
     const OpcodeInfo& info = GetOpcodeInfo(op);
     if (info.prefix == 0) {
-      out.push_back(static_cast<char>(info.code));
+      *p++ = static_cast<char>(info.code);
       continue;
     }
-    out.push_back(static_cast<char>(info.prefix));
+    *p++ = static_cast<char>(info.prefix);
     std::uint32_t code = info.code;
     do {
       std::uint8_t byte = code & 0x7f;
       code >>= 7;
       if (code != 0) byte |= 0x80;
-      out.push_back(static_cast<char>(byte));
+      *p++ = static_cast<char>(byte);
     } while (code != 0);
   }
 }
