@@ -1,7 +1,9 @@
 // Lexical search over the store's FTS5 tables (spec §6.5, §6.6).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <unordered_set>
@@ -133,47 +135,114 @@ Result<std::string> Store::RankedMatchQuery(std::string_view text) {
   return JoinTerms(kept.empty() ? terms : kept);
 }
 
+namespace {
+
+// Reads a SearchChunks row: c.id, f.path, c.kind, c.name, c.qualified_name, target id,
+// c.start_line, c.end_line, rank.
+ChunkHit ReadHit(base::Statement& st) {
+  ChunkHit h;
+  h.chunk_id = st.ColumnInt64(0);
+  h.path = st.ColumnText(1);
+  h.kind = st.ColumnText(2);
+  h.name = st.ColumnText(3);
+  h.qualified_name = st.ColumnText(4);
+  h.target_id = st.ColumnText(5);
+  h.start_line = static_cast<std::uint32_t>(st.ColumnInt64(6));
+  h.end_line = static_cast<std::uint32_t>(st.ColumnInt64(7));
+  h.score = -st.ColumnDouble(8);
+  return h;
+}
+
+// SearchChunks' order: best score first; equal scores by path, then lines, kind and names, so
+// the order does not depend on chunk ids (which a parallel bootstrap assigns in no fixed
+// order); the id decides only between otherwise identical chunks.
+bool HitBefore(const ChunkHit& a, const ChunkHit& b) {
+  if (a.score != b.score) return a.score > b.score;
+  if (int c = a.path.compare(b.path); c != 0) return c < 0;
+  if (a.start_line != b.start_line) return a.start_line < b.start_line;
+  if (a.end_line != b.end_line) return a.end_line < b.end_line;
+  if (int c = a.kind.compare(b.kind); c != 0) return c < 0;
+  if (int c = a.qualified_name.compare(b.qualified_name); c != 0) return c < 0;
+  if (int c = a.name.compare(b.name); c != 0) return c < 0;
+  return a.chunk_id < b.chunk_id;
+}
+
+}  // namespace
+
 Result<std::vector<ChunkHit>> Store::SearchChunks(std::string_view query,
                                                   const SearchOptions& options) {
   std::vector<ChunkHit> out;
   if (options.limit == 0) return out;
   ASSIGN_OR_RETURN(std::string match, RankedMatchQuery(query));
   if (match.empty()) return out;
-  ASSIGN_OR_RETURN(
-      internal::ScopedStatement scoped,
-      // The best `limit` entries are chosen inside FTS5 before any join, so only they are
-      // joined to their chunk, file and symbol (joining every match first and then sorting
-      // cost twice the time); same rows, same order (rowid = chunks.id).
-      stmts_->Get("SELECT c.id, f.path, c.kind, c.name, c.qualified_name, "
-                  "coalesce(s.target_id, ''), c.start_line, c.end_line, h.rank "
-                  "FROM (SELECT rowid AS id, bm25(chunk_fts, ?1, ?2, ?3, ?4, ?5) AS rank "
-                  "FROM chunk_fts WHERE chunk_fts MATCH ?6 ORDER BY rank, rowid LIMIT ?7) h "
-                  "JOIN chunks c ON c.id = h.id "
-                  "JOIN files f ON f.id = c.file_id LEFT JOIN symbols s ON s.id = c.symbol_id "
-                  "ORDER BY h.rank, h.id"));
-  base::Statement& st = *scoped;
-  RETURN_IF_ERROR(st.Bind(1, options.name_weight));
-  RETURN_IF_ERROR(st.Bind(2, options.subwords_weight));
-  RETURN_IF_ERROR(st.Bind(3, options.doc_weight));
-  RETURN_IF_ERROR(st.Bind(4, options.body_weight));
-  RETURN_IF_ERROR(st.Bind(5, options.path_weight));
-  RETURN_IF_ERROR(st.Bind(6, std::string_view(match)));
-  RETURN_IF_ERROR(st.Bind(7, static_cast<std::int64_t>(options.limit)));
-  for (;;) {
-    ASSIGN_OR_RETURN(bool row, st.Step());
-    if (!row) return out;
-    ChunkHit h;
-    h.chunk_id = st.ColumnInt64(0);
-    h.path = st.ColumnText(1);
-    h.kind = st.ColumnText(2);
-    h.name = st.ColumnText(3);
-    h.qualified_name = st.ColumnText(4);
-    h.target_id = st.ColumnText(5);
-    h.start_line = static_cast<std::uint32_t>(st.ColumnInt64(6));
-    h.end_line = static_cast<std::uint32_t>(st.ColumnInt64(7));
-    h.score = -st.ColumnDouble(8);
-    out.push_back(std::move(h));
+  const auto bind_weights = [&](base::Statement& st) -> Status {
+    RETURN_IF_ERROR(st.Bind(1, options.name_weight));
+    RETURN_IF_ERROR(st.Bind(2, options.subwords_weight));
+    RETURN_IF_ERROR(st.Bind(3, options.doc_weight));
+    RETURN_IF_ERROR(st.Bind(4, options.body_weight));
+    RETURN_IF_ERROR(st.Bind(5, options.path_weight));
+    return st.Bind(6, std::string_view(match));
+  };
+  {
+    ASSIGN_OR_RETURN(
+        internal::ScopedStatement scoped,
+        // The best `limit` + 1 entries are chosen inside FTS5 before any join, so only they
+        // are joined to their chunk, file and symbol (joining every match first and then
+        // sorting cost twice the time). The extra entry tells whether entries tied with the
+        // last one kept were cut off.
+        stmts_->Get("SELECT c.id, f.path, c.kind, c.name, c.qualified_name, "
+                    "coalesce(s.target_id, ''), c.start_line, c.end_line, h.rank "
+                    "FROM (SELECT rowid AS id, bm25(chunk_fts, ?1, ?2, ?3, ?4, ?5) AS rank "
+                    "FROM chunk_fts WHERE chunk_fts MATCH ?6 ORDER BY rank LIMIT ?7) h "
+                    "JOIN chunks c ON c.id = h.id "
+                    "JOIN files f ON f.id = c.file_id LEFT JOIN symbols s ON s.id = c.symbol_id"));
+    base::Statement& st = *scoped;
+    RETURN_IF_ERROR(bind_weights(st));
+    // One more than `limit` (a negative LIMIT is none).
+    const std::int64_t fetch =
+        options.limit >= static_cast<std::size_t>(std::numeric_limits<std::int64_t>::max())
+            ? -1
+            : static_cast<std::int64_t>(options.limit) + 1;
+    RETURN_IF_ERROR(st.Bind(7, fetch));
+    for (;;) {
+      ASSIGN_OR_RETURN(bool row, st.Step());
+      if (!row) break;
+      out.push_back(ReadHit(st));
+    }
   }
+  std::sort(out.begin(), out.end(), HitBefore);
+  if (out.size() <= options.limit) return out;
+  if (out[options.limit].score != out[options.limit - 1].score) {
+    out.resize(options.limit);
+    return out;
+  }
+  // The entry after the last one kept has its score: which of the tied entries FTS5 kept was
+  // its choice (by rowid). Read every entry scoring at least as well, then cut in our order.
+  // Rare: equal scores need equal term counts and lengths, e.g. copies of a function.
+  const double worst = out[options.limit - 1].score;
+  out.clear();
+  {
+    ASSIGN_OR_RETURN(
+        internal::ScopedStatement scoped,
+        stmts_->Get("SELECT c.id, f.path, c.kind, c.name, c.qualified_name, "
+                    "coalesce(s.target_id, ''), c.start_line, c.end_line, h.rank "
+                    "FROM (SELECT rowid AS id, bm25(chunk_fts, ?1, ?2, ?3, ?4, ?5) AS rank "
+                    "FROM chunk_fts WHERE chunk_fts MATCH ?6) h "
+                    "JOIN chunks c ON c.id = h.id "
+                    "JOIN files f ON f.id = c.file_id LEFT JOIN symbols s ON s.id = c.symbol_id "
+                    "WHERE h.rank <= ?7"));
+    base::Statement& st = *scoped;
+    RETURN_IF_ERROR(bind_weights(st));
+    RETURN_IF_ERROR(st.Bind(7, -worst));
+    for (;;) {
+      ASSIGN_OR_RETURN(bool row, st.Step());
+      if (!row) break;
+      out.push_back(ReadHit(st));
+    }
+  }
+  std::sort(out.begin(), out.end(), HitBefore);
+  if (out.size() > options.limit) out.resize(options.limit);
+  return out;
 }
 
 Result<std::vector<ChunkHit>> Store::SearchSubstring(std::string_view text, std::size_t limit) {

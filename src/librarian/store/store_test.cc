@@ -376,6 +376,47 @@ TEST_F(StoreTest, ColumnWeightsChangeTheRanking) {
   EXPECT_EQ((*hits)[0].path, "b.py");
 }
 
+// Equal BM25 scores are ordered by path and line, not by chunk id: a parallel bootstrap
+// assigns ids in no fixed order, and the baseline's lists changed between runs.
+TEST_F(StoreTest, EqualScoresAreOrderedByPathThenLine) {
+  const std::string body = "def area():\n    return 1\n";
+  // Stored in the opposite of path order, so chunk ids disagree with paths.
+  Put("d.py", body);
+  Put("c.py", body);
+  Put("b.py", body);
+  Put("a.py", "def area():\n    return 1\n\n\ndef area():\n    return 1\n");
+  SearchOptions all;
+  all.limit = 10;
+  auto hits = store_->SearchChunks("area", all);
+  ASSERT_TRUE(hits.ok()) << hits.status().ToString();
+  std::vector<std::string> got;
+  for (const ChunkHit& h : *hits) {
+    if (h.kind == "symbol") got.push_back(h.path + ":" + std::to_string(h.start_line));
+  }
+  ASSERT_EQ(hits->size(), got.size());
+  ASSERT_EQ(got.size(), 5u);
+  // a.py's two functions tie with each other (and may differ from the others' score).
+  EXPECT_THAT(std::vector<std::string>(got.begin() + (got[0] == "a.py:1" ? 0 : 3),
+                                       got.begin() + (got[0] == "a.py:1" ? 2 : 5)),
+              ElementsAre("a.py:1", "a.py:5"));
+  const std::vector<std::string> others(got.begin() + (got[0] == "a.py:1" ? 2 : 0),
+                                        got.begin() + (got[0] == "a.py:1" ? 5 : 3));
+  EXPECT_THAT(others, ElementsAre("b.py:1", "c.py:1", "d.py:1"));
+
+  // A limit that cuts through tied entries keeps the first in that order, not the first
+  // stored (d.py) or the lowest ids.
+  for (std::size_t limit : {1u, 2u}) {
+    SearchOptions few;
+    few.limit = limit;
+    auto cut = store_->SearchChunks("area", few);
+    ASSERT_TRUE(cut.ok()) << cut.status().ToString();
+    ASSERT_EQ(cut->size(), limit);
+    for (std::size_t i = 0; i < limit; ++i) {
+      EXPECT_EQ((*cut)[i].path + ":" + std::to_string((*cut)[i].start_line), got[i]) << i;
+    }
+  }
+}
+
 TEST_F(StoreTest, FtsOperatorsAreNeutralized) {
   PutFixture("py/shapes.py", "shapes.py");
   for (std::string_view q : {"\"unbalanced", "load* NEAR(a b)", "name:area OR", "AND", ":", "*",
@@ -779,6 +820,9 @@ TEST_F(StoreTest, CountSymbolAndFileCachesSeeLaterWrites) {
   ASSERT_TRUE(counts.ok());
   ASSERT_EQ(counts->size(), 1u);  // only called names are listed
   EXPECT_EQ((*counts)[0], (std::pair<std::string, std::int64_t>{"helper", 1}));
+  auto defs = store_->DefinitionCounts(names);
+  ASSERT_TRUE(defs.ok());
+  EXPECT_THAT(*defs, ElementsAre(std::pair<std::string, std::int64_t>{"first", 1}));
   auto file = store_->GetFile("h.py");
   ASSERT_TRUE(file.ok());
   EXPECT_FALSE(file->has_value());
@@ -796,6 +840,10 @@ TEST_F(StoreTest, CountSymbolAndFileCachesSeeLaterWrites) {
   ASSERT_TRUE(counts.ok());
   ASSERT_EQ(counts->size(), 2u);
   EXPECT_EQ((*counts)[0], (std::pair<std::string, std::int64_t>{"first", 1}));
+  defs = store_->DefinitionCounts(names);
+  ASSERT_TRUE(defs.ok());
+  EXPECT_THAT(*defs, ElementsAre(std::pair<std::string, std::int64_t>{"first", 1},
+                                 std::pair<std::string, std::int64_t>{"helper", 1}));
   file = store_->GetFile("h.py");
   ASSERT_TRUE(file.ok());
   EXPECT_TRUE(file->has_value());
@@ -815,6 +863,9 @@ TEST_F(StoreTest, CountSymbolAndFileCachesSeeLaterWrites) {
   ASSERT_TRUE(counts.ok());
   ASSERT_EQ(counts->size(), 2u);
   EXPECT_EQ((*counts)[1], (std::pair<std::string, std::int64_t>{"helper", 2}));
+  defs = store_->DefinitionCounts(names);  // m.py (first) is gone
+  ASSERT_TRUE(defs.ok());
+  EXPECT_THAT(*defs, ElementsAre(std::pair<std::string, std::int64_t>{"helper", 1}));
   file = store_->GetFile("m.py");
   ASSERT_TRUE(file.ok());
   EXPECT_FALSE(file->has_value());
