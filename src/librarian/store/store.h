@@ -367,6 +367,13 @@ class Store {
   std::int64_t df_rows_ = 0;
   bool vocab_ = false;  // temp.chunk_vocab exists on this connection
   std::unordered_map<std::string, std::int64_t> doc_freq_;
+  // Same validity: the tokens of each chunk_fts row (all columns; -1 unknown), by rowid, read
+  // once from chunk_fts_docsize for the `trove_bm25` ranking function (search.cc), which
+  // otherwise reads them row by row. Registered on this connection once (bm25_registered_).
+  Status LoadRowTokens();
+  std::vector<std::int32_t> row_tokens_;
+  bool row_tokens_loaded_ = false;
+  bool bm25_registered_ = false;
   // Per (limit, name): the rows FindSymbolsMany / CallsToMany gave, valid while neither
   // this connection nor another changed the store (as doc_freq_). Cleared when they grow
   // past kMaxCachedNames entries.

@@ -417,6 +417,54 @@ TEST_F(StoreTest, EqualScoresAreOrderedByPathThenLine) {
   }
 }
 
+// SearchChunks scores with trove_bm25 (search.cc), FTS5's bm25() with each row's token count
+// read once per index generation: every score must equal bm25()'s bit for bit.
+TEST_F(StoreTest, SearchScoresEqualFts5Bm25) {
+  PutFixture("src/widget.cc", "widget.cc");
+  PutFixture("py/shapes.py", "shapes.py");
+  PutFixture("go/server.go", "server.go");
+  PutFixture("web/app.js", "app.js");
+  Put("a.py", "def area_of(shape):\n    return shape.width * shape.height\n");
+  Put("b.py", "def scale(shape, factor):\n    return area_of(shape) * factor\n");
+  auto raw = base::Database::Open(dir_.Abs("librarian.sqlite"));
+  ASSERT_TRUE(raw.ok()) << raw.status().ToString();
+  for (int round = 0; round < 2; ++round) {
+    for (const char* query : {"shape", "area of shape", "server", "twice widget"}) {
+      SearchOptions options;
+      options.limit = 50;
+      options.doc_weight = round == 0 ? 3 : 0;  // weights reach the function
+      auto hits = store_->SearchChunks(query, options);
+      ASSERT_TRUE(hits.ok()) << hits.status().ToString();
+      ASSERT_FALSE(hits->empty()) << query;
+      auto st = (*raw)->Prepare(
+          "SELECT rowid, bm25(chunk_fts, ?1, ?2, ?3, ?4, ?5) FROM chunk_fts WHERE chunk_fts "
+          "MATCH ?6");
+      ASSERT_TRUE(st.ok()) << st.status().ToString();
+      ASSERT_TRUE(st->Bind(1, options.name_weight).ok());
+      ASSERT_TRUE(st->Bind(2, options.subwords_weight).ok());
+      ASSERT_TRUE(st->Bind(3, options.doc_weight).ok());
+      ASSERT_TRUE(st->Bind(4, options.body_weight).ok());
+      ASSERT_TRUE(st->Bind(5, options.path_weight).ok());
+      const std::string match = BuildMatchQuery(query);
+      ASSERT_TRUE(st->Bind(6, std::string_view(match)).ok());
+      std::map<std::int64_t, double> bm25;
+      for (;;) {
+        auto row = st->Step();
+        ASSERT_TRUE(row.ok());
+        if (!*row) break;
+        bm25[st->ColumnInt64(0)] = -st->ColumnDouble(1);
+      }
+      EXPECT_EQ(hits->size(), bm25.size()) << query;
+      for (const ChunkHit& h : *hits) {
+        ASSERT_EQ(bm25.count(h.chunk_id), 1u) << query;
+        EXPECT_EQ(h.score, bm25[h.chunk_id]) << query << " " << h.path << ":" << h.start_line;
+      }
+    }
+    // A change to the index is seen: the row table is read again.
+    Put("c.py", "def shape_area(shape):\n    return area_of(shape)\n");
+  }
+}
+
 TEST_F(StoreTest, FtsOperatorsAreNeutralized) {
   PutFixture("py/shapes.py", "shapes.py");
   for (std::string_view q : {"\"unbalanced", "load* NEAR(a b)", "name:area OR", "AND", ":", "*",
