@@ -165,6 +165,10 @@ class Database {
   // Returns the rows changed by the last INSERT, UPDATE or DELETE on this connection.
   std::int64_t Changes() const;
 
+  // The connection, for SQLite APIs this wrapper does not cover (e.g. registering an FTS5
+  // auxiliary function). Owned by this Database; valid while it lives.
+  sqlite3* handle() const { return db_; }
+
  private:
   friend class Transaction;
   explicit Database(sqlite3* db) : db_(db) {}

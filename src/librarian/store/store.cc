@@ -764,11 +764,12 @@ Status Store::RefreshNameCaches() {
   names_checked_in_ = snapshot_;
   if (data_version != names_data_version_ || writes_ != names_writes_ ||
       defs_cache_.size() > kMaxCachedNames || calls_cache_.size() > kMaxCachedNames ||
-      count_cache_.size() > kMaxCachedNames || symbol_cache_.size() > kMaxCachedNames ||
-      file_cache_.size() > kMaxCachedNames) {
+      count_cache_.size() > kMaxCachedNames || def_count_cache_.size() > kMaxCachedNames ||
+      symbol_cache_.size() > kMaxCachedNames || file_cache_.size() > kMaxCachedNames) {
     defs_cache_.clear();
     calls_cache_.clear();
     count_cache_.clear();
+    def_count_cache_.clear();
     symbol_cache_.clear();
     file_cache_.clear();
     names_data_version_ = data_version;
@@ -888,18 +889,30 @@ Result<std::vector<std::pair<std::string, std::int64_t>>> Store::DefinitionCount
     std::span<const std::string> names) {
   std::vector<std::pair<std::string, std::int64_t>> out;
   if (names.empty()) return out;
-  // Counted on the symbols_name index (name, file_id, start_line): no table rows are read.
-  ASSIGN_OR_RETURN(internal::ScopedStatement scoped,
-                   stmts_->Get("SELECT name, count(*) FROM symbols WHERE name IN (SELECT "
-                               "value FROM json_each(?1)) GROUP BY name ORDER BY name"));
-  base::Statement& st = *scoped;
-  const std::string list = JsonArray(names);
-  RETURN_IF_ERROR(st.Bind(1, std::string_view(list)));
-  for (;;) {
-    ASSIGN_OR_RETURN(bool row, st.Step());
-    if (!row) return out;
-    out.emplace_back(st.ColumnText(0), st.ColumnInt64(1));
+  RETURN_IF_ERROR(RefreshNameCaches());
+  // Sorted as SQL's ORDER BY name (BINARY: bytes), each name once.
+  const std::set<std::string> asked(names.begin(), names.end());
+  const std::vector<std::string> missing = Uncached(
+      asked, def_count_cache_, [](const std::string& name) -> const std::string& { return name; });
+  if (!missing.empty()) {
+    // Counted on the symbols_name index (name, file_id, start_line): no table rows are read.
+    ASSIGN_OR_RETURN(internal::ScopedStatement scoped,
+                     stmts_->Get("SELECT name, count(*) FROM symbols WHERE name IN (SELECT "
+                                 "value FROM json_each(?1)) GROUP BY name"));
+    base::Statement& st = *scoped;
+    const std::string list = JsonArray(missing);
+    RETURN_IF_ERROR(st.Bind(1, std::string_view(list)));
+    for (const std::string& name : missing) def_count_cache_[name] = 0;
+    for (;;) {
+      ASSIGN_OR_RETURN(bool row, st.Step());
+      if (!row) break;
+      def_count_cache_[st.ColumnText(0)] = st.ColumnInt64(1);
+    }
   }
+  for (const std::string& name : asked) {
+    if (const std::int64_t n = def_count_cache_.at(name); n > 0) out.emplace_back(name, n);
+  }
+  return out;
 }
 
 Result<std::vector<std::pair<std::string, std::int64_t>>> Store::CallCounts(

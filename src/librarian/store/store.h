@@ -298,7 +298,8 @@ class Store {
   Result<std::vector<CallRow>> CallsToMany(std::span<const std::string> callees,
                                            std::size_t limit_per_name);
   // The number of symbols named (by `name`, not qualified name) each of `names` that is
-  // defined at all, as (name, count) pairs sorted by name.
+  // defined at all, as (name, count) pairs sorted by name. Kept per name until the store
+  // changes (as FindSymbolsMany's answers).
   Result<std::vector<std::pair<std::string, std::int64_t>>> DefinitionCounts(
       std::span<const std::string> names);
   // The number of calls to each name in `callees` that is called at all, sorted by name.
@@ -366,6 +367,13 @@ class Store {
   std::int64_t df_rows_ = 0;
   bool vocab_ = false;  // temp.chunk_vocab exists on this connection
   std::unordered_map<std::string, std::int64_t> doc_freq_;
+  // Same validity: the tokens of each chunk_fts row (all columns; -1 unknown), by rowid, read
+  // once from chunk_fts_docsize for the `trove_bm25` ranking function (search.cc), which
+  // otherwise reads them row by row. Registered on this connection once (bm25_registered_).
+  Status LoadRowTokens();
+  std::vector<std::int32_t> row_tokens_;
+  bool row_tokens_loaded_ = false;
+  bool bm25_registered_ = false;
   // Per (limit, name): the rows FindSymbolsMany / CallsToMany gave, valid while neither
   // this connection nor another changed the store (as doc_freq_). Cleared when they grow
   // past kMaxCachedNames entries.
@@ -384,9 +392,10 @@ class Store {
   std::int64_t df_checked_in_ = 0;
   std::map<std::pair<std::size_t, std::string>, std::vector<SymbolRow>> defs_cache_;
   std::map<std::pair<std::size_t, std::string>, std::vector<CallRow>> calls_cache_;
-  // Same validity: CallCounts per name (0 = not called), GetSymbols per target id and GetFile
-  // per path (nullopt = not in the store).
+  // Same validity: CallCounts per name (0 = not called), DefinitionCounts per name (0 = not
+  // defined), GetSymbols per target id and GetFile per path (nullopt = not in the store).
   std::unordered_map<std::string, std::int64_t> count_cache_;
+  std::unordered_map<std::string, std::int64_t> def_count_cache_;
   std::unordered_map<std::string, std::optional<SymbolRow>> symbol_cache_;
   std::unordered_map<std::string, std::optional<FileRecord>> file_cache_;
 };

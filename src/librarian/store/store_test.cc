@@ -376,6 +376,95 @@ TEST_F(StoreTest, ColumnWeightsChangeTheRanking) {
   EXPECT_EQ((*hits)[0].path, "b.py");
 }
 
+// Equal BM25 scores are ordered by path and line, not by chunk id: a parallel bootstrap
+// assigns ids in no fixed order, and the baseline's lists changed between runs.
+TEST_F(StoreTest, EqualScoresAreOrderedByPathThenLine) {
+  const std::string body = "def area():\n    return 1\n";
+  // Stored in the opposite of path order, so chunk ids disagree with paths.
+  Put("d.py", body);
+  Put("c.py", body);
+  Put("b.py", body);
+  Put("a.py", "def area():\n    return 1\n\n\ndef area():\n    return 1\n");
+  SearchOptions all;
+  all.limit = 10;
+  auto hits = store_->SearchChunks("area", all);
+  ASSERT_TRUE(hits.ok()) << hits.status().ToString();
+  std::vector<std::string> got;
+  for (const ChunkHit& h : *hits) {
+    if (h.kind == "symbol") got.push_back(h.path + ":" + std::to_string(h.start_line));
+  }
+  ASSERT_EQ(hits->size(), got.size());
+  ASSERT_EQ(got.size(), 5u);
+  // a.py's two functions tie with each other (and may differ from the others' score).
+  EXPECT_THAT(std::vector<std::string>(got.begin() + (got[0] == "a.py:1" ? 0 : 3),
+                                       got.begin() + (got[0] == "a.py:1" ? 2 : 5)),
+              ElementsAre("a.py:1", "a.py:5"));
+  const std::vector<std::string> others(got.begin() + (got[0] == "a.py:1" ? 2 : 0),
+                                        got.begin() + (got[0] == "a.py:1" ? 5 : 3));
+  EXPECT_THAT(others, ElementsAre("b.py:1", "c.py:1", "d.py:1"));
+
+  // A limit that cuts through tied entries keeps the first in that order, not the first
+  // stored (d.py) or the lowest ids.
+  for (std::size_t limit : {1u, 2u}) {
+    SearchOptions few;
+    few.limit = limit;
+    auto cut = store_->SearchChunks("area", few);
+    ASSERT_TRUE(cut.ok()) << cut.status().ToString();
+    ASSERT_EQ(cut->size(), limit);
+    for (std::size_t i = 0; i < limit; ++i) {
+      EXPECT_EQ((*cut)[i].path + ":" + std::to_string((*cut)[i].start_line), got[i]) << i;
+    }
+  }
+}
+
+// SearchChunks scores with trove_bm25 (search.cc), FTS5's bm25() with each row's token count
+// read once per index generation: every score must equal bm25()'s bit for bit.
+TEST_F(StoreTest, SearchScoresEqualFts5Bm25) {
+  PutFixture("src/widget.cc", "widget.cc");
+  PutFixture("py/shapes.py", "shapes.py");
+  PutFixture("go/server.go", "server.go");
+  PutFixture("web/app.js", "app.js");
+  Put("a.py", "def area_of(shape):\n    return shape.width * shape.height\n");
+  Put("b.py", "def scale(shape, factor):\n    return area_of(shape) * factor\n");
+  auto raw = base::Database::Open(dir_.Abs("librarian.sqlite"));
+  ASSERT_TRUE(raw.ok()) << raw.status().ToString();
+  for (int round = 0; round < 2; ++round) {
+    for (const char* query : {"shape", "area of shape", "server", "twice widget"}) {
+      SearchOptions options;
+      options.limit = 50;
+      options.doc_weight = round == 0 ? 3 : 0;  // weights reach the function
+      auto hits = store_->SearchChunks(query, options);
+      ASSERT_TRUE(hits.ok()) << hits.status().ToString();
+      ASSERT_FALSE(hits->empty()) << query;
+      auto st = (*raw)->Prepare(
+          "SELECT rowid, bm25(chunk_fts, ?1, ?2, ?3, ?4, ?5) FROM chunk_fts WHERE chunk_fts "
+          "MATCH ?6");
+      ASSERT_TRUE(st.ok()) << st.status().ToString();
+      ASSERT_TRUE(st->Bind(1, options.name_weight).ok());
+      ASSERT_TRUE(st->Bind(2, options.subwords_weight).ok());
+      ASSERT_TRUE(st->Bind(3, options.doc_weight).ok());
+      ASSERT_TRUE(st->Bind(4, options.body_weight).ok());
+      ASSERT_TRUE(st->Bind(5, options.path_weight).ok());
+      const std::string match = BuildMatchQuery(query);
+      ASSERT_TRUE(st->Bind(6, std::string_view(match)).ok());
+      std::map<std::int64_t, double> bm25;
+      for (;;) {
+        auto row = st->Step();
+        ASSERT_TRUE(row.ok());
+        if (!*row) break;
+        bm25[st->ColumnInt64(0)] = -st->ColumnDouble(1);
+      }
+      EXPECT_EQ(hits->size(), bm25.size()) << query;
+      for (const ChunkHit& h : *hits) {
+        ASSERT_EQ(bm25.count(h.chunk_id), 1u) << query;
+        EXPECT_EQ(h.score, bm25[h.chunk_id]) << query << " " << h.path << ":" << h.start_line;
+      }
+    }
+    // A change to the index is seen: the row table is read again.
+    Put("c.py", "def shape_area(shape):\n    return area_of(shape)\n");
+  }
+}
+
 TEST_F(StoreTest, FtsOperatorsAreNeutralized) {
   PutFixture("py/shapes.py", "shapes.py");
   for (std::string_view q : {"\"unbalanced", "load* NEAR(a b)", "name:area OR", "AND", ":", "*",
@@ -779,6 +868,9 @@ TEST_F(StoreTest, CountSymbolAndFileCachesSeeLaterWrites) {
   ASSERT_TRUE(counts.ok());
   ASSERT_EQ(counts->size(), 1u);  // only called names are listed
   EXPECT_EQ((*counts)[0], (std::pair<std::string, std::int64_t>{"helper", 1}));
+  auto defs = store_->DefinitionCounts(names);
+  ASSERT_TRUE(defs.ok());
+  EXPECT_THAT(*defs, ElementsAre(std::pair<std::string, std::int64_t>{"first", 1}));
   auto file = store_->GetFile("h.py");
   ASSERT_TRUE(file.ok());
   EXPECT_FALSE(file->has_value());
@@ -796,6 +888,10 @@ TEST_F(StoreTest, CountSymbolAndFileCachesSeeLaterWrites) {
   ASSERT_TRUE(counts.ok());
   ASSERT_EQ(counts->size(), 2u);
   EXPECT_EQ((*counts)[0], (std::pair<std::string, std::int64_t>{"first", 1}));
+  defs = store_->DefinitionCounts(names);
+  ASSERT_TRUE(defs.ok());
+  EXPECT_THAT(*defs, ElementsAre(std::pair<std::string, std::int64_t>{"first", 1},
+                                 std::pair<std::string, std::int64_t>{"helper", 1}));
   file = store_->GetFile("h.py");
   ASSERT_TRUE(file.ok());
   EXPECT_TRUE(file->has_value());
@@ -815,6 +911,9 @@ TEST_F(StoreTest, CountSymbolAndFileCachesSeeLaterWrites) {
   ASSERT_TRUE(counts.ok());
   ASSERT_EQ(counts->size(), 2u);
   EXPECT_EQ((*counts)[1], (std::pair<std::string, std::int64_t>{"helper", 2}));
+  defs = store_->DefinitionCounts(names);  // m.py (first) is gone
+  ASSERT_TRUE(defs.ok());
+  EXPECT_THAT(*defs, ElementsAre(std::pair<std::string, std::int64_t>{"helper", 1}));
   file = store_->GetFile("m.py");
   ASSERT_TRUE(file.ok());
   EXPECT_FALSE(file->has_value());
