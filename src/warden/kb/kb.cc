@@ -504,8 +504,9 @@ Result<StoreResult> Kb::StoreVersion(const VersionRecord& version,
     std::size_t done = 0;
     ColumnEncoder encoder(functions);
     // The record's own strings and its encoded columns are bound without a copy: `functions`
-    // and `encoder` outlive `stmt`, and each is bound again (or the statement destroyed)
-    // before the next record is read.
+    // outlives `stmt`; an encoder slot is refilled only after Ready has moved past its row,
+    // and the next row's values are bound over it before the statement steps again (the
+    // statement, finalized after the encoder is gone, reads no bound value then).
     for (const FunctionRecord& f : functions) {
       const EncodedColumns& columns = encoder.Ready(done);
       stmt.Reset();
