@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <bit>
 #include <cctype>
 #include <chrono>
 #include <map>
@@ -648,30 +649,49 @@ Status Pipeline::BodyCoverage() {
   ASSIGN_OR_RETURN(auto bodies, store_.SymbolChunkBodies(ids));
   std::unordered_map<std::int64_t, const std::string*> body_of;
   for (const auto& [id, body] : bodies) body_of.try_emplace(id, &body);
-  // The canonical intent word each lower-case sub-word stands for ("" for none), per query.
-  std::unordered_map<std::string, std::string> intent_word_of;
-  auto note = [&](const std::string& part, std::unordered_set<std::string>& found) {
-    auto it = intent_word_of.find(part);
-    if (it == intent_word_of.end()) {
-      std::string canonical;
+  // The intent's canonical words as bits (the first 64 in sorted order; an intent has far
+  // fewer content words), and per query the bits of each lower-case sub-word and of each
+  // word run of the bodies (code repeats its words, and splitting a run costs more than a
+  // lookup).
+  std::vector<std::string> intent_words(terms_.canonical.begin(), terms_.canonical.end());
+  std::sort(intent_words.begin(), intent_words.end());
+  if (intent_words.size() > 64) intent_words.resize(64);
+  std::unordered_map<std::string, std::uint64_t> bit_of;
+  for (std::size_t i = 0; i < intent_words.size(); ++i) {
+    bit_of.emplace(intent_words[i], std::uint64_t{1} << i);
+  }
+  std::unordered_map<std::string, std::uint64_t> part_bits;
+  auto bits_of_part = [&](const std::string& part) {
+    auto it = part_bits.find(part);
+    if (it == part_bits.end()) {
+      std::uint64_t bits = 0;
       if (!store::IsStopWord(part)) {
-        canonical = CanonicalWord(part);
-        if (terms_.canonical.count(canonical) == 0) canonical.clear();
+        if (auto b = bit_of.find(CanonicalWord(part)); b != bit_of.end()) bits = b->second;
       }
-      it = intent_word_of.emplace(part, std::move(canonical)).first;
+      it = part_bits.emplace(part, bits).first;
     }
-    if (!it->second.empty()) found.insert(it->second);
+    return it->second;
   };
-  const double total = static_cast<double>(terms_.canonical.size());
-  for (Candidate* c : fns) {
-    std::unordered_set<std::string> found;
-    for (const std::string& part : extract::SplitIdentifier(c->symbol->name)) note(part, found);
-    if (auto b = body_of.find(c->symbol->id); b != body_of.end()) {
-      ForEachWordRun(*b->second, [&](std::string_view run) {
-        for (const std::string& part : extract::SplitIdentifier(run)) note(part, found);
-      });
+  std::unordered_map<std::string_view, std::uint64_t> run_bits;  // views into `bodies`
+  auto bits_of_run = [&](std::string_view run) {
+    auto it = run_bits.find(run);
+    if (it == run_bits.end()) {
+      std::uint64_t bits = 0;
+      for (const std::string& part : extract::SplitIdentifier(run)) bits |= bits_of_part(part);
+      it = run_bits.emplace(run, bits).first;
     }
-    c->signals.coverage = static_cast<double>(found.size()) / total;
+    return it->second;
+  };
+  const double total = static_cast<double>(intent_words.size());
+  for (Candidate* c : fns) {
+    std::uint64_t found = 0;
+    for (const std::string& part : extract::SplitIdentifier(c->symbol->name)) {
+      found |= bits_of_part(part);
+    }
+    if (auto b = body_of.find(c->symbol->id); b != body_of.end()) {
+      ForEachWordRun(*b->second, [&](std::string_view run) { found |= bits_of_run(run); });
+    }
+    c->signals.coverage = static_cast<double>(std::popcount(found)) / total;
     c->score = c->signals.Evaluate(req_.weights);
   }
   return Status::Ok();
