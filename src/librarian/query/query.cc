@@ -677,7 +677,13 @@ Status Pipeline::BodyCoverage() {
     auto it = run_bits.find(run);
     if (it == run_bits.end()) {
       std::uint64_t bits = 0;
-      for (const std::string& part : extract::SplitIdentifier(run)) bits |= bits_of_part(part);
+      // A run of lower-case letters is its own one sub-word (SplitIdentifier keeps pieces of
+      // two letters or more): most runs of code and prose, read without splitting.
+      if (std::all_of(run.begin(), run.end(), [](char ch) { return ch >= 'a' && ch <= 'z'; })) {
+        if (run.size() >= 2) bits = bits_of_part(std::string(run));
+      } else {
+        for (const std::string& part : extract::SplitIdentifier(run)) bits |= bits_of_part(part);
+      }
       it = run_bits.emplace(run, bits).first;
     }
     return it->second;
