@@ -4,7 +4,7 @@
 //                           --out testdata/librarian/eval/eval_set.jsonl [--project DIR]
 //   librarian_eval [run] --set testdata/librarian/eval/eval_set.jsonl [--split dev|test|all]
 //                  [--hard] [--system NAME]... [--repo NAME]... [--max-per-repo N] [--depth N]
-//                  [--weights LEX,SYM,PATH,GRAPH,SCOPE[,NAMEW,INTENTW,OWNERW,FILE]]
+//                  [--weights LEX,SYM,PATH,GRAPH,SCOPE[,NAMEW,INTENTW,OWNERW,FILE[,COVER]]]
 //                  [--project DIR] [--work DIR] [--check]
 //
 // `--check` (the CI run) exits non-zero unless the correctness properties hold: the set loads,

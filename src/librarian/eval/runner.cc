@@ -249,10 +249,10 @@ Result<EvalRun> RunEval(const EvalSet& set, const RunOptions& options) {
     }
   }
   if (!options.librarian_weights.empty() && options.librarian_weights.size() != 5 &&
-      options.librarian_weights.size() != 9) {
+      options.librarian_weights.size() != 9 && options.librarian_weights.size() != 10) {
     return Status::InvalidArgument(
-        "weights: need 5 values (lexical, symbol, path, graph, scope) or 9 (then name words, "
-        "intent words, owner words, file)");
+        "weights: need 5 values (lexical, symbol, path, graph, scope), 9 (then name words, "
+        "intent words, owner words, file) or 10 (then body coverage)");
   }
   std::set<std::string> known_repos;
   for (const EvalRepo& r : set.repos) known_repos.insert(r.name);
@@ -270,12 +270,13 @@ Result<EvalRun> RunEval(const EvalSet& set, const RunOptions& options) {
     weights.path = w[2];
     weights.graph = w[3];
     weights.scope = w[4];
-    if (w.size() == 9) {
+    if (w.size() >= 9) {
       weights.name_words = w[5];
       weights.intent_words = w[6];
       weights.owner_words = w[7];
       weights.file = w[8];
     }
+    if (w.size() == 10) weights.coverage = w[9];
   }
   std::unique_ptr<ScratchDir> scratch;
   std::string work = options.work_dir;

@@ -53,8 +53,8 @@ struct RunOptions {
   // At most this many queries per repository, in qid order; 0 = all (the CI-sized run).
   std::size_t max_queries_per_repo = 0;
   // Coefficients for the librarian system (rank::Weights order: lexical, symbol, path,
-  // graph, scope, and optionally name_words, intent_words, owner_words, file); empty = its
-  // defaults. Tune on the dev split only.
+  // graph, scope, and optionally name_words, intent_words, owner_words, file, then coverage);
+  // empty = its defaults. Tune on the dev split only.
   std::vector<double> librarian_weights;
   // Extraction threads for indexing; 0 = all cores.
   std::size_t workers = 0;

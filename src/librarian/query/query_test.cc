@@ -470,6 +470,58 @@ TEST_F(QueryTest, FilePriorIsTheFilesLexicalSignal) {
   }
 }
 
+TEST_F(QueryTest, BodyCoverageCountsTheIntentWordsInTheFunctionsOwnCode) {
+  // Neither name carries an intent word; the bodies do, one more of them than the other. (The
+  // fixture's files keep the intent's words below BM25's half-the-rows cut.)
+  IndexFixture();
+  Index("py/frames.py",
+        "def frame_ok(frame):\n"
+        "    return compute_checksum(frame.header) == frame.expected\n"
+        "\n\n"
+        "def frame_size(frame):\n"
+        "    return len(frame.header)\n");
+  QueryResponse r = Run(Req("the checksum of a header line", Depth::kL1));
+  std::map<std::string, double> coverage;
+  for (const Pack& p : r.packs) {
+    if (p.pack_type == PackType::kModuleContext) {
+      EXPECT_EQ(p.signals.coverage, 0) << "module packs have no body of their own";
+    } else {
+      coverage[p.name] = p.signals.coverage;
+    }
+  }
+  // Content words of the intent: checksum, header, line.
+  ASSERT_EQ(coverage.count("frame_ok"), 1u);
+  ASSERT_EQ(coverage.count("frame_size"), 1u);
+  EXPECT_DOUBLE_EQ(coverage["frame_ok"], 2.0 / 3);
+  EXPECT_DOUBLE_EQ(coverage["frame_size"], 1.0 / 3);
+  ASSERT_EQ(r.packs.front().pack_type, PackType::kFunctionContext);
+  EXPECT_EQ(r.packs.front().name, "frame_ok");
+  EXPECT_NE(r.packs.front().signals.Debug().find("cover=0.667"), std::string::npos);
+}
+
+TEST_F(QueryTest, OverloadsOfOneNameInOneFileGiveOnePack) {
+  Index("src/printer.cc",
+        "void emit_value(long v) {}\n"
+        "// Prints a value.\n"
+        "void Print(int x) { emit_value(x); }\n"
+        "void Print(double x) { emit_value(static_cast<long>(x)); }\n"
+        "void Print(const char* x) { emit_value(0); }\n");
+  IndexFixture();
+  auto overloads = store_->FindSymbols("Print", 10);
+  ASSERT_TRUE(overloads.ok());
+  ASSERT_EQ(overloads->size(), 3u);  // three targets (Print, Print~2, Print~3), one name
+  QueryResponse r = Run(Req("print a value", Depth::kL3));
+  std::size_t print_packs = 0;
+  for (const Pack& p : r.packs) {
+    if (p.pack_type == PackType::kFunctionContext && p.qualified_name == "Print") ++print_packs;
+  }
+  EXPECT_EQ(print_packs, 1u);
+  // The file's other function still gets its place.
+  bool emit = false;
+  for (const Pack& p : r.packs) emit = emit || p.name == "emit_value";
+  EXPECT_TRUE(emit);
+}
+
 TEST_F(QueryTest, EvidenceLineRangesMatchTheFile) {
   IndexFixture();
   QueryRequest req = Req("parse_config read options");

@@ -44,6 +44,9 @@ struct Weights {
   // a name the user typed as an identifier outweighs every other signal but lexical ties.
   // Not settable by --weights.
   double identifier = 2.0;
+  // Branch librarian-mrr3 (decision 0036): the share of the intent's words found in the
+  // target's own code. Chosen on the development split, standard and hard variants.
+  double coverage = 0.5;
 };
 
 struct RankSignals {
@@ -68,6 +71,14 @@ struct RankSignals {
   // chunks, a symbol chunk counting 0.7, over the best candidate's), in [0, 1]. A function in
   // a file that matches the intent as a whole ranks above an equal one in a file that does not.
   double file = 0;
+  // Body coverage: the share of the intent's content words (compared as CanonicalWord forms,
+  // stop words left out) found in the target function's own chunk, its name's sub-words or the
+  // identifiers and words of its code, in [0, 1]; 0 for module packs and for candidates ranked
+  // too low to be read (query.cc, kCoverageCandidates). Unlike BM25, which sums per-term
+  // weights so that one rare word repeated in a long body can outweigh the rest, it counts
+  // how much of the sentence the function speaks of, and it still sees the intent's words when
+  // the name carries none of them.
+  double coverage = 0;
   // Share of the primary file's path sub-words that occur in the intent, in [0, 1].
   double path = 0;
   // Call-graph proximity in [0, 1]: from `graph_hops` when affectedFiles were given, else the
@@ -83,8 +94,8 @@ struct RankSignals {
   double base_signal = 1;
 
   // Combines another source's view of the same pack: lexical, symbol, identifier, the name-word
-  // shares, file, path, graph, inherited: max; graph_hops: min; pack_type_weight and base_signal:
-  // kept from *this unless neutral.
+  // shares, file, coverage, path, graph, inherited: max; graph_hops: min; pack_type_weight and
+  // base_signal: kept from *this unless neutral.
   void Merge(const RankSignals& other);
 
   // Returns scope from graph_hops: 1 for 0 hops, 0.5 for 1 hop, else 0.
@@ -94,8 +105,8 @@ struct RankSignals {
   // Returns score = rel · pack_type_weight · (0.5 + 0.5 · base_signal).
   double Evaluate(const Weights& w = {}) const;
 
-  // "lex=0.82 sym=1 ident=1 namew=1 intentw=0.5 ownerw=0 file=0.9 path=0.5 graph=0 hops=- inh=0
-  // type=1.2 base=0.9" for logs and tests.
+  // "lex=0.82 sym=1 ident=1 namew=1 intentw=0.5 ownerw=0 file=0.9 cover=0.75 path=0.5 graph=0
+  // hops=- inh=0 type=1.2 base=0.9" for logs and tests.
   std::string Debug() const;
 };
 

@@ -49,8 +49,9 @@ TEST(RankSignalsTest, EvaluateFollowsTheSpecFormula) {
   s.pack_type_weight = 1.2;
   s.base_signal = 0.9;
   // The spec's starting coefficients, given explicitly.
-  // (The later fields, the name-word and file weights, default to their tuned values: 0 here.)
-  const Weights spec{0.55, 0.15, 0.10, 0.10, 0.10, 0, 0, 0, 0, 0};
+  // (The later fields, the name-word, file, identifier and coverage weights, default to their
+  // tuned values: 0 here.)
+  const Weights spec{0.55, 0.15, 0.10, 0.10, 0.10, 0, 0, 0, 0, 0, 0};
   const double rel = 0.55 + 0.15 + 0.10 * 0.5 + 0.10 * 0.25 + 0.10 * 1;
   EXPECT_DOUBLE_EQ(s.Relevance(spec), rel);
   EXPECT_DOUBLE_EQ(s.Evaluate(spec), rel * 1.2 * (0.5 + 0.5 * 0.9));
@@ -63,6 +64,12 @@ TEST(RankSignalsTest, EvaluateFollowsTheSpecFormula) {
                        0.20 * 0.5 + 0 * 0.25 + 0.10 * 1;
   EXPECT_DOUBLE_EQ(s.Relevance(), tuned);
   EXPECT_DOUBLE_EQ(s.Relevance(spec), rel);  // the new signals weigh 0 in the spec's formula
+  // Body coverage (decision 0036) adds 0.5 x its share at the default weights.
+  s.coverage = 0.6;
+  EXPECT_DOUBLE_EQ(s.Relevance(), tuned + 0.5 * 0.6);
+  EXPECT_DOUBLE_EQ(s.Relevance(spec), rel);
+  EXPECT_NE(s.Debug().find("file=0.8 cover=0.6 path=0.5"), std::string::npos);
+  s.coverage = 0;
   // Custom weights (eval/ tuning) go through the same function.
   Weights w;
   w.lexical = 0;
@@ -98,7 +105,10 @@ TEST(RankSignalsTest, MergeTakesMaxOfNameWordsAndFile) {
   b.intent_words = 0.4;
   b.owner_words = 0.2;
   b.file = 0.3;
+  a.coverage = 0.25;
+  b.coverage = 0.75;
   a.Merge(b);
+  EXPECT_DOUBLE_EQ(a.coverage, 0.75);
   EXPECT_DOUBLE_EQ(a.name_words, 1);
   EXPECT_DOUBLE_EQ(a.intent_words, 0.4);
   EXPECT_DOUBLE_EQ(a.owner_words, 0.2);

@@ -325,6 +325,7 @@ struct SignalsView {
   double intent_words = 0;
   double owner_words = 0;
   double file = 0;
+  double coverage = 0;
   double path = 0;
   double graph = 0;
   std::optional<std::int32_t> graph_hops;
@@ -347,6 +348,8 @@ inline auto DescribeFields(Tag<SignalsView>) {
                 Field("ownerWords", &S::owner_words,
                       "Share of the intent's content words only the owner's name carries"),
                 Field("file", &S::file, "The primary file's lexical signal (file prior), 0-1"),
+                Field("coverage", &S::coverage,
+                      "Share of the intent's content words found in the function's own code"),
                 Field("path", &S::path, "Share of the path's sub-words in the intent"),
                 Field("graph", &S::graph, "Call-graph proximity or in-degree, 0-1"),
                 Field("graphHops", &S::graph_hops, "Hops from an affected file"),
@@ -462,6 +465,7 @@ QueryOut ToView(const query::QueryResponse& r, bool include_evidence) {
                   .intent_words = g.intent_words,
                   .owner_words = g.owner_words,
                   .file = g.file,
+                  .coverage = g.coverage,
                   .path = g.path,
                   .graph = g.graph,
                   .graph_hops = std::nullopt,

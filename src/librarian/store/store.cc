@@ -1032,6 +1032,23 @@ Result<std::optional<ChunkRow>> Store::GetChunk(std::int64_t chunk_id) {
   return std::optional<ChunkRow>(std::move(rows.front()));
 }
 
+Result<std::vector<std::pair<std::int64_t, std::string>>> Store::SymbolChunkBodies(
+    std::span<const std::int64_t> symbol_ids) {
+  std::vector<std::pair<std::int64_t, std::string>> out;
+  if (symbol_ids.empty()) return out;
+  ASSIGN_OR_RETURN(internal::ScopedStatement scoped,
+                   stmts_->Get("SELECT symbol_id, body FROM chunks WHERE symbol_id IN (SELECT "
+                               "value FROM json_each(?1)) ORDER BY id"));
+  base::Statement& st = *scoped;
+  const std::string list = JsonArray(symbol_ids);
+  RETURN_IF_ERROR(st.Bind(1, std::string_view(list)));
+  for (;;) {
+    ASSIGN_OR_RETURN(bool row, st.Step());
+    if (!row) return out;
+    out.emplace_back(st.ColumnInt64(0), st.ColumnText(1));
+  }
+}
+
 Result<std::int64_t> Store::CountRows(std::string_view table) {
   static constexpr std::string_view kTables[] = {"files",    "symbols",   "chunks",
                                                  "imports",  "calls",     "runs",

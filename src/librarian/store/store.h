@@ -315,6 +315,10 @@ class Store {
   // The chunks of one file (symbol chunks in symbol order, then the file chunk or windows).
   Result<std::vector<ChunkRow>> FileChunks(std::string_view path);
   Result<std::optional<ChunkRow>> GetChunk(std::int64_t chunk_id);
+  // (symbol id, body) of the chunks of the symbols `symbol_ids`, in chunk order; a symbol
+  // without a chunk is absent. One statement for all (the query engine's body coverage).
+  Result<std::vector<std::pair<std::int64_t, std::string>>> SymbolChunkBodies(
+      std::span<const std::int64_t> symbol_ids);
 
   // BM25 over chunk_fts, best first. An empty match query gives no hits.
   Result<std::vector<ChunkHit>> SearchChunks(std::string_view query,

@@ -788,9 +788,36 @@ TEST_F(StoreTest, BatchReadsMatchOneKeyReads) {
   ASSERT_TRUE(none.ok());
   EXPECT_EQ(*none, 0u);
 
+  // SymbolChunkBodies gives each symbol's chunk body, as FileChunks has it; a symbol id with no
+  // chunk is absent.
+  std::map<std::string, std::string> want_bodies;
+  for (std::string_view path : {"pkg/a.py", "pkg/b.py"}) {
+    auto file_chunks = store_->FileChunks(path);
+    ASSERT_TRUE(file_chunks.ok());
+    for (const ChunkRow& c : *file_chunks) {
+      if (c.target_id == "fn:pkg/a.py::run" || c.target_id == "fn:pkg/b.py::emit") {
+        want_bodies[c.target_id] = c.body;
+      }
+    }
+  }
+  ASSERT_EQ(want_bodies.size(), 2u);
+  std::vector<std::int64_t> body_ids = ids;
+  body_ids.push_back(987654321);
+  auto bodies = store_->SymbolChunkBodies(body_ids);
+  ASSERT_TRUE(bodies.ok()) << bodies.status().ToString();
+  std::map<std::string, std::string> got_bodies;
+  for (const auto& [id, body] : *bodies) {
+    got_bodies[id == (*run)->id    ? "fn:pkg/a.py::run"
+               : id == (*emit)->id ? "fn:pkg/b.py::emit"
+                                   : "other"] = body;
+  }
+  EXPECT_EQ(got_bodies, want_bodies);
+  EXPECT_NE(got_bodies.at("fn:pkg/a.py::run").find("emit"), std::string::npos);
+
   // Empty key lists read nothing.
   EXPECT_THAT(store_->GetSymbols({}).value(), IsEmpty());
   EXPECT_THAT(store_->CalleesOf({}).value(), IsEmpty());
+  EXPECT_THAT(store_->SymbolChunkBodies({}).value(), IsEmpty());
 }
 
 // Reads reuse prepared statements; a write between two reads is still seen by the second
