@@ -192,7 +192,7 @@ std::string RoughText(const ast::Expr& expr) {
       return fmt::format("{} {} {}", RoughText(expr.left()), OpText(expr.bin_op),
                          RoughText(expr.right()));
     case ast::ExprKind::kIdent:
-      return expr.text;
+      return std::string(expr.text);
     case ast::ExprKind::kIntLit:
       return std::to_string(expr.int_value);
     case ast::ExprKind::kBoolLit:
@@ -277,7 +277,7 @@ AgentAnnotation AnnotateForAgent(const ast::Module& module, std::string_view sou
     u.name = function.name;
     u.line = LineOf(source, function.span.start);
     for (const ast::Param& p : function.params) {
-      u.params.push_back({p.name, ast::DescribeType(p.ty)});
+      u.params.push_back({std::string(p.name), ast::DescribeType(p.ty)});
     }
     u.return_type = ast::DescribeType(function.return_type);
     const std::size_t begin = std::min<std::size_t>(function.span.start, source.size());

@@ -23,8 +23,10 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <new>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -62,6 +64,15 @@ class Arena {
     if (bytes > kMaxRecycled) return;  // rare (a module's item vectors): left to the arena
     *static_cast<void**>(block) = free_[bytes / 8];
     free_[bytes / 8] = block;
+  }
+
+  // Copies `text` into the arena and returns a view of the copy, valid until the arena is
+  // destroyed. The tree's names and literal texts are such views (ast.h).
+  std::string_view Store(std::string_view text) {
+    if (text.empty()) return {};
+    char* p = static_cast<char*>(Allocate(text.size()));
+    std::memcpy(p, text.data(), text.size());
+    return {p, text.size()};
   }
 
   // Keeps `other` alive until this arena is destroyed (ArenaOwner's move assignment).

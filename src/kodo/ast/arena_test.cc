@@ -15,11 +15,22 @@ namespace {
 TEST(ArenaTest, WithoutAScopeNodesUseTheHeap) {
   ASSERT_EQ(CurrentArena(), nullptr);
   Vec<Expr> exprs(3);
-  exprs[1].text = std::string(100, 'x');  // a heap string inside a heap vector
+  exprs[1].operands.resize(2);  // a heap vector inside a heap vector
   Box<Expr> boxed = MakeBox<Expr>();
   boxed->operands.resize(2);
-  EXPECT_EQ(exprs[1].text.size(), 100u);
+  EXPECT_EQ(exprs[1].operands.size(), 2u);
   EXPECT_EQ(boxed->operands.size(), 2u);
+}
+
+TEST(ArenaTest, StoreCopiesTextIntoTheArena) {
+  Arena arena;
+  std::string text = "compute_total";
+  const std::string_view stored = arena.Store(text);
+  text.assign("overwritten!!");  // the copy does not depend on the original
+  EXPECT_EQ(stored, "compute_total");
+  EXPECT_NE(stored.data(), text.data());
+  EXPECT_GE(arena.used_bytes(), stored.size());
+  EXPECT_TRUE(arena.Store("").empty());
 }
 
 TEST(ArenaTest, ScopedAllocationsComeFromTheArenaAndScopesNest) {

@@ -22,6 +22,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kodo/ast/arena.h"
@@ -58,10 +59,11 @@ enum class TypeKind : std::uint8_t {
 
 struct TypeExpr {
   TypeKind kind = TypeKind::kUnit;
-  std::string name;
+  std::string_view name;  // arena text, as Expr::text
   Vec<TypeExpr> args;
 
-  static TypeExpr Named(std::string n) { return TypeExpr{TypeKind::kNamed, std::move(n), {}}; }
+  // REQUIRES: `n` outlives the node (arena text or a string literal).
+  static TypeExpr Named(std::string_view n) { return TypeExpr{TypeKind::kNamed, n, {}}; }
   static TypeExpr Unit() { return TypeExpr{}; }
   friend bool operator==(const TypeExpr&, const TypeExpr&) = default;
 };
@@ -135,7 +137,11 @@ struct Expr {
   Span span;
   std::int64_t int_value = 0;
   double float_value = 0;
-  std::string text;
+  // A name or a string literal's value: a view of text owned by the module's arena (the parser
+  // copies the file there once and points names into that copy), or of a string literal in a
+  // tree built by hand. Not a std::string: moving and copying a node stays a few words, and the
+  // parser copies no name (docs/decisions/0033-kodo-perf5.md).
+  std::string_view text;
   Vec<Expr> operands;
   Box<ExprExtra> extra;
 
@@ -151,14 +157,14 @@ struct Expr {
 };
 
 struct FieldInit {
-  std::string name;
+  std::string_view name;  // arena text, as Expr::text
   Expr value;
   Span span;
 };
 
 // A parameter of a closure: `x` or `x: Int`.
 struct ClosureParam {
-  std::string name;
+  std::string_view name;  // arena text, as Expr::text
   std::optional<TypeExpr> ty;
   Span span;
 };
@@ -184,8 +190,8 @@ enum class PatternKind : std::uint8_t {
 struct Pattern {
   PatternKind kind = PatternKind::kWildcard;
   bool has_enum_name = false;
-  std::string enum_name;
-  std::string name;
+  std::string_view enum_name;  // arena text, as Expr::text
+  std::string_view name;
   Vec<Pattern> subs;
   Box<Expr> literal;
   Span span;
@@ -208,7 +214,7 @@ struct ExprExtra {
   // EnumVariantExpr's variant name. Kept here, not in Expr: only this kind needs a second
   // name, and a second std::string in every Expr made every node a quarter larger
   // (docs/decisions/0026-kodo-perf3.md).
-  std::string variant;
+  std::string_view variant;  // arena text, as Expr::text
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -254,7 +260,7 @@ struct Stmt {
   bool inclusive = false;
   bool has_value = false;  // Return: whether a value is present
   Span span;
-  std::string name;
+  std::string_view name;  // arena text, as Expr::text
   // Let's annotation, out of line: most statements have none, and inline it made every
   // statement 64 bytes larger (docs/decisions/0031-kodo-perf4.md).
   Box<TypeExpr> ty;
@@ -304,7 +310,7 @@ struct ImportDecl {
 enum class Ownership : std::uint8_t { kOwned, kRef, kMut };
 
 struct Param {
-  std::string name;
+  std::string_view name;  // arena text, as Expr::text
   TypeExpr ty;
   Span span;
   Ownership ownership = Ownership::kOwned;
@@ -346,7 +352,7 @@ struct Function {
 };
 
 struct FieldDef {
-  std::string name;
+  std::string_view name;  // arena text, as Expr::text
   TypeExpr ty;
   Span span;
 };
@@ -361,7 +367,7 @@ struct TypeDecl {  // struct
 };
 
 struct EnumVariant {
-  std::string name;
+  std::string_view name;  // arena text, as Expr::text
   Vec<TypeExpr> fields;
   Span span;
 };

@@ -90,7 +90,7 @@ std::string TypeText(const ast::TypeExpr& t) {
   };
   switch (t.kind) {
     case ast::TypeKind::kNamed:
-      return t.name;
+      return std::string(t.name);
     case ast::TypeKind::kGeneric:
       return fmt::format("{}<{}>", t.name, list(t.args, t.args.size()));
     case ast::TypeKind::kFunction:
@@ -103,9 +103,9 @@ std::string TypeText(const ast::TypeExpr& t) {
     case ast::TypeKind::kTuple:
       return fmt::format("({})", list(t.args, t.args.size()));
     case ast::TypeKind::kDynTrait:
-      return "dyn " + t.name;
+      return "dyn " + std::string(t.name);
   }
-  return t.name;
+  return std::string(t.name);
 }
 
 std::string_view SpanText(const SourceBuffer& source, ast::Span span) {

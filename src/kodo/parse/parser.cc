@@ -71,9 +71,11 @@ struct Shared {
 class Parser {
  public:
   // `text` holds the tokens' text: the file, or an f-string interpolation whose tokens were
-  // shifted by `shift` to file offsets.
-  Parser(Shared& shared, lex::TokenVector tokens, const SourceBuffer& text, std::uint32_t shift = 0)
-      : s_(shared), tokens_(std::move(tokens)), text_(text), shift_(shift) {
+  // shifted by `shift` to file offsets. `stored` is the same text copied into the module's
+  // arena: names in the tree are views into it.
+  Parser(Shared& shared, lex::TokenVector tokens, const SourceBuffer& text, std::string_view stored,
+         std::uint32_t shift = 0)
+      : s_(shared), tokens_(std::move(tokens)), text_(text), stored_(stored), shift_(shift) {
     // The lexer ends every token array with Eof, and Advance never moves past it, so pos_
     // always indexes a token (Peek relies on it).
     TROVE_CHECK(!tokens_.empty() && tokens_.back().kind == K::kEof);
@@ -101,9 +103,10 @@ class Parser {
     return t;
   }
   Span PrevSpan() const { return prev_; }
-  // The token's text, a view into the source (no copy, for comparisons and assignments).
+  // The token's text, a view into the arena's copy of the source: it lives as long as the tree,
+  // so names are stored as such views (no copy).
   std::string_view TokenView(const Token& t) const {
-    return text_.text().substr(t.range.begin - shift_, t.range.size());
+    return stored_.substr(t.range.begin - shift_, t.range.size());
   }
   std::string TokenText(const Token& t) const {
     return std::string(text_.text().substr(t.range.begin - shift_, t.range.size()));
@@ -184,6 +187,8 @@ class Parser {
     if (!IsName(PeekKind())) Fail("identifier");
     out.assign(TokenView(Advance()));
   }
+  // The same for a field of the tree that is a view of arena text (ast.h).
+  void ParseNameInto(std::string_view& out) { out = ParseNameView(); }
 
   // RAII nesting guard.
   class Nest {
@@ -285,7 +290,7 @@ class Parser {
 
   // --- Patterns -----------------------------------------------------------------------------
   Pattern ParsePattern();
-  Pattern ParseVariantTail(std::string first, Span start, bool qualified_only);
+  Pattern ParseVariantTail(std::string_view first, Span start, bool qualified_only);
   Pattern ParseSubPattern();
 
   // Operands are taken by rvalue reference, not by value: an Expr is 128 bytes, and each
@@ -319,6 +324,7 @@ class Parser {
   Shared& s_;
   lex::TokenVector tokens_;
   const SourceBuffer& text_;
+  std::string_view stored_;
   std::uint32_t shift_;
   std::size_t pos_ = 0;
   Span prev_;
@@ -801,14 +807,14 @@ ast::TraitDecl Parser::ParseTrait() {
 ast::ImplBlock Parser::ParseImpl() {
   ast::ImplBlock block;
   const Span start = TokSpan(Expect(K::kImpl));
-  std::string first = ParseName();
+  // The implementing type's name as arena text too: `self` parameters' types point to it.
+  std::string_view type_name = ParseNameView();
   if (Check(K::kFor)) {
     Advance();
-    block.trait_name = std::move(first);
-    ParseNameInto(block.type_name);
-  } else {
-    block.type_name = std::move(first);
+    block.trait_name = std::string(type_name);
+    type_name = ParseNameView();
   }
+  block.type_name.assign(type_name);
   Expect(K::kLBrace);
   while (Check(K::kFn) || Check(K::kType)) {
     if (Check(K::kType)) {
@@ -824,7 +830,7 @@ ast::ImplBlock Parser::ParseImpl() {
     ast::Function method = ParseFunction(/*allow_async=*/false, /*method=*/true);
     // Upstream resolves a method's `self` to the implementing type.
     for (ast::Param& p : method.params) {
-      if (p.name == "self") p.ty = TypeExpr::Named(block.type_name);
+      if (p.name == "self") p.ty = TypeExpr::Named(type_name);
     }
     block.methods.push_back(std::move(method));
   }
@@ -836,13 +842,14 @@ ast::ImplBlock Parser::ParseImpl() {
 ast::ActorDecl Parser::ParseActor() {
   ast::ActorDecl decl;
   const Span start = TokSpan(Expect(K::kActor));
-  ParseNameInto(decl.name);
+  const std::string_view actor_name = ParseNameView();  // arena text, for `self`'s type
+  decl.name.assign(actor_name);
   Expect(K::kLBrace);
   decl.fields = ParseFieldDefs(/*stop_at_fn=*/true);
   while (Check(K::kFn)) {
     ast::Function handler = ParseFunction(/*allow_async=*/false, /*method=*/true);
     for (ast::Param& p : handler.params) {
-      if (p.name == "self") p.ty = TypeExpr::Named(decl.name);
+      if (p.name == "self") p.ty = TypeExpr::Named(actor_name);
     }
     decl.handlers.push_back(std::move(handler));
   }
@@ -1193,7 +1200,7 @@ Stmt Parser::ParseStmt() {
         Stmt s;
         s.kind = StmtKind::kAssign;
         const Span start = PeekSpan();
-        s.name.assign(TokenView(Advance()));
+        s.name = TokenView(Advance());
         Advance();  // '='
         s.value = ParseExpr();
         s.span = start.Merge(ast::ExprSpan(s.value));
@@ -1451,7 +1458,7 @@ Expr Parser::ParsePostfix() {
       const std::string_view field = ParseNameView();
       const Span span = ast::ExprSpan(expr).Merge(PrevSpan());
       expr = MakeUnaryLike(ExprKind::kOptionalChain, std::move(expr), span);
-      expr.text.assign(field);
+      expr.text = field;
     } else if (Check(K::kQuestionMark)) {
       const Span span = ast::ExprSpan(expr).Merge(TokSpan(Advance()));
       expr = MakeUnaryLike(ExprKind::kTry, std::move(expr), span);
@@ -1470,14 +1477,14 @@ Expr Parser::ParsePostfix() {
         const std::string_view field = ParseNameView();
         const Span span = ast::ExprSpan(expr).Merge(PrevSpan());
         expr = MakeUnaryLike(ExprKind::kFieldAccess, std::move(expr), span);
-        expr.text.assign(field);
+        expr.text = field;
       }
     } else if (Check(K::kIs)) {
       Advance();
       const std::string_view type_name = ParseNameView();
       const Span span = ast::ExprSpan(expr).Merge(PrevSpan());
       expr = MakeUnaryLike(ExprKind::kIs, std::move(expr), span);
-      expr.text.assign(type_name);
+      expr.text = type_name;
     } else {
       break;
     }
@@ -1524,7 +1531,7 @@ Expr Parser::ParseAtom() {
       return e;
     case K::kStringLit:
       e.kind = ExprKind::kStringLit;
-      e.text = t.string_value();
+      e.text = ast::CurrentArena()->Store(t.string_value());
       Advance();
       return e;
     case K::kTrue:
@@ -1540,13 +1547,13 @@ Expr Parser::ParseAtom() {
       return e;
     case K::kIdent: {
       // The name goes straight into the node: every kind below keeps it in `text`.
-      e.text.assign(TokenView(t));
+      e.text = TokenView(t);
       const Span start = TokSpan(Advance());
       if (Check(K::kColonColon)) {
         Advance();
         e.kind = ExprKind::kEnumVariantExpr;
         e.extra = ast::MakeBox<ast::ExprExtra>();
-        ParseNameInto(e.extra->variant);
+        e.extra->variant = ParseNameView();
         if (Check(K::kLParen)) {
           Advance();
           while (!Check(K::kRParen)) {
@@ -1742,7 +1749,8 @@ Expr Parser::ParseFString() {
       tok.range.end += sp.base;
       tok.range.file = s_.source->id();
     }
-    Parser sub(s_, std::move(lexed->tokens), *sub_source, sp.base);
+    Parser sub(s_, std::move(lexed->tokens), *sub_source,
+               ast::CurrentArena()->Store(sub_source->text()), sp.base);
     sp.expr = ast::MakeBox<ast::Expr>(sub.ParseExprTop());
     e.extra->parts.push_back(std::move(sp));
   }
@@ -1794,22 +1802,22 @@ Pattern Parser::ParsePattern() {
     default:
       break;
   }
-  std::string first = ParseName();
-  return ParseVariantTail(std::move(first), start, /*qualified_only=*/false);
+  const std::string_view first = ParseNameView();
+  return ParseVariantTail(first, start, /*qualified_only=*/false);
 }
 
 // After the first NAME of a variant pattern: `::V(subs)?` or `(subs)?`.
-Pattern Parser::ParseVariantTail(std::string first, Span start, bool qualified_only) {
+Pattern Parser::ParseVariantTail(std::string_view first, Span start, bool qualified_only) {
   Pattern p;
   p.kind = PatternKind::kVariant;
   if (Check(K::kColonColon)) {
     Advance();
     p.has_enum_name = true;
-    p.enum_name = std::move(first);
+    p.enum_name = first;
     ParseNameInto(p.name);
   } else {
     if (qualified_only) Expect(K::kColonColon);
-    p.name = std::move(first);
+    p.name = first;
   }
   if (Check(K::kLParen)) {
     Advance();
@@ -1834,10 +1842,10 @@ Pattern Parser::ParseSubPattern() {
     p.span = start;
     return p;
   }
-  std::string name = ParseName();
-  if (Check(K::kColonColon)) return ParseVariantTail(std::move(name), start, true);
+  const std::string_view name = ParseNameView();
+  if (Check(K::kColonColon)) return ParseVariantTail(name, start, true);
   p.kind = PatternKind::kBinding;
-  p.name = std::move(name);
+  p.name = name;
   p.span = start;
   return p;
 }
@@ -1884,7 +1892,7 @@ Result<ParseResult> ParseModule(const SourceBuffer& source, const ParseOptions& 
   Shared shared;
   shared.source = &source;
   shared.options = &options;
-  Parser parser(shared, std::move(lexed.tokens), source);
+  Parser parser(shared, std::move(lexed.tokens), source, arena->Store(source.text()));
   try {
     ast::ArenaScope scope(arena.get());
     ast::Module module = parser.ParseModuleDecl();

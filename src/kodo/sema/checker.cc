@@ -83,21 +83,23 @@ std::optional<std::string> NearName(std::string_view name,
 
 // `type` is the declaration's own type, kept here so that a use found by name needs no second
 // lookup in the TypeTable (set by StructEntry/EnumEntry).
+// Field and variant names are views of the tree's arena text or of string literals, which
+// outlive the check (docs/decisions/0033-kodo-perf5.md).
 struct StructInfo {
   Type type;
-  std::vector<std::pair<std::string, Type>> fields;
+  std::vector<std::pair<std::string_view, Type>> fields;
 };
 
 struct EnumInfo {
   Type type;
-  std::vector<std::pair<std::string, std::vector<Type>>> variants;
+  std::vector<std::pair<std::string_view, std::vector<Type>>> variants;
 };
 
 // A generic enum or struct declaration, instantiated on use (§7.2).
 struct Template {
   std::vector<std::string> params;
   // Enum: variant name and payload types; struct: field name and its one type.
-  std::vector<std::pair<std::string, ast::Vec<TypeExpr>>> members;
+  std::vector<std::pair<std::string_view, ast::Vec<TypeExpr>>> members;
   bool is_enum = false;
 };
 
@@ -136,7 +138,7 @@ class Checker {
   }
   [[noreturn]] void MismatchText(const std::string& expected, const std::string& found, Span span,
                                  std::optional<Span> value = std::nullopt);
-  [[noreturn]] void Undefined(const std::string& name, Span span);
+  [[noreturn]] void Undefined(std::string_view name, Span span);
   [[noreturn]] void Arity(std::size_t expected, std::size_t found, Span span);
   [[noreturn]] void NotCallable(const Type& type, Span span);
   void Report(Diagnostic d) { diags_.push_back(std::move(d)); }
@@ -153,8 +155,8 @@ class Checker {
 
   // ---- types
   Type Resolve(const TypeExpr& te, Span where, bool mono = true,
-               const std::map<std::string, Type>* subst = nullptr);
-  Type Instantiate(const std::string& name, const Template& tmpl, const std::vector<Type>& args);
+               const std::map<std::string, Type, std::less<>>* subst = nullptr);
+  Type Instantiate(std::string_view name, const Template& tmpl, const std::vector<Type>& args);
   bool Assignable(const Type& expected, const Type& found) const;
   // Declarations by name: one table for aliases, enums, templates and structs, so that a use
   // resolving a name costs one lookup instead of up to four (docs/decisions/0031-kodo-perf4.md).
@@ -257,14 +259,14 @@ class Checker {
   Type Infer(const Expr& e);
   Type InferBinary(const Expr& e);
   Type InferCall(const Expr& e);
-  Type InferMethodCall(const Expr& e, const Expr& object, const std::string& method);
+  Type InferMethodCall(const Expr& e, const Expr& object, std::string_view method);
   // Checks the arguments call.operands[first_arg...] against `params`; returns `result`.
   Type CheckCallArgs(std::span<const Type> params, Type result, const Expr& call,
                      std::size_t first_arg);
   std::optional<Type> BuiltinMethod(std::string_view type, std::string_view method);
   Type InferFieldAccess(const Expr& e);
   Type InferStructLit(const Expr& e);
-  Type InferVariant(const Expr& e, const std::string& enum_name, const std::string& variant,
+  Type InferVariant(const Expr& e, std::string_view enum_name, std::string_view variant,
                     std::size_t first_arg);
   Type InferMatch(const Expr& e);
   Type InferGenericCall(const Expr& e, const ast::Function& fn);
@@ -294,7 +296,7 @@ class Checker {
   std::vector<const StructInfo*> struct_by_id_;  // by Type::id(), see FindStruct(Type)
   std::set<std::string> traits_;
   std::map<std::string, std::vector<const ast::TraitMethod*>> trait_methods_;
-  std::map<std::string, const ast::Function*> generic_fns_;
+  std::map<std::string, const ast::Function*, std::less<>> generic_fns_;
   std::set<std::pair<std::string, std::string>> trait_impls_;  // (trait, type name)
   // Functions whose signature failed to resolve: the error is reported once, at registration,
   // and their bodies are not checked.
@@ -337,7 +339,7 @@ void Checker::MismatchText(const std::string& expected, const std::string& found
   Fail(std::move(d));
 }
 
-void Checker::Undefined(const std::string& name, Span span) {
+void Checker::Undefined(std::string_view name, Span span) {
   Diagnostic d = diag::Make(Kind::kE0201, R(span), name);
   const std::string declare = fmt::format("let {}: TODO = TODO\n    ", name);
   if (std::optional<std::string> near = NearName(name, BoundNames())) {
@@ -850,9 +852,9 @@ void Checker::CheckInvariant(const ast::InvariantDecl& inv) {
 // =============================================================================================
 // Types.
 
-Type Checker::Instantiate(const std::string& name, const Template& tmpl,
+Type Checker::Instantiate(std::string_view name, const Template& tmpl,
                           const std::vector<Type>& args) {
-  std::string mangled = name + "__";
+  std::string mangled = std::string(name) + "__";
   for (std::size_t i = 0; i < args.size(); ++i) {
     if (i > 0) mangled += "_";
     mangled += Display(args[i]);
@@ -874,7 +876,7 @@ Type Checker::Instantiate(const std::string& name, const Template& tmpl,
       int& depth;
       ~DepthGuard() { --depth; }
     } guard{instantiation_depth_};
-    std::map<std::string, Type> subst;
+    std::map<std::string, Type, std::less<>> subst;
     for (std::size_t i = 0; i < tmpl.params.size() && i < args.size(); ++i) {
       subst[tmpl.params[i]] = args[i];
     }
@@ -904,7 +906,7 @@ Type Checker::Instantiate(const std::string& name, const Template& tmpl,
 }
 
 Type Checker::Resolve(const TypeExpr& te, Span where, bool mono,
-                      const std::map<std::string, Type>* subst) {
+                      const std::map<std::string, Type, std::less<>>* subst) {
   switch (te.kind) {
     case TypeKind::kNamed: {
       if (subst != nullptr) {
@@ -1215,7 +1217,7 @@ Type Checker::Infer(const Expr& e) {
       }
       return Type::String();
     case ExprKind::kIdent: {
-      if (std::string_view(e.text) == "None" && Lookup("None") == nullptr) {
+      if (e.text == "None" && Lookup("None") == nullptr) {
         return Instantiate("Option", *FindTemplate("Option"), {Type::Unknown()});
       }
       const Type* b = Lookup(e.text);
@@ -1424,7 +1426,7 @@ Type Checker::InferCall(const Expr& e) {
     };
     if (object.kind == ExprKind::kIdent && Lookup(object.text) == nullptr &&
         names_a_type(object.text)) {
-      if (const Type* m = Lookup(object.text + "_" + callee.text)) {
+      if (const Type* m = Lookup(fmt::format("{}_{}", object.text, callee.text))) {
         const Type& ft = *m;
         if (ft.tag() == TypeTag::kAny) {
           for (std::size_t i = 1; i < e.operands.size(); ++i) Infer(e.operands[i]);
@@ -1441,7 +1443,7 @@ Type Checker::InferCall(const Expr& e) {
     return InferMethodCall(e, object, callee.text);
   }
   if (callee.kind == ExprKind::kIdent) {
-    const std::string& name = callee.text;
+    const std::string_view name = callee.text;
     if ((name == "assert_eq" || name == "assert_ne") && Lookup(name) == nullptr) {
       if (e.operands.size() != 3) Arity(2, e.operands.size() - 1, e.span);
       const Type a = Infer(e.operands[1]);
@@ -1515,7 +1517,7 @@ std::vector<std::string_view> BuiltinMethodNames(std::string_view type) {
   return {};
 }
 
-Type Checker::InferMethodCall(const Expr& e, const Expr& object, const std::string& method) {
+Type Checker::InferMethodCall(const Expr& e, const Expr& object, std::string_view method) {
   const Type recv = Infer(object);
   std::string type_name;
   switch (recv.tag()) {
@@ -1540,8 +1542,8 @@ Type Checker::InferMethodCall(const Expr& e, const Expr& object, const std::stri
   // E0203 (§7.8).
   if (type_name.empty()) NotCallable(Type::Unknown(), e.span);
   const std::string base(BaseName(type_name));
-  const Type* user = Lookup(type_name + "_" + method);
-  if (user == nullptr && base != type_name) user = Lookup(base + "_" + method);
+  const Type* user = Lookup((type_name + "_").append(method));
+  if (user == nullptr && base != type_name) user = Lookup((base + "_").append(method));
   if (user != nullptr) {
     const Type& ft = *user;
     if (ft.tag() != TypeTag::kFunction || ft.args().empty()) {
@@ -1620,7 +1622,7 @@ Type Checker::InferFieldAccess(const Expr& e) {
 }
 
 Type Checker::InferStructLit(const Expr& e) {
-  const std::string& name = e.text;
+  const std::string_view name = e.text;
   const ast::Vec<ast::FieldInit>& inits = e.extra->fields;
   Type result;
   const StructInfo* info = FindStruct(name);
@@ -1655,7 +1657,7 @@ Type Checker::InferStructLit(const Expr& e) {
                         fmt::format("struct {} {{\n        TODO: TODO,\n    }}\n\n    ", name));
     Fail(std::move(d));
   }
-  const std::string& shown = name;
+  const std::string_view shown = name;
   // E0216 duplicates, E0215 unknown fields, E0214 missing fields, then the values (§7.5).
   // Linear scans, not a set and a vector of names: a literal has a few fields, and these ran
   // (and allocated) for every struct literal (docs/decisions/0031-kodo-perf4.md).
@@ -1713,10 +1715,10 @@ Type Checker::InferStructLit(const Expr& e) {
   return result;
 }
 
-Type Checker::InferVariant(const Expr& e, const std::string& enum_name, const std::string& variant,
+Type Checker::InferVariant(const Expr& e, std::string_view enum_name, std::string_view variant,
                            std::size_t first_arg) {
   const std::size_t given = e.operands.size() - first_arg;
-  const auto unknown_variant = [&](const std::string& shown, const EnumInfo& info) {
+  const auto unknown_variant = [&](std::string_view shown, const EnumInfo& info) {
     std::vector<std::string_view> names;
     for (const auto& [v, payload] : info.variants) names.push_back(v);
     Diagnostic d = diag::Make(Kind::kE0219, R(e.span), variant, shown);
@@ -1795,7 +1797,7 @@ Type Checker::InferGenericCall(const Expr& e, const ast::Function& fn) {
   if (fn.params.size() != given) Arity(fn.params.size(), given, e.span);
   std::vector<Type> args;
   for (std::size_t i = 0; i < given; ++i) args.push_back(Infer(e.operands[i + 1]));
-  std::map<std::string, Type> subst;
+  std::map<std::string, Type, std::less<>> subst;
   for (const ast::GenericParam& gp : fn.generic_params) {
     for (std::size_t i = 0; i < given; ++i) {
       const TypeExpr& declared = fn.params[i].ty;
@@ -1853,7 +1855,7 @@ Type Checker::InferMatch(const Expr& e) {
   }
   if (scrutinee.tag() == TypeTag::kEnum && !wildcard) {
     const EnumInfo* info = FindEnum(scrutinee);
-    std::vector<std::string> missing;
+    std::vector<std::string_view> missing;
     if (info != nullptr) {
       for (const auto& [v, payload] : info->variants) {
         if (std::find(covered.begin(), covered.end(), v) == covered.end()) missing.push_back(v);
