@@ -427,24 +427,15 @@ Result<std::vector<ChunkHit>> Store::SearchSubstring(std::string_view text, std:
                   "coalesce(s.target_id, ''), c.start_line, c.end_line, bm25(chunk_tri) AS rank "
                   "FROM chunk_tri JOIN chunks c ON c.id = chunk_tri.rowid "
                   "JOIN files f ON f.id = c.file_id LEFT JOIN symbols s ON s.id = c.symbol_id "
-                  "WHERE chunk_tri MATCH ?1 ORDER BY rank, c.id LIMIT ?2"));
+                  "WHERE chunk_tri MATCH ?1 ORDER BY rank, f.path, c.start_line, c.end_line, c.id "
+                  "LIMIT ?2"));
   base::Statement& st = *scoped;
   RETURN_IF_ERROR(st.Bind(1, std::string_view(Quote(text))));
   RETURN_IF_ERROR(st.Bind(2, static_cast<std::int64_t>(limit)));
   for (;;) {
     ASSIGN_OR_RETURN(bool row, st.Step());
     if (!row) return out;
-    ChunkHit h;
-    h.chunk_id = st.ColumnInt64(0);
-    h.path = st.ColumnText(1);
-    h.kind = st.ColumnText(2);
-    h.name = st.ColumnText(3);
-    h.qualified_name = st.ColumnText(4);
-    h.target_id = st.ColumnText(5);
-    h.start_line = static_cast<std::uint32_t>(st.ColumnInt64(6));
-    h.end_line = static_cast<std::uint32_t>(st.ColumnInt64(7));
-    h.score = -st.ColumnDouble(8);
-    out.push_back(std::move(h));
+    out.push_back(ReadHit(st));
   }
 }
 

@@ -110,24 +110,25 @@ constexpr const char* kSymbolSelect =
     "s.end_known, coalesce(p.qualified_name, '') FROM symbols s JOIN files f ON f.id = s.file_id "
     "LEFT JOIN symbols p ON p.id = s.parent_id ";
 
-SymbolRow ReadSymbol(base::Statement& st) {
+// Reads the kSymbolSelect columns of a row, the first of them at column `first`.
+SymbolRow ReadSymbol(base::Statement& st, int first = 0) {
   SymbolRow s;
-  s.id = st.ColumnInt64(0);
-  s.path = st.ColumnText(1);
-  s.target_id = st.ColumnText(2);
-  s.name = st.ColumnText(3);
-  s.qualified_name = st.ColumnText(4);
-  s.kind = st.ColumnText(5);
-  s.start_line = static_cast<std::uint32_t>(st.ColumnInt64(6));
-  s.end_line = static_cast<std::uint32_t>(st.ColumnInt64(7));
-  s.start_byte = static_cast<std::uint32_t>(st.ColumnInt64(8));
-  s.end_byte = static_cast<std::uint32_t>(st.ColumnInt64(9));
-  s.signature = st.ColumnText(10);
-  s.doc = st.ColumnText(11);
-  s.span_sha256 = st.ColumnText(12);
-  s.parse_error = st.ColumnInt64(13) != 0;
-  s.end_known = st.ColumnInt64(14) != 0;
-  s.parent_qualified_name = st.ColumnText(15);
+  s.id = st.ColumnInt64(first);
+  s.path = st.ColumnText(first + 1);
+  s.target_id = st.ColumnText(first + 2);
+  s.name = st.ColumnText(first + 3);
+  s.qualified_name = st.ColumnText(first + 4);
+  s.kind = st.ColumnText(first + 5);
+  s.start_line = static_cast<std::uint32_t>(st.ColumnInt64(first + 6));
+  s.end_line = static_cast<std::uint32_t>(st.ColumnInt64(first + 7));
+  s.start_byte = static_cast<std::uint32_t>(st.ColumnInt64(first + 8));
+  s.end_byte = static_cast<std::uint32_t>(st.ColumnInt64(first + 9));
+  s.signature = st.ColumnText(first + 10);
+  s.doc = st.ColumnText(first + 11);
+  s.span_sha256 = st.ColumnText(first + 12);
+  s.parse_error = st.ColumnInt64(first + 13) != 0;
+  s.end_known = st.ColumnInt64(first + 14) != 0;
+  s.parent_qualified_name = st.ColumnText(first + 15);
   return s;
 }
 
@@ -825,24 +826,7 @@ Result<std::vector<std::pair<std::string, SymbolRow>>> Store::FindSymbolsUncache
   for (;;) {
     ASSIGN_OR_RETURN(bool row, st.Step());
     if (!row) return out;
-    SymbolRow s;
-    s.id = st.ColumnInt64(1);
-    s.path = st.ColumnText(2);
-    s.target_id = st.ColumnText(3);
-    s.name = st.ColumnText(4);
-    s.qualified_name = st.ColumnText(5);
-    s.kind = st.ColumnText(6);
-    s.start_line = static_cast<std::uint32_t>(st.ColumnInt64(7));
-    s.end_line = static_cast<std::uint32_t>(st.ColumnInt64(8));
-    s.start_byte = static_cast<std::uint32_t>(st.ColumnInt64(9));
-    s.end_byte = static_cast<std::uint32_t>(st.ColumnInt64(10));
-    s.signature = st.ColumnText(11);
-    s.doc = st.ColumnText(12);
-    s.span_sha256 = st.ColumnText(13);
-    s.parse_error = st.ColumnInt64(14) != 0;
-    s.end_known = st.ColumnInt64(15) != 0;
-    s.parent_qualified_name = st.ColumnText(16);
-    out.emplace_back(st.ColumnText(0), std::move(s));
+    out.emplace_back(st.ColumnText(0), ReadSymbol(st, 1));
   }
 }
 
@@ -885,62 +869,47 @@ Result<std::vector<CallRow>> Store::CallsToUncached(std::span<const std::string>
   return ReadCalls(st);
 }
 
-Result<std::vector<std::pair<std::string, std::int64_t>>> Store::DefinitionCounts(
-    std::span<const std::string> names) {
+Result<std::vector<std::pair<std::string, std::int64_t>>> Store::CachedCounts(
+    std::span<const std::string> names, std::unordered_map<std::string, std::int64_t>& cache,
+    const char* sql) {
   std::vector<std::pair<std::string, std::int64_t>> out;
   if (names.empty()) return out;
   RETURN_IF_ERROR(RefreshNameCaches());
   // Sorted as SQL's ORDER BY name (BINARY: bytes), each name once.
   const std::set<std::string> asked(names.begin(), names.end());
-  const std::vector<std::string> missing = Uncached(
-      asked, def_count_cache_, [](const std::string& name) -> const std::string& { return name; });
+  const std::vector<std::string> missing =
+      Uncached(asked, cache, [](const std::string& name) -> const std::string& { return name; });
   if (!missing.empty()) {
-    // Counted on the symbols_name index (name, file_id, start_line): no table rows are read.
-    ASSIGN_OR_RETURN(internal::ScopedStatement scoped,
-                     stmts_->Get("SELECT name, count(*) FROM symbols WHERE name IN (SELECT "
-                                 "value FROM json_each(?1)) GROUP BY name"));
+    ASSIGN_OR_RETURN(internal::ScopedStatement scoped, stmts_->Get(sql));
     base::Statement& st = *scoped;
     const std::string list = JsonArray(missing);
     RETURN_IF_ERROR(st.Bind(1, std::string_view(list)));
-    for (const std::string& name : missing) def_count_cache_[name] = 0;
+    for (const std::string& name : missing) cache[name] = 0;
     for (;;) {
       ASSIGN_OR_RETURN(bool row, st.Step());
       if (!row) break;
-      def_count_cache_[st.ColumnText(0)] = st.ColumnInt64(1);
+      cache[st.ColumnText(0)] = st.ColumnInt64(1);
     }
   }
   for (const std::string& name : asked) {
-    if (const std::int64_t n = def_count_cache_.at(name); n > 0) out.emplace_back(name, n);
+    if (const std::int64_t n = cache.at(name); n > 0) out.emplace_back(name, n);
   }
   return out;
 }
 
+Result<std::vector<std::pair<std::string, std::int64_t>>> Store::DefinitionCounts(
+    std::span<const std::string> names) {
+  // Counted on the symbols_name index (name, file_id, start_line): no table rows are read.
+  return CachedCounts(names, def_count_cache_,
+                      "SELECT name, count(*) FROM symbols WHERE name IN (SELECT value FROM "
+                      "json_each(?1)) GROUP BY name");
+}
+
 Result<std::vector<std::pair<std::string, std::int64_t>>> Store::CallCounts(
     std::span<const std::string> callees) {
-  std::vector<std::pair<std::string, std::int64_t>> out;
-  if (callees.empty()) return out;
-  RETURN_IF_ERROR(RefreshNameCaches());
-  const std::set<std::string> asked(callees.begin(), callees.end());
-  const std::vector<std::string> missing = Uncached(
-      asked, count_cache_, [](const std::string& name) -> const std::string& { return name; });
-  if (!missing.empty()) {
-    ASSIGN_OR_RETURN(internal::ScopedStatement scoped,
-                     stmts_->Get("SELECT callee, count(*) FROM calls WHERE callee IN (SELECT "
-                                 "value FROM json_each(?1)) GROUP BY callee"));
-    base::Statement& st = *scoped;
-    const std::string list = JsonArray(missing);
-    RETURN_IF_ERROR(st.Bind(1, std::string_view(list)));
-    for (const std::string& name : missing) count_cache_[name] = 0;
-    for (;;) {
-      ASSIGN_OR_RETURN(bool row, st.Step());
-      if (!row) break;
-      count_cache_[st.ColumnText(0)] = st.ColumnInt64(1);
-    }
-  }
-  for (const std::string& name : asked) {
-    if (const std::int64_t n = count_cache_.at(name); n > 0) out.emplace_back(name, n);
-  }
-  return out;
+  return CachedCounts(callees, count_cache_,
+                      "SELECT callee, count(*) FROM calls WHERE callee IN (SELECT value FROM "
+                      "json_each(?1)) GROUP BY callee");
 }
 
 Result<std::vector<std::pair<std::int64_t, std::string>>> Store::CalleesOf(

@@ -382,6 +382,11 @@ class Store {
   // this connection nor another changed the store (as doc_freq_). Cleared when they grow
   // past kMaxCachedNames entries.
   Status RefreshNameCaches();
+  // DefinitionCounts and CallCounts: counts per name through `cache`, the names it lacks read
+  // by `sql` (their JSON array bound to ?1; rows of name and count; absent names count 0).
+  Result<std::vector<std::pair<std::string, std::int64_t>>> CachedCounts(
+      std::span<const std::string> names, std::unordered_map<std::string, std::int64_t>& cache,
+      const char* sql);
   Result<std::vector<std::pair<std::string, SymbolRow>>> FindSymbolsUncached(
       std::span<const std::string> names, std::size_t limit_per_name);
   Result<std::vector<CallRow>> CallsToUncached(std::span<const std::string> callees,
