@@ -347,41 +347,40 @@ Result<std::vector<ChunkHit>> Store::SearchChunks(std::string_view query,
   ASSIGN_OR_RETURN(std::string match, RankedMatchQuery(query));
   if (match.empty()) return out;
   RETURN_IF_ERROR(LoadRowTokens());
-  const auto bind_weights = [&](base::Statement& st) -> Status {
+  // FTS5's entries (id, rank) as `h`, ranked by ?1-?5 for the MATCH ?6, joined to the columns
+  // ReadHit reads; `top` chooses the entries before the join, `where` filters after it.
+  const auto read_hits = [&](std::string_view top, std::string_view where, auto bound) -> Status {
+    const std::string sql = fmt::format(
+        "SELECT c.id, f.path, c.kind, c.name, c.qualified_name, coalesce(s.target_id, ''), "
+        "c.start_line, c.end_line, h.rank FROM (SELECT rowid AS id, "
+        "trove_bm25(chunk_fts, ?1, ?2, ?3, ?4, ?5) AS rank FROM chunk_fts WHERE chunk_fts MATCH "
+        "?6{}) h JOIN chunks c ON c.id = h.id JOIN files f ON f.id = c.file_id "
+        "LEFT JOIN symbols s ON s.id = c.symbol_id{}",
+        top, where);
+    ASSIGN_OR_RETURN(internal::ScopedStatement scoped, stmts_->Get(sql));
+    base::Statement& st = *scoped;
     RETURN_IF_ERROR(st.Bind(1, options.name_weight));
     RETURN_IF_ERROR(st.Bind(2, options.subwords_weight));
     RETURN_IF_ERROR(st.Bind(3, options.doc_weight));
     RETURN_IF_ERROR(st.Bind(4, options.body_weight));
     RETURN_IF_ERROR(st.Bind(5, options.path_weight));
-    return st.Bind(6, std::string_view(match));
-  };
-  {
-    ASSIGN_OR_RETURN(
-        internal::ScopedStatement scoped,
-        // The best `limit` + 1 entries are chosen inside FTS5 before any join, so only they
-        // are joined to their chunk, file and symbol (joining every match first and then
-        // sorting cost twice the time). The extra entry tells whether entries tied with the
-        // last one kept were cut off.
-        stmts_->Get("SELECT c.id, f.path, c.kind, c.name, c.qualified_name, "
-                    "coalesce(s.target_id, ''), c.start_line, c.end_line, h.rank "
-                    "FROM (SELECT rowid AS id, trove_bm25(chunk_fts, ?1, ?2, ?3, ?4, ?5) AS rank "
-                    "FROM chunk_fts WHERE chunk_fts MATCH ?6 ORDER BY rank LIMIT ?7) h "
-                    "JOIN chunks c ON c.id = h.id "
-                    "JOIN files f ON f.id = c.file_id LEFT JOIN symbols s ON s.id = c.symbol_id"));
-    base::Statement& st = *scoped;
-    RETURN_IF_ERROR(bind_weights(st));
-    // One more than `limit` (a negative LIMIT is none).
-    const std::int64_t fetch =
-        options.limit >= static_cast<std::size_t>(std::numeric_limits<std::int64_t>::max())
-            ? -1
-            : static_cast<std::int64_t>(options.limit) + 1;
-    RETURN_IF_ERROR(st.Bind(7, fetch));
+    RETURN_IF_ERROR(st.Bind(6, std::string_view(match)));
+    RETURN_IF_ERROR(st.Bind(7, bound));
     for (;;) {
       ASSIGN_OR_RETURN(bool row, st.Step());
-      if (!row) break;
+      if (!row) return Status::Ok();
       out.push_back(ReadHit(st));
     }
-  }
+  };
+  // The best `limit` + 1 entries are chosen inside FTS5 before any join, so only they are
+  // joined to their chunk, file and symbol (joining every match first and then sorting cost
+  // twice the time). The extra entry tells whether entries tied with the last one kept were
+  // cut off. One more than `limit` (a negative LIMIT is none).
+  const std::int64_t fetch =
+      options.limit >= static_cast<std::size_t>(std::numeric_limits<std::int64_t>::max())
+          ? -1
+          : static_cast<std::int64_t>(options.limit) + 1;
+  RETURN_IF_ERROR(read_hits(" ORDER BY rank LIMIT ?7", "", fetch));
   std::sort(out.begin(), out.end(), HitBefore);
   if (out.size() <= options.limit) return out;
   if (out[options.limit].score != out[options.limit - 1].score) {
@@ -393,25 +392,7 @@ Result<std::vector<ChunkHit>> Store::SearchChunks(std::string_view query,
   // Rare: equal scores need equal term counts and lengths, e.g. copies of a function.
   const double worst = out[options.limit - 1].score;
   out.clear();
-  {
-    ASSIGN_OR_RETURN(
-        internal::ScopedStatement scoped,
-        stmts_->Get("SELECT c.id, f.path, c.kind, c.name, c.qualified_name, "
-                    "coalesce(s.target_id, ''), c.start_line, c.end_line, h.rank "
-                    "FROM (SELECT rowid AS id, trove_bm25(chunk_fts, ?1, ?2, ?3, ?4, ?5) AS rank "
-                    "FROM chunk_fts WHERE chunk_fts MATCH ?6) h "
-                    "JOIN chunks c ON c.id = h.id "
-                    "JOIN files f ON f.id = c.file_id LEFT JOIN symbols s ON s.id = c.symbol_id "
-                    "WHERE h.rank <= ?7"));
-    base::Statement& st = *scoped;
-    RETURN_IF_ERROR(bind_weights(st));
-    RETURN_IF_ERROR(st.Bind(7, -worst));
-    for (;;) {
-      ASSIGN_OR_RETURN(bool row, st.Step());
-      if (!row) break;
-      out.push_back(ReadHit(st));
-    }
-  }
+  RETURN_IF_ERROR(read_hits("", " WHERE h.rank <= ?7", -worst));
   std::sort(out.begin(), out.end(), HitBefore);
   if (out.size() > options.limit) out.resize(options.limit);
   return out;

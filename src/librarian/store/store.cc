@@ -912,21 +912,26 @@ Result<std::vector<std::pair<std::string, std::int64_t>>> Store::CallCounts(
                       "json_each(?1)) GROUP BY callee");
 }
 
-Result<std::vector<std::pair<std::int64_t, std::string>>> Store::CalleesOf(
-    std::span<const std::int64_t> symbol_ids) {
+Result<std::vector<std::pair<std::int64_t, std::string>>> Store::TextsOfIds(
+    std::span<const std::int64_t> ids, const char* sql) {
   std::vector<std::pair<std::int64_t, std::string>> out;
-  if (symbol_ids.empty()) return out;
-  ASSIGN_OR_RETURN(internal::ScopedStatement scoped,
-                   stmts_->Get("SELECT caller_id, callee FROM calls WHERE caller_id IN (SELECT "
-                               "value FROM json_each(?1)) ORDER BY id"));
+  if (ids.empty()) return out;
+  ASSIGN_OR_RETURN(internal::ScopedStatement scoped, stmts_->Get(sql));
   base::Statement& st = *scoped;
-  const std::string list = JsonArray(symbol_ids);
+  const std::string list = JsonArray(ids);
   RETURN_IF_ERROR(st.Bind(1, std::string_view(list)));
   for (;;) {
     ASSIGN_OR_RETURN(bool row, st.Step());
     if (!row) return out;
     out.emplace_back(st.ColumnInt64(0), st.ColumnText(1));
   }
+}
+
+Result<std::vector<std::pair<std::int64_t, std::string>>> Store::CalleesOf(
+    std::span<const std::int64_t> symbol_ids) {
+  return TextsOfIds(symbol_ids,
+                    "SELECT caller_id, callee FROM calls WHERE caller_id IN (SELECT value FROM "
+                    "json_each(?1)) ORDER BY id");
 }
 
 Result<std::uint32_t> Store::FileLastLine(std::string_view path) {
@@ -1003,19 +1008,9 @@ Result<std::optional<ChunkRow>> Store::GetChunk(std::int64_t chunk_id) {
 
 Result<std::vector<std::pair<std::int64_t, std::string>>> Store::SymbolChunkBodies(
     std::span<const std::int64_t> symbol_ids) {
-  std::vector<std::pair<std::int64_t, std::string>> out;
-  if (symbol_ids.empty()) return out;
-  ASSIGN_OR_RETURN(internal::ScopedStatement scoped,
-                   stmts_->Get("SELECT symbol_id, body FROM chunks WHERE symbol_id IN (SELECT "
-                               "value FROM json_each(?1)) ORDER BY id"));
-  base::Statement& st = *scoped;
-  const std::string list = JsonArray(symbol_ids);
-  RETURN_IF_ERROR(st.Bind(1, std::string_view(list)));
-  for (;;) {
-    ASSIGN_OR_RETURN(bool row, st.Step());
-    if (!row) return out;
-    out.emplace_back(st.ColumnInt64(0), st.ColumnText(1));
-  }
+  return TextsOfIds(symbol_ids,
+                    "SELECT symbol_id, body FROM chunks WHERE symbol_id IN (SELECT value FROM "
+                    "json_each(?1)) ORDER BY id");
 }
 
 Result<std::int64_t> Store::CountRows(std::string_view table) {

@@ -382,6 +382,10 @@ class Store {
   // this connection nor another changed the store (as doc_freq_). Cleared when they grow
   // past kMaxCachedNames entries.
   Status RefreshNameCaches();
+  // CalleesOf and SymbolChunkBodies: the rows of `sql` (the JSON array of `ids` bound to ?1;
+  // rows of an id and a text), in its order.
+  Result<std::vector<std::pair<std::int64_t, std::string>>> TextsOfIds(
+      std::span<const std::int64_t> ids, const char* sql);
   // DefinitionCounts and CallCounts: counts per name through `cache`, the names it lacks read
   // by `sql` (their JSON array bound to ?1; rows of name and count; absent names count 0).
   Result<std::vector<std::pair<std::string, std::int64_t>>> CachedCounts(

@@ -36,9 +36,6 @@ constexpr bool TableIsIndexedByOpcode() {
 }
 static_assert(TableIsIndexedByOpcode());
 
-}  // namespace
-namespace {
-
 // The bytes of one opcode's encoding: 1 for a one-byte opcode, else the prefix and the
 // LEB128 code.
 std::size_t EncodedOpcodeSize(const OpcodeInfo& info) {
