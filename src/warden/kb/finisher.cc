@@ -65,6 +65,11 @@ Status VersionFinisher::Wait() {
 
 void VersionFinisher::Run() {
   int wal = -1;
+  // The checkpoint's connection is opened while the transaction writes (a reader does not
+  // wait for the writer in WAL mode), so that the commit is followed by the copy at once.
+  Result<std::unique_ptr<base::Database>> db = base::Database::Open(
+      db_path_,
+      base::DatabaseOptions{.busy_timeout_ms = kCheckpointBusyMs, .create_if_missing = false});
   State state = State::kWriting;
   {
     std::unique_lock<std::mutex> lock(mu_);
@@ -80,24 +85,19 @@ void VersionFinisher::Run() {
   }
   if (state == State::kCommitted) {
     StartWriteback(wal);  // the commit's last frames
-    outcome_ = Checkpoint();
+    outcome_ = db.ok() ? Checkpoint(**db) : db.status();
   } else {
     outcome_ = Status::Cancelled("version finisher: stopped before a commit");
   }
   if (wal >= 0) ::close(wal);
 }
 
-Status VersionFinisher::Checkpoint() {
-  const std::string where = fmt::format("checkpoint {}", db_path_);
-  ASSIGN_OR_RETURN(
-      std::unique_ptr<base::Database> db,
-      base::Database::Open(db_path_, base::DatabaseOptions{.busy_timeout_ms = kCheckpointBusyMs,
-                                                           .create_if_missing = false}));
-  ASSIGN_OR_RETURN(base::Statement stmt, db->Prepare("PRAGMA wal_checkpoint(TRUNCATE)"));
+Status VersionFinisher::Checkpoint(base::Database& db) {
+  ASSIGN_OR_RETURN(base::Statement stmt, db.Prepare("PRAGMA wal_checkpoint(TRUNCATE)"));
   ASSIGN_OR_RETURN(bool row, stmt.Step());
   // One row: busy (1 when the checkpoint could not finish), WAL frames, frames copied.
   if (!row || stmt.ColumnInt64(0) != 0) {
-    return Status::ResourceExhausted(where + ": database is busy");
+    return Status::ResourceExhausted(fmt::format("checkpoint {}: database is busy", db_path_));
   }
   return Status::Ok();
 }

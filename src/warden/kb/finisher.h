@@ -25,6 +25,10 @@
 
 #include "base/status.h"
 
+namespace trove::base {
+class Database;
+}
+
 namespace trove::warden::kb {
 
 class VersionFinisher {
@@ -45,7 +49,7 @@ class VersionFinisher {
  private:
   enum class State { kWriting, kCommitted, kStopped };
   void Run();
-  Status Checkpoint();
+  Status Checkpoint(base::Database& db);
 
   const std::string db_path_;
   std::mutex mu_;
