@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <span>
+#include <thread>
 
 #include "base/env.h"
 #include "base/hash.h"
@@ -253,22 +254,34 @@ int RunIngest(base::Env& env, const GlobalOptions& global, const IngestArgs& arg
     Error(fmt::format("cannot read glue {}: no such file", *args.glue));
     return kExitUsage;
   }
-  // Only `ingest --db PATH` may create a database (§2.1).
-  std::unique_ptr<kb::Kb> k;
-  int exit = kExitOk;
-  if (global.db) {
-    kb::KbOptions options;
-    options.create_if_missing = true;
-    Result<std::unique_ptr<kb::Kb>> opened = kb::Kb::Open(env, *global.db, options);
-    if (!opened.ok()) {
-      Error(fmt::format("{}: {}", *global.db, opened.status().message()));
-      return kExitKb;
+  // Only `ingest --db PATH` may create a database (§2.1). The KB is opened (created, for a new
+  // one: two fsyncs) on a thread of its own while the module is read and fingerprinted; its
+  // errors still come first, as when it was opened before the read.
+  std::string kb_path;
+  Result<std::unique_ptr<kb::Kb>> opened = Status::Internal("ingest: the kb was not opened");
+  std::jthread opener([&env, &global, &kb_path, &opened] {
+    kb::KbOptions kb_options;
+    if (global.db) {
+      kb_path = *global.db;
+      kb_options.create_if_missing = true;
+    } else {
+      Result<std::string> found = kb::FindDatabase(env, global.db, global.cwd);
+      if (!found.ok()) {
+        opened = found.status();
+        return;
+      }
+      kb_path = *found;
     }
-    k = std::move(opened).value();
-  } else {
-    k = OpenKb(env, global, &exit);
-    if (!k) return exit;
-  }
+    opened = kb::Kb::Open(env, kb_path, kb_options);
+  });
+  // Joins the opener; when the open failed, prints its error as OpenKb does and returns true.
+  auto open_failed = [&]() {
+    if (opener.joinable()) opener.join();
+    if (opened.ok()) return false;
+    Error(kb_path.empty() ? opened.status().message()
+                          : fmt::format("{}: {}", kb_path, opened.status().message()));
+    return true;
+  };
 
   ingest::IngestOptions options;
   options.label = args.label;
@@ -278,6 +291,7 @@ int RunIngest(base::Env& env, const GlobalOptions& global, const IngestArgs& arg
   if (args.glue) {
     Result<GlueInput> parsed = ReadGlue(env, *glue_path);
     if (!parsed.ok()) {
+      if (open_failed()) return kExitKb;
       Error(parsed.status().message());
       return parsed.status().code() == StatusCode::kMalformed ? kExitMalformed : kExitUsage;
     }
@@ -291,7 +305,14 @@ int RunIngest(base::Env& env, const GlobalOptions& global, const IngestArgs& arg
   TerminalProgress progress(global.stderr_is_terminal && !global.json);
   const base::Progress sink = progress.Sink();
   options.progress = &sink;
-  Result<ingest::IngestReport> r = ingest::IngestFile(env, *k, wasm_path, options);
+  Result<ingest::PreparedVersion> prepared = ingest::ReadAndPrepare(env, wasm_path, options);
+  if (opener.joinable()) opener.join();
+  if (!opened.ok()) progress.Clear();
+  if (open_failed()) return kExitKb;
+  std::unique_ptr<kb::Kb> k = std::move(opened).value();
+  Result<ingest::IngestReport> r =
+      prepared.ok() ? ingest::StorePrepared(*k, std::move(prepared).value(), options)
+                    : Result<ingest::IngestReport>(prepared.status());
   progress.Clear();
   if (!r.ok()) {
     const Status& s = r.status();

@@ -201,14 +201,18 @@ Result<PreparedVersion> PrepareVersion(std::span<const std::uint8_t> bytes,
   return out;
 }
 
-Result<IngestReport> IngestFile(base::Env& env, kb::Kb& kb, const std::string& wasm_path,
-                                const IngestOptions& options) {
+Result<PreparedVersion> ReadAndPrepare(base::Env& env, const std::string& wasm_path,
+                                       const IngestOptions& options) {
   Report(options, 0, kPhases, "read");
   ASSIGN_OR_RETURN(std::string data, env.ReadFile(wasm_path));
   const std::span<const std::uint8_t> bytes(reinterpret_cast<const std::uint8_t*>(data.data()),
                                             data.size());
   Report(options, 1, kPhases, "fingerprint");
-  ASSIGN_OR_RETURN(PreparedVersion prepared, PrepareVersion(bytes, wasm_path, options));
+  return PrepareVersion(bytes, wasm_path, options);
+}
+
+Result<IngestReport> StorePrepared(kb::Kb& kb, PreparedVersion prepared,
+                                   const IngestOptions& options) {
   Report(options, 2, kPhases, "store");
   IngestReport report;
   report.sha256 = prepared.version.sha256;
@@ -230,6 +234,12 @@ Result<IngestReport> IngestFile(base::Env& env, kb::Kb& kb, const std::string& w
   report.module = std::move(prepared.module);
   Report(options, kPhases, kPhases, "done");
   return report;
+}
+
+Result<IngestReport> IngestFile(base::Env& env, kb::Kb& kb, const std::string& wasm_path,
+                                const IngestOptions& options) {
+  ASSIGN_OR_RETURN(PreparedVersion prepared, ReadAndPrepare(env, wasm_path, options));
+  return StorePrepared(kb, std::move(prepared), options);
 }
 
 }  // namespace trove::warden::ingest

@@ -70,8 +70,17 @@ struct PreparedVersion {
 Result<PreparedVersion> PrepareVersion(std::span<const std::uint8_t> bytes,
                                        const std::string& wasm_path, const IngestOptions& options);
 
-// Reads the file at `wasm_path` and ingests it into `kb`.
+// Reads the file at `wasm_path` and ingests it into `kb`: ReadAndPrepare, then StorePrepared.
 Result<IngestReport> IngestFile(base::Env& env, kb::Kb& kb, const std::string& wasm_path,
                                 const IngestOptions& options);
+
+// The two halves of IngestFile, for a caller that opens the KB while the module is read and
+// fingerprinted (the CLI: creating a KB waits for two fsyncs). ReadAndPrepare reports the
+// read and fingerprint phases; StorePrepared the store phase and "done", and frees
+// `prepared` before it returns.
+Result<PreparedVersion> ReadAndPrepare(base::Env& env, const std::string& wasm_path,
+                                       const IngestOptions& options);
+Result<IngestReport> StorePrepared(kb::Kb& kb, PreparedVersion prepared,
+                                   const IngestOptions& options);
 
 }  // namespace trove::warden::ingest

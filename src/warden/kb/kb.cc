@@ -15,6 +15,7 @@
 #include "base/env.h"
 #include "base/hash.h"
 #include "base/sqlite.h"
+#include "warden/kb/finisher.h"
 #include "warden/kb/schema.h"
 #include "warden/wasm/instruction.h"
 
@@ -426,6 +427,18 @@ Result<StoreResult> Kb::StoreVersion(const VersionRecord& version,
   // (64 MiB before), with ~6,500 fewer page faults and less CPU
   // (docs/decisions/0029-warden-perf4.md).
   RETURN_IF_ERROR(db_->Exec("PRAGMA cache_size=-8192"));
+  // The WAL's writeback while the rows are written, and its checkpoint once they are
+  // committed, run beside the caller (finisher.h); without a commit the finisher stops.
+  finisher_.reset();
+  bool committed = false;
+  if (path_ != ":memory:" && !path_.empty()) finisher_ = std::make_unique<VersionFinisher>(path_);
+  struct StopUnlessCommitted {
+    std::unique_ptr<VersionFinisher>& finisher;
+    const bool& committed;
+    ~StopUnlessCommitted() {
+      if (!committed) finisher.reset();
+    }
+  } stop_unless_committed{finisher_, committed};
   ASSIGN_OR_RETURN(base::Transaction txn, db_->Begin());
   StoreResult result;
   // The same bytes already ingested: nothing to write.
@@ -572,6 +585,8 @@ Result<StoreResult> Kb::StoreVersion(const VersionRecord& version,
     ++counts[static_cast<std::size_t>(seed.source)];
   }
   RETURN_IF_ERROR(txn.Commit());
+  committed = true;
+  if (finisher_ != nullptr) finisher_->Committed();
   return result;
 }
 

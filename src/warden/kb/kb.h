@@ -44,6 +44,8 @@ class Env;
 
 namespace trove::warden::kb {
 
+class VersionFinisher;
+
 // The schema this code writes and reads (meta.schema_version).
 inline constexpr int kSchemaVersion = 1;
 inline constexpr std::string_view kProducer = "trove-warden";
@@ -195,6 +197,9 @@ class Kb {
   const std::string path_;
   const std::unique_ptr<base::Database> db_;
   const std::function<void(std::size_t)> store_progress_;
+  // The last StoreVersion's WAL writeback and checkpoint (finisher.h); declared after db_ so
+  // that it is done before db_ closes.
+  std::unique_ptr<VersionFinisher> finisher_;
 };
 
 // Finds the KB per §2.1: `db_flag` when given (returned as is); else the nearest

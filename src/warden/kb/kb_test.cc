@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -334,6 +335,37 @@ TEST_F(KbTest, FailureAfterManyRowsRollsBack) {
   for (const char* table : {"module_versions", "functions"}) {
     EXPECT_EQ(Count(*kb, std::string("SELECT count(*) FROM ") + table), 0) << table;
   }
+}
+
+// The checkpoint of a stored version runs beside the caller and is done before the Kb closes:
+// with the Kb still open, the database file alone (no -wal) already holds the version.
+TEST_F(KbTest, StoredVersionReachesTheDatabaseFileBeforeClose) {
+  auto kb = OpenNew();
+  StoreV1(*kb);
+  ASSERT_TRUE(KbTestPeer::WaitForFinisher(*kb).ok());
+  EXPECT_EQ(std::filesystem::file_size(dir_.Abs("kb.db-wal")), 0u);
+  std::filesystem::copy_file(dir_.Abs("kb.db"), dir_.Abs("copy.db"));
+  auto copy = base::Database::Open(dir_.Abs("copy.db"), {.create_if_missing = false});
+  ASSERT_TRUE(copy.ok()) << copy.status().ToString();
+  auto stmt = (*copy)->Prepare(
+      "SELECT (SELECT count(*) FROM module_versions), "
+      "(SELECT count(*) FROM functions)");
+  ASSERT_TRUE(stmt.ok());
+  ASSERT_TRUE(stmt->Step().value_or(false));
+  EXPECT_EQ(stmt->ColumnInt64(0), 1);
+  EXPECT_EQ(stmt->ColumnInt64(1), 6);
+  // The Kb goes on working after its checkpoint.
+  EXPECT_EQ(Count(*kb, "SELECT count(*) FROM functions"), 6);
+}
+
+// A store that writes nothing (the same bytes again, or a failure) starts no checkpoint.
+TEST_F(KbTest, StoreWithoutCommitLeavesNoCheckpoint) {
+  auto kb = OpenNew();
+  StoreV1(*kb);
+  ASSERT_TRUE(KbTestPeer::WaitForFinisher(*kb).ok());
+  auto again = kb->StoreVersion(MakeVersion("v2", std::string(64, 'a'), 2, 4), MakeFunctions(2, 4));
+  ASSERT_TRUE(again.ok() && again->already_ingested);
+  EXPECT_EQ(KbTestPeer::WaitForFinisher(*kb).code(), StatusCode::kNotFound);
 }
 
 TEST_F(KbTest, DuplicateLabelAndSameBytes) {

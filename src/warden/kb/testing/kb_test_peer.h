@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "base/sqlite.h"
+#include "warden/kb/finisher.h"
 #include "warden/kb/kb.h"
 
 namespace trove::warden::kb {
@@ -17,6 +18,11 @@ class KbTestPeer {
   // The private gate, for writes no public path can build (an unknown provenance).
   static Result<Decision> Upsert(Kb& kb, std::string_view stable_id, const SymbolWrite& write) {
     return kb.UpsertSymbol(stable_id, write);
+  }
+  // Waits for the last StoreVersion's background checkpoint and returns its outcome.
+  static Status WaitForFinisher(Kb& kb) {
+    if (kb.finisher_ == nullptr) return Status::NotFound("no version finisher");
+    return kb.finisher_->Wait();
   }
 };
 
