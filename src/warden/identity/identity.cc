@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <iterator>
 #include <limits>
@@ -257,40 +258,148 @@ OpClass ClassifyOpcode(Opcode opcode) {
 
 namespace {
 
-// ClassifyOpcode of every opcode, computed once: one load per instruction in the histogram.
-OpClass ClassOf(Opcode opcode) {
-  static const auto table = [] {
-    std::array<OpClass, std::size(wasm::kOpcodeTable)> t{};
-    for (std::size_t i = 0; i < t.size(); ++i) t[i] = ClassifyOpcode(static_cast<Opcode>(i));
-    return t;
-  }();
-  return table[static_cast<std::size_t>(opcode)];
-}
-
-// What every token of one opcode starts with, computed once per opcode: its wire encoding
-// (prefix byte, code as u32) and the FNV-1a state after those 5 bytes, so that a token's hash
-// continues from there over its operands (FNV-1a is a left fold: the result is the same as
-// hashing the whole token at once).
-struct TokenHead {
-  std::array<char, 5> bytes{};
-  std::uint64_t fnv = 0;
-  bool skeleton = false;
+// What the token hot path needs of each opcode, computed once (OpFactsOf).
+enum OpFlag : std::uint8_t {
+  kSkeletonOp = 1,      // in the structural skeleton (IsSkeleton)
+  kDirectCallOp = 2,    // call, return_call
+  kIndirectCallOp = 4,  // call_indirect, return_call_indirect
+  kI32ConstOp = 8,
+  kI64ConstOp = 16,
+  kMemoryInitOp = 32,
 };
 
-const TokenHead& HeadOf(Opcode opcode) {
+}  // namespace
+
+struct IdentityBuilder::OpFacts {
+  // The start of every token of the opcode as it goes into the hash input: its length (u32,
+  // filled in when token_size is known), then the opcode's wire encoding (prefix byte, code
+  // as u32); zero after. Written with one 16-byte copy, the operands over the zeros.
+  std::array<char, 16> head{};
+  // The FNV-1a state after the 5 opcode bytes: a token's hash continues from there over its
+  // operands (FNV-1a is a left fold, so the value is that of hashing the whole token).
+  std::uint64_t fnv = 0;
+  // The opcode's bytes in the stored opcode stream (wasm::AppendOpcodeStream), zero after.
+  std::array<char, 8> stream{};
+  std::uint8_t stream_size = 0;
+  // 4 + the token's bytes when they do not depend on the operands' values, else 0.
+  std::uint8_t token_size = 0;
+  ImmKind imm = ImmKind::kNone;
+  OpClass op_class = OpClass::kControl;
+  std::uint8_t flags = 0;
+};
+
+const IdentityBuilder::OpFacts* IdentityBuilder::OpFactsTable() {
   static const auto table = [] {
-    std::array<TokenHead, std::size(wasm::kOpcodeTable)> t{};
+    std::array<IdentityBuilder::OpFacts, std::size(wasm::kOpcodeTable)> t{};
     for (std::size_t i = 0; i < t.size(); ++i) {
       const auto op = static_cast<Opcode>(i);
+      const wasm::OpcodeInfo& info = wasm::GetOpcodeInfo(op);
+      IdentityBuilder::OpFacts& f = t[i];
       std::string bytes;
       PutOpcode(bytes, op);
-      std::copy_n(bytes.begin(), t[i].bytes.size(), t[i].bytes.begin());
-      t[i].fnv = Fnv1a64(bytes);
-      t[i].skeleton = IsSkeleton(op);
+      std::copy_n(bytes.begin(), 5, f.head.begin() + 4);
+      f.fnv = Fnv1a64(bytes);
+      std::string stream;
+      wasm::AppendOpcodeStream(stream, {op});
+      std::copy_n(stream.begin(), std::min(stream.size(), f.stream.size()), f.stream.begin());
+      f.stream_size = static_cast<std::uint8_t>(stream.size());
+      f.imm = info.imm;
+      f.op_class = ClassifyOpcode(op);
+      std::size_t operands = 0;  // fixed operand bytes, as EncodeToken writes them
+      bool fixed = true;
+      switch (info.imm) {
+        case ImmKind::kNone:
+        case ImmKind::kZeroByte:
+        case ImmKind::kI32:
+        case ImmKind::kI64:
+        case ImmKind::kF32:
+        case ImmKind::kF64:
+        case ImmKind::kV128:
+        case ImmKind::kData:
+        case ImmKind::kElem:
+          break;
+        case ImmKind::kLabel:
+        case ImmKind::kLocal:
+        case ImmKind::kGlobal:
+        case ImmKind::kTable:
+        case ImmKind::kMemory:
+        case ImmKind::kTableInit:
+        case ImmKind::kMemInit:
+          operands = 4;
+          break;
+        case ImmKind::kMemArg:
+          operands = 16;
+          break;
+        case ImmKind::kMemArgLane:
+          operands = 17;
+          break;
+        case ImmKind::kLane:
+          operands = 1;
+          break;
+        case ImmKind::kTableCopy:
+        case ImmKind::kMemCopy:
+          operands = 8;
+          break;
+        case ImmKind::kFunc:  // 0 for a masked target (an import's is variable)
+          operands = 1;
+          break;
+        default:  // block types (their size varies) and the variable kinds
+          fixed = false;
+          break;
+      }
+      if (fixed) {
+        f.token_size = static_cast<std::uint8_t>(4 + 5 + operands);
+        std::string length;
+        PutU32(length, static_cast<std::uint32_t>(5 + operands));
+        std::copy_n(length.begin(), 4, f.head.begin());
+      }
+      if (IsSkeleton(op)) f.flags |= kSkeletonOp;
+      if (IsDirectCall(op)) f.flags |= kDirectCallOp;
+      if (IsIndirectCall(op)) f.flags |= kIndirectCallOp;
+      if (op == Opcode::kI32Const) f.flags |= kI32ConstOp;
+      if (op == Opcode::kI64Const) f.flags |= kI64ConstOp;
+      if (op == Opcode::kMemoryInit) f.flags |= kMemoryInitOp;
     }
     return t;
   }();
-  return table[static_cast<std::size_t>(opcode)];
+  return table.data();
+}
+
+namespace {
+
+// The FNV-1a prime and its powers: hashing a zero byte only multiplies by the prime.
+constexpr std::uint64_t kFnvPrime = 0x100000001b3ULL;
+constexpr std::uint64_t kFnvPrime4 = kFnvPrime * kFnvPrime * kFnvPrime * kFnvPrime;
+constexpr std::uint64_t kFnvPrime8 = kFnvPrime4 * kFnvPrime4;
+
+// FNV-1a continued over the bytes of a value, little-endian, as a token holds it: a value
+// below 256 is one byte and then zeros.
+inline std::uint64_t FnvU8(std::uint64_t h, std::uint8_t v) { return (h ^ v) * kFnvPrime; }
+inline std::uint64_t FnvU32(std::uint64_t h, std::uint32_t v) {
+  if (v < 256) return (h ^ v) * kFnvPrime4;
+  for (int k = 0; k < 4; ++k) h = (h ^ ((v >> (8 * k)) & 0xff)) * kFnvPrime;
+  return h;
+}
+inline std::uint64_t FnvU64(std::uint64_t h, std::uint64_t v) {
+  if (v < 256) return (h ^ v) * kFnvPrime8;
+  for (int k = 0; k < 8; ++k) h = (h ^ ((v >> (8 * k)) & 0xff)) * kFnvPrime;
+  return h;
+}
+
+// Little-endian stores into the hash input, whatever the host order.
+inline void StoreU32(char* at, std::uint32_t v) {
+  if constexpr (std::endian::native == std::endian::little) {
+    std::memcpy(at, &v, 4);
+  } else {
+    for (int k = 0; k < 4; ++k) at[k] = static_cast<char>(v >> (8 * k));
+  }
+}
+inline void StoreU64(char* at, std::uint64_t v) {
+  if constexpr (std::endian::native == std::endian::little) {
+    std::memcpy(at, &v, 8);
+  } else {
+    for (int k = 0; k < 8; ++k) at[k] = static_cast<char>(v >> (8 * k));
+  }
 }
 
 }  // namespace
@@ -664,8 +773,14 @@ Status IdentityBuilder::OnFunctionBody(const wasm::FunctionBody& body) {
   // A one-byte instruction encodes to 9 bytes, length included; an instruction takes at least
   // a body byte. One sizing up front instead of growing the buffers as tokens come: the
   // sizes and capacities stay with the recycled Body.
-  state->token_hashes.reserve(body.size);
-  state->opcodes.reserve(body.size);
+  state->token_count = 0;
+  state->opcode_stream_size = 0;
+  state->last_opcode_size = 0;
+  state->histogram = {};
+  state->recent_count = 0;
+  // At most one token per body byte, and an opcode's stream encoding is never longer than
+  // its encoding in the body.
+  ReserveTokens(*state, body.size, body.size + 8);
   state->encoded_size = 0;
   AppendEncoded(*state, locals.data(), locals.size(), locals.size() + 4 + 10 * body.size);
   state->count_at = state->encoded_size;
@@ -702,12 +817,35 @@ void IdentityBuilder::Reserve(Body& body, std::size_t room) {
   }
 }
 
+void IdentityBuilder::ReserveTokens(Body& body, std::size_t tokens, std::size_t stream_bytes) {
+  if (body.token_hashes_capacity - body.token_count < tokens) {
+    const std::size_t capacity =
+        std::max(2 * body.token_hashes_capacity, body.token_count + tokens);
+    auto grown = std::make_unique_for_overwrite<std::uint64_t[]>(capacity);
+    if (body.token_count != 0) {
+      std::memcpy(grown.get(), body.token_hashes.get(), body.token_count * sizeof(std::uint64_t));
+    }
+    body.token_hashes = std::move(grown);
+    body.token_hashes_capacity = capacity;
+  }
+  if (body.opcode_stream_capacity - body.opcode_stream_size < stream_bytes) {
+    const std::size_t capacity =
+        std::max(2 * body.opcode_stream_capacity, body.opcode_stream_size + stream_bytes);
+    auto grown = std::make_unique_for_overwrite<char[]>(capacity);
+    if (body.opcode_stream_size != 0) {
+      std::memcpy(grown.get(), body.opcode_stream.get(), body.opcode_stream_size);
+    }
+    body.opcode_stream = std::move(grown);
+    body.opcode_stream_capacity = capacity;
+  }
+}
+
 void IdentityBuilder::ReleaseBody(Body* body) {
   body->encoded_size = 0;
-  body->token_hashes.clear();
-  body->opcodes.clear();
-  body->skeleton.clear();
-  body->recent_consts.clear();
+  body->token_count = 0;
+  body->opcode_stream_size = 0;
+  body->skeleton_size = 0;
+  body->recent_count = 0;
   body->constants.clear();
   std::lock_guard<std::mutex> lock(pool_mu_);
   free_bodies_.push_back(body);
@@ -850,148 +988,183 @@ IdentityBuilder::Body* IdentityBuilder::BodyOf(wasm::FuncIndex func) const {
   return slot < bodies_.size() ? bodies_[slot] : nullptr;
 }
 
+void IdentityBuilder::ReserveSkeleton(Body& body) {
+  const std::size_t capacity = std::max<std::size_t>(2 * body.skeleton_capacity, 256);
+  auto grown = std::make_unique_for_overwrite<char[]>(capacity);
+  if (body.skeleton_size != 0) std::memcpy(grown.get(), body.skeleton.get(), body.skeleton_size);
+  body.skeleton = std::move(grown);
+  body.skeleton_capacity = capacity;
+}
+
 Status IdentityBuilder::OnInstruction(wasm::FuncIndex func, const wasm::Instruction& inst) {
-  Body* state = BodyOf(func);
+  return OnInstructions(func, std::span<const wasm::Instruction>(&inst, 1));
+}
+
+Status IdentityBuilder::OnInstructions(wasm::FuncIndex func,
+                                       std::span<const wasm::Instruction> insts) {
+  Body* const state = BodyOf(func);
   if (state == nullptr) return {};
-  FunctionIdentity& f = functions_[state->slot];
-  // Each token goes into the hash input length-prefixed. The tokens of nearly every
-  // instruction have fixed-size operands: they are encoded into `token` on the stack (length,
-  // opcode from HeadOf, operands, exactly as EncodeToken writes them), appended in one piece
-  // and hashed from the opcode's precomputed FNV state. The others (imported call targets,
-  // type signatures, br_table, select t, ref.null, tags, try_table) go through EncodeToken.
-  const TokenHead& head = HeadOf(inst.opcode);
-  // Length, opcode, at most 17 operand bytes (memarg and lane), copied whole: 32 bytes.
-  char token[kFixedTokenCopy] = {};
-  static_assert(kFixedTokenCopy >= 4 + 5 + 17);
-  std::size_t size = 4 + head.bytes.size();
-  std::copy(head.bytes.begin(), head.bytes.end(), token + 4);
-  auto put32 = [&](std::uint32_t v) {
-    for (int k = 0; k < 4; ++k) token[size++] = static_cast<char>(v >> (8 * k));
+  const OpFacts* const ops = OpFactsTable();
+  // Room for the whole run up front: a token hash and at most 6 stream bytes (plus the 8
+  // copied) per instruction, and kFixedTokenRoom of hash input per fixed-size token (a
+  // variable-size one makes its own room, and the room for the rest again after it).
+  ReserveTokens(*state, insts.size(), 6 * insts.size() + 8);
+  Reserve(*state, kFixedTokenRoom * insts.size());
+  // The buffers' cursors live in locals for the run: stores through the char pointers could
+  // alias the Body's fields, which would otherwise be reloaded after every store.
+  char* encoded = state->encoded.get() + state->encoded_size;
+  std::uint64_t* hashes = state->token_hashes.get() + state->token_count;
+  char* stream = state->opcode_stream.get() + state->opcode_stream_size;
+  std::size_t last_opcode_size = state->last_opcode_size;
+  std::size_t recent_count = state->recent_count;
+  auto store_cursors = [&] {
+    state->encoded_size = static_cast<std::size_t>(encoded - state->encoded.get());
+    state->token_count = static_cast<std::size_t>(hashes - state->token_hashes.get());
+    state->opcode_stream_size = static_cast<std::size_t>(stream - state->opcode_stream.get());
+    state->last_opcode_size = last_opcode_size;
+    state->recent_count = recent_count;
   };
-  auto put_memarg = [&](const wasm::MemArg& m) {
-    put32(m.align_log2);
-    put32(m.memory);
-    for (int k = 0; k < 8; ++k) token[size++] = static_cast<char>(m.offset >> (8 * k));
-  };
-  bool fixed = true;
-  switch (wasm::GetOpcodeInfo(inst.opcode).imm) {
-    case ImmKind::kNone:
-    case ImmKind::kZeroByte:
-    case ImmKind::kI32:
-    case ImmKind::kI64:
-    case ImmKind::kF32:
-    case ImmKind::kF64:
-    case ImmKind::kV128:
-    case ImmKind::kData:
-    case ImmKind::kElem:
-      break;
-    case ImmKind::kLabel:
-    case ImmKind::kLocal:
-    case ImmKind::kGlobal:
-    case ImmKind::kTable:
-    case ImmKind::kMemory:
-      put32(inst.index);
-      break;
-    case ImmKind::kMemArg:
-      put_memarg(inst.memarg);
-      break;
-    case ImmKind::kMemArgLane:
-      put_memarg(inst.memarg);
-      token[size++] = static_cast<char>(inst.lane);
-      break;
-    case ImmKind::kLane:
-      token[size++] = static_cast<char>(inst.lane);
-      break;
-    case ImmKind::kTableCopy:
-    case ImmKind::kMemCopy:
-      put32(inst.index);
-      put32(inst.index2);
-      break;
-    case ImmKind::kTableInit:
-    case ImmKind::kMemInit:
-      put32(inst.index2);
-      break;
-    case ImmKind::kBlockType:
-      if (inst.block_type.kind == wasm::BlockType::Kind::kEmpty) {
-        token[size++] = 0;
-      } else if (inst.block_type.kind == wasm::BlockType::Kind::kValue) {
-        token[size++] = 1;
-        token[size++] = static_cast<char>(inst.block_type.value);
-      } else {
-        fixed = false;
-      }
-      break;
-    case ImmKind::kFunc:
-      if (IsDirectCall(inst.opcode) && ImportedFunctionAt(inst.index) != nullptr) {
-        fixed = false;
-      } else {
-        token[size++] = 0;  // a defined callee or a ref.func target: masked
-      }
-      break;
-    default:
-      fixed = false;
-      break;
-  }
-  if (fixed) {
-    const std::size_t length = size - 4;
-    for (int k = 0; k < 4; ++k) token[k] = static_cast<char>(length >> (8 * k));
-    Reserve(*state, kFixedTokenCopy);
-    std::memcpy(state->encoded.get() + state->encoded_size, token, kFixedTokenCopy);
-    state->encoded_size += size;
-    std::uint64_t h = head.fnv;
-    for (std::size_t k = 4 + head.bytes.size(); k < size; ++k) {
-      h ^= static_cast<std::uint8_t>(token[k]);
-      h *= 0x100000001b3ULL;
-    }
-    state->token_hashes.push_back(h);
-  } else {
-    std::string& scratch = state->token;
-    scratch.clear();
-    PutU32(scratch, 0);
-    RETURN_IF_ERROR(EncodeToken(scratch, inst));
-    const std::size_t length = scratch.size() - 4;
-    for (std::size_t k = 0; k < 4; ++k) scratch[k] = static_cast<char>(length >> (8 * k));
-    state->token_hashes.push_back(Fnv1a64(std::string_view(scratch).substr(4)));
-    AppendEncoded(*state, scratch.data(), scratch.size(), 0);
-  }
-  state->opcodes.push_back(inst.opcode);
-  if (head.skeleton) state->skeleton.append(head.bytes.data(), head.bytes.size());
 
-  if (IsDirectCall(inst.opcode)) {
-    if (ImportedFunctionAt(inst.index) != nullptr) {
-      const std::string& target = import_targets_[inst.index];
-      if (std::find(f.call_targets.begin(), f.call_targets.end(), target) == f.call_targets.end()) {
-        f.call_targets.push_back(target);
-      }
+  for (std::size_t i = 0; i < insts.size(); ++i) {
+    const wasm::Instruction& inst = insts[i];
+    const OpFacts& op = ops[static_cast<std::size_t>(inst.opcode)];
+    // Each token goes into the hash input length-prefixed. The tokens of nearly every
+    // instruction have fixed-size operands: they are written in place (the opcode's head with
+    // one 16-byte copy, then the operands, exactly as EncodeToken writes them) and hashed from
+    // the opcode's precomputed FNV state. The others (imported call targets, type signatures,
+    // br_table, select t, ref.null, tags, try_table, shuffle) go through EncodeToken.
+    std::memcpy(encoded, op.head.data(), op.head.size());  // length (if fixed), opcode, zeros
+    std::size_t size = op.token_size;
+    std::uint64_t h = op.fnv;
+    switch (op.imm) {
+      case ImmKind::kLabel:
+      case ImmKind::kLocal:
+      case ImmKind::kGlobal:
+      case ImmKind::kTable:
+      case ImmKind::kMemory:
+        StoreU32(encoded + 9, inst.index);
+        h = FnvU32(h, inst.index);
+        break;
+      case ImmKind::kTableInit:
+      case ImmKind::kMemInit:
+        StoreU32(encoded + 9, inst.index2);  // the table or memory; the segment is masked
+        h = FnvU32(h, inst.index2);
+        break;
+      case ImmKind::kMemArg:
+      case ImmKind::kMemArgLane:
+        StoreU32(encoded + 9, inst.memarg.align_log2);
+        StoreU32(encoded + 13, inst.memarg.memory);
+        StoreU64(encoded + 17, inst.memarg.offset);
+        h = FnvU64(FnvU32(FnvU32(h, inst.memarg.align_log2), inst.memarg.memory),
+                   inst.memarg.offset);
+        if (op.imm == ImmKind::kMemArgLane) {
+          encoded[25] = static_cast<char>(inst.lane);
+          h = FnvU8(h, inst.lane);
+        }
+        break;
+      case ImmKind::kLane:
+        encoded[9] = static_cast<char>(inst.lane);
+        h = FnvU8(h, inst.lane);
+        break;
+      case ImmKind::kTableCopy:
+      case ImmKind::kMemCopy:
+        StoreU32(encoded + 9, inst.index);
+        StoreU32(encoded + 13, inst.index2);
+        h = FnvU32(FnvU32(h, inst.index), inst.index2);
+        break;
+      case ImmKind::kFunc:
+        if ((op.flags & kDirectCallOp) != 0 && ImportedFunctionAt(inst.index) != nullptr) {
+          size = 0;  // an imported target is named: variable
+        } else {
+          h = FnvU8(h, 0);  // a defined callee or a ref.func target: masked (the head's 0)
+        }
+        break;
+      case ImmKind::kBlockType:
+        if (inst.block_type.kind == wasm::BlockType::Kind::kEmpty) {
+          size = 4 + 5 + 1;  // tag 0 (the head's zero)
+          h = FnvU8(h, 0);
+        } else if (inst.block_type.kind == wasm::BlockType::Kind::kValue) {
+          size = 4 + 5 + 2;
+          encoded[9] = 1;
+          encoded[10] = static_cast<char>(inst.block_type.value);
+          h = FnvU8(FnvU8(h, 1), static_cast<std::uint8_t>(inst.block_type.value));
+        }
+        if (size != 0) StoreU32(encoded, static_cast<std::uint32_t>(size - 4));
+        break;
+      default:  // no operands in the token (the head's length is set), or variable (size 0)
+        break;
+    }
+    if (size != 0) {
+      encoded += size;
     } else {
-      f.defined_callees.push_back(inst.index);
+      store_cursors();
+      std::string& scratch = state->token;
+      scratch.clear();
+      PutU32(scratch, 0);
+      RETURN_IF_ERROR(EncodeToken(scratch, inst));
+      const std::size_t length = scratch.size() - 4;
+      for (std::size_t k = 0; k < 4; ++k) scratch[k] = static_cast<char>(length >> (8 * k));
+      h = Fnv1a64(std::string_view(scratch).substr(4));
+      AppendEncoded(*state, scratch.data(), scratch.size(), 0);
+      Reserve(*state, kFixedTokenRoom * (insts.size() - i));
+      encoded = state->encoded.get() + state->encoded_size;
     }
-  } else if (IsIndirectCall(inst.opcode)) {
-    if (std::find(f.call_targets.begin(), f.call_targets.end(), kIndirectTarget) ==
-        f.call_targets.end()) {
-      f.call_targets.emplace_back(kIndirectTarget);
+    *hashes++ = h;
+    std::memcpy(stream, op.stream.data(), op.stream.size());
+    stream += op.stream_size;
+    last_opcode_size = op.stream_size;
+    ++state->histogram[static_cast<std::size_t>(op.op_class)];
+    if (op.flags == 0) {
+      recent_count = 0;  // not a constant: the run of constants ends
+      continue;
     }
-  } else if (inst.opcode == Opcode::kI32Const) {
-    state->constants.push_back(static_cast<std::uint32_t>(inst.i64));
-  } else if (inst.opcode == Opcode::kI64Const && inst.i64 >= 0) {
-    state->constants.push_back(static_cast<std::uint64_t>(inst.i64));  // memory64
-  }
 
-  std::vector<std::uint64_t>& recent = state->recent_consts;
-  if (inst.opcode == Opcode::kMemoryInit && inst.index2 == 0 && recent.size() >= 3) {
-    const std::size_t n = recent.size();
-    memory_inits_[state->slot].push_back({.segment = inst.index,
-                                          .address = recent[n - 3],
-                                          .source = recent[n - 2],
-                                          .size = recent[n - 1]});
+    if ((op.flags & kSkeletonOp) != 0) {
+      if (state->skeleton_capacity - state->skeleton_size < 8) ReserveSkeleton(*state);
+      std::memcpy(state->skeleton.get() + state->skeleton_size, op.head.data() + 4, 8);
+      state->skeleton_size += 5;
+    }
+    FunctionIdentity& f = functions_[state->slot];
+    if ((op.flags & kDirectCallOp) != 0) {
+      if (ImportedFunctionAt(inst.index) != nullptr) {
+        const std::string& target = import_targets_[inst.index];
+        if (std::find(f.call_targets.begin(), f.call_targets.end(), target) ==
+            f.call_targets.end()) {
+          f.call_targets.push_back(target);
+        }
+      } else {
+        f.defined_callees.push_back(inst.index);
+      }
+    } else if ((op.flags & kIndirectCallOp) != 0) {
+      if (std::find(f.call_targets.begin(), f.call_targets.end(), kIndirectTarget) ==
+          f.call_targets.end()) {
+        f.call_targets.emplace_back(kIndirectTarget);
+      }
+    } else if ((op.flags & kI32ConstOp) != 0) {
+      state->constants.push_back(static_cast<std::uint32_t>(inst.i64));
+    } else if ((op.flags & kI64ConstOp) != 0 && inst.i64 >= 0) {
+      state->constants.push_back(static_cast<std::uint64_t>(inst.i64));  // memory64
+    }
+
+    // The ring of recent constants: the newest at (recent_count - 1) % 3.
+    const std::size_t n = recent_count;
+    if ((op.flags & kMemoryInitOp) != 0 && inst.index2 == 0 && n >= 3) {
+      memory_inits_[state->slot].push_back({.segment = inst.index,
+                                            .address = state->recent_consts[(n - 3) % 3],
+                                            .source = state->recent_consts[(n - 2) % 3],
+                                            .size = state->recent_consts[(n - 1) % 3]});
+    }
+    if ((op.flags & (kI32ConstOp | kI64ConstOp)) != 0) {
+      state->recent_consts[n % 3] = (op.flags & kI32ConstOp) != 0
+                                        ? static_cast<std::uint32_t>(inst.i64)
+                                        : static_cast<std::uint64_t>(inst.i64);
+      recent_count = n + 1;
+    } else {
+      recent_count = 0;
+    }
   }
-  if (inst.opcode == Opcode::kI32Const || inst.opcode == Opcode::kI64Const) {
-    recent.push_back(inst.opcode == Opcode::kI32Const ? static_cast<std::uint32_t>(inst.i64)
-                                                      : static_cast<std::uint64_t>(inst.i64));
-    if (recent.size() > 3) recent.erase(recent.begin());
-  } else {
-    recent.clear();
-  }
+  if (!insts.empty()) state->last_opcode = insts.back().opcode;
+  store_cursors();
   return {};
 }
 
@@ -1002,20 +1175,25 @@ Status IdentityBuilder::OnFunctionBodyEnd(wasm::FuncIndex func) {
   // The reader reports the final `end` too. It stays in the token stream (so every stream
   // has at least one token) and in the skeleton, but not in the instruction count, the
   // mnemonics or the histogram (§3.2: the count excludes only the final `end`).
-  std::vector<wasm::Opcode>& opcodes = state->opcodes;
-  if (!opcodes.empty()) opcodes.pop_back();
-  f.instruction_count = static_cast<std::uint32_t>(opcodes.size());
-  for (wasm::Opcode op : opcodes) ++f.histogram[static_cast<std::size_t>(ClassOf(op))];
-  // Written once, in the form the KB stores, instead of a vector copied and converted later.
-  wasm::AppendOpcodeStream(f.opcode_stream, opcodes);
+  const std::size_t tokens = state->token_count;
+  f.histogram = state->histogram;
+  std::size_t stream_size = state->opcode_stream_size;
+  if (tokens != 0) {
+    const OpFacts& last = OpFactsTable()[static_cast<std::size_t>(state->last_opcode)];
+    --f.histogram[static_cast<std::size_t>(last.op_class)];
+    stream_size -= state->last_opcode_size;
+  }
+  f.instruction_count = static_cast<std::uint32_t>(tokens == 0 ? 0 : tokens - 1);
+  // The stream as the KB stores it, at its exact size.
+  f.opcode_stream.assign(state->opcode_stream.get(), stream_size);
 
-  f.token_count = static_cast<std::uint32_t>(state->token_hashes.size());
+  f.token_count = static_cast<std::uint32_t>(tokens);
   for (std::size_t k = 0; k < 4; ++k) {
     state->encoded[state->count_at + k] = static_cast<char>(f.token_count >> (8 * k));
   }
   f.base = Sha256Prefix(std::string_view(state->encoded.get(), state->encoded_size));
 
-  f.structural = Sha256Prefix(state->skeleton);
+  f.structural = Sha256Prefix(std::string_view(state->skeleton.get(), state->skeleton_size));
   std::set<std::string> call_outs;
   for (const std::string& target : f.call_targets) {
     if (target != kIndirectTarget) call_outs.insert(target);
@@ -1027,7 +1205,8 @@ Status IdentityBuilder::OnFunctionBodyEnd(wasm::FuncIndex func) {
   PutU32(semantic, static_cast<std::uint32_t>(f.call_outs.size()));
   for (const std::string& c : f.call_outs) PutStr(semantic, c);
   f.semantic = Sha256Prefix(semantic);
-  f.minhash = ComputeMinHashOfTokenHashes(state->token_hashes, state->grams);
+  f.minhash = ComputeMinHashOfTokenHashes(
+      std::span<const std::uint64_t>(state->token_hashes.get(), tokens), state->grams);
   constants_[state->slot].assign(state->constants.begin(), state->constants.end());
   bodies_[state->slot] = nullptr;
   ReleaseBody(state);

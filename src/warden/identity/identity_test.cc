@@ -1,5 +1,7 @@
 #include "warden/identity/identity.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -9,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "base/env.h"
 #include "warden/wasm/testing/wasm_builder.h"
 
 namespace trove::warden::identity {
@@ -560,6 +563,88 @@ TEST(IdentityTest, GoldenIds) {
   EXPECT_EQ(base::ToHex(std::span<const std::uint8_t>(a.functions.at(0).structural)),
             "2e2c92d3073e086b173779dd8d45ffb5");
   EXPECT_EQ(nop.functions.at(0).minhash[0], 3110790877770408708u);
+}
+
+// Passes every hook identity uses to an IdentityBuilder, but instructions one at a time
+// (OnInstruction) instead of in the reader's runs (OnInstructions).
+class OneAtATime final : public wasm::ModuleVisitor {
+ public:
+  explicit OneAtATime(IdentityBuilder& b) : b_(b) {}
+  Status OnType(std::uint32_t i, const wasm::FuncType& t) override { return b_.OnType(i, t); }
+  Status OnImport(const wasm::Import& i) override { return b_.OnImport(i); }
+  Status OnFunctionCount(std::uint32_t n) override { return b_.OnFunctionCount(n); }
+  Status OnFunction(wasm::FuncIndex f, std::uint32_t t) override { return b_.OnFunction(f, t); }
+  Status OnExport(const wasm::Export& e) override { return b_.OnExport(e); }
+  Status OnStart(wasm::FuncIndex f) override { return b_.OnStart(f); }
+  Status OnFunctionBody(const wasm::FunctionBody& body) override { return b_.OnFunctionBody(body); }
+  Status OnInstructions(wasm::FuncIndex f, std::span<const wasm::Instruction> insts) override {
+    for (const wasm::Instruction& inst : insts) RETURN_IF_ERROR(b_.OnInstruction(f, inst));
+    return {};
+  }
+  Status OnFunctionBodyEnd(wasm::FuncIndex f) override { return b_.OnFunctionBodyEnd(f); }
+  Status OnDataSegment(const wasm::DataSegment& s) override { return b_.OnDataSegment(s); }
+  Status OnFunctionName(wasm::FuncIndex f, std::string_view n) override {
+    return b_.OnFunctionName(f, n);
+  }
+
+ private:
+  IdentityBuilder& b_;
+};
+
+// Every output of one function, for comparing two identities.
+std::string Describe(const FunctionIdentity& f) {
+  std::string out = fmt::format(
+      "{} {} {} tier {} base {} structural {} semantic {} exact {} count {} tokens {} "
+      "stream {} exported {}",
+      f.func_index, f.stable_id, f.type_signature, f.id_tier,
+      base::ToHex(std::span<const std::uint8_t>(f.base)),
+      base::ToHex(std::span<const std::uint8_t>(f.structural)),
+      base::ToHex(std::span<const std::uint8_t>(f.semantic)),
+      base::ToHex(std::span<const std::uint8_t>(f.exact)), f.instruction_count, f.token_count,
+      base::ToHex(std::span<const std::uint8_t>(
+          reinterpret_cast<const std::uint8_t*>(f.opcode_stream.data()), f.opcode_stream.size())),
+      f.is_exported);
+  out += fmt::format(" histogram {} minhash {}", fmt::join(f.histogram, ","),
+                     fmt::join(f.minhash, ","));
+  out += fmt::format(" targets {} strings {} callees {} outs {} exports {} name {}",
+                     fmt::join(f.call_targets, ","), fmt::join(f.referenced_strings, ","),
+                     fmt::join(f.defined_callees, ","), fmt::join(f.call_outs, ","),
+                     fmt::join(f.export_names, ","), f.raw_name.value_or("-"));
+  return out;
+}
+
+// The reader passes instructions in runs; identity must give what it gives for one instruction
+// at a time, on the committed Emscripten fixtures (threads, -O0 to -Oz, named) and the reader
+// fuzzer's seed modules (SIMD, atomics, exception handling, tables).
+TEST(IdentityTest, RunsGiveWhatSingleInstructionsGive) {
+  const std::string root = TROVE_SOURCE_DIR;
+  std::vector<std::string> paths;
+  for (const char* name : {"app-O0", "app-O2", "app-Oz", "app-O0-named", "threads-O0", "threads-O2",
+                           "threads-Oz", "threads-Oz-named"}) {
+    paths.push_back(root + "/testdata/warden/fixtures/" + name + ".wasm");
+  }
+  for (const char* name : {"eh_tables", "memory_simd_atomics", "add_with_names"}) {
+    paths.push_back(root + "/fuzz/corpus/wasm_reader_fuzzer/" + name + ".wasm");
+  }
+  base::PosixEnv env;
+  for (const std::string& path : paths) {
+    SCOPED_TRACE(path);
+    Result<std::string> data = env.ReadFile(path);
+    ASSERT_TRUE(data.ok()) << data.status().ToString();
+    const std::span<const std::uint8_t> bytes(reinterpret_cast<const std::uint8_t*>(data->data()),
+                                              data->size());
+    Result<ModuleIdentity> runs = ComputeModuleIdentity(bytes);
+    ASSERT_TRUE(runs.ok()) << runs.status().ToString();
+    IdentityBuilder builder(bytes);
+    OneAtATime single(builder);
+    ASSERT_TRUE(wasm::ReadModule(bytes, single).ok());
+    const ModuleIdentity one = std::move(builder).Finish();
+    ASSERT_EQ(runs->functions.size(), one.functions.size());
+    EXPECT_GT(one.functions.size(), 0u);
+    for (std::size_t i = 0; i < one.functions.size(); ++i) {
+      EXPECT_EQ(Describe(runs->functions[i]), Describe(one.functions[i]));
+    }
+  }
 }
 
 // The token encoding (scheme w1) of every fixed-size operand kind, written out here from the

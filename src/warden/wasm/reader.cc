@@ -84,7 +84,9 @@ class Reader {
   Status ReadDataSection(ByteCursor& c);
   Status ReadCustomSection(ByteCursor& c);
   Status ReadNameSection(ByteCursor& c);
-  Status ReadFunctionBody(FuncIndex func, ByteCursor& body);
+  // Reads one body; `run` (kInstructionRun instructions, reused) holds the instructions
+  // decoded and not yet passed to the visitor.
+  Status ReadFunctionBody(FuncIndex func, ByteCursor& body, std::vector<Instruction>& run);
   // Decodes framed bodies on options_.decode_threads threads; see ReadOptions.
   Status ReadBodiesConcurrently(std::vector<ByteCursor>& bodies);
 
@@ -565,11 +567,13 @@ Status Reader::ReadCodeSection(ByteCursor& c) {
     RETURN_IF_ERROR(ReadBodiesConcurrently(bodies));
     return framing;
   }
+  std::vector<Instruction> run(ModuleVisitor::kInstructionRun);
   for (std::uint32_t i = 0; i < count; ++i) {
     const FuncIndex func = imported_functions_ + i;
     ASSIGN_OR_RETURN(std::uint32_t size, c.ReadVarU32("function body size"));
     ASSIGN_OR_RETURN(ByteCursor body, c.Take(size, "function body"));
-    RETURN_IF_ERROR(ReadFunctionBody(func, body).WithContext(fmt::format("function {}", func)));
+    RETURN_IF_ERROR(
+        ReadFunctionBody(func, body, run).WithContext(fmt::format("function {}", func)));
     ++bodies_read_;
   }
   return {};
@@ -600,13 +604,14 @@ Status Reader::ReadBodiesConcurrently(std::vector<ByteCursor>& bodies) {
   std::atomic<std::size_t> next{0};
   std::atomic<std::size_t> failed{ends.size()};  // lowest chunk known to have failed
   auto decode = [&]() {
+    std::vector<Instruction> run(ModuleVisitor::kInstructionRun);
     for (;;) {
       const std::size_t chunk = next.fetch_add(1, std::memory_order_relaxed);
       if (chunk >= ends.size() || chunk > failed.load(std::memory_order_relaxed)) return;
       const std::size_t begin = chunk == 0 ? 0 : ends[chunk - 1];
       for (std::size_t i = begin; i < ends[chunk]; ++i) {
         const FuncIndex func = imported_functions_ + static_cast<FuncIndex>(i);
-        Status st = ReadFunctionBody(func, bodies[i]);
+        Status st = ReadFunctionBody(func, bodies[i], run);
         if (!st.ok()) {
           errors[chunk] = std::move(st).WithContext(fmt::format("function {}", func));
           std::size_t seen = failed.load(std::memory_order_relaxed);
@@ -626,7 +631,7 @@ Status Reader::ReadBodiesConcurrently(std::vector<ByteCursor>& bodies) {
   return {};
 }
 
-Status Reader::ReadFunctionBody(FuncIndex func, ByteCursor& body) {
+Status Reader::ReadFunctionBody(FuncIndex func, ByteCursor& body, std::vector<Instruction>& run) {
   FunctionBody info;
   info.func_index = func;
   info.offset = body.offset();
@@ -654,13 +659,27 @@ Status Reader::ReadFunctionBody(FuncIndex func, ByteCursor& body) {
   RETURN_IF_ERROR(visitor_.OnFunctionBody(info));
   const bool reads_instructions = visitor_.ReadsInstructions();
   std::uint32_t depth = 1;  // the function's own block
-  // One Instruction for the whole body, reset before each read. A fresh one per instruction
-  // had g++ zero its 160 bytes with `rep stosq`, whose start-up cost made that one
-  // instruction ~6 % of an ffmpeg-core ingest's CPU (docs/decisions/0029-warden-perf4.md).
-  Instruction inst;
+  // Instructions are decoded into `run` and passed on a run at once (OnInstructions); before
+  // any error is returned the run so far is passed on, so a visitor's error on an earlier
+  // instruction still comes first. The Instructions are reused, each reset before its read: a
+  // fresh one per instruction had g++ zero its 160 bytes with `rep stosq`, whose start-up cost
+  // made that one instruction ~6 % of an ffmpeg-core ingest's CPU
+  // (docs/decisions/0029-warden-perf4.md).
+  std::size_t n = 0;  // instructions in `run` not yet passed on
+  auto pass_on = [&]() -> Status {
+    if (n == 0) return {};
+    const std::size_t count = n;
+    n = 0;
+    return visitor_.OnInstructions(func, std::span<const Instruction>(run.data(), count));
+  };
+  auto fail = [&](Status error) -> Status {
+    RETURN_IF_ERROR(pass_on());
+    return error;
+  };
   while (!body.empty()) {
+    Instruction& inst = run[n];
     ResetInstruction(inst);
-    RETURN_IF_ERROR(ReadInstruction(body, inst));
+    if (Status st = ReadInstruction(body, inst); !st.ok()) return fail(std::move(st));
     switch (inst.opcode) {
       case Opcode::kBlock:
       case Opcode::kLoop:
@@ -668,23 +687,24 @@ Status Reader::ReadFunctionBody(FuncIndex func, ByteCursor& body) {
       case Opcode::kTry:
       case Opcode::kTryTable:
         if (++depth > options_.max_nesting) {
-          return Status::ResourceExhausted(
+          return fail(Status::ResourceExhausted(
               fmt::format("{:#x}: {}: block nesting exceeds the limit of {}", inst.offset,
-                          GetOpcodeInfo(inst.opcode).text, options_.max_nesting));
+                          GetOpcodeInfo(inst.opcode).text, options_.max_nesting)));
         }
         break;
       case Opcode::kEnd:
       case Opcode::kDelegate:
         if (inst.opcode == Opcode::kDelegate && depth < 2) {
-          return ByteCursor::Malformed(inst.offset, "delegate", "delegate outside a block");
+          return fail(ByteCursor::Malformed(inst.offset, "delegate", "delegate outside a block"));
         }
         --depth;
         break;
       default:
         break;
     }
-    if (reads_instructions) RETURN_IF_ERROR(visitor_.OnInstruction(func, inst));
+    if (reads_instructions) ++n;
     if (depth == 0) {
+      RETURN_IF_ERROR(pass_on());
       if (!body.empty()) {
         return ByteCursor::Malformed(
             body.offset(), "function body",
@@ -692,8 +712,9 @@ Status Reader::ReadFunctionBody(FuncIndex func, ByteCursor& body) {
       }
       return visitor_.OnFunctionBodyEnd(func);
     }
+    if (n == run.size()) RETURN_IF_ERROR(pass_on());
   }
-  return ByteCursor::Malformed(body.offset(), "function body", "body ends inside a block");
+  return fail(ByteCursor::Malformed(body.offset(), "function body", "body ends inside a block"));
 }
 
 Status Reader::ReadDataSection(ByteCursor& c) {

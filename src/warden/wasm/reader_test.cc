@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -377,6 +378,88 @@ TEST(ReaderTest, HookErrorsStopTheRead) {
   } v;
   Status s = ReadModule(OneFunctionModule({0x00, 0x0b}), v);
   EXPECT_EQ(s.code(), StatusCode::kCancelled);
+}
+
+// Instructions come in runs of at most kInstructionRun, in body order, the final `end` last
+// and before OnFunctionBodyEnd; the default OnInstructions passes each to OnInstruction.
+TEST(ReaderTest, InstructionsArriveInRunsInOrder) {
+  struct Runs : RecordingVisitor {
+    Status OnInstructions(FuncIndex func, std::span<const Instruction> insts) override {
+      run_sizes.push_back(insts.size());
+      events.push_back("run " + std::to_string(insts.size()));
+      return ModuleVisitor::OnInstructions(func, insts);
+    }
+    std::vector<std::size_t> run_sizes;
+  };
+  for (std::size_t nops : {0u, 1u, 62u, 63u, 64u, 200u}) {
+    SCOPED_TRACE(nops);
+    Bytes body = {0x00};
+    for (std::size_t k = 0; k < nops; ++k) body.push_back(0x01);
+    body = Cat({body, {0x41}, S(-5), {0x1a, 0x0b}});  // i32.const -5; drop; end
+    Runs v;
+    ASSERT_TRUE(ReadModule(OneFunctionModule(body), v).ok());
+    const std::size_t total = nops + 3;
+    ASSERT_EQ(v.instructions.size(), total);
+    std::size_t sum = 0;
+    for (std::size_t size : v.run_sizes) {
+      EXPECT_GE(size, 1u);
+      EXPECT_LE(size, ModuleVisitor::kInstructionRun);
+      sum += size;
+    }
+    EXPECT_EQ(sum, total);
+    EXPECT_EQ(v.run_sizes.size(),
+              (total + ModuleVisitor::kInstructionRun - 1) / ModuleVisitor::kInstructionRun);
+    for (std::size_t k = 0; k < nops; ++k) EXPECT_EQ(v.instructions[k].opcode, Opcode::kNop);
+    EXPECT_EQ(v.instructions[nops].opcode, Opcode::kI32Const);
+    EXPECT_EQ(v.instructions[nops].i64, -5);
+    EXPECT_EQ(v.instructions.back().opcode, Opcode::kEnd);
+    for (std::size_t k = 1; k < total; ++k) {
+      EXPECT_GT(v.instructions[k].offset, v.instructions[k - 1].offset);
+    }
+    ASSERT_GE(v.events.size(), 2u);
+    EXPECT_EQ(v.events.back(), "body end 0");
+    EXPECT_EQ(v.events[v.events.size() - 2], "run " + std::to_string(v.run_sizes.back()));
+  }
+}
+
+// The reader decodes a run before passing it on, yet errors come in instruction order: a
+// visitor's error on an instruction comes before the reader's error on a later one in the
+// same run, and when the visitor accepts, it has seen every instruction before the bad one.
+TEST(ReaderTest, InstructionErrorsKeepTheirOrderWithinARun) {
+  struct FailAt : RecordingVisitor {
+    explicit FailAt(std::size_t stop) : at(stop) {}
+    Status OnInstruction(FuncIndex func, const Instruction& inst) override {
+      if (instructions.size() == at) return Status::Cancelled("visitor stops");
+      return RecordingVisitor::OnInstruction(func, inst);
+    }
+    std::size_t at;
+  };
+  // Ten nops, then an unknown opcode, then more nops: all inside the first run.
+  Bytes body = {0x00};
+  for (int k = 0; k < 10; ++k) body.push_back(0x01);
+  body = Cat({body, {0xff, 0x01, 0x01, 0x0b}});
+  const Bytes module = OneFunctionModule(body);
+
+  FailAt early(3);
+  Status s = ReadModule(module, early);
+  EXPECT_EQ(s.code(), StatusCode::kCancelled) << s.ToString();
+  EXPECT_EQ(early.instructions.size(), 3u);
+
+  FailAt never(SIZE_MAX);
+  s = ReadModule(module, never);
+  EXPECT_EQ(s.code(), StatusCode::kMalformed);
+  EXPECT_THAT(s.message(), HasSubstr("unknown opcode 0xff"));
+  EXPECT_EQ(never.instructions.size(), 10u);
+
+  // The same for the reader's own limits, checked after an instruction is decoded.
+  ReadOptions options;
+  options.max_nesting = 2;
+  const Bytes nested = OneFunctionModule({0x00, 0x01, 0x02, 0x40, 0x02, 0x40, 0x0b, 0x0b, 0x0b});
+  FailAt first(0);
+  EXPECT_EQ(ReadModule(nested, first, options).code(), StatusCode::kCancelled);
+  FailAt none(SIZE_MAX);
+  EXPECT_EQ(ReadModule(nested, none, options).code(), StatusCode::kResourceExhausted);
+  EXPECT_EQ(none.instructions.size(), 2u);  // nop, the first block
 }
 
 TEST(ReaderTest, SkippingBodies) {
