@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <cstring>
 #include <string>
 #include <thread>
 #include <utility>
@@ -28,12 +29,154 @@ void ResetInstruction(Instruction& inst) {
   inst.i64 = 0;
   inst.bits = 0;
   inst.lane = 0;
-  inst.bytes.fill(0);
+  // Two 8-byte stores: g++ 12 made `bytes.fill(0)` a call to memset, on the hot path.
+  static_assert(sizeof(inst.bytes) == 16);
+  constexpr std::uint64_t kZero = 0;
+  std::memcpy(inst.bytes.data(), &kZero, 8);
+  std::memcpy(inst.bytes.data() + 8, &kZero, 8);
   inst.memarg = MemArg{};
   inst.block_type = BlockType{};
   inst.targets.clear();
   inst.types.clear();
   inst.catches.clear();
+}
+
+// --- The decoder's fast path ---
+// ReadInstructionFast decodes the instructions that make up nearly all of a body -- one-byte
+// opcodes whose immediates are LEB128s too short for any encoding of them to be invalid, a
+// plain memarg, a one-byte block type, float bits -- from a raw pointer, without a Result
+// per read. It commits nothing unless the whole instruction is on that path; anything else,
+// including anything that could be an error, is read by ReadInstruction from the same byte,
+// so both give the same Instruction and the same errors.
+
+// Reads an unsigned LEB128 of at most kMaxBytes bytes, each of which carries 7 value bits:
+// with kMaxBytes below the width's limit (4 for u32, 9 for u64), no such encoding is invalid.
+template <int kMaxBytes>
+inline bool FastVarU(const std::uint8_t*& p, const std::uint8_t* end, std::uint64_t& out) {
+  std::uint64_t result = 0;
+  for (int i = 0; i < kMaxBytes; ++i) {
+    if (p + i == end) return false;
+    const std::uint8_t byte = p[i];
+    result |= static_cast<std::uint64_t>(byte & 0x7f) << (7 * i);
+    if ((byte & 0x80) == 0) {
+      p += i + 1;
+      out = result;
+      return true;
+    }
+  }
+  return false;
+}
+
+// The same for a signed LEB128 (4 bytes for s32, 9 for s64), sign-extended from its last bit.
+template <int kMaxBytes>
+inline bool FastVarS(const std::uint8_t*& p, const std::uint8_t* end, std::int64_t& out) {
+  static_assert(kMaxBytes <= 9);
+  std::uint64_t result = 0;
+  for (int i = 0; i < kMaxBytes; ++i) {
+    if (p + i == end) return false;
+    const std::uint8_t byte = p[i];
+    result |= static_cast<std::uint64_t>(byte & 0x7f) << (7 * i);
+    if ((byte & 0x80) == 0) {
+      if ((byte & 0x40) != 0) result |= ~std::uint64_t{0} << (7 * (i + 1));
+      p += i + 1;
+      out = static_cast<std::int64_t>(result);
+      return true;
+    }
+  }
+  return false;
+}
+
+inline std::uint64_t LoadLittleEndian(const std::uint8_t* p, int bytes) {
+  std::uint64_t value = 0;
+  for (int i = bytes - 1; i >= 0; --i) value = (value << 8) | p[i];
+  return value;
+}
+
+// Decodes the instruction at `c` into `inst` (its opcode and the fields of its immediates)
+// and moves `c` past it when it is on the fast path; otherwise returns false and leaves both
+// alone. `memory64`: memory 0 is a memory64 (its memarg offsets are u64).
+inline bool ReadInstructionFast(ByteCursor& c, Instruction& inst, bool memory64) {
+  const std::span<const std::uint8_t> rest = c.rest();
+  const std::uint8_t* p = rest.data();
+  const std::uint8_t* const end = p + rest.size();
+  if (p == end) return false;
+  const std::int16_t code = internal::kSingleByteOpcodes[*p];
+  if (code < 0) return false;  // a prefix, or not an opcode
+  ++p;
+  const OpcodeInfo& info = kOpcodeTable[static_cast<std::size_t>(code)];
+  std::uint64_t a = 0;
+  std::uint64_t b = 0;
+  std::int64_t constant = 0;
+  switch (info.imm) {
+    case ImmKind::kNone:
+      break;
+    case ImmKind::kLabel:
+    case ImmKind::kFunc:
+    case ImmKind::kLocal:
+    case ImmKind::kGlobal:
+    case ImmKind::kTable:
+    case ImmKind::kMemory:
+      if (!FastVarU<4>(p, end, a)) return false;
+      inst.index = static_cast<std::uint32_t>(a);
+      break;
+    case ImmKind::kCallIndirect:
+      if (!FastVarU<4>(p, end, a) || !FastVarU<4>(p, end, b)) return false;
+      inst.index = static_cast<std::uint32_t>(a);
+      inst.index2 = static_cast<std::uint32_t>(b);
+      break;
+    case ImmKind::kI32:
+      if (!FastVarS<4>(p, end, constant)) return false;
+      inst.i64 = constant;
+      break;
+    case ImmKind::kI64:
+      if (!FastVarS<9>(p, end, constant)) return false;
+      inst.i64 = constant;
+      break;
+    case ImmKind::kF32:
+      if (end - p < 4) return false;
+      inst.bits = LoadLittleEndian(p, 4);
+      p += 4;
+      break;
+    case ImmKind::kF64:
+      if (end - p < 8) return false;
+      inst.bits = LoadLittleEndian(p, 8);
+      p += 8;
+      break;
+    case ImmKind::kMemArg:
+      // An alignment with bit 6 (a memory index follows) or past 63 is left to ReadMemArg.
+      if (!FastVarU<4>(p, end, a) || a >= 64) return false;
+      if (!(memory64 ? FastVarU<9>(p, end, b) : FastVarU<4>(p, end, b))) return false;
+      inst.memarg.align_log2 = static_cast<std::uint32_t>(a);
+      inst.memarg.offset = b;
+      break;
+    case ImmKind::kBlockType:
+      if (p == end) return false;
+      switch (*p) {
+        case 0x40:
+          break;  // empty
+        case 0x7f:
+        case 0x7e:
+        case 0x7d:
+        case 0x7c:
+        case 0x7b:
+        case 0x70:
+        case 0x6f:
+        case 0x69:
+          inst.block_type.kind = BlockType::Kind::kValue;
+          inst.block_type.value = static_cast<ValType>(*p);
+          break;
+        default:
+          return false;
+      }
+      ++p;
+      break;
+    default:
+      return false;
+  }
+  inst.opcode = static_cast<Opcode>(code);
+  inst.offset = c.offset();
+  c.Skip(static_cast<std::size_t>(p - rest.data()));
+  return true;
 }
 
 constexpr std::uint8_t kMaxSectionId = 13;
@@ -676,10 +819,14 @@ Status Reader::ReadFunctionBody(FuncIndex func, ByteCursor& body, std::vector<In
     RETURN_IF_ERROR(pass_on());
     return error;
   };
+  const bool fast = options_.fast_decode;
+  const bool memory64 = !memory64_.empty() && memory64_[0];
   while (!body.empty()) {
     Instruction& inst = run[n];
     ResetInstruction(inst);
-    if (Status st = ReadInstruction(body, inst); !st.ok()) return fail(std::move(st));
+    if (!fast || !ReadInstructionFast(body, inst, memory64)) {
+      if (Status st = ReadInstruction(body, inst); !st.ok()) return fail(std::move(st));
+    }
     switch (inst.opcode) {
       case Opcode::kBlock:
       case Opcode::kLoop:
