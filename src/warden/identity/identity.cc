@@ -475,24 +475,36 @@ MinHash ComputeMinHash(std::span<const std::string> tokens) {
 
 namespace {
 
-// out[i] = min over grams of Mix64(g ^ seeds[i]), written with GNU vector types (8 lanes of
-// u64) so the 32 independent lanes become 4 vector chains. The build stays generic x86-64, so
-// the same loop is also compiled for AVX-512 (DQ has the 64-bit multiply) and AVX2, and the
-// CPU picks one at run time. (target_clones would pick by CPU model for AVX-512, which misses
-// AMD parts.)
+// out[i] = min over grams of Mix64(g ^ seeds[i]). Mix64's first step, x ^= x >> 30, is
+// linear over xor, so with x = g ^ s it is (g ^ g >> 30) ^ (s ^ s >> 30): the fold takes the
+// seeds in that form (`mixed_seeds`, MixedSeeds()) and mixes each gram once, not once per
+// seed. The plain loop is written with GNU vector types (8 lanes of u64), so the 32
+// independent lanes become 4 vector chains; the build stays generic x86-64, so it is also
+// compiled for AVX2, and an AVX-512 version (DQ has the 64-bit multiply) keeps the 32 lanes
+// and their minima in registers. The CPU picks one at run time. (target_clones would pick by
+// CPU model for AVX-512, which misses AMD parts.)
 using U64x8 = std::uint64_t __attribute__((vector_size(64)));
+
+// The seeds with Mix64's first step applied.
+const std::uint64_t* MixedSeeds() {
+  static const std::array<std::uint64_t, kMinHashSize> mixed = [] {
+    std::array<std::uint64_t, kMinHashSize> out = MinHashSeeds();
+    for (std::uint64_t& s : out) s ^= s >> 30;
+    return out;
+  }();
+  return mixed.data();
+}
 
 #define TROVE_FOLD_GRAMS_BODY                                                        \
   static_assert(kMinHashSize == 32);                                                 \
   U64x8 seed[4];                                                                     \
   U64x8 best[4];                                                                     \
-  std::memcpy(seed, seeds, sizeof(seed));                                            \
+  std::memcpy(seed, mixed_seeds, sizeof(seed));                                      \
   std::memcpy(best, out, sizeof(best));                                              \
   for (std::size_t g = 0; g < count; ++g) {                                          \
-    const std::uint64_t gram = grams[g];                                             \
+    const std::uint64_t gram = grams[g] ^ (grams[g] >> 30);                          \
     for (int k = 0; k < 4; ++k) {                                                    \
       U64x8 x = seed[k] ^ gram;                                                      \
-      x ^= x >> 30;                                                                  \
       x *= 0xbf58476d1ce4e5b9ULL;                                                    \
       x ^= x >> 27;                                                                  \
       x *= 0x94d049bb133111ebULL;                                                    \
@@ -505,19 +517,55 @@ using U64x8 = std::uint64_t __attribute__((vector_size(64)));
 
 using FoldFn = void (*)(const std::uint64_t*, std::size_t, const std::uint64_t*, std::uint64_t*);
 
-void FoldGramsGeneric(const std::uint64_t* grams, std::size_t count, const std::uint64_t* seeds,
-                      std::uint64_t* out) {
+void FoldGramsGeneric(const std::uint64_t* grams, std::size_t count,
+                      const std::uint64_t* mixed_seeds, std::uint64_t* out) {
   TROVE_FOLD_GRAMS_BODY
 }
 
 #if defined(__x86_64__)
-__attribute__((target("avx512f,avx512dq,avx512vl"))) void FoldGramsAvx512(
-    const std::uint64_t* grams, std::size_t count, const std::uint64_t* seeds, std::uint64_t* out) {
-  TROVE_FOLD_GRAMS_BODY
+// The same as FoldGramsGeneric with the four chains spelled out: g++ kept the loop's seed
+// and minimum arrays on the stack (a store and a reload per chain per gram) and took a compare
+// and two blends for each minimum; named vectors stay in registers and give vpminuq.
+__attribute__((target("avx512f,avx512dq"))) void FoldGramsAvx512(const std::uint64_t* grams,
+                                                                 std::size_t count,
+                                                                 const std::uint64_t* mixed_seeds,
+                                                                 std::uint64_t* out) {
+  static_assert(kMinHashSize == 32);
+  U64x8 s0, s1, s2, s3, b0, b1, b2, b3;
+  std::memcpy(&s0, mixed_seeds, sizeof(U64x8));
+  std::memcpy(&s1, mixed_seeds + 8, sizeof(U64x8));
+  std::memcpy(&s2, mixed_seeds + 16, sizeof(U64x8));
+  std::memcpy(&s3, mixed_seeds + 24, sizeof(U64x8));
+  std::memcpy(&b0, out, sizeof(U64x8));
+  std::memcpy(&b1, out + 8, sizeof(U64x8));
+  std::memcpy(&b2, out + 16, sizeof(U64x8));
+  std::memcpy(&b3, out + 24, sizeof(U64x8));
+  // One chain: the rest of Mix64 of (gram ^ seed) in 8 lanes, then the lanes' minima.
+#define TROVE_FOLD_CHAIN(best, seed) \
+  {                                  \
+    U64x8 x = gram ^ seed;           \
+    x *= 0xbf58476d1ce4e5b9ULL;      \
+    x ^= x >> 27;                    \
+    x *= 0x94d049bb133111ebULL;      \
+    x ^= x >> 31;                    \
+    best = x < best ? x : best;      \
+  }
+  for (std::size_t g = 0; g < count; ++g) {
+    const std::uint64_t gram = grams[g] ^ (grams[g] >> 30);
+    TROVE_FOLD_CHAIN(b0, s0)
+    TROVE_FOLD_CHAIN(b1, s1)
+    TROVE_FOLD_CHAIN(b2, s2)
+    TROVE_FOLD_CHAIN(b3, s3)
+  }
+#undef TROVE_FOLD_CHAIN
+  std::memcpy(out, &b0, sizeof(U64x8));
+  std::memcpy(out + 8, &b1, sizeof(U64x8));
+  std::memcpy(out + 16, &b2, sizeof(U64x8));
+  std::memcpy(out + 24, &b3, sizeof(U64x8));
 }
 
 __attribute__((target("avx2"))) void FoldGramsAvx2(const std::uint64_t* grams, std::size_t count,
-                                                   const std::uint64_t* seeds,
+                                                   const std::uint64_t* mixed_seeds,
                                                    std::uint64_t* out){TROVE_FOLD_GRAMS_BODY}
 #endif
 
@@ -526,8 +574,7 @@ __attribute__((target("avx2"))) void FoldGramsAvx2(const std::uint64_t* grams, s
 FoldFn SelectFoldGrams() {
 #if defined(__x86_64__)
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
-      __builtin_cpu_supports("avx512vl")) {
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq")) {
     return FoldGramsAvx512;
   }
   if (__builtin_cpu_supports("avx2")) return FoldGramsAvx2;
@@ -535,10 +582,26 @@ FoldFn SelectFoldGrams() {
   return FoldGramsGeneric;
 }
 
-void FoldGrams(const std::uint64_t* grams, std::size_t count, const std::uint64_t* seeds,
-               std::uint64_t* out) {
-  static const FoldFn fold = SelectFoldGrams();
-  fold(grams, count, seeds, out);
+FoldFn& ChosenFold() {
+  static FoldFn fold = SelectFoldGrams();
+  return fold;
+}
+
+void FoldGrams(const std::uint64_t* grams, std::size_t count, std::uint64_t* out) {
+  ChosenFold()(grams, count, MixedSeeds(), out);
+}
+
+// The folds this CPU can run, by name.
+std::vector<std::pair<std::string_view, FoldFn>> AvailableFolds() {
+  std::vector<std::pair<std::string_view, FoldFn>> out = {{"generic", FoldGramsGeneric}};
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx2")) out.emplace_back("avx2", FoldGramsAvx2);
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq")) {
+    out.emplace_back("avx512", FoldGramsAvx512);
+  }
+#endif
+  return out;
 }
 
 // out[i] = the gram hash of tokens i..i+3 (kGramInit, then g = Mix64(g ^ h) per token), for
@@ -611,12 +674,42 @@ MinHash ComputeMinHashOfTokenHashes(std::span<const std::uint64_t> token_hashes,
     grams.resize(token_hashes.size() - kGramSize + 1);
     MakeGrams(token_hashes.data(), grams.size(), grams.data());
   }
-  static const std::array<std::uint64_t, kMinHashSize> seeds = MinHashSeeds();
   MinHash out;
   out.fill(std::numeric_limits<std::uint64_t>::max());
-  FoldGrams(grams.data(), grams.size(), seeds.data(), out.data());
+  FoldGrams(grams.data(), grams.size(), out.data());
   return out;
 }
+
+namespace internal {
+
+std::vector<std::string_view> MinHashFolds() {
+  std::vector<std::string_view> out;
+  for (const auto& [name, fold] : AvailableFolds()) out.push_back(name);
+  return out;
+}
+
+std::optional<MinHash> ComputeMinHashWithFold(std::string_view fold,
+                                              std::span<const std::uint64_t> token_hashes) {
+  for (const auto& [name, fn] : AvailableFolds()) {
+    if (name != fold) continue;
+    std::vector<std::uint64_t> grams;
+    if (token_hashes.size() < kGramSize) {
+      std::uint64_t g = kGramInit;
+      for (std::uint64_t h : token_hashes) g = Mix64(g ^ h);
+      grams.push_back(g);
+    } else {
+      grams.resize(token_hashes.size() - kGramSize + 1);
+      MakeGrams(token_hashes.data(), grams.size(), grams.data());
+    }
+    MinHash out;
+    out.fill(std::numeric_limits<std::uint64_t>::max());
+    fn(grams.data(), grams.size(), MixedSeeds(), out.data());
+    return out;
+  }
+  return std::nullopt;
+}
+
+}  // namespace internal
 
 std::string FunctionIdentity::BaseId() const {
   return std::string(kSchemePrefix) + base::ToHex(std::span<const std::uint8_t>(base));

@@ -107,6 +107,14 @@ MinHash ComputeMinHashOfTokenHashes(std::span<const std::uint64_t> token_hashes)
 MinHash ComputeMinHashOfTokenHashes(std::span<const std::uint64_t> token_hashes,
                                     std::vector<std::uint64_t>& grams);
 
+namespace internal {
+// The implementations of the MinHash fold this CPU can run ("generic", "avx2", "avx512"), and
+// ComputeMinHashOfTokenHashes with one of them (nullopt if not available); for tests.
+std::vector<std::string_view> MinHashFolds();
+std::optional<MinHash> ComputeMinHashWithFold(std::string_view fold,
+                                              std::span<const std::uint64_t> token_hashes);
+}  // namespace internal
+
 // An imported function: its index, "import:<module>.<field>" identity and signature.
 struct ImportedFunction {
   wasm::FuncIndex func_index = 0;

@@ -462,7 +462,13 @@ TEST(IdentityTest, MinHashMatchesItsDefinition) {
       }
     }
     EXPECT_EQ(ComputeMinHashOfTokenHashes(hashes), expected) << n << " tokens";
+    for (std::string_view fold : internal::MinHashFolds()) {
+      EXPECT_EQ(internal::ComputeMinHashWithFold(fold, hashes), expected)
+          << n << " tokens, fold " << fold;
+    }
   }
+  EXPECT_EQ(internal::MinHashFolds().front(), "generic");
+  EXPECT_EQ(internal::ComputeMinHashWithFold("none", {}), std::nullopt);
 }
 
 TEST(IdentityTest, Classification) {
