@@ -174,6 +174,22 @@ std::optional<std::string> StringAt(std::span<const std::uint8_t> bytes, std::si
   return std::string(chars > kMaxStringChars ? text.substr(0, cut) : text);
 }
 
+// The first 8 bytes of `bytes` as a big-endian number, so that numbers compare as the bytes do.
+std::uint64_t BigEndianWord(const std::uint8_t* bytes) {
+  std::uint64_t v = 0;
+  std::memcpy(&v, bytes, 8);
+  if constexpr (std::endian::native == std::endian::little) v = __builtin_bswap64(v);
+  return v;
+}
+
+// a < b as std::array compares them (bytewise), in two word compares instead of a memcmp call.
+bool HashLess(const Hash128& a, const Hash128& b) {
+  const std::uint64_t a0 = BigEndianWord(a.data());
+  const std::uint64_t b0 = BigEndianWord(b.data());
+  if (a0 != b0) return a0 < b0;
+  return BigEndianWord(a.data() + 8) < BigEndianWord(b.data() + 8);
+}
+
 std::string ExtendedId(const FunctionIdentity& f, int tier, const Hash128& key) {
   // Decision (§4.2 names the tiers but not the spelling of an extended id): the base id, then
   // "/t<tier>:" and the first 8 bytes of the tier's key in hex. Keeping the base visible
@@ -394,6 +410,28 @@ inline void StoreU32(char* at, std::uint32_t v) {
     for (int k = 0; k < 4; ++k) at[k] = static_cast<char>(v >> (8 * k));
   }
 }
+// Unsigned LEB128, the form in which a function's constants wait for Finish: most are small,
+// so this takes a third of the memory of 8 bytes each.
+void PutLeb128(std::string& out, std::uint64_t v) {
+  char bytes[10];
+  std::size_t n = 0;
+  do {
+    bytes[n++] = static_cast<char>((v & 0x7f) | (v >= 0x80 ? 0x80 : 0));
+    v >>= 7;
+  } while (v != 0);
+  out.append(bytes, n);
+}
+// Reads the LEB128 at text[at] that PutLeb128 wrote, and moves `at` past it.
+std::uint64_t NextLeb128(std::string_view text, std::size_t& at) {
+  std::uint64_t v = 0;
+  for (int shift = 0; at < text.size(); shift += 7) {
+    const auto byte = static_cast<std::uint8_t>(text[at++]);
+    v |= static_cast<std::uint64_t>(byte & 0x7f) << shift;
+    if ((byte & 0x80) == 0) break;
+  }
+  return v;
+}
+
 inline void StoreU64(char* at, std::uint64_t v) {
   if constexpr (std::endian::native == std::endian::little) {
     std::memcpy(at, &v, 8);
@@ -656,6 +694,21 @@ void MakeGrams(const std::uint64_t* hashes, std::size_t count, std::uint64_t* ou
   make(hashes, count, out);
 }
 
+// The grams of a token stream: one per 4 consecutive tokens, or one of all of them when
+// there are fewer than four (none at all form one empty gram).
+std::size_t GramCount(std::size_t tokens) {
+  return tokens < kGramSize ? 1 : tokens - kGramSize + 1;
+}
+void MakeAllGrams(std::span<const std::uint64_t> token_hashes, std::uint64_t* out) {
+  if (token_hashes.size() < kGramSize) {
+    std::uint64_t g = kGramInit;
+    for (std::uint64_t h : token_hashes) g = Mix64(g ^ h);
+    out[0] = g;
+  } else {
+    MakeGrams(token_hashes.data(), GramCount(token_hashes.size()), out);
+  }
+}
+
 }  // namespace
 
 MinHash ComputeMinHashOfTokenHashes(std::span<const std::uint64_t> token_hashes) {
@@ -665,18 +718,13 @@ MinHash ComputeMinHashOfTokenHashes(std::span<const std::uint64_t> token_hashes)
 
 MinHash ComputeMinHashOfTokenHashes(std::span<const std::uint64_t> token_hashes,
                                     std::vector<std::uint64_t>& grams) {
-  grams.clear();
-  if (token_hashes.size() < kGramSize) {
-    std::uint64_t g = kGramInit;
-    for (std::uint64_t h : token_hashes) g = Mix64(g ^ h);
-    grams.push_back(g);
-  } else {
-    grams.resize(token_hashes.size() - kGramSize + 1);
-    MakeGrams(token_hashes.data(), grams.size(), grams.data());
-  }
+  // `grams` only grows (a resize from empty would zero-fill it on every call).
+  const std::size_t count = GramCount(token_hashes.size());
+  if (grams.size() < count) grams.resize(count);
+  MakeAllGrams(token_hashes, grams.data());
   MinHash out;
   out.fill(std::numeric_limits<std::uint64_t>::max());
-  FoldGrams(grams.data(), grams.size(), out.data());
+  FoldGrams(grams.data(), count, out.data());
   return out;
 }
 
@@ -692,15 +740,8 @@ std::optional<MinHash> ComputeMinHashWithFold(std::string_view fold,
                                               std::span<const std::uint64_t> token_hashes) {
   for (const auto& [name, fn] : AvailableFolds()) {
     if (name != fold) continue;
-    std::vector<std::uint64_t> grams;
-    if (token_hashes.size() < kGramSize) {
-      std::uint64_t g = kGramInit;
-      for (std::uint64_t h : token_hashes) g = Mix64(g ^ h);
-      grams.push_back(g);
-    } else {
-      grams.resize(token_hashes.size() - kGramSize + 1);
-      MakeGrams(token_hashes.data(), grams.size(), grams.data());
-    }
+    std::vector<std::uint64_t> grams(GramCount(token_hashes.size()));
+    MakeAllGrams(token_hashes, grams.data());
     MinHash out;
     out.fill(std::numeric_limits<std::uint64_t>::max());
     fn(grams.data(), grams.size(), MixedSeeds(), out.data());
@@ -850,19 +891,20 @@ Status IdentityBuilder::OnFunctionBody(const wasm::FunctionBody& body) {
   FunctionIdentity& f = functions_[slot];
   f.exact = base::Sha256(AsChars(module_bytes_.subspan(body.offset, body.size)));
 
+  f.token_count = 0;
+  f.opcode_stream.clear();
+  Body* state = AcquireBody();
+  state->slot = slot;
   // The hash input starts with the signature text and the local declarations as declared
   // (§4.2), then the token count and each token, length-prefixed (see OnFunctionBodyEnd).
-  std::string locals;
+  std::string& locals = state->scratch;
+  locals.clear();
   PutStr(locals, f.type_signature);
   PutU32(locals, static_cast<std::uint32_t>(body.locals.size()));
   for (const wasm::LocalDecl& decl : body.locals) {
     PutU32(locals, decl.count);
     PutU8(locals, static_cast<std::uint8_t>(decl.type));
   }
-  f.token_count = 0;
-  f.opcode_stream.clear();
-  Body* state = AcquireBody();
-  state->slot = slot;
   // A one-byte instruction encodes to 9 bytes, length included; an instruction takes at least
   // a body byte. One sizing up front instead of growing the buffers as tokens come: the
   // sizes and capacities stay with the recycled Body.
@@ -1234,9 +1276,9 @@ Status IdentityBuilder::OnInstructions(wasm::FuncIndex func,
         f.call_targets.emplace_back(kIndirectTarget);
       }
     } else if ((op.flags & kI32ConstOp) != 0) {
-      state->constants.push_back(static_cast<std::uint32_t>(inst.i64));
+      PutLeb128(state->constants, static_cast<std::uint32_t>(inst.i64));
     } else if ((op.flags & kI64ConstOp) != 0 && inst.i64 >= 0) {
-      state->constants.push_back(static_cast<std::uint64_t>(inst.i64));  // memory64
+      PutLeb128(state->constants, static_cast<std::uint64_t>(inst.i64));  // memory64
     }
 
     // The ring of recent constants: the newest at (recent_count - 1) % 3.
@@ -1292,7 +1334,8 @@ Status IdentityBuilder::OnFunctionBodyEnd(wasm::FuncIndex func) {
     if (target != kIndirectTarget) call_outs.insert(target);
   }
   f.call_outs.assign(call_outs.begin(), call_outs.end());
-  std::string semantic;
+  std::string& semantic = state->scratch;
+  semantic.clear();
   PutStr(semantic, f.type_signature);
   for (std::uint32_t count : f.histogram) PutU32(semantic, count);
   PutU32(semantic, static_cast<std::uint32_t>(f.call_outs.size()));
@@ -1300,7 +1343,7 @@ Status IdentityBuilder::OnFunctionBodyEnd(wasm::FuncIndex func) {
   f.semantic = Sha256Prefix(semantic);
   f.minhash = ComputeMinHashOfTokenHashes(
       std::span<const std::uint64_t>(state->token_hashes.get(), tokens), state->grams);
-  constants_[state->slot].assign(state->constants.begin(), state->constants.end());
+  constants_[state->slot] = state->constants;  // exact size; none allocated if short
   bodies_[state->slot] = nullptr;
   ReleaseBody(state);
   return {};
@@ -1354,9 +1397,9 @@ const IdentityBuilder::Segment* IdentityBuilder::SegmentAt(std::uint64_t address
   return address < it->end ? &segments_[it->segment] : nullptr;
 }
 
-void IdentityBuilder::ResolveStrings(FunctionIdentity& function,
-                                     std::span<const std::uint64_t> constants) const {
-  for (std::uint64_t c : constants) {
+void IdentityBuilder::ResolveStrings(FunctionIdentity& function, std::string_view constants) const {
+  for (std::size_t pos = 0; pos < constants.size();) {
+    const std::uint64_t c = NextLeb128(constants, pos);
     // Decision: when active segments overlap, the last one written wins, as at instantiation.
     const Segment* found = SegmentAt(c);
     if (found == nullptr) continue;
@@ -1381,7 +1424,7 @@ void IdentityBuilder::AssignStableIds(std::vector<FunctionIdentity>& functions,
   std::vector<std::size_t> order(functions.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(), [&functions](std::size_t a, std::size_t b) {
-    return functions[a].base < functions[b].base;
+    return HashLess(functions[a].base, functions[b].base);
   });
   std::vector<std::size_t> group_starts;  // positions in `order` where a new base begins
   for (std::size_t p = 0; p < order.size(); ++p) {

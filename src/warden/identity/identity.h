@@ -254,7 +254,10 @@ class IdentityBuilder final : public wasm::ModuleVisitor {
     // recent_consts[(recent_count - 1) % 3] the newest.
     std::array<std::uint64_t, 3> recent_consts{};
     std::size_t recent_count = 0;
-    std::vector<std::uint64_t> constants;  // copied to constants_ at the end
+    // The body's i32/i64 constants in order, each as an unsigned LEB128; copied to
+    // constants_ at the end.
+    std::string constants;
+    std::string scratch;  // the locals and the semantic hash input, built before hashing
   };
 
   // Returns the state of func's body while it is being read, or null.
@@ -288,7 +291,8 @@ class IdentityBuilder final : public wasm::ModuleVisitor {
   void IndexSegments();
   // Returns the segment written last that holds `address`, or null.
   const Segment* SegmentAt(std::uint64_t address) const;
-  void ResolveStrings(FunctionIdentity& function, std::span<const std::uint64_t> constants) const;
+  // Resolves the referenced strings of `function` from its constants (Body::constants).
+  void ResolveStrings(FunctionIdentity& function, std::string_view constants) const;
   static void AssignStableIds(std::vector<FunctionIdentity>& functions,
                               std::uint32_t imported_count, std::uint32_t threads);
   // Assigns the ids of one group of functions sharing a base (positions in `functions`, in
@@ -306,8 +310,8 @@ class IdentityBuilder final : public wasm::ModuleVisitor {
   std::map<wasm::FuncIndex, std::string> names_;        // name section, first name wins
   std::map<wasm::FuncIndex, std::vector<std::string>> export_names_;
   std::uint32_t imported_function_count_ = 0;
-  std::vector<FunctionIdentity> functions_;            // defined, by index - imports
-  std::vector<std::vector<std::uint64_t>> constants_;  // per defined function
+  std::vector<FunctionIdentity> functions_;  // defined, by index - imports
+  std::vector<std::string> constants_;       // per defined function: Body::constants
   // A `memory.init` of memory 0 whose destination, source and size are the three constants
   // right before it.
   struct MemoryInit {

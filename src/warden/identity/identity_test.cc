@@ -305,6 +305,35 @@ TEST(IdentityTest, ReferencedStringRules) {
               ElementsAre(std::string(200, 'x')));
 }
 
+// Constants of every size resolve: identity keeps them in LEB128 until Finish, so addresses
+// at each encoding length's edges (1 to 5 bytes, and 2^32 - 16 from a negative i32.const)
+// must come back exactly, in first-occurrence order.
+TEST(IdentityTest, ConstantsOfEverySizeResolve) {
+  const std::vector<std::int64_t> addresses = {100,        128,     16000,     16384,
+                                               2097000,    2097152, 268435000, 268435456,
+                                               0x7ffffff0, -16};  // the last: 0xfffffff0
+  Bytes data = U(addresses.size());
+  Bytes body = {0x00};
+  std::vector<std::string> expected;
+  for (std::size_t i = 0; i < addresses.size(); ++i) {
+    const std::string text = fmt::format("str{:03}", i);
+    Bytes bytes(text.begin(), text.end());
+    bytes.push_back(0);
+    data = Cat({data, {0x00, 0x41}, S(addresses[i]), {kEnd}, Sized(bytes)});
+    expected.push_back(text);
+  }
+  // Used in reverse, then again forward with a constant in front: the strings come in order
+  // of first use, once each.
+  for (std::size_t i = addresses.size(); i-- > 0;)
+    body = Cat({body, {0x41}, S(addresses[i]), {0x1a}});
+  for (std::int64_t a : addresses) body = Cat({body, {0x41}, S(a), {0x1a}});
+  body.push_back(kEnd);
+  std::reverse(expected.begin(), expected.end());
+  const ModuleIdentity ids = Compute(
+      Module({Types({kVoidType}), Functions({0}), Memory(), Code({body}), Section(11, data)}));
+  EXPECT_EQ(ids.functions.at(0).referenced_strings, expected);
+}
+
 TEST(IdentityTest, OverlappingSegmentsResolveToTheLastWritten) {
   using namespace std::string_view_literals;
   const auto strings_for =
