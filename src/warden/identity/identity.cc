@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <iterator>
 #include <limits>
@@ -173,6 +174,22 @@ std::optional<std::string> StringAt(std::span<const std::uint8_t> bytes, std::si
   return std::string(chars > kMaxStringChars ? text.substr(0, cut) : text);
 }
 
+// The first 8 bytes of `bytes` as a big-endian number, so that numbers compare as the bytes do.
+std::uint64_t BigEndianWord(const std::uint8_t* bytes) {
+  std::uint64_t v = 0;
+  std::memcpy(&v, bytes, 8);
+  if constexpr (std::endian::native == std::endian::little) v = __builtin_bswap64(v);
+  return v;
+}
+
+// a < b as std::array compares them (bytewise), in two word compares instead of a memcmp call.
+bool HashLess(const Hash128& a, const Hash128& b) {
+  const std::uint64_t a0 = BigEndianWord(a.data());
+  const std::uint64_t b0 = BigEndianWord(b.data());
+  if (a0 != b0) return a0 < b0;
+  return BigEndianWord(a.data() + 8) < BigEndianWord(b.data() + 8);
+}
+
 std::string ExtendedId(const FunctionIdentity& f, int tier, const Hash128& key) {
   // Decision (§4.2 names the tiers but not the spelling of an extended id): the base id, then
   // "/t<tier>:" and the first 8 bytes of the tier's key in hex. Keeping the base visible
@@ -257,40 +274,170 @@ OpClass ClassifyOpcode(Opcode opcode) {
 
 namespace {
 
-// ClassifyOpcode of every opcode, computed once: one load per instruction in the histogram.
-OpClass ClassOf(Opcode opcode) {
-  static const auto table = [] {
-    std::array<OpClass, std::size(wasm::kOpcodeTable)> t{};
-    for (std::size_t i = 0; i < t.size(); ++i) t[i] = ClassifyOpcode(static_cast<Opcode>(i));
-    return t;
-  }();
-  return table[static_cast<std::size_t>(opcode)];
-}
-
-// What every token of one opcode starts with, computed once per opcode: its wire encoding
-// (prefix byte, code as u32) and the FNV-1a state after those 5 bytes, so that a token's hash
-// continues from there over its operands (FNV-1a is a left fold: the result is the same as
-// hashing the whole token at once).
-struct TokenHead {
-  std::array<char, 5> bytes{};
-  std::uint64_t fnv = 0;
-  bool skeleton = false;
+// What the token hot path needs of each opcode, computed once (OpFactsOf).
+enum OpFlag : std::uint8_t {
+  kSkeletonOp = 1,      // in the structural skeleton (IsSkeleton)
+  kDirectCallOp = 2,    // call, return_call
+  kIndirectCallOp = 4,  // call_indirect, return_call_indirect
+  kI32ConstOp = 8,
+  kI64ConstOp = 16,
+  kMemoryInitOp = 32,
 };
 
-const TokenHead& HeadOf(Opcode opcode) {
+}  // namespace
+
+struct IdentityBuilder::OpFacts {
+  // The start of every token of the opcode as it goes into the hash input: its length (u32,
+  // filled in when token_size is known), then the opcode's wire encoding (prefix byte, code
+  // as u32); zero after. Written with one 16-byte copy, the operands over the zeros.
+  std::array<char, 16> head{};
+  // The FNV-1a state after the 5 opcode bytes: a token's hash continues from there over its
+  // operands (FNV-1a is a left fold, so the value is that of hashing the whole token).
+  std::uint64_t fnv = 0;
+  // The opcode's bytes in the stored opcode stream (wasm::AppendOpcodeStream), zero after.
+  std::array<char, 8> stream{};
+  std::uint8_t stream_size = 0;
+  // 4 + the token's bytes when they do not depend on the operands' values, else 0.
+  std::uint8_t token_size = 0;
+  ImmKind imm = ImmKind::kNone;
+  OpClass op_class = OpClass::kControl;
+  std::uint8_t flags = 0;
+};
+
+const IdentityBuilder::OpFacts* IdentityBuilder::OpFactsTable() {
   static const auto table = [] {
-    std::array<TokenHead, std::size(wasm::kOpcodeTable)> t{};
+    std::array<IdentityBuilder::OpFacts, std::size(wasm::kOpcodeTable)> t{};
     for (std::size_t i = 0; i < t.size(); ++i) {
       const auto op = static_cast<Opcode>(i);
+      const wasm::OpcodeInfo& info = wasm::GetOpcodeInfo(op);
+      IdentityBuilder::OpFacts& f = t[i];
       std::string bytes;
       PutOpcode(bytes, op);
-      std::copy_n(bytes.begin(), t[i].bytes.size(), t[i].bytes.begin());
-      t[i].fnv = Fnv1a64(bytes);
-      t[i].skeleton = IsSkeleton(op);
+      std::copy_n(bytes.begin(), 5, f.head.begin() + 4);
+      f.fnv = Fnv1a64(bytes);
+      std::string stream;
+      wasm::AppendOpcodeStream(stream, {op});
+      std::copy_n(stream.begin(), std::min(stream.size(), f.stream.size()), f.stream.begin());
+      f.stream_size = static_cast<std::uint8_t>(stream.size());
+      f.imm = info.imm;
+      f.op_class = ClassifyOpcode(op);
+      std::size_t operands = 0;  // fixed operand bytes, as EncodeToken writes them
+      bool fixed = true;
+      switch (info.imm) {
+        case ImmKind::kNone:
+        case ImmKind::kZeroByte:
+        case ImmKind::kI32:
+        case ImmKind::kI64:
+        case ImmKind::kF32:
+        case ImmKind::kF64:
+        case ImmKind::kV128:
+        case ImmKind::kData:
+        case ImmKind::kElem:
+          break;
+        case ImmKind::kLabel:
+        case ImmKind::kLocal:
+        case ImmKind::kGlobal:
+        case ImmKind::kTable:
+        case ImmKind::kMemory:
+        case ImmKind::kTableInit:
+        case ImmKind::kMemInit:
+          operands = 4;
+          break;
+        case ImmKind::kMemArg:
+          operands = 16;
+          break;
+        case ImmKind::kMemArgLane:
+          operands = 17;
+          break;
+        case ImmKind::kLane:
+          operands = 1;
+          break;
+        case ImmKind::kTableCopy:
+        case ImmKind::kMemCopy:
+          operands = 8;
+          break;
+        case ImmKind::kFunc:  // 0 for a masked target (an import's is variable)
+          operands = 1;
+          break;
+        default:  // block types (their size varies) and the variable kinds
+          fixed = false;
+          break;
+      }
+      if (fixed) {
+        f.token_size = static_cast<std::uint8_t>(4 + 5 + operands);
+        std::string length;
+        PutU32(length, static_cast<std::uint32_t>(5 + operands));
+        std::copy_n(length.begin(), 4, f.head.begin());
+      }
+      if (IsSkeleton(op)) f.flags |= kSkeletonOp;
+      if (IsDirectCall(op)) f.flags |= kDirectCallOp;
+      if (IsIndirectCall(op)) f.flags |= kIndirectCallOp;
+      if (op == Opcode::kI32Const) f.flags |= kI32ConstOp;
+      if (op == Opcode::kI64Const) f.flags |= kI64ConstOp;
+      if (op == Opcode::kMemoryInit) f.flags |= kMemoryInitOp;
     }
     return t;
   }();
-  return table[static_cast<std::size_t>(opcode)];
+  return table.data();
+}
+
+namespace {
+
+// The FNV-1a prime and its powers: hashing a zero byte only multiplies by the prime.
+constexpr std::uint64_t kFnvPrime = 0x100000001b3ULL;
+constexpr std::uint64_t kFnvPrime4 = kFnvPrime * kFnvPrime * kFnvPrime * kFnvPrime;
+constexpr std::uint64_t kFnvPrime8 = kFnvPrime4 * kFnvPrime4;
+
+// FNV-1a continued over the bytes of a value, little-endian, as a token holds it: a value
+// below 256 is one byte and then zeros.
+inline std::uint64_t FnvU8(std::uint64_t h, std::uint8_t v) { return (h ^ v) * kFnvPrime; }
+inline std::uint64_t FnvU32(std::uint64_t h, std::uint32_t v) {
+  if (v < 256) return (h ^ v) * kFnvPrime4;
+  for (int k = 0; k < 4; ++k) h = (h ^ ((v >> (8 * k)) & 0xff)) * kFnvPrime;
+  return h;
+}
+inline std::uint64_t FnvU64(std::uint64_t h, std::uint64_t v) {
+  if (v < 256) return (h ^ v) * kFnvPrime8;
+  for (int k = 0; k < 8; ++k) h = (h ^ ((v >> (8 * k)) & 0xff)) * kFnvPrime;
+  return h;
+}
+
+// Little-endian stores into the hash input, whatever the host order.
+inline void StoreU32(char* at, std::uint32_t v) {
+  if constexpr (std::endian::native == std::endian::little) {
+    std::memcpy(at, &v, 4);
+  } else {
+    for (int k = 0; k < 4; ++k) at[k] = static_cast<char>(v >> (8 * k));
+  }
+}
+// Unsigned LEB128, the form in which a function's constants wait for Finish: most are small,
+// so this takes a third of the memory of 8 bytes each.
+void PutLeb128(std::string& out, std::uint64_t v) {
+  char bytes[10];
+  std::size_t n = 0;
+  do {
+    bytes[n++] = static_cast<char>((v & 0x7f) | (v >= 0x80 ? 0x80 : 0));
+    v >>= 7;
+  } while (v != 0);
+  out.append(bytes, n);
+}
+// Reads the LEB128 at text[at] that PutLeb128 wrote, and moves `at` past it.
+std::uint64_t NextLeb128(std::string_view text, std::size_t& at) {
+  std::uint64_t v = 0;
+  for (int shift = 0; at < text.size(); shift += 7) {
+    const auto byte = static_cast<std::uint8_t>(text[at++]);
+    v |= static_cast<std::uint64_t>(byte & 0x7f) << shift;
+    if ((byte & 0x80) == 0) break;
+  }
+  return v;
+}
+
+inline void StoreU64(char* at, std::uint64_t v) {
+  if constexpr (std::endian::native == std::endian::little) {
+    std::memcpy(at, &v, 8);
+  } else {
+    for (int k = 0; k < 8; ++k) at[k] = static_cast<char>(v >> (8 * k));
+  }
 }
 
 }  // namespace
@@ -366,24 +513,36 @@ MinHash ComputeMinHash(std::span<const std::string> tokens) {
 
 namespace {
 
-// out[i] = min over grams of Mix64(g ^ seeds[i]), written with GNU vector types (8 lanes of
-// u64) so the 32 independent lanes become 4 vector chains. The build stays generic x86-64, so
-// the same loop is also compiled for AVX-512 (DQ has the 64-bit multiply) and AVX2, and the
-// CPU picks one at run time. (target_clones would pick by CPU model for AVX-512, which misses
-// AMD parts.)
+// out[i] = min over grams of Mix64(g ^ seeds[i]). Mix64's first step, x ^= x >> 30, is
+// linear over xor, so with x = g ^ s it is (g ^ g >> 30) ^ (s ^ s >> 30): the fold takes the
+// seeds in that form (`mixed_seeds`, MixedSeeds()) and mixes each gram once, not once per
+// seed. The plain loop is written with GNU vector types (8 lanes of u64), so the 32
+// independent lanes become 4 vector chains; the build stays generic x86-64, so it is also
+// compiled for AVX2, and an AVX-512 version (DQ has the 64-bit multiply) keeps the 32 lanes
+// and their minima in registers. The CPU picks one at run time. (target_clones would pick by
+// CPU model for AVX-512, which misses AMD parts.)
 using U64x8 = std::uint64_t __attribute__((vector_size(64)));
+
+// The seeds with Mix64's first step applied.
+const std::uint64_t* MixedSeeds() {
+  static const std::array<std::uint64_t, kMinHashSize> mixed = [] {
+    std::array<std::uint64_t, kMinHashSize> out = MinHashSeeds();
+    for (std::uint64_t& s : out) s ^= s >> 30;
+    return out;
+  }();
+  return mixed.data();
+}
 
 #define TROVE_FOLD_GRAMS_BODY                                                        \
   static_assert(kMinHashSize == 32);                                                 \
   U64x8 seed[4];                                                                     \
   U64x8 best[4];                                                                     \
-  std::memcpy(seed, seeds, sizeof(seed));                                            \
+  std::memcpy(seed, mixed_seeds, sizeof(seed));                                      \
   std::memcpy(best, out, sizeof(best));                                              \
   for (std::size_t g = 0; g < count; ++g) {                                          \
-    const std::uint64_t gram = grams[g];                                             \
+    const std::uint64_t gram = grams[g] ^ (grams[g] >> 30);                          \
     for (int k = 0; k < 4; ++k) {                                                    \
       U64x8 x = seed[k] ^ gram;                                                      \
-      x ^= x >> 30;                                                                  \
       x *= 0xbf58476d1ce4e5b9ULL;                                                    \
       x ^= x >> 27;                                                                  \
       x *= 0x94d049bb133111ebULL;                                                    \
@@ -396,19 +555,55 @@ using U64x8 = std::uint64_t __attribute__((vector_size(64)));
 
 using FoldFn = void (*)(const std::uint64_t*, std::size_t, const std::uint64_t*, std::uint64_t*);
 
-void FoldGramsGeneric(const std::uint64_t* grams, std::size_t count, const std::uint64_t* seeds,
-                      std::uint64_t* out) {
+void FoldGramsGeneric(const std::uint64_t* grams, std::size_t count,
+                      const std::uint64_t* mixed_seeds, std::uint64_t* out) {
   TROVE_FOLD_GRAMS_BODY
 }
 
 #if defined(__x86_64__)
-__attribute__((target("avx512f,avx512dq,avx512vl"))) void FoldGramsAvx512(
-    const std::uint64_t* grams, std::size_t count, const std::uint64_t* seeds, std::uint64_t* out) {
-  TROVE_FOLD_GRAMS_BODY
+// The same as FoldGramsGeneric with the four chains spelled out: g++ kept the loop's seed
+// and minimum arrays on the stack (a store and a reload per chain per gram) and took a compare
+// and two blends for each minimum; named vectors stay in registers and give vpminuq.
+__attribute__((target("avx512f,avx512dq"))) void FoldGramsAvx512(const std::uint64_t* grams,
+                                                                 std::size_t count,
+                                                                 const std::uint64_t* mixed_seeds,
+                                                                 std::uint64_t* out) {
+  static_assert(kMinHashSize == 32);
+  U64x8 s0, s1, s2, s3, b0, b1, b2, b3;
+  std::memcpy(&s0, mixed_seeds, sizeof(U64x8));
+  std::memcpy(&s1, mixed_seeds + 8, sizeof(U64x8));
+  std::memcpy(&s2, mixed_seeds + 16, sizeof(U64x8));
+  std::memcpy(&s3, mixed_seeds + 24, sizeof(U64x8));
+  std::memcpy(&b0, out, sizeof(U64x8));
+  std::memcpy(&b1, out + 8, sizeof(U64x8));
+  std::memcpy(&b2, out + 16, sizeof(U64x8));
+  std::memcpy(&b3, out + 24, sizeof(U64x8));
+  // One chain: the rest of Mix64 of (gram ^ seed) in 8 lanes, then the lanes' minima.
+#define TROVE_FOLD_CHAIN(best, seed) \
+  {                                  \
+    U64x8 x = gram ^ seed;           \
+    x *= 0xbf58476d1ce4e5b9ULL;      \
+    x ^= x >> 27;                    \
+    x *= 0x94d049bb133111ebULL;      \
+    x ^= x >> 31;                    \
+    best = x < best ? x : best;      \
+  }
+  for (std::size_t g = 0; g < count; ++g) {
+    const std::uint64_t gram = grams[g] ^ (grams[g] >> 30);
+    TROVE_FOLD_CHAIN(b0, s0)
+    TROVE_FOLD_CHAIN(b1, s1)
+    TROVE_FOLD_CHAIN(b2, s2)
+    TROVE_FOLD_CHAIN(b3, s3)
+  }
+#undef TROVE_FOLD_CHAIN
+  std::memcpy(out, &b0, sizeof(U64x8));
+  std::memcpy(out + 8, &b1, sizeof(U64x8));
+  std::memcpy(out + 16, &b2, sizeof(U64x8));
+  std::memcpy(out + 24, &b3, sizeof(U64x8));
 }
 
 __attribute__((target("avx2"))) void FoldGramsAvx2(const std::uint64_t* grams, std::size_t count,
-                                                   const std::uint64_t* seeds,
+                                                   const std::uint64_t* mixed_seeds,
                                                    std::uint64_t* out){TROVE_FOLD_GRAMS_BODY}
 #endif
 
@@ -417,8 +612,7 @@ __attribute__((target("avx2"))) void FoldGramsAvx2(const std::uint64_t* grams, s
 FoldFn SelectFoldGrams() {
 #if defined(__x86_64__)
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
-      __builtin_cpu_supports("avx512vl")) {
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq")) {
     return FoldGramsAvx512;
   }
   if (__builtin_cpu_supports("avx2")) return FoldGramsAvx2;
@@ -426,10 +620,26 @@ FoldFn SelectFoldGrams() {
   return FoldGramsGeneric;
 }
 
-void FoldGrams(const std::uint64_t* grams, std::size_t count, const std::uint64_t* seeds,
-               std::uint64_t* out) {
-  static const FoldFn fold = SelectFoldGrams();
-  fold(grams, count, seeds, out);
+FoldFn& ChosenFold() {
+  static FoldFn fold = SelectFoldGrams();
+  return fold;
+}
+
+void FoldGrams(const std::uint64_t* grams, std::size_t count, std::uint64_t* out) {
+  ChosenFold()(grams, count, MixedSeeds(), out);
+}
+
+// The folds this CPU can run, by name.
+std::vector<std::pair<std::string_view, FoldFn>> AvailableFolds() {
+  std::vector<std::pair<std::string_view, FoldFn>> out = {{"generic", FoldGramsGeneric}};
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx2")) out.emplace_back("avx2", FoldGramsAvx2);
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq")) {
+    out.emplace_back("avx512", FoldGramsAvx512);
+  }
+#endif
+  return out;
 }
 
 // out[i] = the gram hash of tokens i..i+3 (kGramInit, then g = Mix64(g ^ h) per token), for
@@ -484,6 +694,21 @@ void MakeGrams(const std::uint64_t* hashes, std::size_t count, std::uint64_t* ou
   make(hashes, count, out);
 }
 
+// The grams of a token stream: one per 4 consecutive tokens, or one of all of them when
+// there are fewer than four (none at all form one empty gram).
+std::size_t GramCount(std::size_t tokens) {
+  return tokens < kGramSize ? 1 : tokens - kGramSize + 1;
+}
+void MakeAllGrams(std::span<const std::uint64_t> token_hashes, std::uint64_t* out) {
+  if (token_hashes.size() < kGramSize) {
+    std::uint64_t g = kGramInit;
+    for (std::uint64_t h : token_hashes) g = Mix64(g ^ h);
+    out[0] = g;
+  } else {
+    MakeGrams(token_hashes.data(), GramCount(token_hashes.size()), out);
+  }
+}
+
 }  // namespace
 
 MinHash ComputeMinHashOfTokenHashes(std::span<const std::uint64_t> token_hashes) {
@@ -493,21 +718,39 @@ MinHash ComputeMinHashOfTokenHashes(std::span<const std::uint64_t> token_hashes)
 
 MinHash ComputeMinHashOfTokenHashes(std::span<const std::uint64_t> token_hashes,
                                     std::vector<std::uint64_t>& grams) {
-  grams.clear();
-  if (token_hashes.size() < kGramSize) {
-    std::uint64_t g = kGramInit;
-    for (std::uint64_t h : token_hashes) g = Mix64(g ^ h);
-    grams.push_back(g);
-  } else {
-    grams.resize(token_hashes.size() - kGramSize + 1);
-    MakeGrams(token_hashes.data(), grams.size(), grams.data());
-  }
-  static const std::array<std::uint64_t, kMinHashSize> seeds = MinHashSeeds();
+  // `grams` only grows (a resize from empty would zero-fill it on every call).
+  const std::size_t count = GramCount(token_hashes.size());
+  if (grams.size() < count) grams.resize(count);
+  MakeAllGrams(token_hashes, grams.data());
   MinHash out;
   out.fill(std::numeric_limits<std::uint64_t>::max());
-  FoldGrams(grams.data(), grams.size(), seeds.data(), out.data());
+  FoldGrams(grams.data(), count, out.data());
   return out;
 }
+
+namespace internal {
+
+std::vector<std::string_view> MinHashFolds() {
+  std::vector<std::string_view> out;
+  for (const auto& [name, fold] : AvailableFolds()) out.push_back(name);
+  return out;
+}
+
+std::optional<MinHash> ComputeMinHashWithFold(std::string_view fold,
+                                              std::span<const std::uint64_t> token_hashes) {
+  for (const auto& [name, fn] : AvailableFolds()) {
+    if (name != fold) continue;
+    std::vector<std::uint64_t> grams(GramCount(token_hashes.size()));
+    MakeAllGrams(token_hashes, grams.data());
+    MinHash out;
+    out.fill(std::numeric_limits<std::uint64_t>::max());
+    fn(grams.data(), grams.size(), MixedSeeds(), out.data());
+    return out;
+  }
+  return std::nullopt;
+}
+
+}  // namespace internal
 
 std::string FunctionIdentity::BaseId() const {
   return std::string(kSchemePrefix) + base::ToHex(std::span<const std::uint8_t>(base));
@@ -648,24 +891,31 @@ Status IdentityBuilder::OnFunctionBody(const wasm::FunctionBody& body) {
   FunctionIdentity& f = functions_[slot];
   f.exact = base::Sha256(AsChars(module_bytes_.subspan(body.offset, body.size)));
 
+  f.token_count = 0;
+  f.opcode_stream.clear();
+  Body* state = AcquireBody();
+  state->slot = slot;
   // The hash input starts with the signature text and the local declarations as declared
   // (§4.2), then the token count and each token, length-prefixed (see OnFunctionBodyEnd).
-  std::string locals;
+  std::string& locals = state->scratch;
+  locals.clear();
   PutStr(locals, f.type_signature);
   PutU32(locals, static_cast<std::uint32_t>(body.locals.size()));
   for (const wasm::LocalDecl& decl : body.locals) {
     PutU32(locals, decl.count);
     PutU8(locals, static_cast<std::uint8_t>(decl.type));
   }
-  f.token_count = 0;
-  f.opcode_stream.clear();
-  Body* state = AcquireBody();
-  state->slot = slot;
   // A one-byte instruction encodes to 9 bytes, length included; an instruction takes at least
   // a body byte. One sizing up front instead of growing the buffers as tokens come: the
   // sizes and capacities stay with the recycled Body.
-  state->token_hashes.reserve(body.size);
-  state->opcodes.reserve(body.size);
+  state->token_count = 0;
+  state->opcode_stream_size = 0;
+  state->last_opcode_size = 0;
+  state->histogram = {};
+  state->recent_count = 0;
+  // At most one token per body byte, and an opcode's stream encoding is never longer than
+  // its encoding in the body.
+  ReserveTokens(*state, body.size, body.size + 8);
   state->encoded_size = 0;
   AppendEncoded(*state, locals.data(), locals.size(), locals.size() + 4 + 10 * body.size);
   state->count_at = state->encoded_size;
@@ -702,12 +952,35 @@ void IdentityBuilder::Reserve(Body& body, std::size_t room) {
   }
 }
 
+void IdentityBuilder::ReserveTokens(Body& body, std::size_t tokens, std::size_t stream_bytes) {
+  if (body.token_hashes_capacity - body.token_count < tokens) {
+    const std::size_t capacity =
+        std::max(2 * body.token_hashes_capacity, body.token_count + tokens);
+    auto grown = std::make_unique_for_overwrite<std::uint64_t[]>(capacity);
+    if (body.token_count != 0) {
+      std::memcpy(grown.get(), body.token_hashes.get(), body.token_count * sizeof(std::uint64_t));
+    }
+    body.token_hashes = std::move(grown);
+    body.token_hashes_capacity = capacity;
+  }
+  if (body.opcode_stream_capacity - body.opcode_stream_size < stream_bytes) {
+    const std::size_t capacity =
+        std::max(2 * body.opcode_stream_capacity, body.opcode_stream_size + stream_bytes);
+    auto grown = std::make_unique_for_overwrite<char[]>(capacity);
+    if (body.opcode_stream_size != 0) {
+      std::memcpy(grown.get(), body.opcode_stream.get(), body.opcode_stream_size);
+    }
+    body.opcode_stream = std::move(grown);
+    body.opcode_stream_capacity = capacity;
+  }
+}
+
 void IdentityBuilder::ReleaseBody(Body* body) {
   body->encoded_size = 0;
-  body->token_hashes.clear();
-  body->opcodes.clear();
-  body->skeleton.clear();
-  body->recent_consts.clear();
+  body->token_count = 0;
+  body->opcode_stream_size = 0;
+  body->skeleton_size = 0;
+  body->recent_count = 0;
   body->constants.clear();
   std::lock_guard<std::mutex> lock(pool_mu_);
   free_bodies_.push_back(body);
@@ -850,148 +1123,183 @@ IdentityBuilder::Body* IdentityBuilder::BodyOf(wasm::FuncIndex func) const {
   return slot < bodies_.size() ? bodies_[slot] : nullptr;
 }
 
+void IdentityBuilder::ReserveSkeleton(Body& body) {
+  const std::size_t capacity = std::max<std::size_t>(2 * body.skeleton_capacity, 256);
+  auto grown = std::make_unique_for_overwrite<char[]>(capacity);
+  if (body.skeleton_size != 0) std::memcpy(grown.get(), body.skeleton.get(), body.skeleton_size);
+  body.skeleton = std::move(grown);
+  body.skeleton_capacity = capacity;
+}
+
 Status IdentityBuilder::OnInstruction(wasm::FuncIndex func, const wasm::Instruction& inst) {
-  Body* state = BodyOf(func);
+  return OnInstructions(func, std::span<const wasm::Instruction>(&inst, 1));
+}
+
+Status IdentityBuilder::OnInstructions(wasm::FuncIndex func,
+                                       std::span<const wasm::Instruction> insts) {
+  Body* const state = BodyOf(func);
   if (state == nullptr) return {};
-  FunctionIdentity& f = functions_[state->slot];
-  // Each token goes into the hash input length-prefixed. The tokens of nearly every
-  // instruction have fixed-size operands: they are encoded into `token` on the stack (length,
-  // opcode from HeadOf, operands, exactly as EncodeToken writes them), appended in one piece
-  // and hashed from the opcode's precomputed FNV state. The others (imported call targets,
-  // type signatures, br_table, select t, ref.null, tags, try_table) go through EncodeToken.
-  const TokenHead& head = HeadOf(inst.opcode);
-  // Length, opcode, at most 17 operand bytes (memarg and lane), copied whole: 32 bytes.
-  char token[kFixedTokenCopy] = {};
-  static_assert(kFixedTokenCopy >= 4 + 5 + 17);
-  std::size_t size = 4 + head.bytes.size();
-  std::copy(head.bytes.begin(), head.bytes.end(), token + 4);
-  auto put32 = [&](std::uint32_t v) {
-    for (int k = 0; k < 4; ++k) token[size++] = static_cast<char>(v >> (8 * k));
+  const OpFacts* const ops = OpFactsTable();
+  // Room for the whole run up front: a token hash and at most 6 stream bytes (plus the 8
+  // copied) per instruction, and kFixedTokenRoom of hash input per fixed-size token (a
+  // variable-size one makes its own room, and the room for the rest again after it).
+  ReserveTokens(*state, insts.size(), 6 * insts.size() + 8);
+  Reserve(*state, kFixedTokenRoom * insts.size());
+  // The buffers' cursors live in locals for the run: stores through the char pointers could
+  // alias the Body's fields, which would otherwise be reloaded after every store.
+  char* encoded = state->encoded.get() + state->encoded_size;
+  std::uint64_t* hashes = state->token_hashes.get() + state->token_count;
+  char* stream = state->opcode_stream.get() + state->opcode_stream_size;
+  std::size_t last_opcode_size = state->last_opcode_size;
+  std::size_t recent_count = state->recent_count;
+  auto store_cursors = [&] {
+    state->encoded_size = static_cast<std::size_t>(encoded - state->encoded.get());
+    state->token_count = static_cast<std::size_t>(hashes - state->token_hashes.get());
+    state->opcode_stream_size = static_cast<std::size_t>(stream - state->opcode_stream.get());
+    state->last_opcode_size = last_opcode_size;
+    state->recent_count = recent_count;
   };
-  auto put_memarg = [&](const wasm::MemArg& m) {
-    put32(m.align_log2);
-    put32(m.memory);
-    for (int k = 0; k < 8; ++k) token[size++] = static_cast<char>(m.offset >> (8 * k));
-  };
-  bool fixed = true;
-  switch (wasm::GetOpcodeInfo(inst.opcode).imm) {
-    case ImmKind::kNone:
-    case ImmKind::kZeroByte:
-    case ImmKind::kI32:
-    case ImmKind::kI64:
-    case ImmKind::kF32:
-    case ImmKind::kF64:
-    case ImmKind::kV128:
-    case ImmKind::kData:
-    case ImmKind::kElem:
-      break;
-    case ImmKind::kLabel:
-    case ImmKind::kLocal:
-    case ImmKind::kGlobal:
-    case ImmKind::kTable:
-    case ImmKind::kMemory:
-      put32(inst.index);
-      break;
-    case ImmKind::kMemArg:
-      put_memarg(inst.memarg);
-      break;
-    case ImmKind::kMemArgLane:
-      put_memarg(inst.memarg);
-      token[size++] = static_cast<char>(inst.lane);
-      break;
-    case ImmKind::kLane:
-      token[size++] = static_cast<char>(inst.lane);
-      break;
-    case ImmKind::kTableCopy:
-    case ImmKind::kMemCopy:
-      put32(inst.index);
-      put32(inst.index2);
-      break;
-    case ImmKind::kTableInit:
-    case ImmKind::kMemInit:
-      put32(inst.index2);
-      break;
-    case ImmKind::kBlockType:
-      if (inst.block_type.kind == wasm::BlockType::Kind::kEmpty) {
-        token[size++] = 0;
-      } else if (inst.block_type.kind == wasm::BlockType::Kind::kValue) {
-        token[size++] = 1;
-        token[size++] = static_cast<char>(inst.block_type.value);
-      } else {
-        fixed = false;
-      }
-      break;
-    case ImmKind::kFunc:
-      if (IsDirectCall(inst.opcode) && ImportedFunctionAt(inst.index) != nullptr) {
-        fixed = false;
-      } else {
-        token[size++] = 0;  // a defined callee or a ref.func target: masked
-      }
-      break;
-    default:
-      fixed = false;
-      break;
-  }
-  if (fixed) {
-    const std::size_t length = size - 4;
-    for (int k = 0; k < 4; ++k) token[k] = static_cast<char>(length >> (8 * k));
-    Reserve(*state, kFixedTokenCopy);
-    std::memcpy(state->encoded.get() + state->encoded_size, token, kFixedTokenCopy);
-    state->encoded_size += size;
-    std::uint64_t h = head.fnv;
-    for (std::size_t k = 4 + head.bytes.size(); k < size; ++k) {
-      h ^= static_cast<std::uint8_t>(token[k]);
-      h *= 0x100000001b3ULL;
-    }
-    state->token_hashes.push_back(h);
-  } else {
-    std::string& scratch = state->token;
-    scratch.clear();
-    PutU32(scratch, 0);
-    RETURN_IF_ERROR(EncodeToken(scratch, inst));
-    const std::size_t length = scratch.size() - 4;
-    for (std::size_t k = 0; k < 4; ++k) scratch[k] = static_cast<char>(length >> (8 * k));
-    state->token_hashes.push_back(Fnv1a64(std::string_view(scratch).substr(4)));
-    AppendEncoded(*state, scratch.data(), scratch.size(), 0);
-  }
-  state->opcodes.push_back(inst.opcode);
-  if (head.skeleton) state->skeleton.append(head.bytes.data(), head.bytes.size());
 
-  if (IsDirectCall(inst.opcode)) {
-    if (ImportedFunctionAt(inst.index) != nullptr) {
-      const std::string& target = import_targets_[inst.index];
-      if (std::find(f.call_targets.begin(), f.call_targets.end(), target) == f.call_targets.end()) {
-        f.call_targets.push_back(target);
-      }
+  for (std::size_t i = 0; i < insts.size(); ++i) {
+    const wasm::Instruction& inst = insts[i];
+    const OpFacts& op = ops[static_cast<std::size_t>(inst.opcode)];
+    // Each token goes into the hash input length-prefixed. The tokens of nearly every
+    // instruction have fixed-size operands: they are written in place (the opcode's head with
+    // one 16-byte copy, then the operands, exactly as EncodeToken writes them) and hashed from
+    // the opcode's precomputed FNV state. The others (imported call targets, type signatures,
+    // br_table, select t, ref.null, tags, try_table, shuffle) go through EncodeToken.
+    std::memcpy(encoded, op.head.data(), op.head.size());  // length (if fixed), opcode, zeros
+    std::size_t size = op.token_size;
+    std::uint64_t h = op.fnv;
+    switch (op.imm) {
+      case ImmKind::kLabel:
+      case ImmKind::kLocal:
+      case ImmKind::kGlobal:
+      case ImmKind::kTable:
+      case ImmKind::kMemory:
+        StoreU32(encoded + 9, inst.index);
+        h = FnvU32(h, inst.index);
+        break;
+      case ImmKind::kTableInit:
+      case ImmKind::kMemInit:
+        StoreU32(encoded + 9, inst.index2);  // the table or memory; the segment is masked
+        h = FnvU32(h, inst.index2);
+        break;
+      case ImmKind::kMemArg:
+      case ImmKind::kMemArgLane:
+        StoreU32(encoded + 9, inst.memarg.align_log2);
+        StoreU32(encoded + 13, inst.memarg.memory);
+        StoreU64(encoded + 17, inst.memarg.offset);
+        h = FnvU64(FnvU32(FnvU32(h, inst.memarg.align_log2), inst.memarg.memory),
+                   inst.memarg.offset);
+        if (op.imm == ImmKind::kMemArgLane) {
+          encoded[25] = static_cast<char>(inst.lane);
+          h = FnvU8(h, inst.lane);
+        }
+        break;
+      case ImmKind::kLane:
+        encoded[9] = static_cast<char>(inst.lane);
+        h = FnvU8(h, inst.lane);
+        break;
+      case ImmKind::kTableCopy:
+      case ImmKind::kMemCopy:
+        StoreU32(encoded + 9, inst.index);
+        StoreU32(encoded + 13, inst.index2);
+        h = FnvU32(FnvU32(h, inst.index), inst.index2);
+        break;
+      case ImmKind::kFunc:
+        if ((op.flags & kDirectCallOp) != 0 && ImportedFunctionAt(inst.index) != nullptr) {
+          size = 0;  // an imported target is named: variable
+        } else {
+          h = FnvU8(h, 0);  // a defined callee or a ref.func target: masked (the head's 0)
+        }
+        break;
+      case ImmKind::kBlockType:
+        if (inst.block_type.kind == wasm::BlockType::Kind::kEmpty) {
+          size = 4 + 5 + 1;  // tag 0 (the head's zero)
+          h = FnvU8(h, 0);
+        } else if (inst.block_type.kind == wasm::BlockType::Kind::kValue) {
+          size = 4 + 5 + 2;
+          encoded[9] = 1;
+          encoded[10] = static_cast<char>(inst.block_type.value);
+          h = FnvU8(FnvU8(h, 1), static_cast<std::uint8_t>(inst.block_type.value));
+        }
+        if (size != 0) StoreU32(encoded, static_cast<std::uint32_t>(size - 4));
+        break;
+      default:  // no operands in the token (the head's length is set), or variable (size 0)
+        break;
+    }
+    if (size != 0) {
+      encoded += size;
     } else {
-      f.defined_callees.push_back(inst.index);
+      store_cursors();
+      std::string& scratch = state->token;
+      scratch.clear();
+      PutU32(scratch, 0);
+      RETURN_IF_ERROR(EncodeToken(scratch, inst));
+      const std::size_t length = scratch.size() - 4;
+      for (std::size_t k = 0; k < 4; ++k) scratch[k] = static_cast<char>(length >> (8 * k));
+      h = Fnv1a64(std::string_view(scratch).substr(4));
+      AppendEncoded(*state, scratch.data(), scratch.size(), 0);
+      Reserve(*state, kFixedTokenRoom * (insts.size() - i));
+      encoded = state->encoded.get() + state->encoded_size;
     }
-  } else if (IsIndirectCall(inst.opcode)) {
-    if (std::find(f.call_targets.begin(), f.call_targets.end(), kIndirectTarget) ==
-        f.call_targets.end()) {
-      f.call_targets.emplace_back(kIndirectTarget);
+    *hashes++ = h;
+    std::memcpy(stream, op.stream.data(), op.stream.size());
+    stream += op.stream_size;
+    last_opcode_size = op.stream_size;
+    ++state->histogram[static_cast<std::size_t>(op.op_class)];
+    if (op.flags == 0) {
+      recent_count = 0;  // not a constant: the run of constants ends
+      continue;
     }
-  } else if (inst.opcode == Opcode::kI32Const) {
-    state->constants.push_back(static_cast<std::uint32_t>(inst.i64));
-  } else if (inst.opcode == Opcode::kI64Const && inst.i64 >= 0) {
-    state->constants.push_back(static_cast<std::uint64_t>(inst.i64));  // memory64
-  }
 
-  std::vector<std::uint64_t>& recent = state->recent_consts;
-  if (inst.opcode == Opcode::kMemoryInit && inst.index2 == 0 && recent.size() >= 3) {
-    const std::size_t n = recent.size();
-    memory_inits_[state->slot].push_back({.segment = inst.index,
-                                          .address = recent[n - 3],
-                                          .source = recent[n - 2],
-                                          .size = recent[n - 1]});
+    if ((op.flags & kSkeletonOp) != 0) {
+      if (state->skeleton_capacity - state->skeleton_size < 8) ReserveSkeleton(*state);
+      std::memcpy(state->skeleton.get() + state->skeleton_size, op.head.data() + 4, 8);
+      state->skeleton_size += 5;
+    }
+    FunctionIdentity& f = functions_[state->slot];
+    if ((op.flags & kDirectCallOp) != 0) {
+      if (ImportedFunctionAt(inst.index) != nullptr) {
+        const std::string& target = import_targets_[inst.index];
+        if (std::find(f.call_targets.begin(), f.call_targets.end(), target) ==
+            f.call_targets.end()) {
+          f.call_targets.push_back(target);
+        }
+      } else {
+        f.defined_callees.push_back(inst.index);
+      }
+    } else if ((op.flags & kIndirectCallOp) != 0) {
+      if (std::find(f.call_targets.begin(), f.call_targets.end(), kIndirectTarget) ==
+          f.call_targets.end()) {
+        f.call_targets.emplace_back(kIndirectTarget);
+      }
+    } else if ((op.flags & kI32ConstOp) != 0) {
+      PutLeb128(state->constants, static_cast<std::uint32_t>(inst.i64));
+    } else if ((op.flags & kI64ConstOp) != 0 && inst.i64 >= 0) {
+      PutLeb128(state->constants, static_cast<std::uint64_t>(inst.i64));  // memory64
+    }
+
+    // The ring of recent constants: the newest at (recent_count - 1) % 3.
+    const std::size_t n = recent_count;
+    if ((op.flags & kMemoryInitOp) != 0 && inst.index2 == 0 && n >= 3) {
+      memory_inits_[state->slot].push_back({.segment = inst.index,
+                                            .address = state->recent_consts[(n - 3) % 3],
+                                            .source = state->recent_consts[(n - 2) % 3],
+                                            .size = state->recent_consts[(n - 1) % 3]});
+    }
+    if ((op.flags & (kI32ConstOp | kI64ConstOp)) != 0) {
+      state->recent_consts[n % 3] = (op.flags & kI32ConstOp) != 0
+                                        ? static_cast<std::uint32_t>(inst.i64)
+                                        : static_cast<std::uint64_t>(inst.i64);
+      recent_count = n + 1;
+    } else {
+      recent_count = 0;
+    }
   }
-  if (inst.opcode == Opcode::kI32Const || inst.opcode == Opcode::kI64Const) {
-    recent.push_back(inst.opcode == Opcode::kI32Const ? static_cast<std::uint32_t>(inst.i64)
-                                                      : static_cast<std::uint64_t>(inst.i64));
-    if (recent.size() > 3) recent.erase(recent.begin());
-  } else {
-    recent.clear();
-  }
+  if (!insts.empty()) state->last_opcode = insts.back().opcode;
+  store_cursors();
   return {};
 }
 
@@ -1002,33 +1310,40 @@ Status IdentityBuilder::OnFunctionBodyEnd(wasm::FuncIndex func) {
   // The reader reports the final `end` too. It stays in the token stream (so every stream
   // has at least one token) and in the skeleton, but not in the instruction count, the
   // mnemonics or the histogram (§3.2: the count excludes only the final `end`).
-  std::vector<wasm::Opcode>& opcodes = state->opcodes;
-  if (!opcodes.empty()) opcodes.pop_back();
-  f.instruction_count = static_cast<std::uint32_t>(opcodes.size());
-  for (wasm::Opcode op : opcodes) ++f.histogram[static_cast<std::size_t>(ClassOf(op))];
-  // Written once, in the form the KB stores, instead of a vector copied and converted later.
-  wasm::AppendOpcodeStream(f.opcode_stream, opcodes);
+  const std::size_t tokens = state->token_count;
+  f.histogram = state->histogram;
+  std::size_t stream_size = state->opcode_stream_size;
+  if (tokens != 0) {
+    const OpFacts& last = OpFactsTable()[static_cast<std::size_t>(state->last_opcode)];
+    --f.histogram[static_cast<std::size_t>(last.op_class)];
+    stream_size -= state->last_opcode_size;
+  }
+  f.instruction_count = static_cast<std::uint32_t>(tokens == 0 ? 0 : tokens - 1);
+  // The stream as the KB stores it, at its exact size.
+  f.opcode_stream.assign(state->opcode_stream.get(), stream_size);
 
-  f.token_count = static_cast<std::uint32_t>(state->token_hashes.size());
+  f.token_count = static_cast<std::uint32_t>(tokens);
   for (std::size_t k = 0; k < 4; ++k) {
     state->encoded[state->count_at + k] = static_cast<char>(f.token_count >> (8 * k));
   }
   f.base = Sha256Prefix(std::string_view(state->encoded.get(), state->encoded_size));
 
-  f.structural = Sha256Prefix(state->skeleton);
+  f.structural = Sha256Prefix(std::string_view(state->skeleton.get(), state->skeleton_size));
   std::set<std::string> call_outs;
   for (const std::string& target : f.call_targets) {
     if (target != kIndirectTarget) call_outs.insert(target);
   }
   f.call_outs.assign(call_outs.begin(), call_outs.end());
-  std::string semantic;
+  std::string& semantic = state->scratch;
+  semantic.clear();
   PutStr(semantic, f.type_signature);
   for (std::uint32_t count : f.histogram) PutU32(semantic, count);
   PutU32(semantic, static_cast<std::uint32_t>(f.call_outs.size()));
   for (const std::string& c : f.call_outs) PutStr(semantic, c);
   f.semantic = Sha256Prefix(semantic);
-  f.minhash = ComputeMinHashOfTokenHashes(state->token_hashes, state->grams);
-  constants_[state->slot].assign(state->constants.begin(), state->constants.end());
+  f.minhash = ComputeMinHashOfTokenHashes(
+      std::span<const std::uint64_t>(state->token_hashes.get(), tokens), state->grams);
+  constants_[state->slot] = state->constants;  // exact size; none allocated if short
   bodies_[state->slot] = nullptr;
   ReleaseBody(state);
   return {};
@@ -1082,9 +1397,9 @@ const IdentityBuilder::Segment* IdentityBuilder::SegmentAt(std::uint64_t address
   return address < it->end ? &segments_[it->segment] : nullptr;
 }
 
-void IdentityBuilder::ResolveStrings(FunctionIdentity& function,
-                                     std::span<const std::uint64_t> constants) const {
-  for (std::uint64_t c : constants) {
+void IdentityBuilder::ResolveStrings(FunctionIdentity& function, std::string_view constants) const {
+  for (std::size_t pos = 0; pos < constants.size();) {
+    const std::uint64_t c = NextLeb128(constants, pos);
     // Decision: when active segments overlap, the last one written wins, as at instantiation.
     const Segment* found = SegmentAt(c);
     if (found == nullptr) continue;
@@ -1109,7 +1424,7 @@ void IdentityBuilder::AssignStableIds(std::vector<FunctionIdentity>& functions,
   std::vector<std::size_t> order(functions.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(), [&functions](std::size_t a, std::size_t b) {
-    return functions[a].base < functions[b].base;
+    return HashLess(functions[a].base, functions[b].base);
   });
   std::vector<std::size_t> group_starts;  // positions in `order` where a new base begins
   for (std::size_t p = 0; p < order.size(); ++p) {

@@ -107,6 +107,14 @@ MinHash ComputeMinHashOfTokenHashes(std::span<const std::uint64_t> token_hashes)
 MinHash ComputeMinHashOfTokenHashes(std::span<const std::uint64_t> token_hashes,
                                     std::vector<std::uint64_t>& grams);
 
+namespace internal {
+// The implementations of the MinHash fold this CPU can run ("generic", "avx2", "avx512"), and
+// ComputeMinHashOfTokenHashes with one of them (nullopt if not available); for tests.
+std::vector<std::string_view> MinHashFolds();
+std::optional<MinHash> ComputeMinHashWithFold(std::string_view fold,
+                                              std::span<const std::uint64_t> token_hashes);
+}  // namespace internal
+
 // An imported function: its index, "import:<module>.<field>" identity and signature.
 struct ImportedFunction {
   wasm::FuncIndex func_index = 0;
@@ -194,6 +202,7 @@ class IdentityBuilder final : public wasm::ModuleVisitor {
   Status OnExport(const wasm::Export& export_) override;
   Status OnFunctionBody(const wasm::FunctionBody& body) override;
   Status OnInstruction(wasm::FuncIndex func, const wasm::Instruction& inst) override;
+  Status OnInstructions(wasm::FuncIndex func, std::span<const wasm::Instruction> insts) override;
   Status OnFunctionBodyEnd(wasm::FuncIndex func) override;
   Status OnDataSegment(const wasm::DataSegment& segment) override;
   Status OnFunctionName(wasm::FuncIndex func, std::string_view name) override;
@@ -221,12 +230,34 @@ class IdentityBuilder final : public wasm::ModuleVisitor {
     std::size_t encoded_size = 0;
     std::size_t count_at = 0;
     std::string token;  // scratch for a token with variable-size operands
-    std::vector<std::uint64_t> token_hashes;
+    // The FNV-1a hash of each token, in token_hashes[0, token_count). Uninitialised like
+    // `encoded`, and sized from the body (a token takes at least one body byte).
+    std::unique_ptr<std::uint64_t[]> token_hashes;
+    std::size_t token_hashes_capacity = 0;
+    std::size_t token_count = 0;
     std::vector<std::uint64_t> grams;  // MinHash scratch
-    std::vector<wasm::Opcode> opcodes;
-    std::string skeleton;
-    std::vector<std::uint64_t> recent_consts;  // the i32.const run just before this point
-    std::vector<std::uint64_t> constants;      // copied to constants_ at the end
+    // The opcode stream (wasm::AppendOpcodeStream) of the tokens so far, in
+    // opcode_stream[0, opcode_stream_size); the last opcode took last_opcode_size bytes. An
+    // opcode's stream encoding is never longer than its encoding in the body.
+    std::unique_ptr<char[]> opcode_stream;
+    std::size_t opcode_stream_capacity = 0;
+    std::size_t opcode_stream_size = 0;
+    std::size_t last_opcode_size = 0;
+    wasm::Opcode last_opcode = wasm::Opcode::kUnreachable;
+    Histogram histogram{};  // of every token's opcode, the last one included
+    // The structural skeleton: the 5 opcode bytes of each skeleton token, in
+    // skeleton[0, skeleton_size), with 8 bytes of room kept after them.
+    std::unique_ptr<char[]> skeleton;
+    std::size_t skeleton_capacity = 0;
+    std::size_t skeleton_size = 0;
+    // The run of i32/i64.const values just before this point: the last min(3, count) of them,
+    // recent_consts[(recent_count - 1) % 3] the newest.
+    std::array<std::uint64_t, 3> recent_consts{};
+    std::size_t recent_count = 0;
+    // The body's i32/i64 constants in order, each as an unsigned LEB128; copied to
+    // constants_ at the end.
+    std::string constants;
+    std::string scratch;  // the locals and the semantic hash input, built before hashing
   };
 
   // Returns the state of func's body while it is being read, or null.
@@ -238,8 +269,16 @@ class IdentityBuilder final : public wasm::ModuleVisitor {
   static void AppendEncoded(Body& body, const char* bytes, std::size_t size, std::size_t expect);
   // Makes room for `room` more bytes in body.encoded.
   static void Reserve(Body& body, std::size_t room);
-  // Bytes copied per fixed-size token (see OnInstruction), at least its largest encoding.
-  static constexpr std::size_t kFixedTokenCopy = 32;
+  // Room kept free in body.encoded per fixed-size token (see OnInstructions): at least its
+  // largest encoding (26 bytes) and the 16-byte head copy.
+  static constexpr std::size_t kFixedTokenRoom = 32;
+  // Makes room for `tokens` more token hashes and `stream_bytes` more opcode stream bytes.
+  static void ReserveTokens(Body& body, std::size_t tokens, std::size_t stream_bytes);
+  // Makes room for one more skeleton token.
+  static void ReserveSkeleton(Body& body);
+  // What OnInstructions needs of each opcode (identity.cc), and the table of them by Opcode.
+  struct OpFacts;
+  static const OpFacts* OpFactsTable();
   void ReleaseBody(Body* body);
   Result<std::string_view> TypeSignature(std::uint32_t type_index) const;
   // Append the canonical encoding of a token or a block type to `out`.
@@ -252,7 +291,8 @@ class IdentityBuilder final : public wasm::ModuleVisitor {
   void IndexSegments();
   // Returns the segment written last that holds `address`, or null.
   const Segment* SegmentAt(std::uint64_t address) const;
-  void ResolveStrings(FunctionIdentity& function, std::span<const std::uint64_t> constants) const;
+  // Resolves the referenced strings of `function` from its constants (Body::constants).
+  void ResolveStrings(FunctionIdentity& function, std::string_view constants) const;
   static void AssignStableIds(std::vector<FunctionIdentity>& functions,
                               std::uint32_t imported_count, std::uint32_t threads);
   // Assigns the ids of one group of functions sharing a base (positions in `functions`, in
@@ -270,8 +310,8 @@ class IdentityBuilder final : public wasm::ModuleVisitor {
   std::map<wasm::FuncIndex, std::string> names_;        // name section, first name wins
   std::map<wasm::FuncIndex, std::vector<std::string>> export_names_;
   std::uint32_t imported_function_count_ = 0;
-  std::vector<FunctionIdentity> functions_;            // defined, by index - imports
-  std::vector<std::vector<std::uint64_t>> constants_;  // per defined function
+  std::vector<FunctionIdentity> functions_;  // defined, by index - imports
+  std::vector<std::string> constants_;       // per defined function: Body::constants
   // A `memory.init` of memory 0 whose destination, source and size are the three constants
   // right before it.
   struct MemoryInit {

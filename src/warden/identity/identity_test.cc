@@ -1,5 +1,7 @@
 #include "warden/identity/identity.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -9,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "base/env.h"
 #include "warden/wasm/testing/wasm_builder.h"
 
 namespace trove::warden::identity {
@@ -302,6 +305,35 @@ TEST(IdentityTest, ReferencedStringRules) {
               ElementsAre(std::string(200, 'x')));
 }
 
+// Constants of every size resolve: identity keeps them in LEB128 until Finish, so addresses
+// at each encoding length's edges (1 to 5 bytes, and 2^32 - 16 from a negative i32.const)
+// must come back exactly, in first-occurrence order.
+TEST(IdentityTest, ConstantsOfEverySizeResolve) {
+  const std::vector<std::int64_t> addresses = {100,        128,     16000,     16384,
+                                               2097000,    2097152, 268435000, 268435456,
+                                               0x7ffffff0, -16};  // the last: 0xfffffff0
+  Bytes data = U(addresses.size());
+  Bytes body = {0x00};
+  std::vector<std::string> expected;
+  for (std::size_t i = 0; i < addresses.size(); ++i) {
+    const std::string text = fmt::format("str{:03}", i);
+    Bytes bytes(text.begin(), text.end());
+    bytes.push_back(0);
+    data = Cat({data, {0x00, 0x41}, S(addresses[i]), {kEnd}, Sized(bytes)});
+    expected.push_back(text);
+  }
+  // Used in reverse, then again forward with a constant in front: the strings come in order
+  // of first use, once each.
+  for (std::size_t i = addresses.size(); i-- > 0;)
+    body = Cat({body, {0x41}, S(addresses[i]), {0x1a}});
+  for (std::int64_t a : addresses) body = Cat({body, {0x41}, S(a), {0x1a}});
+  body.push_back(kEnd);
+  std::reverse(expected.begin(), expected.end());
+  const ModuleIdentity ids = Compute(
+      Module({Types({kVoidType}), Functions({0}), Memory(), Code({body}), Section(11, data)}));
+  EXPECT_EQ(ids.functions.at(0).referenced_strings, expected);
+}
+
 TEST(IdentityTest, OverlappingSegmentsResolveToTheLastWritten) {
   using namespace std::string_view_literals;
   const auto strings_for =
@@ -459,7 +491,13 @@ TEST(IdentityTest, MinHashMatchesItsDefinition) {
       }
     }
     EXPECT_EQ(ComputeMinHashOfTokenHashes(hashes), expected) << n << " tokens";
+    for (std::string_view fold : internal::MinHashFolds()) {
+      EXPECT_EQ(internal::ComputeMinHashWithFold(fold, hashes), expected)
+          << n << " tokens, fold " << fold;
+    }
   }
+  EXPECT_EQ(internal::MinHashFolds().front(), "generic");
+  EXPECT_EQ(internal::ComputeMinHashWithFold("none", {}), std::nullopt);
 }
 
 TEST(IdentityTest, Classification) {
@@ -560,6 +598,88 @@ TEST(IdentityTest, GoldenIds) {
   EXPECT_EQ(base::ToHex(std::span<const std::uint8_t>(a.functions.at(0).structural)),
             "2e2c92d3073e086b173779dd8d45ffb5");
   EXPECT_EQ(nop.functions.at(0).minhash[0], 3110790877770408708u);
+}
+
+// Passes every hook identity uses to an IdentityBuilder, but instructions one at a time
+// (OnInstruction) instead of in the reader's runs (OnInstructions).
+class OneAtATime final : public wasm::ModuleVisitor {
+ public:
+  explicit OneAtATime(IdentityBuilder& b) : b_(b) {}
+  Status OnType(std::uint32_t i, const wasm::FuncType& t) override { return b_.OnType(i, t); }
+  Status OnImport(const wasm::Import& i) override { return b_.OnImport(i); }
+  Status OnFunctionCount(std::uint32_t n) override { return b_.OnFunctionCount(n); }
+  Status OnFunction(wasm::FuncIndex f, std::uint32_t t) override { return b_.OnFunction(f, t); }
+  Status OnExport(const wasm::Export& e) override { return b_.OnExport(e); }
+  Status OnStart(wasm::FuncIndex f) override { return b_.OnStart(f); }
+  Status OnFunctionBody(const wasm::FunctionBody& body) override { return b_.OnFunctionBody(body); }
+  Status OnInstructions(wasm::FuncIndex f, std::span<const wasm::Instruction> insts) override {
+    for (const wasm::Instruction& inst : insts) RETURN_IF_ERROR(b_.OnInstruction(f, inst));
+    return {};
+  }
+  Status OnFunctionBodyEnd(wasm::FuncIndex f) override { return b_.OnFunctionBodyEnd(f); }
+  Status OnDataSegment(const wasm::DataSegment& s) override { return b_.OnDataSegment(s); }
+  Status OnFunctionName(wasm::FuncIndex f, std::string_view n) override {
+    return b_.OnFunctionName(f, n);
+  }
+
+ private:
+  IdentityBuilder& b_;
+};
+
+// Every output of one function, for comparing two identities.
+std::string Describe(const FunctionIdentity& f) {
+  std::string out = fmt::format(
+      "{} {} {} tier {} base {} structural {} semantic {} exact {} count {} tokens {} "
+      "stream {} exported {}",
+      f.func_index, f.stable_id, f.type_signature, f.id_tier,
+      base::ToHex(std::span<const std::uint8_t>(f.base)),
+      base::ToHex(std::span<const std::uint8_t>(f.structural)),
+      base::ToHex(std::span<const std::uint8_t>(f.semantic)),
+      base::ToHex(std::span<const std::uint8_t>(f.exact)), f.instruction_count, f.token_count,
+      base::ToHex(std::span<const std::uint8_t>(
+          reinterpret_cast<const std::uint8_t*>(f.opcode_stream.data()), f.opcode_stream.size())),
+      f.is_exported);
+  out += fmt::format(" histogram {} minhash {}", fmt::join(f.histogram, ","),
+                     fmt::join(f.minhash, ","));
+  out += fmt::format(" targets {} strings {} callees {} outs {} exports {} name {}",
+                     fmt::join(f.call_targets, ","), fmt::join(f.referenced_strings, ","),
+                     fmt::join(f.defined_callees, ","), fmt::join(f.call_outs, ","),
+                     fmt::join(f.export_names, ","), f.raw_name.value_or("-"));
+  return out;
+}
+
+// The reader passes instructions in runs; identity must give what it gives for one instruction
+// at a time, on the committed Emscripten fixtures (threads, -O0 to -Oz, named) and the reader
+// fuzzer's seed modules (SIMD, atomics, exception handling, tables).
+TEST(IdentityTest, RunsGiveWhatSingleInstructionsGive) {
+  const std::string root = TROVE_SOURCE_DIR;
+  std::vector<std::string> paths;
+  for (const char* name : {"app-O0", "app-O2", "app-Oz", "app-O0-named", "threads-O0", "threads-O2",
+                           "threads-Oz", "threads-Oz-named"}) {
+    paths.push_back(root + "/testdata/warden/fixtures/" + name + ".wasm");
+  }
+  for (const char* name : {"eh_tables", "memory_simd_atomics", "add_with_names"}) {
+    paths.push_back(root + "/fuzz/corpus/wasm_reader_fuzzer/" + name + ".wasm");
+  }
+  base::PosixEnv env;
+  for (const std::string& path : paths) {
+    SCOPED_TRACE(path);
+    Result<std::string> data = env.ReadFile(path);
+    ASSERT_TRUE(data.ok()) << data.status().ToString();
+    const std::span<const std::uint8_t> bytes(reinterpret_cast<const std::uint8_t*>(data->data()),
+                                              data->size());
+    Result<ModuleIdentity> runs = ComputeModuleIdentity(bytes);
+    ASSERT_TRUE(runs.ok()) << runs.status().ToString();
+    IdentityBuilder builder(bytes);
+    OneAtATime single(builder);
+    ASSERT_TRUE(wasm::ReadModule(bytes, single).ok());
+    const ModuleIdentity one = std::move(builder).Finish();
+    ASSERT_EQ(runs->functions.size(), one.functions.size());
+    EXPECT_GT(one.functions.size(), 0u);
+    for (std::size_t i = 0; i < one.functions.size(); ++i) {
+      EXPECT_EQ(Describe(runs->functions[i]), Describe(one.functions[i]));
+    }
+  }
 }
 
 // The token encoding (scheme w1) of every fixed-size operand kind, written out here from the

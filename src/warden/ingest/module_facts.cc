@@ -160,6 +160,13 @@ Status FanOutVisitor::OnInstruction(wasm::FuncIndex func, const wasm::Instructio
   }
   return {};
 }
+Status FanOutVisitor::OnInstructions(wasm::FuncIndex func,
+                                     std::span<const wasm::Instruction> insts) {
+  if (instruction_visitors_.size() == 1) {
+    return instruction_visitors_[0]->OnInstructions(func, insts);
+  }
+  return ModuleVisitor::OnInstructions(func, insts);  // each instruction to every visitor
+}
 Status FanOutVisitor::OnFunctionBodyEnd(wasm::FuncIndex func) {
   TROVE_FAN_OUT(OnFunctionBodyEnd(func));
 }

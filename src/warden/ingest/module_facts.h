@@ -62,7 +62,8 @@ class ModuleFactsVisitor final : public wasm::ModuleVisitor {
 };
 
 // Passes every hook to each visitor in order, stopping at the first error. OnInstruction goes
-// only to the visitors whose ReadsInstructions() is true (asked once, at construction).
+// only to the visitors whose ReadsInstructions() is true (asked once, at construction); a run
+// of instructions goes whole to the one such visitor, or one instruction at a time to each.
 class FanOutVisitor final : public wasm::ModuleVisitor {
  public:
   explicit FanOutVisitor(std::vector<wasm::ModuleVisitor*> visitors);
@@ -83,6 +84,7 @@ class FanOutVisitor final : public wasm::ModuleVisitor {
   Status OnDataCount(std::uint32_t count) override;
   Status OnFunctionBody(const wasm::FunctionBody& body) override;
   Status OnInstruction(wasm::FuncIndex func, const wasm::Instruction& inst) override;
+  Status OnInstructions(wasm::FuncIndex func, std::span<const wasm::Instruction> insts) override;
   Status OnFunctionBodyEnd(wasm::FuncIndex func) override;
   Status OnDataSegment(const wasm::DataSegment& segment) override;
   Status OnModuleName(std::string_view name) override;

@@ -7,6 +7,7 @@
 // Thread safety: a value type; one thread uses a cursor at a time.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -66,6 +67,9 @@ class ByteCursor {
   std::string_view name() const { return name_; }
   // Bytes not yet read.
   std::span<const std::uint8_t> rest() const { return bytes_.subspan(pos_); }
+  // Moves past `n` bytes of rest(), for a caller that decoded them itself (n is clamped to
+  // what is left, so the cursor stays bounded).
+  void Skip(std::size_t n) { pos_ += std::min(n, bytes_.size() - pos_); }
 
  private:
   Result<std::uint8_t> ReadU8Slow(std::string_view what);

@@ -7,6 +7,7 @@
 // Thread safety: a visitor is used by the one thread running ReadModule.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -145,6 +146,17 @@ class ModuleVisitor {
   // included), then OnFunctionBodyEnd.
   virtual Status OnFunctionBody(const FunctionBody& /*body*/) { return {}; }
   virtual Status OnInstruction(FuncIndex /*func*/, const Instruction& /*inst*/) { return {}; }
+  // How the reader delivers instructions: consecutive instructions of one body, in order, in
+  // runs of up to kInstructionRun (the last run of a body ends with its final `end`). The
+  // default passes each to OnInstruction and stops at the first error; a visitor with work
+  // per instruction may override it to take a run at once. The reader decodes a run before
+  // passing it on, but when it meets an error it first passes on the instructions before the
+  // error, so the error returned is the same as with one call per instruction.
+  static constexpr std::size_t kInstructionRun = 64;
+  virtual Status OnInstructions(FuncIndex func, std::span<const Instruction> insts) {
+    for (const Instruction& inst : insts) RETURN_IF_ERROR(OnInstruction(func, inst));
+    return {};
+  }
   virtual Status OnFunctionBodyEnd(FuncIndex /*func*/) { return {}; }
   virtual Status OnDataSegment(const DataSegment& /*segment*/) { return {}; }
   // The "name" custom section.

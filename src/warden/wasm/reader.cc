@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <cstring>
 #include <string>
 #include <thread>
 #include <utility>
@@ -28,12 +29,154 @@ void ResetInstruction(Instruction& inst) {
   inst.i64 = 0;
   inst.bits = 0;
   inst.lane = 0;
-  inst.bytes.fill(0);
+  // Two 8-byte stores: g++ 12 made `bytes.fill(0)` a call to memset, on the hot path.
+  static_assert(sizeof(inst.bytes) == 16);
+  constexpr std::uint64_t kZero = 0;
+  std::memcpy(inst.bytes.data(), &kZero, 8);
+  std::memcpy(inst.bytes.data() + 8, &kZero, 8);
   inst.memarg = MemArg{};
   inst.block_type = BlockType{};
   inst.targets.clear();
   inst.types.clear();
   inst.catches.clear();
+}
+
+// --- The decoder's fast path ---
+// ReadInstructionFast decodes the instructions that make up nearly all of a body -- one-byte
+// opcodes whose immediates are LEB128s too short for any encoding of them to be invalid, a
+// plain memarg, a one-byte block type, float bits -- from a raw pointer, without a Result
+// per read. It commits nothing unless the whole instruction is on that path; anything else,
+// including anything that could be an error, is read by ReadInstruction from the same byte,
+// so both give the same Instruction and the same errors.
+
+// Reads an unsigned LEB128 of at most kMaxBytes bytes, each of which carries 7 value bits:
+// with kMaxBytes below the width's limit (4 for u32, 9 for u64), no such encoding is invalid.
+template <int kMaxBytes>
+inline bool FastVarU(const std::uint8_t*& p, const std::uint8_t* end, std::uint64_t& out) {
+  std::uint64_t result = 0;
+  for (int i = 0; i < kMaxBytes; ++i) {
+    if (p + i == end) return false;
+    const std::uint8_t byte = p[i];
+    result |= static_cast<std::uint64_t>(byte & 0x7f) << (7 * i);
+    if ((byte & 0x80) == 0) {
+      p += i + 1;
+      out = result;
+      return true;
+    }
+  }
+  return false;
+}
+
+// The same for a signed LEB128 (4 bytes for s32, 9 for s64), sign-extended from its last bit.
+template <int kMaxBytes>
+inline bool FastVarS(const std::uint8_t*& p, const std::uint8_t* end, std::int64_t& out) {
+  static_assert(kMaxBytes <= 9);
+  std::uint64_t result = 0;
+  for (int i = 0; i < kMaxBytes; ++i) {
+    if (p + i == end) return false;
+    const std::uint8_t byte = p[i];
+    result |= static_cast<std::uint64_t>(byte & 0x7f) << (7 * i);
+    if ((byte & 0x80) == 0) {
+      if ((byte & 0x40) != 0) result |= ~std::uint64_t{0} << (7 * (i + 1));
+      p += i + 1;
+      out = static_cast<std::int64_t>(result);
+      return true;
+    }
+  }
+  return false;
+}
+
+inline std::uint64_t LoadLittleEndian(const std::uint8_t* p, int bytes) {
+  std::uint64_t value = 0;
+  for (int i = bytes - 1; i >= 0; --i) value = (value << 8) | p[i];
+  return value;
+}
+
+// Decodes the instruction at `c` into `inst` (its opcode and the fields of its immediates)
+// and moves `c` past it when it is on the fast path; otherwise returns false and leaves both
+// alone. `memory64`: memory 0 is a memory64 (its memarg offsets are u64).
+inline bool ReadInstructionFast(ByteCursor& c, Instruction& inst, bool memory64) {
+  const std::span<const std::uint8_t> rest = c.rest();
+  const std::uint8_t* p = rest.data();
+  const std::uint8_t* const end = p + rest.size();
+  if (p == end) return false;
+  const std::int16_t code = internal::kSingleByteOpcodes[*p];
+  if (code < 0) return false;  // a prefix, or not an opcode
+  ++p;
+  const OpcodeInfo& info = kOpcodeTable[static_cast<std::size_t>(code)];
+  std::uint64_t a = 0;
+  std::uint64_t b = 0;
+  std::int64_t constant = 0;
+  switch (info.imm) {
+    case ImmKind::kNone:
+      break;
+    case ImmKind::kLabel:
+    case ImmKind::kFunc:
+    case ImmKind::kLocal:
+    case ImmKind::kGlobal:
+    case ImmKind::kTable:
+    case ImmKind::kMemory:
+      if (!FastVarU<4>(p, end, a)) return false;
+      inst.index = static_cast<std::uint32_t>(a);
+      break;
+    case ImmKind::kCallIndirect:
+      if (!FastVarU<4>(p, end, a) || !FastVarU<4>(p, end, b)) return false;
+      inst.index = static_cast<std::uint32_t>(a);
+      inst.index2 = static_cast<std::uint32_t>(b);
+      break;
+    case ImmKind::kI32:
+      if (!FastVarS<4>(p, end, constant)) return false;
+      inst.i64 = constant;
+      break;
+    case ImmKind::kI64:
+      if (!FastVarS<9>(p, end, constant)) return false;
+      inst.i64 = constant;
+      break;
+    case ImmKind::kF32:
+      if (end - p < 4) return false;
+      inst.bits = LoadLittleEndian(p, 4);
+      p += 4;
+      break;
+    case ImmKind::kF64:
+      if (end - p < 8) return false;
+      inst.bits = LoadLittleEndian(p, 8);
+      p += 8;
+      break;
+    case ImmKind::kMemArg:
+      // An alignment with bit 6 (a memory index follows) or past 63 is left to ReadMemArg.
+      if (!FastVarU<4>(p, end, a) || a >= 64) return false;
+      if (!(memory64 ? FastVarU<9>(p, end, b) : FastVarU<4>(p, end, b))) return false;
+      inst.memarg.align_log2 = static_cast<std::uint32_t>(a);
+      inst.memarg.offset = b;
+      break;
+    case ImmKind::kBlockType:
+      if (p == end) return false;
+      switch (*p) {
+        case 0x40:
+          break;  // empty
+        case 0x7f:
+        case 0x7e:
+        case 0x7d:
+        case 0x7c:
+        case 0x7b:
+        case 0x70:
+        case 0x6f:
+        case 0x69:
+          inst.block_type.kind = BlockType::Kind::kValue;
+          inst.block_type.value = static_cast<ValType>(*p);
+          break;
+        default:
+          return false;
+      }
+      ++p;
+      break;
+    default:
+      return false;
+  }
+  inst.opcode = static_cast<Opcode>(code);
+  inst.offset = c.offset();
+  c.Skip(static_cast<std::size_t>(p - rest.data()));
+  return true;
 }
 
 constexpr std::uint8_t kMaxSectionId = 13;
@@ -84,7 +227,9 @@ class Reader {
   Status ReadDataSection(ByteCursor& c);
   Status ReadCustomSection(ByteCursor& c);
   Status ReadNameSection(ByteCursor& c);
-  Status ReadFunctionBody(FuncIndex func, ByteCursor& body);
+  // Reads one body; `run` (kInstructionRun instructions, reused) holds the instructions
+  // decoded and not yet passed to the visitor.
+  Status ReadFunctionBody(FuncIndex func, ByteCursor& body, std::vector<Instruction>& run);
   // Decodes framed bodies on options_.decode_threads threads; see ReadOptions.
   Status ReadBodiesConcurrently(std::vector<ByteCursor>& bodies);
 
@@ -565,11 +710,13 @@ Status Reader::ReadCodeSection(ByteCursor& c) {
     RETURN_IF_ERROR(ReadBodiesConcurrently(bodies));
     return framing;
   }
+  std::vector<Instruction> run(ModuleVisitor::kInstructionRun);
   for (std::uint32_t i = 0; i < count; ++i) {
     const FuncIndex func = imported_functions_ + i;
     ASSIGN_OR_RETURN(std::uint32_t size, c.ReadVarU32("function body size"));
     ASSIGN_OR_RETURN(ByteCursor body, c.Take(size, "function body"));
-    RETURN_IF_ERROR(ReadFunctionBody(func, body).WithContext(fmt::format("function {}", func)));
+    RETURN_IF_ERROR(
+        ReadFunctionBody(func, body, run).WithContext(fmt::format("function {}", func)));
     ++bodies_read_;
   }
   return {};
@@ -600,13 +747,14 @@ Status Reader::ReadBodiesConcurrently(std::vector<ByteCursor>& bodies) {
   std::atomic<std::size_t> next{0};
   std::atomic<std::size_t> failed{ends.size()};  // lowest chunk known to have failed
   auto decode = [&]() {
+    std::vector<Instruction> run(ModuleVisitor::kInstructionRun);
     for (;;) {
       const std::size_t chunk = next.fetch_add(1, std::memory_order_relaxed);
       if (chunk >= ends.size() || chunk > failed.load(std::memory_order_relaxed)) return;
       const std::size_t begin = chunk == 0 ? 0 : ends[chunk - 1];
       for (std::size_t i = begin; i < ends[chunk]; ++i) {
         const FuncIndex func = imported_functions_ + static_cast<FuncIndex>(i);
-        Status st = ReadFunctionBody(func, bodies[i]);
+        Status st = ReadFunctionBody(func, bodies[i], run);
         if (!st.ok()) {
           errors[chunk] = std::move(st).WithContext(fmt::format("function {}", func));
           std::size_t seen = failed.load(std::memory_order_relaxed);
@@ -626,7 +774,7 @@ Status Reader::ReadBodiesConcurrently(std::vector<ByteCursor>& bodies) {
   return {};
 }
 
-Status Reader::ReadFunctionBody(FuncIndex func, ByteCursor& body) {
+Status Reader::ReadFunctionBody(FuncIndex func, ByteCursor& body, std::vector<Instruction>& run) {
   FunctionBody info;
   info.func_index = func;
   info.offset = body.offset();
@@ -654,13 +802,31 @@ Status Reader::ReadFunctionBody(FuncIndex func, ByteCursor& body) {
   RETURN_IF_ERROR(visitor_.OnFunctionBody(info));
   const bool reads_instructions = visitor_.ReadsInstructions();
   std::uint32_t depth = 1;  // the function's own block
-  // One Instruction for the whole body, reset before each read. A fresh one per instruction
-  // had g++ zero its 160 bytes with `rep stosq`, whose start-up cost made that one
-  // instruction ~6 % of an ffmpeg-core ingest's CPU (docs/decisions/0029-warden-perf4.md).
-  Instruction inst;
+  // Instructions are decoded into `run` and passed on a run at once (OnInstructions); before
+  // any error is returned the run so far is passed on, so a visitor's error on an earlier
+  // instruction still comes first. The Instructions are reused, each reset before its read: a
+  // fresh one per instruction had g++ zero its 160 bytes with `rep stosq`, whose start-up cost
+  // made that one instruction ~6 % of an ffmpeg-core ingest's CPU
+  // (docs/decisions/0029-warden-perf4.md).
+  std::size_t n = 0;  // instructions in `run` not yet passed on
+  auto pass_on = [&]() -> Status {
+    if (n == 0) return {};
+    const std::size_t count = n;
+    n = 0;
+    return visitor_.OnInstructions(func, std::span<const Instruction>(run.data(), count));
+  };
+  auto fail = [&](Status error) -> Status {
+    RETURN_IF_ERROR(pass_on());
+    return error;
+  };
+  const bool fast = options_.fast_decode;
+  const bool memory64 = !memory64_.empty() && memory64_[0];
   while (!body.empty()) {
+    Instruction& inst = run[n];
     ResetInstruction(inst);
-    RETURN_IF_ERROR(ReadInstruction(body, inst));
+    if (!fast || !ReadInstructionFast(body, inst, memory64)) {
+      if (Status st = ReadInstruction(body, inst); !st.ok()) return fail(std::move(st));
+    }
     switch (inst.opcode) {
       case Opcode::kBlock:
       case Opcode::kLoop:
@@ -668,23 +834,24 @@ Status Reader::ReadFunctionBody(FuncIndex func, ByteCursor& body) {
       case Opcode::kTry:
       case Opcode::kTryTable:
         if (++depth > options_.max_nesting) {
-          return Status::ResourceExhausted(
+          return fail(Status::ResourceExhausted(
               fmt::format("{:#x}: {}: block nesting exceeds the limit of {}", inst.offset,
-                          GetOpcodeInfo(inst.opcode).text, options_.max_nesting));
+                          GetOpcodeInfo(inst.opcode).text, options_.max_nesting)));
         }
         break;
       case Opcode::kEnd:
       case Opcode::kDelegate:
         if (inst.opcode == Opcode::kDelegate && depth < 2) {
-          return ByteCursor::Malformed(inst.offset, "delegate", "delegate outside a block");
+          return fail(ByteCursor::Malformed(inst.offset, "delegate", "delegate outside a block"));
         }
         --depth;
         break;
       default:
         break;
     }
-    if (reads_instructions) RETURN_IF_ERROR(visitor_.OnInstruction(func, inst));
+    if (reads_instructions) ++n;
     if (depth == 0) {
+      RETURN_IF_ERROR(pass_on());
       if (!body.empty()) {
         return ByteCursor::Malformed(
             body.offset(), "function body",
@@ -692,8 +859,9 @@ Status Reader::ReadFunctionBody(FuncIndex func, ByteCursor& body) {
       }
       return visitor_.OnFunctionBodyEnd(func);
     }
+    if (n == run.size()) RETURN_IF_ERROR(pass_on());
   }
-  return ByteCursor::Malformed(body.offset(), "function body", "body ends inside a block");
+  return fail(ByteCursor::Malformed(body.offset(), "function body", "body ends inside a block"));
 }
 
 Status Reader::ReadDataSection(ByteCursor& c) {

@@ -46,6 +46,10 @@ struct ReadOptions {
   // 32 MB module, few enough that taking one costs nothing, small enough to share the end of
   // the section evenly.
   std::uint32_t decode_chunk_bytes = 256 * 1024;
+  // Decode the common instructions on the reader's fast path (reader.cc) and the rest through
+  // its general decoder. Both give the same instructions and errors; false sends every
+  // instruction through the general decoder, for tests that compare the two. Default true.
+  bool fast_decode = true;
 };
 
 // Reads `bytes` as a wasm module, reporting to `visitor`. Returns the first error, from the

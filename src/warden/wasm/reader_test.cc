@@ -1,11 +1,14 @@
 #include "warden/wasm/reader.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <functional>
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -377,6 +380,220 @@ TEST(ReaderTest, HookErrorsStopTheRead) {
   } v;
   Status s = ReadModule(OneFunctionModule({0x00, 0x0b}), v);
   EXPECT_EQ(s.code(), StatusCode::kCancelled);
+}
+
+// Instructions come in runs of at most kInstructionRun, in body order, the final `end` last
+// and before OnFunctionBodyEnd; the default OnInstructions passes each to OnInstruction.
+TEST(ReaderTest, InstructionsArriveInRunsInOrder) {
+  struct Runs : RecordingVisitor {
+    Status OnInstructions(FuncIndex func, std::span<const Instruction> insts) override {
+      run_sizes.push_back(insts.size());
+      events.push_back("run " + std::to_string(insts.size()));
+      return ModuleVisitor::OnInstructions(func, insts);
+    }
+    std::vector<std::size_t> run_sizes;
+  };
+  for (std::size_t nops : {0u, 1u, 62u, 63u, 64u, 200u}) {
+    SCOPED_TRACE(nops);
+    Bytes body = {0x00};
+    for (std::size_t k = 0; k < nops; ++k) body.push_back(0x01);
+    body = Cat({body, {0x41}, S(-5), {0x1a, 0x0b}});  // i32.const -5; drop; end
+    Runs v;
+    ASSERT_TRUE(ReadModule(OneFunctionModule(body), v).ok());
+    const std::size_t total = nops + 3;
+    ASSERT_EQ(v.instructions.size(), total);
+    std::size_t sum = 0;
+    for (std::size_t size : v.run_sizes) {
+      EXPECT_GE(size, 1u);
+      EXPECT_LE(size, ModuleVisitor::kInstructionRun);
+      sum += size;
+    }
+    EXPECT_EQ(sum, total);
+    EXPECT_EQ(v.run_sizes.size(),
+              (total + ModuleVisitor::kInstructionRun - 1) / ModuleVisitor::kInstructionRun);
+    for (std::size_t k = 0; k < nops; ++k) EXPECT_EQ(v.instructions[k].opcode, Opcode::kNop);
+    EXPECT_EQ(v.instructions[nops].opcode, Opcode::kI32Const);
+    EXPECT_EQ(v.instructions[nops].i64, -5);
+    EXPECT_EQ(v.instructions.back().opcode, Opcode::kEnd);
+    for (std::size_t k = 1; k < total; ++k) {
+      EXPECT_GT(v.instructions[k].offset, v.instructions[k - 1].offset);
+    }
+    ASSERT_GE(v.events.size(), 2u);
+    EXPECT_EQ(v.events.back(), "body end 0");
+    EXPECT_EQ(v.events[v.events.size() - 2], "run " + std::to_string(v.run_sizes.back()));
+  }
+}
+
+// The reader decodes a run before passing it on, yet errors come in instruction order: a
+// visitor's error on an instruction comes before the reader's error on a later one in the
+// same run, and when the visitor accepts, it has seen every instruction before the bad one.
+TEST(ReaderTest, InstructionErrorsKeepTheirOrderWithinARun) {
+  struct FailAt : RecordingVisitor {
+    explicit FailAt(std::size_t stop) : at(stop) {}
+    Status OnInstruction(FuncIndex func, const Instruction& inst) override {
+      if (instructions.size() == at) return Status::Cancelled("visitor stops");
+      return RecordingVisitor::OnInstruction(func, inst);
+    }
+    std::size_t at;
+  };
+  // Ten nops, then an unknown opcode, then more nops: all inside the first run.
+  Bytes body = {0x00};
+  for (int k = 0; k < 10; ++k) body.push_back(0x01);
+  body = Cat({body, {0xff, 0x01, 0x01, 0x0b}});
+  const Bytes module = OneFunctionModule(body);
+
+  FailAt early(3);
+  Status s = ReadModule(module, early);
+  EXPECT_EQ(s.code(), StatusCode::kCancelled) << s.ToString();
+  EXPECT_EQ(early.instructions.size(), 3u);
+
+  FailAt never(SIZE_MAX);
+  s = ReadModule(module, never);
+  EXPECT_EQ(s.code(), StatusCode::kMalformed);
+  EXPECT_THAT(s.message(), HasSubstr("unknown opcode 0xff"));
+  EXPECT_EQ(never.instructions.size(), 10u);
+
+  // The same for the reader's own limits, checked after an instruction is decoded.
+  ReadOptions options;
+  options.max_nesting = 2;
+  const Bytes nested = OneFunctionModule({0x00, 0x01, 0x02, 0x40, 0x02, 0x40, 0x0b, 0x0b, 0x0b});
+  FailAt first(0);
+  EXPECT_EQ(ReadModule(nested, first, options).code(), StatusCode::kCancelled);
+  FailAt none(SIZE_MAX);
+  EXPECT_EQ(ReadModule(nested, none, options).code(), StatusCode::kResourceExhausted);
+  EXPECT_EQ(none.instructions.size(), 2u);  // nop, the first block
+}
+
+// Every field of an instruction, for comparing two reads.
+std::string Describe(const Instruction& i) {
+  std::string out = fmt::format(
+      "{} @{} index {} index2 {} i64 {} bits {} lane {} bytes {} memarg {} {} {} block {} {} {}",
+      GetOpcodeInfo(i.opcode).text, i.offset, i.index, i.index2, i.i64, i.bits, i.lane,
+      fmt::join(i.bytes, ","), i.memarg.align_log2, i.memarg.memory, i.memarg.offset,
+      static_cast<int>(i.block_type.kind), static_cast<int>(i.block_type.value),
+      i.block_type.type_index);
+  out += fmt::format(" targets {} types {} catches", fmt::join(i.targets, ","), i.types.size());
+  for (const CatchClause& c : i.catches) out += fmt::format(" {}/{}/{}", c.kind, c.tag, c.label);
+  return out;
+}
+
+// The status, every event and every instruction of a read of `module`.
+std::string Transcript(const Bytes& module, bool fast) {
+  ReadOptions options;
+  options.fast_decode = fast;
+  RecordingVisitor v;
+  const Status s = ReadModule(module, v, options);
+  std::string out = s.ToString() + "\n";
+  for (const std::string& e : v.events) out += e + "\n";
+  for (const Instruction& i : v.instructions) out += Describe(i) + "\n";
+  return out;
+}
+
+// The fast path (ReadOptions::fast_decode) must read exactly what the general decoder reads:
+// every immediate kind it takes, at every LEB128 length up to and past its limit, non-minimal
+// and invalid encodings, the kinds it leaves to the general decoder, and every truncation.
+TEST(ReaderTest, FastPathReadsWhatTheGeneralDecoderReads) {
+  std::vector<Bytes> immediates_u32 = {
+      U(0),
+      U(5),
+      U(127),
+      U(128),
+      U(200),
+      U(16383),
+      U(16384),
+      U((1u << 21) - 1),
+      U(1u << 21),
+      U((1u << 28) - 1),
+      U(1u << 28),
+      U(0xffffffffu),
+      {0x85, 0x80, 0x80, 0x00},               // non-minimal
+      {0xff, 0xff, 0xff, 0xff, 0x7f},         // overflows 32 bits
+      {0x80, 0x80, 0x80, 0x80, 0x80, 0x00}};  // longer than 5 bytes
+  std::vector<Bytes> immediates_s32 = {S(0),
+                                       S(-1),
+                                       S(63),
+                                       S(64),
+                                       S(-64),
+                                       S(-65),
+                                       S(8191),
+                                       S(-8192),
+                                       S(1 << 20),
+                                       S(-(1 << 27)),
+                                       S((1 << 27) - 1),
+                                       S(1 << 27),
+                                       S(2147483647),
+                                       S(-2147483647 - 1),
+                                       {0xff, 0x7f},
+                                       {0x80, 0x80, 0x80, 0x80, 0x70},   // sign bits that disagree
+                                       {0xff, 0xff, 0xff, 0xff, 0x0f}};  // the same
+  std::vector<Bytes> immediates_s64;
+  for (int bits = 0; bits < 64; bits += 3) {
+    immediates_s64.push_back(S(std::int64_t{1} << bits));
+    immediates_s64.push_back(S(-(std::int64_t{1} << bits)));
+  }
+  immediates_s64.push_back(S(INT64_MAX));
+  immediates_s64.push_back(S(INT64_MIN));
+  immediates_s64.push_back({0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x02});
+  std::vector<Bytes> instructions;
+  for (std::uint8_t op :
+       {0x0c, 0x0d, 0x10, 0x12, 0x20, 0x21, 0x22, 0x23, 0x24, 0x25, 0x26, 0x3f, 0x40, 0xd2}) {
+    for (const Bytes& imm : immediates_u32) instructions.push_back(Cat({{op}, imm}));
+  }
+  for (const Bytes& imm : immediates_u32) {  // call_indirect: type, then table
+    instructions.push_back(Cat({{0x11}, imm, {0x00}}));
+    instructions.push_back(Cat({{0x11, 0x01}, imm}));
+  }
+  for (const Bytes& imm : immediates_s32) instructions.push_back(Cat({{0x41}, imm}));
+  for (const Bytes& imm : immediates_s64) instructions.push_back(Cat({{0x42}, imm}));
+  instructions.push_back({0x43, 0x00, 0x00, 0x80, 0x3f});
+  instructions.push_back({0x44, 0x18, 0x2d, 0x44, 0x54, 0xfb, 0x21, 0x09, 0x40});
+  for (std::uint8_t op : {0x28, 0x29, 0x2d, 0x36, 0x3b}) {  // loads and stores
+    for (const Bytes& align : {U(0), U(2), U(3), U(63), U(64), U(0x40), U(0x42), U(200)}) {
+      for (const Bytes& offset : immediates_u32) {
+        instructions.push_back(Cat({{op}, align, offset}));
+        instructions.push_back(Cat({{op}, align, {0x01}, offset}));  // after a memory index
+      }
+    }
+  }
+  for (std::uint8_t type : {0x40, 0x7f, 0x7e, 0x7d, 0x7c, 0x7b, 0x70, 0x6f, 0x69, 0x63, 0x64, 0x60,
+                            0x5f, 0x00, 0x01, 0x3f}) {
+    for (std::uint8_t op : {0x02, 0x03, 0x04}) instructions.push_back({op, type});
+  }
+  instructions.push_back({0x02, 0x80, 0x01});  // block type index 128
+  instructions.push_back({0x02, 0xff, 0x7f});  // a two-byte negative s33
+  // Left to the general decoder: prefixes, br_table, select t, ref.null, try_table, unknown.
+  instructions.push_back({0x0e, 0x02, 0x00, 0x01, 0x00});
+  instructions.push_back({0x1c, 0x01, 0x7f});
+  instructions.push_back({0xd0, 0x70});
+  instructions.push_back({0xfc, 0x08, 0x00, 0x00});
+  instructions.push_back({0xfd, 0x0c, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16});
+  instructions.push_back({0xfe, 0x10, 0x02, 0x08});
+  instructions.push_back({0xff});
+  instructions.push_back({0x14});
+
+  auto module = [](const Bytes& body, bool memory64) {
+    return Module({Section(1, {0x01, 0x60, 0x00, 0x00}), Section(3, {0x01, 0x00}),
+                   Section(5, {0x01, static_cast<std::uint8_t>(memory64 ? 0x04 : 0x00), 0x01}),
+                   Section(10, Cat({{0x01}, Sized(body)}))});
+  };
+  std::size_t checked = 0;
+  for (const Bytes& inst : instructions) {
+    for (bool memory64 : {false, true}) {
+      // The instruction in a body, with more after it; then the body cut inside it.
+      const Bytes body = Cat({{0x00, 0x01}, inst, {0x01, 0x0b}});
+      std::vector<Bytes> bodies = {body};
+      for (std::size_t cut = 2; cut < 2 + inst.size(); ++cut) {
+        bodies.emplace_back(body.begin(), body.begin() + static_cast<std::ptrdiff_t>(cut));
+      }
+      for (const Bytes& b : bodies) {
+        const Bytes m = module(b, memory64);
+        ASSERT_EQ(Transcript(m, true), Transcript(m, false))
+            << "body " << fmt::format("{:02x}", fmt::join(b, " "));
+        ++checked;
+      }
+    }
+  }
+  EXPECT_GT(checked, 2000u);
 }
 
 TEST(ReaderTest, SkippingBodies) {
