@@ -209,6 +209,22 @@ TEST(BootstrapTest, EveryThreadCountStoresTheSameRows) {
   EXPECT_EQ(rows(4), one);
 }
 
+// A bootstrap merges the chunk index's segments less often while it writes and leaves FTS5's
+// default merge policy behind, whatever became of the run.
+TEST(BootstrapTest, LeavesTheDefaultChunkAutomerge) {
+  TempDir dir;
+  WriteFixture(dir);
+  ASSERT_TRUE(RunBootstrap(Options(dir)).ok());
+  auto store = OpenStore(dir);
+  ASSERT_NE(store, nullptr);
+  auto st = store->db().Prepare("SELECT v FROM chunk_fts_config WHERE k = 'automerge'");
+  ASSERT_TRUE(st.ok());
+  auto row = st->Step();
+  ASSERT_TRUE(row.ok() && *row);
+  EXPECT_EQ(st->ColumnInt64(0), store::kDefaultChunkAutomerge);
+  EXPECT_TRUE(store->IntegrityCheck().ok());
+}
+
 TEST(BootstrapTest, UnchangedRerunReparsesNothing) {
   TempDir dir;
   WriteFixture(dir);
