@@ -1,20 +1,39 @@
 #include "librarian/extract/identifier.h"
 
+#include <array>
+#include <cstdint>
 #include <string>
 #include <string_view>
-#include <unordered_set>
+#include <utility>
 #include <vector>
 
 namespace trove::librarian::extract {
 namespace {
 
-bool IsLower(unsigned char c) { return c >= 'a' && c <= 'z'; }
-bool IsUpper(unsigned char c) { return c >= 'A' && c <= 'Z'; }
-bool IsDigit(unsigned char c) { return c >= '0' && c <= '9'; }
+constexpr bool IsLower(unsigned char c) { return c >= 'a' && c <= 'z'; }
+constexpr bool IsUpper(unsigned char c) { return c >= 'A' && c <= 'Z'; }
+constexpr bool IsDigit(unsigned char c) { return c >= '0' && c <= '9'; }
 // Non-ASCII bytes (UTF-8 sequences) behave as lower-case letters: never a split point inside.
-bool IsLetter(unsigned char c) { return IsLower(c) || IsUpper(c) || c >= 0x80; }
-bool IsAlnum(unsigned char c) { return IsLetter(c) || IsDigit(c); }
-bool IsIdentChar(unsigned char c) { return IsAlnum(c) || c == '_'; }
+constexpr bool IsLetter(unsigned char c) { return IsLower(c) || IsUpper(c) || c >= 0x80; }
+constexpr bool IsAlnum(unsigned char c) { return IsLetter(c) || IsDigit(c); }
+
+// Byte classes for SubwordText's scan: 0 for bytes outside identifiers.
+enum : std::uint8_t { kLowerClass = 1, kUpperClass = 2, kDigitClass = 4, kUnderscoreClass = 8 };
+constexpr std::array<std::uint8_t, 256> kClasses = [] {
+  std::array<std::uint8_t, 256> t{};
+  for (int c = 0; c < 256; ++c) {
+    if (IsUpper(static_cast<unsigned char>(c))) {
+      t[c] = kUpperClass;
+    } else if (IsDigit(static_cast<unsigned char>(c))) {
+      t[c] = kDigitClass;
+    } else if (c == '_') {
+      t[c] = kUnderscoreClass;
+    } else if (IsLetter(static_cast<unsigned char>(c))) {
+      t[c] = kLowerClass;  // lower case and non-ASCII: never a split point between two
+    }
+  }
+  return t;
+}();
 
 std::string Lower(std::string_view s) {
   std::string out(s);
@@ -24,12 +43,10 @@ std::string Lower(std::string_view s) {
   return out;
 }
 
-void Emit(std::string_view piece, std::vector<std::string>& out) {
-  if (piece.size() >= 2) out.push_back(Lower(piece));
-}
-
-// Splits one alphanumeric run.
-void SplitPart(std::string_view part, std::vector<std::string>& out) {
+// Calls emit(begin, end) for every piece of one alphanumeric run, one-character pieces
+// included, in order.
+template <typename Emit>
+void ForEachPiece(std::string_view part, Emit&& emit) {
   std::size_t start = 0;
   for (std::size_t i = 1; i < part.size(); ++i) {
     auto prev = static_cast<unsigned char>(part[i - 1]);
@@ -45,24 +62,75 @@ void SplitPart(std::string_view part, std::vector<std::string>& out) {
       split = true;  // utf8Decode: letters <-> digits
     }
     if (split) {
-      Emit(part.substr(start, i - start), out);
+      emit(start, i);
       start = i;
     }
   }
-  Emit(part.substr(start), out);
+  emit(start, part.size());
 }
 
-}  // namespace
-
-std::vector<std::string> SplitIdentifier(std::string_view identifier) {
-  std::vector<std::string> out;
+// Calls emit(begin, end) for every piece of at least two characters of `identifier`: the
+// pieces of its alphanumeric runs, in order.
+template <typename Emit>
+void ForEachWord(std::string_view identifier, Emit&& emit) {
   std::size_t i = 0;
   while (i < identifier.size()) {
     while (i < identifier.size() && !IsAlnum(static_cast<unsigned char>(identifier[i]))) ++i;
     std::size_t start = i;
     while (i < identifier.size() && IsAlnum(static_cast<unsigned char>(identifier[i]))) ++i;
-    if (i > start) SplitPart(identifier.substr(start, i - start), out);
+    if (i > start) {
+      ForEachPiece(identifier.substr(start, i - start), [&](std::size_t b, std::size_t e) {
+        if (e - b >= 2) emit(start + b, start + e);
+      });
+    }
   }
+}
+
+// A set of identifiers (views into one text), open addressing; for SubwordText, which used a
+// std::unordered_set and spent most of its time allocating its nodes.
+class ViewSet {
+ public:
+  // Inserts `key` (not empty); false if it was present.
+  bool Insert(std::string_view key) {
+    if ((size_ + 1) * 2 > slots_.size()) Grow();
+    std::size_t mask = slots_.size() - 1;
+    for (std::size_t i = Hash(key) & mask;; i = (i + 1) & mask) {
+      std::string_view& slot = slots_[i];
+      if (slot.empty()) {
+        slot = key;
+        ++size_;
+        return true;
+      }
+      if (slot == key) return false;
+    }
+  }
+
+ private:
+  static std::size_t Hash(std::string_view key) {
+    std::uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a
+    for (char c : key) h = (h ^ static_cast<unsigned char>(c)) * 0x100000001b3ull;
+    return static_cast<std::size_t>(h ^ (h >> 29));
+  }
+  void Grow() {
+    std::vector<std::string_view> old = std::move(slots_);
+    slots_.assign(old.empty() ? 64 : old.size() * 2, std::string_view());
+    size_ = 0;
+    for (std::string_view key : old) {
+      if (!key.empty()) Insert(key);
+    }
+  }
+
+  std::vector<std::string_view> slots_;
+  std::size_t size_ = 0;
+};
+
+}  // namespace
+
+std::vector<std::string> SplitIdentifier(std::string_view identifier) {
+  std::vector<std::string> out;
+  ForEachWord(identifier, [&](std::size_t b, std::size_t e) {
+    out.push_back(Lower(identifier.substr(b, e - b)));
+  });
   return out;
 }
 
@@ -85,21 +153,37 @@ std::vector<std::string> IndexWords(std::string_view identifier) {
 
 std::string SubwordText(std::string_view text, std::size_t max_bytes) {
   std::string out;
-  std::unordered_set<std::string_view> seen;
+  ViewSet seen;
+  std::vector<std::pair<std::size_t, std::size_t>> words;  // of the current identifier
   std::size_t i = 0;
+  const auto* bytes = reinterpret_cast<const unsigned char*>(text.data());
   while (i < text.size()) {
-    while (i < text.size() && !IsIdentChar(static_cast<unsigned char>(text[i]))) ++i;
+    while (i < text.size() && kClasses[bytes[i]] == 0) ++i;
     std::size_t start = i;
-    while (i < text.size() && IsIdentChar(static_cast<unsigned char>(text[i]))) ++i;
+    unsigned classes = 0;
+    for (; i < text.size(); ++i) {
+      unsigned c = kClasses[bytes[i]];
+      if (c == 0) break;
+      classes |= c;
+    }
     if (i == start) break;
     std::string_view ident = text.substr(start, i - start);
-    if (IsDigit(static_cast<unsigned char>(ident.front())) || !seen.insert(ident).second) continue;
-    std::vector<std::string> pieces = SplitIdentifier(ident);
-    if (pieces.size() < 2) continue;  // the body column already holds single-word identifiers
-    for (const std::string& p : pieces) {
-      if (out.size() + p.size() + 1 > max_bytes) return out;
+    if (IsDigit(static_cast<unsigned char>(ident.front()))) continue;
+    // Lower-case letters and non-ASCII bytes alone are one word at most.
+    if ((classes & (kUpperClass | kDigitClass | kUnderscoreClass)) == 0) continue;
+    words.clear();
+    ForEachWord(ident, [&](std::size_t b, std::size_t e) { words.emplace_back(b, e); });
+    // The body column already holds single-word identifiers. Only identifiers with words here
+    // need remembering: a repeat of any other one yields nothing again.
+    if (words.size() < 2 || !seen.Insert(ident)) continue;
+    for (const auto& [b, e] : words) {
+      if (out.size() + (e - b) + 1 > max_bytes) return out;
       if (!out.empty()) out.push_back(' ');
-      out += p;
+      for (std::size_t k = b; k < e; ++k) {
+        char c = ident[k];
+        out.push_back(IsUpper(static_cast<unsigned char>(c)) ? static_cast<char>(c - 'A' + 'a')
+                                                             : c);
+      }
     }
   }
   return out;

@@ -3,6 +3,12 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <random>
+#include <string>
+#include <string_view>
+#include <unordered_set>
+#include <vector>
+
 namespace trove::librarian::extract {
 namespace {
 
@@ -57,6 +63,59 @@ TEST(SubwordTextTest, PiecesOfCompoundIdentifiersOnce) {
   EXPECT_EQ(SubwordText("a = load_config(); b = LoadConfig();"), "load config load config");
   EXPECT_EQ(SubwordText("nothing here"), "");
   EXPECT_EQ(SubwordText("fooBar bazQux", 7), "foo bar");
+}
+
+// SubwordText's definition as first written (a set of every identifier seen, SplitIdentifier
+// per identifier), kept as the reference the faster implementation must match.
+std::string ReferenceSubwordText(std::string_view text, std::size_t max_bytes) {
+  auto ident_char = [](unsigned char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           c >= 0x80 || c == '_';
+  };
+  std::string out;
+  std::unordered_set<std::string_view> seen;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    while (i < text.size() && !ident_char(static_cast<unsigned char>(text[i]))) ++i;
+    std::size_t start = i;
+    while (i < text.size() && ident_char(static_cast<unsigned char>(text[i]))) ++i;
+    if (i == start) break;
+    std::string_view ident = text.substr(start, i - start);
+    if ((ident.front() >= '0' && ident.front() <= '9') || !seen.insert(ident).second) continue;
+    std::vector<std::string> pieces = SplitIdentifier(ident);
+    if (pieces.size() < 2) continue;
+    for (const std::string& p : pieces) {
+      if (out.size() + p.size() + 1 > max_bytes) return out;
+      if (!out.empty()) out.push_back(' ');
+      out += p;
+    }
+  }
+  return out;
+}
+
+TEST(SubwordTextTest, MatchesTheReferenceOnRandomText) {
+  // Letters of both cases, digits, separators and the bytes of a UTF-8 letter, so every split
+  // rule, repeats (a small alphabet) and the byte limit all occur.
+  const std::string alphabet = "aBcDxY09_ .:(\n\xc3\xa9";
+  std::mt19937 rng(20261124);
+  for (int round = 0; round < 20000; ++round) {
+    std::string text(rng() % 80, ' ');
+    for (char& c : text) c = alphabet[rng() % alphabet.size()];
+    std::size_t max_bytes = round % 3 == 0 ? 1 + rng() % 40 : std::size_t{1} << 16;
+    ASSERT_EQ(SubwordText(text, max_bytes), ReferenceSubwordText(text, max_bytes))
+        << "text: " << text << " max_bytes: " << max_bytes;
+  }
+}
+
+TEST(SubwordTextTest, ManyDistinctIdentifiersOnceEach) {
+  // Enough distinct compound identifiers to grow the set of seen ones several times.
+  std::string text;
+  for (int i = 0; i < 3000; ++i)
+    text += "fooBar" + std::string(1, 'a' + i % 26) + "Baz" + std::to_string(i) + "qux; ";
+  text += text;  // every identifier twice
+  std::string once = ReferenceSubwordText(text, std::size_t{1} << 20);
+  EXPECT_EQ(SubwordText(text, std::size_t{1} << 20), once);
+  EXPECT_EQ(SubwordText(text), ReferenceSubwordText(text, std::size_t{1} << 16));
 }
 
 }  // namespace

@@ -48,6 +48,11 @@ constexpr std::size_t kQueueCapacity = 4 * kCheckpointFiles;
 constexpr std::size_t kQueueBytes = std::size_t{64} << 20;
 // The bootstrap store's wal_autocheckpoint: 16,384 pages of 4 KiB (StoreOptions).
 constexpr int kBootstrapWalCheckpointPages = 16384;
+// FTS5 'automerge' of the chunk indexes while a bootstrap writes (store.h WriteBatch): with
+// FTS5's default of 4, every entry of a /usr/include bootstrap (83 batches) was rewritten by
+// about three merges; with 16, by about one and a half, for about 1.5-2 s less writer CPU and
+// 11-12 segments at the end instead of 9 (docs/decisions/0039-librarian-boot3.md).
+constexpr int kBootstrapChunkAutomerge = 16;
 // Function-context packs per file (spec §2.2).
 constexpr std::uint64_t kMaxFunctionPacksPerFile = 100;
 
@@ -236,19 +241,30 @@ class OutcomeQueue {
     --producers_;
     not_empty_.notify_all();
   }
+  // Takes the oldest outcome if there is one; never waits.
+  bool TryPop(Outcome& out) {
+    std::lock_guard lock(mu_);
+    if (queue_.empty()) return false;
+    TakeFront(out);
+    return true;
+  }
   // Returns false when every producer is done and the queue is empty.
   bool Pop(Outcome& out) {
     std::unique_lock lock(mu_);
     not_empty_.wait(lock, [&] { return !queue_.empty() || producers_ == 0; });
     if (queue_.empty()) return false;
-    out = std::move(queue_.front());
-    queue_.pop_front();
-    bytes_ -= out.content.size();
-    not_full_.notify_all();
+    TakeFront(out);
     return true;
   }
 
  private:
+  void TakeFront(Outcome& out) {
+    out = std::move(queue_.front());
+    queue_.pop_front();
+    bytes_ -= out.content.size();
+    not_full_.notify_all();
+  }
+
   std::mutex mu_;
   std::condition_variable not_empty_, not_full_;
   std::deque<Outcome> queue_;
@@ -271,8 +287,11 @@ class Run {
   // Extracts `jobs` on the workers and writes the outcomes; `final_pass` is the end-of-run
   // retry of deferred files.
   Status ExtractAll(const std::vector<std::size_t>& jobs, bool final_pass);
-  void Work(extract::Extractor& extractor, const std::vector<std::size_t>& jobs,
-            std::atomic<std::size_t>& next, bool final_pass, OutcomeQueue& queue);
+  // Reads and extracts the next of `jobs` with `extractor`; nullopt when none is left or the
+  // run stops. Called on every extraction thread, the calling one included.
+  std::optional<Outcome> ExtractNext(extract::Extractor& extractor,
+                                     const std::vector<std::size_t>& jobs,
+                                     std::atomic<std::size_t>& next, bool final_pass);
   Status Accept(Outcome& outcome, bool final_pass);
   // Records a file the crawl left unread and the worker found it would have skipped.
   void AcceptSkip(const Outcome& outcome);
@@ -388,6 +407,8 @@ Status Run::Open() {
   run_.stats_json = "{}";
   store::WriteBatch start;
   start.run = run_;
+  // Fewer FTS5 merges while this run writes its batches; Finish restores the default.
+  start.chunk_automerge = kBootstrapChunkAutomerge;
   return store_->Apply(start);
 }
 
@@ -539,91 +560,112 @@ bool Run::CppSource(const crawl::FileEntry& f) const {
               .skip.has_value();
 }
 
-void Run::Work(extract::Extractor& extractor, const std::vector<std::size_t>& jobs,
-               std::atomic<std::size_t>& next, bool final_pass, OutcomeQueue& queue) {
-  for (;;) {
-    if (cancel_.requested() || stop_.load(std::memory_order_acquire)) return;
-    std::size_t i = next.fetch_add(1, std::memory_order_relaxed);
-    if (i >= jobs.size()) return;
-    const Job& job = jobs_[jobs[i]];
-    Outcome out;
-    out.job = jobs[i];
-    const std::string& path = job.entry->path;
-    if (job.entry->unread) {
-      // The crawl left this new file to be read here, once, with its checks (crawler.h).
-      crawl::CandidateRead read =
-          crawl::ReadCandidate(root_ + "/" + path, job.entry->symlink,
-                               crawl_options_.max_file_bytes, crawl_options_.binary_probe_bytes);
-      if (read.skip) {
-        out.skip = read.skip;
-        queue.Push(std::move(out));
-        continue;
-      }
-      out.content = std::move(read.content);
-      out.size = out.content.size();
-      out.mtime_ns = read.mtime_ns;
-    } else {
-      Result<std::string> content = ReadFile(root_ + "/" + path, job.entry->symlink);
-      if (!content.ok()) {
-        out.attempts.verdict = crawl::FileVerdict::kFailed;
-        out.attempts.last = content.status();
-        queue.Push(std::move(out));
-        continue;
-      }
-      out.content = std::move(*content);
-      out.size = job.entry->size;
-      out.mtime_ns = job.entry->mtime_ns;
+std::optional<Outcome> Run::ExtractNext(extract::Extractor& extractor,
+                                        const std::vector<std::size_t>& jobs,
+                                        std::atomic<std::size_t>& next, bool final_pass) {
+  if (cancel_.requested() || stop_.load(std::memory_order_acquire)) return std::nullopt;
+  std::size_t i = next.fetch_add(1, std::memory_order_relaxed);
+  if (i >= jobs.size()) return std::nullopt;
+  const Job& job = jobs_[jobs[i]];
+  Outcome out;
+  out.job = jobs[i];
+  const std::string& path = job.entry->path;
+  if (job.entry->unread) {
+    // The crawl left this new file to be read here, once, with its checks (crawler.h).
+    crawl::CandidateRead read =
+        crawl::ReadCandidate(root_ + "/" + path, job.entry->symlink, crawl_options_.max_file_bytes,
+                             crawl_options_.binary_probe_bytes);
+    if (read.skip) {
+      out.skip = read.skip;
+      return out;
     }
-    out.sha256 = base::Sha256Hex(out.content);
-    extract::Routing routing = extractor.Route(path, workspace_has_cpp_);
-    out.attempts = crawl::RunFileWithTimeouts(
-        options_.timeout,
-        [&](std::int64_t limit_ms) -> Status {
-          if (options_.attempt_hook_for_testing) {
-            RETURN_IF_ERROR(options_.attempt_hook_for_testing(path, limit_ms));
-          }
-          extractor.set_timeout_ms(limit_ms);
-          Result<extract::FileFacts> facts =
-              extractor.Extract(path, out.content, routing, &cancel_);
-          if (!facts.ok()) return facts.status();
-          out.facts = std::move(*facts);
-          return Status::Ok();
-        },
-        final_pass);
-    if (out.attempts.verdict == crawl::FileVerdict::kDone) {
-      out.rows = store::PrepareRows(path, out.facts, out.content);
+    out.content = std::move(read.content);
+    out.size = out.content.size();
+    out.mtime_ns = read.mtime_ns;
+  } else {
+    Result<std::string> content = ReadFile(root_ + "/" + path, job.entry->symlink);
+    if (!content.ok()) {
+      out.attempts.verdict = crawl::FileVerdict::kFailed;
+      out.attempts.last = content.status();
+      return out;
     }
-    if (out.attempts.verdict != crawl::FileVerdict::kDone &&
-        out.attempts.last.code() == base::StatusCode::kCancelled) {
-      out.cancelled = true;
-    }
-    // kFail: hand out no further file, whatever the writer is doing.
-    if (out.attempts.verdict == crawl::FileVerdict::kFailRun) {
-      stop_.store(true, std::memory_order_release);
-    }
-    queue.Push(std::move(out));
+    out.content = std::move(*content);
+    out.size = job.entry->size;
+    out.mtime_ns = job.entry->mtime_ns;
   }
+  out.sha256 = base::Sha256Hex(out.content);
+  extract::Routing routing = extractor.Route(path, workspace_has_cpp_);
+  out.attempts = crawl::RunFileWithTimeouts(
+      options_.timeout,
+      [&](std::int64_t limit_ms) -> Status {
+        if (options_.attempt_hook_for_testing) {
+          RETURN_IF_ERROR(options_.attempt_hook_for_testing(path, limit_ms));
+        }
+        extractor.set_timeout_ms(limit_ms);
+        Result<extract::FileFacts> facts = extractor.Extract(path, out.content, routing, &cancel_);
+        if (!facts.ok()) return facts.status();
+        out.facts = std::move(*facts);
+        return Status::Ok();
+      },
+      final_pass);
+  if (out.attempts.verdict == crawl::FileVerdict::kDone) {
+    out.rows = store::PrepareRows(path, out.facts, out.content);
+  }
+  if (out.attempts.verdict != crawl::FileVerdict::kDone &&
+      out.attempts.last.code() == base::StatusCode::kCancelled) {
+    out.cancelled = true;
+  }
+  // kFail: hand out no further file, whatever the writer is doing.
+  if (out.attempts.verdict == crawl::FileVerdict::kFailRun) {
+    stop_.store(true, std::memory_order_release);
+  }
+  return out;
 }
 
 Status Run::ExtractAll(const std::vector<std::size_t>& jobs, bool final_pass) {
   if (jobs.empty()) return Status::Ok();
-  std::size_t workers = std::min(extractors_.size(), jobs.size());
-  OutcomeQueue queue(workers);
+  // The calling thread is one of the extraction threads: it writes whenever an outcome is
+  // waiting and extracts a file itself otherwise, so `threads` threads keep `threads` cores
+  // busy (a dedicated writer beside them oversubscribed the cores and, as the slowest of the
+  // three, made the others wait on a full queue: docs/decisions/0039-librarian-boot3.md).
+  const std::size_t threads = std::min(extractors_.size(), jobs.size());
+  const std::size_t helpers = threads - 1;
+  OutcomeQueue queue(helpers);
   std::atomic<std::size_t> next{0};
   Status status;
+  auto accept = [&](Outcome& outcome) {
+    if (!status.ok()) return;  // drain so the helpers can finish
+    status = Accept(outcome, final_pass);
+    if (!status.ok()) stop_.store(true, std::memory_order_release);
+  };
   {
-    base::ThreadPool pool(workers);
-    for (std::size_t w = 0; w < workers; ++w) {
+    base::ThreadPool pool(helpers);
+    for (std::size_t w = 0; w < helpers; ++w) {
       pool.Submit([&, w] {
-        Work(*extractors_[w], jobs, next, final_pass, queue);
+        while (std::optional<Outcome> out = ExtractNext(*extractors_[w], jobs, next, final_pass)) {
+          queue.Push(std::move(*out));
+        }
         queue.ProducerDone();
       });
     }
+    extract::Extractor& own = *extractors_[helpers];
     Outcome outcome;
-    while (queue.Pop(outcome)) {
-      if (!status.ok()) continue;  // drain so the workers can finish
-      status = Accept(outcome, final_pass);
-      if (!status.ok()) stop_.store(true, std::memory_order_release);
+    bool own_jobs = true;
+    for (;;) {
+      if (queue.TryPop(outcome)) {
+        accept(outcome);
+        continue;
+      }
+      if (own_jobs) {
+        std::optional<Outcome> out = ExtractNext(own, jobs, next, final_pass);
+        if (out) {
+          accept(*out);
+          continue;
+        }
+        own_jobs = false;
+      }
+      if (!queue.Pop(outcome)) break;
+      accept(outcome);
     }
     pool.Wait();
   }
@@ -819,6 +861,7 @@ Status Run::Finish(const std::string& state) {
   ++report_.stats.checkpoints;
   run_.stats_json = StatsJson(report_.stats).dump();
   batch_.run = run_;
+  batch_.chunk_automerge = store::kDefaultChunkAutomerge;
   Status st = store_->Apply(batch_);
   batch_ = store::WriteBatch{};
   pending_.clear();

@@ -11,9 +11,10 @@
 //
 // Pipeline: Crawl (sorted walk, size/mtime then SHA-256 against the stored manifest) ->
 // classify each file added / modified / touched / unchanged / deleted -> extract added and
-// modified files (all with `force` or after a schema rebuild) on `workers` threads, one
-// Extractor each, under the per-file timeout policy (crawl/file_timeout.h) -> the calling
-// thread applies results in WriteBatches of at most kCheckpointFiles files (or
+// modified files (all with `force` or after a schema rebuild) on `workers` threads, the
+// calling thread among them, one Extractor each, under the per-file timeout policy
+// (crawl/file_timeout.h) -> the calling thread, which extracts only while no result waits,
+// applies results in WriteBatches of at most kCheckpointFiles files (or
 // kCheckpointInterval), each carrying the run record as a checkpoint (spec §2.4). Every batch
 // is one SQLite transaction, so kill -9 at any point leaves a consistent store holding every
 // file at either its old or its new state, and the next run resumes from what was committed.
@@ -73,7 +74,9 @@ struct BootstrapOptions {
   // Not on the wire:
   // The SQLite file; empty = StorePathFor(canonical workspace).
   std::string store_path;
-  // Extraction threads; 0 = base::ThreadPool::DefaultWorkers() (both cores here).
+  // Extraction threads, the calling thread included (it also writes the store); 0 =
+  // base::ThreadPool::DefaultWorkers() (both cores here). 1 extracts on the calling thread
+  // alone, in sorted order.
   std::size_t workers = 0;
   // The universal-ctags program; empty disables ctags (text fallback).
   std::string ctags_program = "ctags";

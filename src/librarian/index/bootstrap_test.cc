@@ -161,6 +161,70 @@ TEST(BootstrapTest, FirstRunIndexesTheWorkspace) {
   EXPECT_NE((*run)->tool_versions_json.find("tree-sitter-cpp"), std::string::npos);
 }
 
+// The calling thread extracts files too (alone with one worker); every thread count stores
+// the same rows, whichever thread extracted which file.
+TEST(BootstrapTest, EveryThreadCountStoresTheSameRows) {
+  TempDir dir;
+  WriteFixture(dir);
+  auto rows = [&](std::size_t workers) {
+    BootstrapOptions o = Options(dir);
+    o.workers = workers;
+    o.store_path = dir.Abs(fmt::format("store{}.sqlite", workers));
+    o.exclude = {"store*"};
+    Result<BootstrapReport> r = RunBootstrap(o);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    std::string out;
+    if (!r.ok()) return out;
+    out += fmt::format("extracted {} chunks {} edges {}\n", r->stats.files_extracted,
+                       r->stats.chunks_indexed, r->stats.edges);
+    auto store = store::Store::Open(o.store_path);
+    EXPECT_TRUE(store.ok());
+    if (!store.ok()) return out;
+    Result<std::vector<store::FileRecord>> files = (*store)->ListFiles();
+    EXPECT_TRUE(files.ok());
+    if (!files.ok()) return out;
+    for (const store::FileRecord& f : *files) {
+      out += fmt::format("{} {} {}\n", f.path, f.sha256, store::FileStatusName(f.status));
+      Result<std::vector<store::SymbolRow>> symbols = (*store)->FileSymbols(f.path);
+      Result<std::vector<store::ChunkRow>> chunks = (*store)->FileChunks(f.path);
+      Result<std::vector<store::CallRow>> calls = (*store)->FileCalls(f.path);
+      EXPECT_TRUE(symbols.ok() && chunks.ok() && calls.ok()) << f.path;
+      if (!symbols.ok() || !chunks.ok() || !calls.ok()) continue;
+      for (const store::SymbolRow& s : *symbols) {
+        out += fmt::format("  {} {}-{} {}\n", s.target_id, s.start_line, s.end_line, s.doc);
+      }
+      for (const store::ChunkRow& c : *chunks) {
+        out += fmt::format("  chunk {} {}-{} {}\n", c.name, c.start_line, c.end_line, c.body);
+      }
+      for (const store::CallRow& c : *calls) {
+        out += fmt::format("  call {} {} {}\n", c.callee, c.line, c.caller_target_id);
+      }
+    }
+    return out;
+  };
+  const std::string one = rows(1);
+  EXPECT_NE(one.find("tools/report.py"), std::string::npos) << one;
+  EXPECT_NE(one.find("Distance"), std::string::npos) << one;
+  EXPECT_EQ(rows(2), one);
+  EXPECT_EQ(rows(4), one);
+}
+
+// A bootstrap merges the chunk index's segments less often while it writes and leaves FTS5's
+// default merge policy behind, whatever became of the run.
+TEST(BootstrapTest, LeavesTheDefaultChunkAutomerge) {
+  TempDir dir;
+  WriteFixture(dir);
+  ASSERT_TRUE(RunBootstrap(Options(dir)).ok());
+  auto store = OpenStore(dir);
+  ASSERT_NE(store, nullptr);
+  auto st = store->db().Prepare("SELECT v FROM chunk_fts_config WHERE k = 'automerge'");
+  ASSERT_TRUE(st.ok());
+  auto row = st->Step();
+  ASSERT_TRUE(row.ok() && *row);
+  EXPECT_EQ(st->ColumnInt64(0), store::kDefaultChunkAutomerge);
+  EXPECT_TRUE(store->IntegrityCheck().ok());
+}
+
 TEST(BootstrapTest, UnchangedRerunReparsesNothing) {
   TempDir dir;
   WriteFixture(dir);

@@ -256,6 +256,21 @@ Status Store::DeleteFiles(std::span<const std::string> paths) {
 Status Store::Apply(const WriteBatch& batch) {
   ++writes_;  // invalidates cached document frequencies, whatever the outcome
   ASSIGN_OR_RETURN(base::Transaction tx, db_->Begin());
+  if (batch.chunk_automerge) {
+    if (*batch.chunk_automerge < 0 || *batch.chunk_automerge > 64) {
+      return Status::InvalidArgument(
+          fmt::format("chunk_automerge: {} is outside 0..64", *batch.chunk_automerge));
+    }
+    for (const char* table : {"chunk_fts", "chunk_tri"}) {
+      if (std::string_view(table) == "chunk_tri" && !trigram_) continue;
+      ASSIGN_OR_RETURN(
+          internal::ScopedStatement scoped,
+          stmts_->Get(fmt::format("INSERT INTO {0}({0}, rank) VALUES ('automerge', ?1)", table)));
+      base::Statement& st = *scoped;
+      RETURN_IF_ERROR(st.Bind(1, static_cast<std::int64_t>(*batch.chunk_automerge)));
+      RETURN_IF_ERROR(st.Step());
+    }
+  }
   if (batch.run) {
     const RunRecord& r = *batch.run;
     ASSIGN_OR_RETURN(

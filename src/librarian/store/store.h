@@ -135,9 +135,19 @@ struct RunRecord {
   std::string stats_json;
 };
 
-// One transaction's worth of changes, applied in this order: run, replace, touch, mark,
-// remove.
+// FTS5's own default 'automerge' (segments per level before a merge).
+inline constexpr int kDefaultChunkAutomerge = 4;
+
+// One transaction's worth of changes, applied in this order: chunk_automerge, run, replace,
+// touch, mark, remove.
 struct WriteBatch {
+  // Sets FTS5's 'automerge' of the chunk indexes, first thing in the transaction: how many
+  // segments of one level FTS5 lets accumulate before merging them (kDefaultChunkAutomerge
+  // unless set). Persisted in the index's config. A bulk writer raises it while it writes many
+  // batches, so each entry is rewritten by fewer merges, and sets the default back with its
+  // last batch; the stored entries, and so every search, are the same either way, only their
+  // segments differ (docs/decisions/0039-librarian-boot3.md).
+  std::optional<int> chunk_automerge;
   std::optional<RunRecord> run;  // inserted or replaced (a checkpoint)
   std::vector<FileReplace> replace;
   std::vector<FileTouch> touch;

@@ -311,6 +311,56 @@ TEST_F(StoreTest, WalAutocheckpointOption) {
               ::testing::HasSubstr("wal_autocheckpoint_pages"));
 }
 
+// A batch's chunk_automerge sets FTS5's merge policy of both chunk indexes (persisted) and
+// changes no search result; values FTS5 would not take are refused before anything is written.
+TEST_F(StoreTest, ChunkAutomergeSetsTheMergePolicyOnly) {
+  auto automerge = [&](std::string_view table) -> std::string {
+    auto st =
+        store_->db().Prepare(fmt::format("SELECT v FROM {}_config WHERE k = 'automerge'", table));
+    EXPECT_TRUE(st.ok());
+    if (!st.ok()) return "error";
+    auto row = st->Step();
+    EXPECT_TRUE(row.ok());
+    return row.ok() && *row ? st->ColumnText(0) : "unset";
+  };
+  EXPECT_EQ(automerge("chunk_fts"), "unset");
+  WriteBatch raise;
+  raise.chunk_automerge = 16;
+  ASSERT_TRUE(store_->Apply(raise).ok());
+  EXPECT_EQ(automerge("chunk_fts"), "16");
+  EXPECT_EQ(automerge("chunk_tri"), "16");
+  // Many one-file batches: one segment each, merged later than with the default.
+  for (int i = 0; i < 40; ++i) {
+    const std::string word =
+        fmt::format("zone{}{}", static_cast<char>('a' + i % 26), static_cast<char>('a' + i / 26));
+    Put(fmt::format("src/f{}.py", i), fmt::format("def {}():\n    return area\n", word));
+  }
+  const std::vector<std::string> raised = TopNames("area", 50);
+  EXPECT_EQ(raised.size(), 40u);
+  EXPECT_THAT(TopNames("zonehb"), ElementsAre("src/f33.py:zonehb"));
+  EXPECT_EQ(store_->SearchSubstring("zoneh")->size(), 2u);  // zoneha, zonehb
+  WriteBatch restore;
+  restore.chunk_automerge = kDefaultChunkAutomerge;
+  ASSERT_TRUE(store_->Apply(restore).ok());
+  EXPECT_EQ(automerge("chunk_fts"), "4");
+  EXPECT_EQ(TopNames("area", 50), raised);
+  EXPECT_THAT(TopNames("zonehb"), ElementsAre("src/f33.py:zonehb"));
+  EXPECT_TRUE(store_->IntegrityCheck().ok());
+
+  WriteBatch bad;
+  bad.chunk_automerge = 65;
+  FileRecord f;
+  f.path = "src/never.py";
+  f.run_id = "run_2";
+  bad.replace.push_back(FileReplace{f});
+  Status st = store_->Apply(bad);
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.code(), base::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(st.message()), ::testing::HasSubstr("chunk_automerge"));
+  EXPECT_FALSE(store_->GetFile("src/never.py")->has_value());
+  EXPECT_EQ(automerge("chunk_fts"), "4");
+}
+
 TEST_F(StoreTest, RunsRoundTrip) {
   WriteBatch batch;
   batch.run = RunRecord{
