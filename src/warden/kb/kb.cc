@@ -318,6 +318,40 @@ std::string_view SeedSourceName(SeedSource source) {
   return "unknown";
 }
 
+// The busy timeout of every Kb connection (Kb::Open).
+constexpr int kBusyTimeoutMs = 5000;
+
+// Sets the journal mode and returns the mode the database is in afterwards ("delete",
+// "wal"): SQLite returns the old mode when it cannot change it.
+Result<std::string> SetJournalMode(base::Database& db, std::string_view mode) {
+  ASSIGN_OR_RETURN(base::Statement stmt, db.Prepare(fmt::format("PRAGMA journal_mode={}", mode)));
+  ASSIGN_OR_RETURN(bool row, stmt.Step());
+  if (!row) return Status::Internal("journal_mode returned no row");
+  return stmt.ColumnText(0);
+}
+
+// The first version stored into a KB that holds none is written with a rollback journal
+// instead of the WAL when this connection is the only one open on the file
+// (docs/decisions/0041-warden-first-version-journal.md): its pages (35 MB for ffmpeg-core)
+// are then written once, into the database file, where the WAL would write them twice (the
+// WAL, then the checkpoint's copy) with two more fsyncs. The switch never waits: with another
+// connection open it fails at once and the version goes through the WAL. Returns whether the
+// database is now in rollback mode.
+Result<bool> EnterRollbackForFirstVersion(base::Database& db) {
+  {
+    ASSIGN_OR_RETURN(base::Statement stmt,
+                     db.Prepare("SELECT EXISTS (SELECT 1 FROM module_versions)"));
+    ASSIGN_OR_RETURN(bool row, stmt.Step());
+    if (!row || stmt.ColumnInt64(0) != 0) return false;
+  }
+  RETURN_IF_ERROR(db.Exec("PRAGMA busy_timeout=0"));
+  Result<std::string> mode = SetJournalMode(db, "DELETE");
+  RETURN_IF_ERROR(db.Exec(fmt::format("PRAGMA busy_timeout={}", kBusyTimeoutMs)));
+  // SQLITE_BUSY (another connection is open) is not an error here: the WAL path follows.
+  if (!mode.ok()) return false;
+  return *mode == "delete";
+}
+
 }  // namespace
 
 std::string FormatTimestamp(std::int64_t micros) {
@@ -357,7 +391,7 @@ Result<std::unique_ptr<Kb>> Kb::Open(base::Env& env, const std::string& path,
   // (docs/decisions/0021-warden-perf2-ingest.md). An existing KB keeps its page size.
   ASSIGN_OR_RETURN(std::unique_ptr<base::Database> db,
                    base::Database::Open(
-                       path, base::DatabaseOptions{.busy_timeout_ms = 5000,
+                       path, base::DatabaseOptions{.busy_timeout_ms = kBusyTimeoutMs,
                                                    .create_if_missing = options.create_if_missing,
                                                    .page_size = 65536}));
   const std::string project = options.project.empty() ? DefaultProject(path) : options.project;
@@ -431,14 +465,21 @@ Result<StoreResult> Kb::StoreVersion(const VersionRecord& version,
   // committed, run beside the caller (finisher.h); without a commit the finisher stops.
   finisher_.reset();
   bool committed = false;
-  if (path_ != ":memory:" && !path_.empty()) finisher_ = std::make_unique<VersionFinisher>(path_);
-  struct StopUnlessCommitted {
+  const bool file = path_ != ":memory:" && !path_.empty();
+  ASSIGN_OR_RETURN(const bool rollback, file ? EnterRollbackForFirstVersion(*db_) : false);
+  if (file && !rollback) finisher_ = std::make_unique<VersionFinisher>(path_);
+  // On every way out: a finisher without a commit stops; a KB in rollback mode goes back to
+  // WAL (on failure the next Open sets it, as Open always does).
+  struct Restore {
     std::unique_ptr<VersionFinisher>& finisher;
+    base::Database& db;
+    const bool rollback;
     const bool& committed;
-    ~StopUnlessCommitted() {
+    ~Restore() {
       if (!committed) finisher.reset();
+      if (rollback) (void)SetJournalMode(db, "WAL");
     }
-  } stop_unless_committed{finisher_, committed};
+  } restore{finisher_, *db_, rollback, committed};
   ASSIGN_OR_RETURN(base::Transaction txn, db_->Begin());
   StoreResult result;
   // The same bytes already ingested: nothing to write.

@@ -337,33 +337,77 @@ TEST_F(KbTest, FailureAfterManyRowsRollsBack) {
   }
 }
 
-// The checkpoint of a stored version runs beside the caller and is done before the Kb closes:
+// Reads the version and function counts from a copy of the database file alone (no -wal).
+std::pair<std::int64_t, std::int64_t> CountsInFileCopy(const std::string& from,
+                                                       const std::string& to) {
+  std::filesystem::copy_file(from, to);
+  auto copy = base::Database::Open(to, {.create_if_missing = false});
+  EXPECT_TRUE(copy.ok()) << copy.status().ToString();
+  if (!copy.ok()) return {-1, -1};
+  auto stmt = (*copy)->Prepare(
+      "SELECT (SELECT count(*) FROM module_versions), (SELECT count(*) FROM functions)");
+  EXPECT_TRUE(stmt.ok());
+  if (!stmt.ok() || !stmt->Step().value_or(false)) return {-1, -1};
+  return {stmt->ColumnInt64(0), stmt->ColumnInt64(1)};
+}
+
+// The first version into an empty KB, with no other connection open, is written with a
+// rollback journal (no WAL, no checkpoint, no finisher); the KB is back in WAL mode after it
+// and its file alone holds the version.
+TEST_F(KbTest, FirstVersionIsWrittenWithARollbackJournal) {
+  auto kb = OpenNew();
+  StoreV1(*kb);
+  EXPECT_EQ(KbTestPeer::WaitForFinisher(*kb).code(), StatusCode::kNotFound);
+  EXPECT_EQ(Text(*kb, "PRAGMA journal_mode"), "wal");
+  EXPECT_FALSE(std::filesystem::exists(dir_.Abs("kb.db-journal")));
+  EXPECT_EQ(CountsInFileCopy(dir_.Abs("kb.db"), dir_.Abs("copy.db")),
+            (std::pair<std::int64_t, std::int64_t>{1, 6}));
+  EXPECT_EQ(Count(*kb, "SELECT count(*) FROM functions"), 6);
+}
+
+// With another connection open on the file the switch fails at once and the first version
+// goes through the WAL and the finisher, as every later version does.
+TEST_F(KbTest, FirstVersionWithAnotherConnectionOpenGoesThroughTheWal) {
+  auto kb = OpenNew();
+  auto other = base::Database::Open(dir_.Abs("kb.db"), {.create_if_missing = false});
+  ASSERT_TRUE(other.ok()) << other.status().ToString();
+  {
+    auto stmt = (*other)->Prepare("SELECT count(*) FROM module_versions");
+    ASSERT_TRUE(stmt.ok());
+    ASSERT_TRUE(stmt->Step().value_or(false));
+  }
+  StoreV1(*kb);
+  EXPECT_TRUE(KbTestPeer::WaitForFinisher(*kb).ok());
+  EXPECT_EQ(Text(*kb, "PRAGMA journal_mode"), "wal");
+  auto stmt = (*other)->Prepare("SELECT count(*) FROM functions");
+  ASSERT_TRUE(stmt.ok());
+  ASSERT_TRUE(stmt->Step().value_or(false));
+  EXPECT_EQ(stmt->ColumnInt64(0), 6);
+}
+
+// The checkpoint of a later version runs beside the caller and is done before the Kb closes:
 // with the Kb still open, the database file alone (no -wal) already holds the version.
 TEST_F(KbTest, StoredVersionReachesTheDatabaseFileBeforeClose) {
   auto kb = OpenNew();
   StoreV1(*kb);
+  ASSERT_TRUE(
+      kb->StoreVersion(MakeVersion("v2", std::string(64, 'b'), 1, 5), MakeFunctions(1, 5)).ok());
   ASSERT_TRUE(KbTestPeer::WaitForFinisher(*kb).ok());
   EXPECT_EQ(std::filesystem::file_size(dir_.Abs("kb.db-wal")), 0u);
-  std::filesystem::copy_file(dir_.Abs("kb.db"), dir_.Abs("copy.db"));
-  auto copy = base::Database::Open(dir_.Abs("copy.db"), {.create_if_missing = false});
-  ASSERT_TRUE(copy.ok()) << copy.status().ToString();
-  auto stmt = (*copy)->Prepare(
-      "SELECT (SELECT count(*) FROM module_versions), "
-      "(SELECT count(*) FROM functions)");
-  ASSERT_TRUE(stmt.ok());
-  ASSERT_TRUE(stmt->Step().value_or(false));
-  EXPECT_EQ(stmt->ColumnInt64(0), 1);
-  EXPECT_EQ(stmt->ColumnInt64(1), 6);
+  EXPECT_EQ(CountsInFileCopy(dir_.Abs("kb.db"), dir_.Abs("copy.db")),
+            (std::pair<std::int64_t, std::int64_t>{2, 12}));
   // The Kb goes on working after its checkpoint.
-  EXPECT_EQ(Count(*kb, "SELECT count(*) FROM functions"), 6);
+  EXPECT_EQ(Count(*kb, "SELECT count(*) FROM functions"), 12);
 }
 
 // A store that writes nothing (the same bytes again, or a failure) starts no checkpoint.
 TEST_F(KbTest, StoreWithoutCommitLeavesNoCheckpoint) {
   auto kb = OpenNew();
   StoreV1(*kb);
+  ASSERT_TRUE(
+      kb->StoreVersion(MakeVersion("v2", std::string(64, 'b'), 1, 5), MakeFunctions(1, 5)).ok());
   ASSERT_TRUE(KbTestPeer::WaitForFinisher(*kb).ok());
-  auto again = kb->StoreVersion(MakeVersion("v2", std::string(64, 'a'), 2, 4), MakeFunctions(2, 4));
+  auto again = kb->StoreVersion(MakeVersion("v3", std::string(64, 'a'), 2, 4), MakeFunctions(2, 4));
   ASSERT_TRUE(again.ok() && again->already_ingested);
   EXPECT_EQ(KbTestPeer::WaitForFinisher(*kb).code(), StatusCode::kNotFound);
 }
