@@ -41,6 +41,23 @@ void ResetInstruction(Instruction& inst) {
   inst.catches.clear();
 }
 
+// The bytes that encode a value type (i32 i64 f32 f64 v128 funcref externref exnref).
+constexpr bool IsValTypeByte(std::uint8_t byte) {
+  switch (byte) {
+    case 0x7f:
+    case 0x7e:
+    case 0x7d:
+    case 0x7c:
+    case 0x7b:
+    case 0x70:
+    case 0x6f:
+    case 0x69:
+      return true;
+    default:
+      return false;
+  }
+}
+
 // --- The decoder's fast path ---
 // ReadInstructionFast decodes the instructions that make up nearly all of a body -- one-byte
 // opcodes whose immediates are LEB128s too short for any encoding of them to be invalid, a
@@ -151,22 +168,11 @@ inline bool ReadInstructionFast(ByteCursor& c, Instruction& inst, bool memory64)
       break;
     case ImmKind::kBlockType:
       if (p == end) return false;
-      switch (*p) {
-        case 0x40:
-          break;  // empty
-        case 0x7f:
-        case 0x7e:
-        case 0x7d:
-        case 0x7c:
-        case 0x7b:
-        case 0x70:
-        case 0x6f:
-        case 0x69:
-          inst.block_type.kind = BlockType::Kind::kValue;
-          inst.block_type.value = static_cast<ValType>(*p);
-          break;
-        default:
-          return false;
+      if (IsValTypeByte(*p)) {
+        inst.block_type.kind = BlockType::Kind::kValue;
+        inst.block_type.value = static_cast<ValType>(*p);
+      } else if (*p != 0x40) {  // 0x40: the empty block type
+        return false;
       }
       ++p;
       break;
@@ -373,20 +379,9 @@ Result<std::uint32_t> Reader::ReadItemCount(ByteCursor& c, std::string_view what
 Result<ValType> Reader::ReadValType(ByteCursor& c, std::string_view what) {
   const std::uint64_t at = c.offset();
   ASSIGN_OR_RETURN(std::uint8_t byte, c.ReadU8(what));
-  switch (byte) {
-    case 0x7f:
-    case 0x7e:
-    case 0x7d:
-    case 0x7c:
-    case 0x7b:
-    case 0x70:
-    case 0x6f:
-    case 0x69:
-      return static_cast<ValType>(byte);
-    default:
-      if (IsGcTypeByte(byte)) return UnsupportedGc(at, what, byte);
-      return ByteCursor::Malformed(at, what, fmt::format("invalid value type {:#04x}", byte));
-  }
+  if (IsValTypeByte(byte)) return static_cast<ValType>(byte);
+  if (IsGcTypeByte(byte)) return UnsupportedGc(at, what, byte);
+  return ByteCursor::Malformed(at, what, fmt::format("invalid value type {:#04x}", byte));
 }
 
 Result<ValType> Reader::ReadRefType(ByteCursor& c, std::string_view what) {
