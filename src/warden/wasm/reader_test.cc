@@ -529,7 +529,8 @@ TEST(ReaderTest, FastPathReadsWhatTheGeneralDecoderReads) {
   std::vector<Bytes> immediates_s64;
   for (int bits = 0; bits < 64; bits += 3) {
     immediates_s64.push_back(S(std::int64_t{1} << bits));
-    immediates_s64.push_back(S(-(std::int64_t{1} << bits)));
+    // Negated in unsigned arithmetic: -(1 << 63) does not fit an int64_t.
+    immediates_s64.push_back(S(static_cast<std::int64_t>(0 - (std::uint64_t{1} << bits))));
   }
   immediates_s64.push_back(S(INT64_MAX));
   immediates_s64.push_back(S(INT64_MIN));
