@@ -76,16 +76,20 @@ int ExitFor(const Status& s) {
 }
 
 // Opens the KB found per §2.1; never creates one. Prints the error and sets *exit on failure.
+// Finds the KB (§2.1) and opens it; an open error names the path. Prints nothing, so that
+// `ingest` can run it on a thread of its own.
+Result<std::unique_ptr<kb::Kb>> FindAndOpenKb(base::Env& env, const GlobalOptions& global,
+                                              const kb::KbOptions& options = {}) {
+  ASSIGN_OR_RETURN(std::string path, kb::FindDatabase(env, global.db, global.cwd));
+  Result<std::unique_ptr<kb::Kb>> opened = kb::Kb::Open(env, path, options);
+  if (!opened.ok()) return opened.status().WithContext(path);
+  return opened;
+}
+
 std::unique_ptr<kb::Kb> OpenKb(base::Env& env, const GlobalOptions& global, int* exit) {
-  Result<std::string> path = kb::FindDatabase(env, global.db, global.cwd);
-  if (!path.ok()) {
-    Error(path.status().message());
-    *exit = kExitKb;
-    return nullptr;
-  }
-  Result<std::unique_ptr<kb::Kb>> opened = kb::Kb::Open(env, *path);
+  Result<std::unique_ptr<kb::Kb>> opened = FindAndOpenKb(env, global);
   if (!opened.ok()) {
-    Error(fmt::format("{}: {}", *path, opened.status().message()));
+    Error(opened.status().message());
     *exit = kExitKb;
     return nullptr;
   }
@@ -257,29 +261,17 @@ int RunIngest(base::Env& env, const GlobalOptions& global, const IngestArgs& arg
   // Only `ingest --db PATH` may create a database (§2.1). The KB is opened (created, for a new
   // one: two fsyncs) on a thread of its own while the module is read and fingerprinted; its
   // errors still come first, as when it was opened before the read.
-  std::string kb_path;
   Result<std::unique_ptr<kb::Kb>> opened = Status::Internal("ingest: the kb was not opened");
-  std::jthread opener([&env, &global, &kb_path, &opened] {
+  std::jthread opener([&env, &global, &opened] {
     kb::KbOptions kb_options;
-    if (global.db) {
-      kb_path = *global.db;
-      kb_options.create_if_missing = true;
-    } else {
-      Result<std::string> found = kb::FindDatabase(env, global.db, global.cwd);
-      if (!found.ok()) {
-        opened = found.status();
-        return;
-      }
-      kb_path = *found;
-    }
-    opened = kb::Kb::Open(env, kb_path, kb_options);
+    kb_options.create_if_missing = global.db.has_value();
+    opened = FindAndOpenKb(env, global, kb_options);
   });
   // Joins the opener; when the open failed, prints its error as OpenKb does and returns true.
   auto open_failed = [&]() {
     if (opener.joinable()) opener.join();
     if (opened.ok()) return false;
-    Error(kb_path.empty() ? opened.status().message()
-                          : fmt::format("{}: {}", kb_path, opened.status().message()));
+    Error(opened.status().message());
     return true;
   };
 
@@ -306,7 +298,7 @@ int RunIngest(base::Env& env, const GlobalOptions& global, const IngestArgs& arg
   const base::Progress sink = progress.Sink();
   options.progress = &sink;
   Result<ingest::PreparedVersion> prepared = ingest::ReadAndPrepare(env, wasm_path, options);
-  if (opener.joinable()) opener.join();
+  opener.join();
   if (!opened.ok()) progress.Clear();
   if (open_failed()) return kExitKb;
   std::unique_ptr<kb::Kb> k = std::move(opened).value();
