@@ -287,6 +287,17 @@ TEST(KbCrashTest, KilledMidStoreVersionLeavesNoTrace) {
   // version's, written with a rollback journal (kb.cc): a hot journal is left, which the next
   // open rolls back.
   EXPECT_TRUE(std::filesystem::exists(path + "-journal"));
+  {
+    // The rollback itself brings back the four indexes the store had dropped (Kb::Open would
+    // create missing ones, so look before it runs).
+    auto raw = base::Database::Open(path, {.create_if_missing = false});
+    ASSERT_TRUE(raw.ok()) << raw.status().ToString();
+    EXPECT_EQ(Count(**raw,
+                    "SELECT count(*) FROM sqlite_schema WHERE type = 'index' AND "
+                    "name IN ('functions_stable_id', 'functions_norm_hash', "
+                    "'functions_exact_hash', 'functions_structural_hash')"),
+              4);
+  }
   auto kb = Kb::Open(env, path);
   ASSERT_TRUE(kb.ok()) << kb.status().ToString();
   base::Database& db = KbTestPeer::Db(**kb);

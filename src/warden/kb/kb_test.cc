@@ -365,6 +365,50 @@ TEST_F(KbTest, FirstVersionIsWrittenWithARollbackJournal) {
   EXPECT_EQ(Count(*kb, "SELECT count(*) FROM functions"), 6);
 }
 
+// The stable_id and hash indexes of `functions`, by name, with their stored SQL.
+constexpr const char* kFunctionIndexes =
+    "SELECT group_concat(name || ': ' || sql, '; ') FROM (SELECT name, sql FROM sqlite_schema "
+    "WHERE type = 'index' AND tbl_name = 'functions' AND sql IS NOT NULL ORDER BY name)";
+
+// The first version into an empty KB drops the four stable_id and hash indexes and builds them
+// after its rows, in its transaction (kb.cc): afterwards they are there with the schema's own
+// SQL and hold every row (integrity_check compares each index with the table); a first store
+// that fails after the drop leaves them as they were.
+TEST_F(KbTest, FirstVersionBuildsTheFunctionIndexesAfterItsRows) {
+  auto kb = OpenNew();
+  const std::string schema = Text(*kb, kFunctionIndexes);
+  ASSERT_EQ(schema,
+            "functions_exact_hash: CREATE INDEX functions_exact_hash ON functions(exact_hash); "
+            "functions_norm_hash: CREATE INDEX functions_norm_hash ON functions(norm_hash); "
+            "functions_stable_id: CREATE INDEX functions_stable_id ON functions(stable_id); "
+            "functions_structural_hash: CREATE INDEX functions_structural_hash ON "
+            "functions(structural_hash)");
+  ASSERT_TRUE(KbTestPeer::Db(*kb)
+                  .Exec("CREATE TRIGGER fail_at_4 BEFORE INSERT ON functions "
+                        "WHEN NEW.func_index = 4 BEGIN SELECT RAISE(ABORT, 'boom'); END")
+                  .ok());
+  auto failed =
+      kb->StoreVersion(MakeVersion("v1", std::string(64, 'a'), 2, 4), MakeFunctions(2, 4), {});
+  ASSERT_FALSE(failed.ok());
+  EXPECT_EQ(Text(*kb, kFunctionIndexes), schema);
+  ASSERT_TRUE(KbTestPeer::Db(*kb).Exec("DROP TRIGGER fail_at_4").ok());
+
+  StoreV1(*kb, {{.func_index = 3, .name = "seeded"}});
+  EXPECT_EQ(Text(*kb, kFunctionIndexes), schema);
+  EXPECT_TRUE(KbTestPeer::Db(*kb).IntegrityCheck().ok());
+  for (const char* index :
+       {"functions_stable_id", "functions_norm_hash", "functions_exact_hash",
+        "functions_structural_hash"}) {
+    const std::string column = std::string(index).substr(std::string("functions_").size());
+    EXPECT_EQ(Count(*kb, fmt::format("SELECT count(*) FROM functions INDEXED BY {} WHERE {} >= ''",
+                                     index, column)),
+              Count(*kb, fmt::format("SELECT count(*) FROM functions WHERE {} IS NOT NULL", column)))
+        << index;
+  }
+  // The seed went through the gate after the indexes were built, and found its function.
+  EXPECT_EQ(Count(*kb, "SELECT count(*) FROM symbols WHERE name = 'seeded'"), 1);
+}
+
 // With another connection open on the file the switch fails at once and the first version
 // goes through the WAL and the finisher, as every later version does.
 TEST_F(KbTest, FirstVersionWithAnotherConnectionOpenGoesThroughTheWal) {

@@ -65,10 +65,6 @@ CREATE TABLE IF NOT EXISTS functions (
   opcodes                 BLOB NOT NULL,
   PRIMARY KEY (version_id, func_index)
 );
-CREATE INDEX IF NOT EXISTS functions_stable_id ON functions(stable_id);
-CREATE INDEX IF NOT EXISTS functions_norm_hash ON functions(norm_hash);
-CREATE INDEX IF NOT EXISTS functions_exact_hash ON functions(exact_hash);
-CREATE INDEX IF NOT EXISTS functions_structural_hash ON functions(structural_hash);
 CREATE TABLE IF NOT EXISTS symbols (
   stable_id      TEXT PRIMARY KEY,
   name           TEXT,
@@ -123,6 +119,22 @@ CREATE TABLE IF NOT EXISTS diffs (
 );
 )sql";
 
+// The same statements as the rest of the schema: each index's stored SQL is its CREATE INDEX
+// without IF NOT EXISTS, whichever statement created it.
+const std::string_view kFunctionIndexSql = R"sql(
+CREATE INDEX IF NOT EXISTS functions_stable_id ON functions(stable_id);
+CREATE INDEX IF NOT EXISTS functions_norm_hash ON functions(norm_hash);
+CREATE INDEX IF NOT EXISTS functions_exact_hash ON functions(exact_hash);
+CREATE INDEX IF NOT EXISTS functions_structural_hash ON functions(structural_hash);
+)sql";
+
+const std::string_view kDropFunctionIndexSql = R"sql(
+DROP INDEX functions_stable_id;
+DROP INDEX functions_norm_hash;
+DROP INDEX functions_exact_hash;
+DROP INDEX functions_structural_hash;
+)sql";
+
 namespace {
 
 Result<std::int64_t> CountRows(base::Database& db, std::string_view sql) {
@@ -142,6 +154,7 @@ Result<std::optional<std::string>> MetaValue(base::Database& db, std::string_vie
 Status Initialise(base::Database& db, std::string_view project) {
   ASSIGN_OR_RETURN(base::Transaction txn, db.Begin());
   RETURN_IF_ERROR(db.Exec(kSchemaSql));
+  RETURN_IF_ERROR(db.Exec(kFunctionIndexSql));
   ASSIGN_OR_RETURN(base::Statement stmt,
                    db.Prepare("INSERT OR IGNORE INTO meta(key, value) VALUES (?, ?)"));
   const std::string version = std::to_string(kSchemaVersion);
@@ -206,6 +219,7 @@ Status PrepareDatabase(base::Database& db, bool allow_init, std::string_view pro
   // Applied on every open (§10.1: no migration runner). When everything exists this writes
   // nothing.
   RETURN_IF_ERROR(db.Exec(kSchemaSql));
+  RETURN_IF_ERROR(db.Exec(kFunctionIndexSql));
 
   ASSIGN_OR_RETURN(std::int64_t fk, CountRows(db, "PRAGMA foreign_keys"));
   if (fk != 1) return Status::Internal("foreign_keys is off after open");

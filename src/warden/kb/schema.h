@@ -14,8 +14,13 @@ class Database;
 namespace trove::warden::kb::internal {
 
 // The §10.1 tables, indexes and the append-only triggers on `evidence`, every statement
-// idempotent (CREATE ... IF NOT EXISTS).
+// idempotent (CREATE ... IF NOT EXISTS), except the four indexes on `functions`' stable_id
+// and hashes, which are kFunctionIndexSql: the first version stored into an empty KB drops
+// them (kDropFunctionIndexSql) and builds them again after its rows, in its transaction
+// (docs/decisions/0042-warden-index-after-rows.md).
 extern const std::string_view kSchemaSql;
+extern const std::string_view kFunctionIndexSql;
+extern const std::string_view kDropFunctionIndexSql;
 
 // Makes `db` a usable WARDEN KB of this schema version:
 //   * a database with no table at all is initialised when `allow_init` (schema, meta rows
