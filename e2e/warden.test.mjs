@@ -6,7 +6,7 @@ import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
@@ -306,6 +306,37 @@ describe('warden CLI', () => {
     } finally {
       rmSync(home, { recursive: true, force: true });
       rmSync(proj, { recursive: true, force: true });
+    }
+  });
+
+  test('agent, mcp and config run in warden-net beside warden; without it they are exit 5', () => {
+    // warden itself links neither the agent backends nor the MCP server (decision 0043).
+    const alone = mkdtempSync(path.join(os.tmpdir(), 'warden-alone-'));
+    try {
+      const lone = path.join(alone, 'warden');
+      copyFileSync(WARDEN, lone);
+      chmodSync(lone, 0o755);
+      for (const args of [['config', 'get', 'agent.backend'], ['mcp', '--db', db], ['agent', '--db', db]]) {
+        const r = spawnSync(lone, args, { encoding: 'utf8', timeout: 60000 });
+        assert.equal(r.status, 5, `${args}: ${r.stderr}`);
+        assert.equal(r.stdout, '');
+        assert.match(r.stderr, /^error: cannot run .*\/warden-net: No such file or directory \(the agent, mcp and config commands run in warden-net, which is installed beside warden\)\n$/);
+      }
+      // The commands that do not need it work from the lone copy.
+      const r = spawnSync(lone, ['verify', v1], { encoding: 'utf8', timeout: 60000 });
+      assert.equal(r.status, 0, r.stderr);
+      // Beside the real one, the same config command reaches warden-net (exit 6: key not set).
+      const home = mkdtempSync(path.join(os.tmpdir(), 'warden-home-'));
+      try {
+        const env = { ...process.env, HOME: home, XDG_CONFIG_HOME: '' };
+        const got = spawnSync(WARDEN, ['config', 'get', 'agent.backend'], { encoding: 'utf8', env, timeout: 60000 });
+        assert.equal(got.status, 6, got.stderr);
+        assert.match(got.stderr, /agent\.backend is not set in /);
+      } finally {
+        rmSync(home, { recursive: true, force: true });
+      }
+    } finally {
+      rmSync(alone, { recursive: true, force: true });
     }
   });
 

@@ -6,6 +6,9 @@
 #include <fmt/core.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
+
 #include <CLI/CLI.hpp>
 #include <filesystem>
 #include <optional>
@@ -17,6 +20,30 @@
 #ifndef TROVE_VERSION
 #define TROVE_VERSION "0.1.0"
 #endif
+
+namespace {
+
+#ifdef TROVE_WARDEN_LEAN
+// `warden` is built without the agent backends and the MCP server, whose libraries (libcurl,
+// cpp-httplib, libssl) cost every run ~18 ms to load and initialise; the commands that need
+// them (agent, mcp, config) run in warden-net, the same command line with everything linked,
+// installed beside it. The exec keeps the process, its arguments, environment and standard
+// streams (docs/decisions/0043-warden-lean-cli.md). Returns only on failure.
+int ExecWardenNet(char** argv) {
+  std::error_code ec;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  const std::string net = (ec ? std::filesystem::path(argv[0]) : self).parent_path() / "warden-net";
+  ::execv(net.c_str(), argv);
+  std::fputs(fmt::format("error: cannot run {}: {} (the agent, mcp and config commands run in "
+                         "warden-net, which is installed beside warden)\n",
+                         net, std::strerror(errno))
+                 .c_str(),
+             stderr);
+  return trove::warden::cli::kExitUnavailable;
+}
+#endif
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace trove::warden::cli;
@@ -163,11 +190,15 @@ int main(int argc, char** argv) {
   if (*set_name) return RunSetName(env, global, set_args);
   if (*verify) return RunVerify(env, global, verify_file);
   if (*export_cmd) return RunExport(env, global, export_args);
+#ifdef TROVE_WARDEN_LEAN
+  if (*agent || *mcp || *config) return ExecWardenNet(argv);
+#else
   if (*agent) return RunAgent(env, global, agent_args);
   if (*mcp) return RunMcp(env, global, mcp_args);
   if (*config) {
     if (*config_set) config_args.value = config_value;
     return RunConfig(env, global, config_args);
   }
+#endif
   return kExitUsage;
 }

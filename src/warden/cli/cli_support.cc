@@ -1,0 +1,122 @@
+#include "warden/cli/cli_support.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "base/env.h"
+#include "warden/kb/kb.h"
+
+namespace trove::warden::cli {
+
+using base::StatusCode;
+
+void PrintJson(const Json& j) {
+  std::fputs((j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n").c_str(), stdout);
+}
+
+void Error(std::string_view message) {
+  std::fputs(fmt::format("error: {}\n", message).c_str(), stderr);
+}
+
+std::string Grouped(std::uint64_t n) {
+  std::string digits = std::to_string(n);
+  std::string out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i != 0 && (digits.size() - i) % 3 == 0) out.push_back(',');
+    out.push_back(digits[i]);
+  }
+  return out;
+}
+
+int ExitFor(const Status& s) {
+  switch (s.code()) {
+    case StatusCode::kNotFound:
+      return kExitUnknown;
+    case StatusCode::kInvalidArgument:
+    case StatusCode::kAlreadyExists:
+      return kExitUsage;
+    case StatusCode::kMalformed:
+    case StatusCode::kUnsupported:
+      return kExitMalformed;
+    default:
+      return kExitKb;
+  }
+}
+
+Result<std::unique_ptr<kb::Kb>> FindAndOpenKb(base::Env& env, const GlobalOptions& global,
+                                              const kb::KbOptions& options) {
+  ASSIGN_OR_RETURN(std::string path, kb::FindDatabase(env, global.db, global.cwd));
+  Result<std::unique_ptr<kb::Kb>> opened = kb::Kb::Open(env, path, options);
+  if (!opened.ok()) return opened.status().WithContext(path);
+  return opened;
+}
+
+std::unique_ptr<kb::Kb> OpenKb(base::Env& env, const GlobalOptions& global, int* exit) {
+  Result<std::unique_ptr<kb::Kb>> opened = FindAndOpenKb(env, global);
+  if (!opened.ok()) {
+    Error(opened.status().message());
+    *exit = kExitKb;
+    return nullptr;
+  }
+  return std::move(opened).value();
+}
+
+Result<std::int64_t> ResolveVersion(kb::Kb& k, const std::optional<std::string>& spec) {
+  return k.ResolveVersion(spec ? std::optional<std::string_view>(*spec) : std::nullopt);
+}
+
+std::optional<OpenedVersion> OpenVersion(base::Env& env, const GlobalOptions& global,
+                                         const std::optional<std::string>& version, int* exit) {
+  std::unique_ptr<kb::Kb> k = OpenKb(env, global, exit);
+  if (!k) return std::nullopt;
+  Result<std::int64_t> id = ResolveVersion(*k, version);
+  if (!id.ok()) {
+    Error(id.status().message());
+    *exit = ExitFor(id.status());
+    return std::nullopt;
+  }
+  return OpenedVersion{std::move(k), *id};
+}
+
+std::string AbsolutePath(const std::string& cwd, const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path p(path);
+  if (p.is_relative()) p = (cwd.empty() ? fs::current_path(ec) : fs::path(cwd)) / p;
+  fs::path canonical = fs::weakly_canonical(p, ec);
+  return (ec ? p.lexically_normal() : canonical).string();
+}
+
+std::string OrDash(const std::optional<std::string>& s) { return s && !s->empty() ? *s : "-"; }
+
+std::string Conf(const std::optional<double>& c) {
+  return c ? views::Confidence3(*c) : std::string("-");
+}
+
+void TerminalProgress::Draw(double done, double total, const std::string& message) {
+  if (!enabled_) return;
+  const double fraction = total > 0 ? std::clamp(done / total, 0.0, 1.0) : 0.0;
+  const int filled = static_cast<int>(fraction * kWidth);
+  std::string line = "[" + std::string(filled, '#') + std::string(kWidth - filled, '.') + "]";
+  if (total > 0) line += fmt::format(" {:3d}%", static_cast<int>(fraction * 100));
+  if (!message.empty()) line += " " + message;
+  // Phase counters ("read" 0/3) stay as they are; item counts are grouped.
+  if (total > 3) {
+    line += fmt::format(" {}/{}", Grouped(static_cast<std::uint64_t>(done)),
+                        Grouped(static_cast<std::uint64_t>(total)));
+  }
+  // Redraw when the percentage or the message changes, not on every item.
+  std::string key =
+      fmt::format("{}|{}|{}", static_cast<int>(fraction * 100), message, total > 0 ? 0.0 : done);
+  if (key == last_) return;
+  last_ = std::move(key);
+  shown_ = true;
+  std::fputs(("\r\x1b[K" + line).c_str(), stderr);
+  std::fflush(stderr);
+}
+
+}  // namespace trove::warden::cli
