@@ -100,13 +100,17 @@ int RunIngest(base::Env& env, const GlobalOptions& global, const IngestArgs& arg
     return kExitUsage;
   }
   // Only `ingest --db PATH` may create a database (§2.1). The KB is opened (created, for a new
-  // one: two fsyncs) on a thread of its own while the module is read and fingerprinted; its
-  // errors still come first, as when it was opened before the read.
+  // one: two fsyncs), and an empty one switched to the rollback journal its first version is
+  // written with (Kb::PrepareToStore: more fsyncs), on a thread of its own while the module is
+  // read and fingerprinted; its errors still come first, as when it was opened before the
+  // read.
   Result<std::unique_ptr<kb::Kb>> opened = Status::Internal("ingest: the kb was not opened");
   std::jthread opener([&env, &global, &opened] {
     kb::KbOptions kb_options;
     kb_options.create_if_missing = global.db.has_value();
     opened = FindAndOpenKb(env, global, kb_options);
+    // A failure here is StoreVersion's to meet and report.
+    if (opened.ok()) (void)(*opened)->PrepareToStore();
   });
   // Joins the opener; when the open failed, prints its error as OpenKb does and returns true.
   auto open_failed = [&]() {

@@ -36,6 +36,9 @@ void StartWriteback(int fd) {
 VersionFinisher::VersionFinisher(std::string db_path)
     : db_path_(std::move(db_path)), thread_([this] { Run(); }) {}
 
+VersionFinisher::VersionFinisher(std::string db_path, DatabaseFile file)
+    : db_path_(std::move(db_path)), database_fd_(file.fd), thread_([this] { Run(); }) {}
+
 VersionFinisher::~VersionFinisher() {
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -64,12 +67,16 @@ Status VersionFinisher::Wait() {
 }
 
 void VersionFinisher::Run() {
-  int wal = -1;
+  const bool wal_mode = database_fd_ < 0;
+  int followed = database_fd_;
   // The checkpoint's connection is opened while the transaction writes (a reader does not
   // wait for the writer in WAL mode), so that the commit is followed by the copy at once.
-  Result<std::unique_ptr<base::Database>> db = base::Database::Open(
-      db_path_,
-      base::DatabaseOptions{.busy_timeout_ms = kCheckpointBusyMs, .create_if_missing = false});
+  Result<std::unique_ptr<base::Database>> db = Status::Cancelled("no checkpoint");
+  if (wal_mode) {
+    db = base::Database::Open(
+        db_path_,
+        base::DatabaseOptions{.busy_timeout_ms = kCheckpointBusyMs, .create_if_missing = false});
+  }
   State state = State::kWriting;
   {
     std::unique_lock<std::mutex> lock(mu_);
@@ -77,19 +84,23 @@ void VersionFinisher::Run() {
       cv_.wait_for(lock, kWritebackPeriod);
       if (state_ != State::kWriting) break;
       lock.unlock();
-      if (wal < 0) wal = ::open((db_path_ + "-wal").c_str(), O_RDONLY | O_CLOEXEC);
-      StartWriteback(wal);
+      if (followed < 0) followed = ::open((db_path_ + "-wal").c_str(), O_RDONLY | O_CLOEXEC);
+      StartWriteback(followed);
       lock.lock();
     }
     state = state_;
   }
   if (state == State::kCommitted) {
-    StartWriteback(wal);  // the commit's last frames
-    outcome_ = db.ok() ? Checkpoint(**db) : db.status();
+    if (wal_mode) {
+      StartWriteback(followed);  // the commit's last frames
+      outcome_ = db.ok() ? Checkpoint(**db) : db.status();
+    } else {
+      outcome_ = Status::Ok();  // SQLite's commit synced the file
+    }
   } else {
     outcome_ = Status::Cancelled("version finisher: stopped before a commit");
   }
-  if (wal >= 0) ::close(wal);
+  if (wal_mode && followed >= 0) ::close(followed);  // the WAL's: SQLite locks no WAL byte
 }
 
 Status VersionFinisher::Checkpoint(base::Database& db) {

@@ -33,8 +33,20 @@ namespace trove::warden::kb {
 
 class VersionFinisher {
  public:
+  // The database file itself, for a version written with a rollback journal (kb.cc, 0041):
+  // `fd` is one of SQLite's own descriptors of the file, found by its device and inode and
+  // never closed here (closing any descriptor of the file would drop the process's POSIX
+  // locks on it, SQLite's included). Its writeback is started while the transaction spills
+  // pages into the file, so that the commit's fsync finds most of them on disk; there is
+  // nothing to checkpoint after the commit (docs/decisions/0044-warden-store-tail.md).
+  struct DatabaseFile {
+    int fd = -1;
+  };
+
   // Starts following the WAL of the database at `db_path`.
   explicit VersionFinisher(std::string db_path);
+  // Starts following the database file `file` of the database at `db_path`.
+  VersionFinisher(std::string db_path, DatabaseFile file);
   VersionFinisher(const VersionFinisher&) = delete;
   VersionFinisher& operator=(const VersionFinisher&) = delete;
   // Stops (without a checkpoint unless Committed was called) and waits for the thread.
@@ -43,7 +55,8 @@ class VersionFinisher {
   // The version's transaction has committed: checkpoint it now.
   void Committed();
   // Waits until the thread is done and returns the checkpoint's outcome: OK when the WAL was
-  // copied and truncated, else why not (not committed, busy, an I/O error). Idempotent.
+  // copied and truncated (following the database file: when the transaction committed), else
+  // why not (not committed, busy, an I/O error). Idempotent.
   Status Wait();
 
  private:
@@ -52,6 +65,7 @@ class VersionFinisher {
   Status Checkpoint(base::Database& db);
 
   const std::string db_path_;
+  const int database_fd_ = -1;  // >= 0: follows the database file (DatabaseFile), not the WAL
   std::mutex mu_;
   std::condition_variable cv_;
   State state_ = State::kWriting;  // guarded by mu_

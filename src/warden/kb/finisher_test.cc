@@ -5,6 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <filesystem>
 #include <string>
 
@@ -99,6 +102,33 @@ TEST(VersionFinisherTest, ReaderInTheWayLeavesTheRestToTheClose) {
   reader->reset();
   db->reset();  // the last close checkpoints the rest
   EXPECT_EQ(RowsInFileAlone(dir, "c.db"), 210);
+}
+
+// Following the database file (rollback journal): the finisher starts its writeback through
+// the given descriptor and never closes it; after the commit it reports OK with no checkpoint,
+// and stopped before a commit, Cancelled.
+TEST(VersionFinisherTest, FollowingTheDatabaseFileLeavesItsDescriptorOpen) {
+  TempDir dir("trove_finisher_test");
+  const std::string path = dir.Abs("r.db");
+  auto db = base::Database::Open(path);
+  ASSERT_TRUE(db.ok());
+  ASSERT_TRUE((*db)->Exec("PRAGMA journal_mode=DELETE").ok());
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  {
+    VersionFinisher finisher(path, VersionFinisher::DatabaseFile{fd});
+    WriteRows(**db, 3000);
+    finisher.Committed();
+    EXPECT_TRUE(finisher.Wait().ok());
+  }
+  {
+    VersionFinisher stopped(path, VersionFinisher::DatabaseFile{fd});
+    EXPECT_EQ(stopped.Wait().code(), StatusCode::kCancelled);
+  }
+  EXPECT_NE(::fcntl(fd, F_GETFD), -1) << "the finisher closed the descriptor it was given";
+  EXPECT_FALSE(std::filesystem::exists(path + "-wal"));
+  EXPECT_EQ(RowsInFileAlone(dir, "r.db"), 3000);
+  ::close(fd);
 }
 
 }  // namespace

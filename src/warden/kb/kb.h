@@ -97,6 +97,16 @@ class Kb {
 
   // --- Ingest (kb.cc) ---
 
+  // Does ahead of time the first step of storing a first version (optional): when the KB
+  // holds no version and this is the only connection open on the file, switches it to the
+  // rollback journal that StoreVersion would switch to (docs/decisions/0041-warden-first-
+  // version-journal.md), so that a caller can do it beside other work (the CLI: while the
+  // module is decoded). StoreVersion checks again and goes back to WAL on its way out; without
+  // a StoreVersion the Kb goes back to WAL when it is destroyed. Another process that opens
+  // the KB meanwhile sets WAL again, and StoreVersion then writes through the WAL. Returns
+  // whether the KB is now in rollback mode.
+  Result<bool> PrepareToStore();
+
   // Stores one version in one transaction: the version row, a row per function, the seed
   // names through the gate (provenance export) and their evidence. Any failure rolls back
   // everything. When a version with the same sha256 exists, returns it with
@@ -197,6 +207,8 @@ class Kb {
   const std::string path_;
   const std::unique_ptr<base::Database> db_;
   const std::function<void(std::size_t)> store_progress_;
+  // PrepareToStore switched to the rollback journal and no StoreVersion has switched back.
+  bool rollback_pending_ = false;
   // The last StoreVersion's WAL writeback and checkpoint (finisher.h); declared after db_ so
   // that it is done before db_ closes.
   std::unique_ptr<VersionFinisher> finisher_;
