@@ -27,14 +27,24 @@ double CpuSeconds() {
          static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
 }
 
+// Resident set size now, in MiB (/proc/self/statm; 0 elsewhere).
+double RssMib() {
+  long pages = 0, resident = 0;
+  if (std::FILE* f = std::fopen("/proc/self/statm", "r")) {
+    if (std::fscanf(f, "%ld %ld", &pages, &resident) != 2) resident = 0;
+    std::fclose(f);
+  }
+  return static_cast<double>(resident) * static_cast<double>(sysconf(_SC_PAGESIZE)) / (1 << 20);
+}
+
 struct Clock {
   std::chrono::steady_clock::time_point wall = std::chrono::steady_clock::now();
   double cpu = CpuSeconds();
   void Lap(const char* phase) {
     const auto now = std::chrono::steady_clock::now();
     const double c = CpuSeconds();
-    fmt::print("  {:<8} wall {:.3f} s  cpu {:.3f} s\n", phase,
-               std::chrono::duration<double>(now - wall).count(), c - cpu);
+    fmt::print("  {:<8} wall {:.3f} s  cpu {:.3f} s  rss {:.1f} MiB\n", phase,
+               std::chrono::duration<double>(now - wall).count(), c - cpu, RssMib());
     wall = now;
     cpu = c;
   }
