@@ -1350,6 +1350,40 @@ Status IdentityBuilder::OnFunctionBodyEnd(wasm::FuncIndex func) {
 }
 
 void IdentityBuilder::IndexSegments() {
+  pieces_.clear();
+  page_first_.clear();
+  // Emscripten writes its segments in address order without overlap: then they are the
+  // pieces as they are, and the painting below (a std::map) is not needed.
+  bool ordered = true;
+  for (std::size_t i = 0; i < segments_.size() && ordered; ++i) {
+    const Segment& s = segments_[i];
+    if (s.bytes.empty()) continue;  // as the painting skips it
+    const std::uint64_t end = s.address + s.bytes.size();
+    ordered = end > s.address && (pieces_.empty() || pieces_.back().end <= s.address);
+    if (ordered) pieces_.push_back(Piece{s.address, end, i});
+  }
+  if (!ordered) PaintSegments();
+  IndexPages();
+}
+
+void IdentityBuilder::IndexPages() {
+  page_first_.clear();
+  if (pieces_.empty()) return;
+  pages_start_ = pieces_.front().start >> kPageShift << kPageShift;
+  const std::uint64_t span = pieces_.back().end - pages_start_;
+  // A sparse layout (a few bytes at each end of a huge range) would make the table large:
+  // then SegmentAt keeps its binary search.
+  if ((span >> kPageShift) > 16 * pieces_.size() + 4096) return;
+  page_first_.resize(static_cast<std::size_t>((span + (1u << kPageShift) - 1) >> kPageShift));
+  std::size_t piece = 0;
+  for (std::size_t page = 0; page < page_first_.size(); ++page) {
+    const std::uint64_t page_start = pages_start_ + (std::uint64_t{page} << kPageShift);
+    while (piece < pieces_.size() && pieces_[piece].end <= page_start) ++piece;
+    page_first_[page] = static_cast<std::uint32_t>(piece);
+  }
+}
+
+void IdentityBuilder::PaintSegments() {
   // Paints each segment over the ones written before it, in write order.
   std::map<std::uint64_t, Piece> painted;  // keyed by start
   for (std::size_t i = 0; i < segments_.size(); ++i) {
@@ -1390,6 +1424,17 @@ void IdentityBuilder::IndexSegments() {
 }
 
 const IdentityBuilder::Segment* IdentityBuilder::SegmentAt(std::uint64_t address) const {
+  if (!page_first_.empty()) {
+    if (address < pages_start_) return nullptr;
+    const std::uint64_t page = (address - pages_start_) >> kPageShift;
+    if (page >= page_first_.size()) return nullptr;
+    for (std::size_t i = page_first_[page]; i < pieces_.size(); ++i) {
+      const Piece& p = pieces_[i];
+      if (address < p.start) return nullptr;
+      if (address < p.end) return &segments_[p.segment];
+    }
+    return nullptr;
+  }
   auto it = std::upper_bound(pieces_.begin(), pieces_.end(), address,
                              [](std::uint64_t a, const Piece& p) { return a < p.start; });
   if (it == pieces_.begin()) return nullptr;

@@ -287,8 +287,11 @@ class IdentityBuilder final : public wasm::ModuleVisitor {
   std::string EncodeTag(std::uint32_t tag) const;
   const ImportedFunction* ImportedFunctionAt(wasm::FuncIndex func) const;
   void AddInitializedSegments();
-  // Builds pieces_ from segments_.
+  // Builds pieces_ from segments_ (as they are when they are in address order without
+  // overlap, else PaintSegments), then page_first_ (IndexPages).
   void IndexSegments();
+  void PaintSegments();
+  void IndexPages();
   // Returns the segment written last that holds `address`, or null.
   const Segment* SegmentAt(std::uint64_t address) const;
   // Resolves the referenced strings of `function` from its constants (Body::constants).
@@ -330,6 +333,12 @@ class IdentityBuilder final : public wasm::ModuleVisitor {
     std::size_t segment = 0;  // index into segments_
   };
   std::vector<Piece> pieces_;
+  // For each kPageBytes-aligned page of [pieces_.front().start, pieces_.back().end), the first
+  // piece that ends after the page's start: SegmentAt looks at a piece or two from there
+  // instead of a binary search over every piece (28,951 in ffmpeg-core).
+  static constexpr unsigned kPageShift = 8;
+  std::vector<std::uint32_t> page_first_;
+  std::uint64_t pages_start_ = 0;
   std::map<std::uint32_t, std::span<const std::uint8_t>> passive_;  // passive segments
   std::optional<wasm::FuncIndex> start_;
   std::vector<Body*> bodies_;  // per defined function, while its body is read

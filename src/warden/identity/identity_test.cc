@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <set>
 #include <span>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -73,8 +74,7 @@ Bytes ActiveData(std::int32_t address, std::string_view text) {
   return Section(11, Cat({U(1), {0x00, 0x41}, S(address), {kEnd}, Sized(bytes)}));
 }
 // One data section with several active segments of memory 0, written in order.
-Bytes ActiveDataSegments(
-    std::initializer_list<std::pair<std::int32_t, std::string_view>> segments) {
+Bytes ActiveDataSegments(const std::vector<std::pair<std::int32_t, std::string_view>>& segments) {
   Bytes out = U(segments.size());
   for (const auto& [address, text] : segments) {
     Bytes bytes(text.begin(), text.end());
@@ -357,6 +357,58 @@ TEST(IdentityTest, OverlappingSegmentsResolveToTheLastWritten) {
   const auto c = std::pair<std::int32_t, std::string_view>(300, "cccc\0"sv);
   EXPECT_THAT(strings_for(300, {c, a}), ElementsAre("cccc"));
   EXPECT_TRUE(strings_for(200, {c, a}).empty());
+}
+
+// Three ways to find a constant's segment give the same strings: segments in address order
+// without overlap (used as they are, looked up through the page table), the same with one more
+// segment far away (the table would be sparse: binary search), and the same written in
+// reverse order (painted). Addresses probe every segment's edges, the gaps and page edges.
+TEST(IdentityTest, SegmentLookupsAgreeOnEveryLayout) {
+  std::mt19937 rng(7);
+  std::vector<std::string> texts;
+  std::vector<std::pair<std::int32_t, std::string_view>> segments;
+  std::int32_t address = 1024;
+  for (int i = 0; i < 400; ++i) {
+    std::string text;
+    const int pieces = 1 + static_cast<int>(rng() % 4);
+    for (int k = 0; k < pieces; ++k) {
+      const int len = static_cast<int>(rng() % 12);
+      for (int c = 0; c < len; ++c) text.push_back(static_cast<char>('a' + rng() % 26));
+      if (rng() % 5 != 0) text.push_back('\0');
+    }
+    if (text.empty()) text = "q";
+    texts.push_back(std::move(text));
+    address += static_cast<std::int32_t>(rng() % 3 == 0 ? 0 : rng() % 600);
+    segments.emplace_back(address, std::string_view());
+    address += static_cast<std::int32_t>(texts.back().size());
+  }
+  for (std::size_t i = 0; i < segments.size(); ++i) segments[i].second = texts[i];
+  std::vector<std::int32_t> probes;
+  for (const auto& [start, text] : segments) {
+    const auto size = static_cast<std::int32_t>(text.size());
+    for (std::int32_t a : {start - 1, start, start + 1, start + size / 2, start + size - 1,
+                           start + size, start + size + 1}) {
+      probes.push_back(a);
+    }
+  }
+  for (std::int32_t a = 0; a < address + 512; a += 256) probes.push_back(a);
+  Bytes body = {0x00};
+  for (std::int32_t a : probes) body = Cat({body, {0x41}, S(a), {0x1a}});
+  body.push_back(kEnd);
+  const auto strings = [&](const std::vector<std::pair<std::int32_t, std::string_view>>& data) {
+    return Compute(Module({Types({kVoidType}), Functions({0}), Memory(), Code({body}),
+                           ActiveDataSegments(data)}))
+        .functions.at(0)
+        .referenced_strings;
+  };
+  const std::vector<std::string> ordered = strings(segments);
+  EXPECT_GT(ordered.size(), 100u);
+  auto sparse = segments;
+  sparse.emplace_back(0x7fff0000, std::string_view("far\0", 4));
+  EXPECT_EQ(strings(sparse), ordered);
+  auto reversed = segments;
+  std::reverse(reversed.begin(), reversed.end());
+  EXPECT_EQ(strings(reversed), ordered);
 }
 
 TEST(IdentityTest, ConcurrentBodiesGiveTheSameIdentity) {
