@@ -90,7 +90,7 @@ int main(int argc, char** argv) {
       }
       clock.Lap("open");
       Result<warden::kb::StoreResult> stored =
-          (*kb)->StoreVersion(prepared->version, prepared->functions, prepared->seeds);
+          (*kb)->StoreVersion(prepared->version, prepared->functions.span(), prepared->seeds);
       if (!stored.ok()) {
         fmt::print(stderr, "{}\n", stored.status().ToString());
         return 1;

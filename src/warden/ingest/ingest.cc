@@ -9,7 +9,6 @@
 
 #include "base/env.h"
 #include "base/hash.h"
-#include "base/memory.h"
 #include "base/thread_pool.h"
 #include "warden/identity/identity.h"
 #include "warden/kb/kb.h"
@@ -183,20 +182,14 @@ Result<PreparedVersion> PrepareVersion(std::span<const std::uint8_t> bytes,
   v.glue_json = options.glue_json;
 
   if (options.seed) out.seeds = PlanSeeds(ids, options.glue);
-  base::ReserveWithHugePages(out.functions, ids.imports.size() + ids.functions.size());
-  for (const identity::ImportedFunction& import : ids.imports) {
-    out.functions.push_back(ImportRecord(import));
-  }
-  // Each defined record is built from its own identity into its own slot, on the decode
+  // Each record is built from its own import or identity into its own slot, on the decode
   // threads.
-  const std::size_t first_defined = out.functions.size();
-  out.functions.resize(first_defined + ids.functions.size());
-  base::ParallelChunks(
-      ids.functions.size(), read.decode_threads, 1024, [&](std::size_t begin, std::size_t end) {
-        for (std::size_t i = begin; i < end; ++i) {
-          const auto [offset, size] = locations.At(i);
-          out.functions[first_defined + i] = DefinedRecord(ids.functions[i], offset, size);
-        }
+  const std::size_t imports = ids.imports.size();
+  out.functions = base::ParallelArray<kb::FunctionRecord>::Build(
+      imports + ids.functions.size(), read.decode_threads, 1024, [&](std::size_t i) {
+        if (i < imports) return ImportRecord(ids.imports[i]);
+        const auto [offset, size] = locations.At(i - imports);
+        return DefinedRecord(ids.functions[i - imports], offset, size);
       });
   return out;
 }
@@ -230,7 +223,8 @@ Result<IngestReport> StorePrepared(kb::Kb& kb, PreparedVersion prepared,
     };
   }
   ASSIGN_OR_RETURN(report.store,
-                   kb.StoreVersion(prepared.version, prepared.functions, prepared.seeds, on_rows));
+                   kb.StoreVersion(prepared.version, prepared.functions.span(), prepared.seeds,
+                                   on_rows));
   report.module = std::move(prepared.module);
   Report(options, kPhases, kPhases, "done");
   return report;

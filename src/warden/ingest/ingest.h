@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "base/cancellation.h"
+#include "base/parallel_array.h"
 #include "base/status.h"
 #include "warden/ingest/module_facts.h"
 #include "warden/kb/records.h"
@@ -60,7 +61,8 @@ struct IngestReport {
 // A version ready to store: everything StoreVersion takes, built in memory from the bytes.
 struct PreparedVersion {
   kb::VersionRecord version;
-  std::vector<kb::FunctionRecord> functions;  // imports first, then defined, by index
+  // Imports first, then defined, by index; built on the decode threads (parallel_array.h).
+  base::ParallelArray<kb::FunctionRecord> functions;
   std::vector<kb::SeedName> seeds;
   ModuleFacts module;
 };

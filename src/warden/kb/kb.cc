@@ -128,7 +128,7 @@ struct EncodedColumns {
 // waits for row i and tells the encoder that every row before i is done with.
 class ColumnEncoder {
  public:
-  explicit ColumnEncoder(const std::vector<FunctionRecord>& functions)
+  explicit ColumnEncoder(std::span<const FunctionRecord> functions)
       : functions_(functions), ring_(kRing), thread_([this](std::stop_token stop) { Run(stop); }) {}
   ColumnEncoder(const ColumnEncoder&) = delete;
   ColumnEncoder& operator=(const ColumnEncoder&) = delete;
@@ -188,7 +188,7 @@ class ColumnEncoder {
     c.referenced_strings = ToJson(f.referenced_strings);
   }
 
-  const std::vector<FunctionRecord>& functions_;
+  const std::span<const FunctionRecord> functions_;
   std::vector<EncodedColumns> ring_;      // kRing slots
   std::atomic<std::size_t> ready_{0};     // rows [0, ready_) are encoded
   std::atomic<std::size_t> consumed_{0};  // rows [0, consumed_) are done with
@@ -459,7 +459,7 @@ Result<bool> Kb::PrepareToStore() {
 }
 
 Result<StoreResult> Kb::StoreVersion(const VersionRecord& version,
-                                     const std::vector<FunctionRecord>& functions,
+                                     std::span<const FunctionRecord> functions,
                                      const std::vector<SeedName>& seeds,
                                      const RowsProgress& on_rows) {
   // Validate before taking the write lock.

@@ -29,6 +29,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -118,7 +119,7 @@ class Kb {
   // last with rows_done == rows_total), inside the transaction, on the calling thread.
   using RowsProgress = std::function<void(std::size_t rows_done, std::size_t rows_total)>;
   Result<StoreResult> StoreVersion(const VersionRecord& version,
-                                   const std::vector<FunctionRecord>& functions,
+                                   std::span<const FunctionRecord> functions,
                                    const std::vector<SeedName>& seeds = {},
                                    const RowsProgress& on_rows = nullptr);
 
