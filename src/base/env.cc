@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <fmt/core.h>
+#include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -427,6 +428,44 @@ void MemEnv::AdvanceMicros(std::int64_t micros) {
   std::lock_guard<std::mutex> lock(mu_);
   now_micros_ += micros;
   monotonic_micros_ += micros;
+}
+
+// ---------------------------------------------------------------------------------------------
+// MappedFile
+
+MappedFile::MappedFile(MappedFile&& other) noexcept
+    : data_(std::exchange(other.data_, nullptr)), size_(std::exchange(other.size_, 0)) {}
+
+MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
+  if (this != &other) {
+    if (data_ != nullptr) ::munmap(const_cast<std::uint8_t*>(data_), size_);
+    data_ = std::exchange(other.data_, nullptr);
+    size_ = std::exchange(other.size_, 0);
+  }
+  return *this;
+}
+
+MappedFile::~MappedFile() {
+  if (data_ != nullptr) ::munmap(const_cast<std::uint8_t*>(data_), size_);
+}
+
+Result<MappedFile> MappedFile::Open(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return PosixError("open", path, errno);
+  FdCloser closer(fd);
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return PosixError("stat", path, errno);
+  if (!S_ISREG(st.st_mode)) {
+    return Status::Unsupported(fmt::format("map {}: not a regular file", path));
+  }
+  MappedFile out;
+  if (st.st_size == 0) return out;
+  const auto size = static_cast<std::size_t>(st.st_size);
+  void* data = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+  if (data == MAP_FAILED) return PosixError("mmap", path, errno);
+  out.data_ = static_cast<const std::uint8_t*>(data);
+  out.size_ = size;
+  return out;
 }
 
 }  // namespace trove::base

@@ -14,6 +14,7 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -129,6 +130,32 @@ class MemEnv final : public Env {
   std::set<std::string> dirs_;                // guarded by mu_; normalized, roots excluded
   std::int64_t now_micros_;                   // guarded by mu_
   std::int64_t monotonic_micros_ = 0;         // guarded by mu_
+};
+
+// A read-only, private mapping of a whole file, its pages read in up front (MAP_POPULATE):
+// the bytes of a large file without copying them into fresh memory, which the kernel must
+// first zero (docs/decisions/0046-warden-mapped-module.md). Not part of Env: it reads the
+// real file system. If the file shrinks while it is mapped, reading a page past its new end
+// raises SIGBUS; a caller that maps a file others may change must handle that signal.
+class MappedFile {
+ public:
+  MappedFile() = default;
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+  MappedFile(MappedFile&& other) noexcept;
+  MappedFile& operator=(MappedFile&& other) noexcept;
+  ~MappedFile();
+
+  // Maps the file at `path`; errors as PosixEnv::ReadFile's (kNotFound, kIo), and
+  // kUnsupported for what is not a regular file (a directory, a pipe). An empty file gives
+  // no bytes and maps nothing.
+  static Result<MappedFile> Open(const std::string& path);
+
+  std::span<const std::uint8_t> bytes() const { return {data_, size_}; }
+
+ private:
+  const std::uint8_t* data_ = nullptr;
+  std::size_t size_ = 0;
 };
 
 }  // namespace trove::base

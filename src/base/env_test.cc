@@ -6,6 +6,7 @@
 #include <atomic>
 #include <ctime>
 #include <filesystem>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <thread>
@@ -418,6 +419,38 @@ TEST_F(PosixEnvTest, WallClockMatchesTime) {
   const std::int64_t seconds = static_cast<std::int64_t>(std::time(nullptr));
   const std::int64_t now = env_.NowMicros() / 1'000'000;
   EXPECT_LE(std::abs(now - seconds), 5);
+}
+
+// MappedFile gives a file's bytes as they are, maps nothing for an empty file, refuses what
+// is not a regular file as kUnsupported (callers then read it) and a missing one as
+// kNotFound, naming the path, and moves its mapping.
+TEST(MappedFileTest, MapsARegularFile) {
+  testing::TempDir dir("trove_mapped_test");
+  PosixEnv env;
+  std::string data(3 << 20, '\0');
+  for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<char>(i * 131 + (i >> 9));
+  ASSERT_TRUE(env.WriteFile(dir.Abs("big.bin"), data).ok());
+  Result<MappedFile> mapped = MappedFile::Open(dir.Abs("big.bin"));
+  ASSERT_TRUE(mapped.ok()) << mapped.status().ToString();
+  ASSERT_EQ(mapped->bytes().size(), data.size());
+  EXPECT_EQ(std::memcmp(mapped->bytes().data(), data.data(), data.size()), 0);
+  MappedFile moved = std::move(*mapped);
+  EXPECT_TRUE(mapped->bytes().empty());  // NOLINT(bugprone-use-after-move): defined state
+  EXPECT_EQ(moved.bytes().size(), data.size());
+  EXPECT_EQ(moved.bytes()[12345], static_cast<std::uint8_t>(data[12345]));
+
+  ASSERT_TRUE(env.WriteFile(dir.Abs("empty.bin"), "").ok());
+  Result<MappedFile> empty = MappedFile::Open(dir.Abs("empty.bin"));
+  ASSERT_TRUE(empty.ok()) << empty.status().ToString();
+  EXPECT_TRUE(empty->bytes().empty());
+
+  Result<MappedFile> missing = MappedFile::Open(dir.Abs("missing.bin"));
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(missing.status().message().find("missing.bin"), std::string::npos);
+  Result<MappedFile> directory = MappedFile::Open(dir.path());
+  ASSERT_FALSE(directory.ok());
+  EXPECT_EQ(directory.status().code(), StatusCode::kUnsupported);
 }
 
 }  // namespace

@@ -1,8 +1,11 @@
 #include "warden/cli/cli_support.h"
 
 #include <fmt/core.h>
+#include <signal.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cstring>
 #include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -118,5 +121,33 @@ void TerminalProgress::Draw(double done, double total, const std::string& messag
   std::fputs(("\r\x1b[K" + line).c_str(), stderr);
   std::fflush(stderr);
 }
+
+namespace {
+
+// The handler may only call async-signal-safe functions: the message is formatted before.
+char g_sigbus_message[4096];
+std::size_t g_sigbus_length = 0;
+struct sigaction g_previous_sigbus {};
+
+void OnSigbus(int /*signal*/) {
+  ssize_t ignored = ::write(2, g_sigbus_message, g_sigbus_length);
+  (void)ignored;
+  ::_exit(kExitMalformed);
+}
+
+}  // namespace
+
+ExitOnSigbus::ExitOnSigbus(std::string_view path) {
+  const std::string message =
+      fmt::format("error: malformed wasm: {} changed while it was read\n", path);
+  g_sigbus_length = std::min(message.size(), sizeof(g_sigbus_message));
+  std::memcpy(g_sigbus_message, message.data(), g_sigbus_length);
+  struct sigaction action {};
+  action.sa_handler = OnSigbus;
+  sigemptyset(&action.sa_mask);
+  ::sigaction(SIGBUS, &action, &g_previous_sigbus);
+}
+
+ExitOnSigbus::~ExitOnSigbus() { ::sigaction(SIGBUS, &g_previous_sigbus, nullptr); }
 
 }  // namespace trove::warden::cli

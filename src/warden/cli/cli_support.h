@@ -52,6 +52,19 @@ std::string OrDash(const std::optional<std::string>& s);
 // A confidence with three decimals, or "-".
 std::string Conf(const std::optional<double>& c);
 
+// While one is alive, a SIGBUS, which reading a mapped module that shrank raises
+// (base::MappedFile, IngestOptions::map_module), prints "error: malformed wasm: <path> changed
+// while it was read" on stderr and exits with kExitMalformed (4) at once: nothing has been
+// written to the KB before the module is prepared, and a KB being created meanwhile is left
+// as after a kill. The previous action comes back when it is destroyed. One at a time.
+class ExitOnSigbus {
+ public:
+  explicit ExitOnSigbus(std::string_view path);
+  ~ExitOnSigbus();
+  ExitOnSigbus(const ExitOnSigbus&) = delete;
+  ExitOnSigbus& operator=(const ExitOnSigbus&) = delete;
+};
+
 // A progress bar on stderr when it is a terminal (§2.1: decoration only on a terminal), e.g.
 // "\r\x1b[K[##########..............]  45% export 887/1,968". It redraws only when the
 // percentage or the message changes, so per-function reports cost little, and clears its line

@@ -142,7 +142,12 @@ int RunIngest(base::Env& env, const GlobalOptions& global, const IngestArgs& arg
   TerminalProgress progress(global.stderr_is_terminal && !global.json);
   const base::Progress sink = progress.Sink();
   options.progress = &sink;
+  // The module is mapped, not copied into fresh memory (decision 0046); a module that another
+  // process truncates meanwhile ends the command with exit 4.
+  options.map_module = true;
+  std::optional<ExitOnSigbus> on_sigbus(std::in_place, wasm_path);
   Result<ingest::PreparedVersion> prepared = ingest::ReadAndPrepare(env, wasm_path, options);
+  on_sigbus.reset();
   opener.join();
   if (!opened.ok()) progress.Clear();
   if (open_failed()) return kExitKb;

@@ -197,6 +197,15 @@ Result<PreparedVersion> PrepareVersion(std::span<const std::uint8_t> bytes,
 Result<PreparedVersion> ReadAndPrepare(base::Env& env, const std::string& wasm_path,
                                        const IngestOptions& options) {
   Report(options, 0, kPhases, "read");
+  if (options.map_module) {
+    Result<base::MappedFile> mapped = base::MappedFile::Open(wasm_path);
+    if (mapped.ok()) {
+      Report(options, 1, kPhases, "fingerprint");
+      return PrepareVersion(mapped->bytes(), wasm_path, options);  // copies what it keeps
+    }
+    // Not a regular file (a pipe, a directory): read through the Env, as without the option.
+    if (mapped.status().code() != base::StatusCode::kUnsupported) return mapped.status();
+  }
   ASSIGN_OR_RETURN(std::string data, env.ReadFile(wasm_path));
   const std::span<const std::uint8_t> bytes(reinterpret_cast<const std::uint8_t*>(data.data()),
                                             data.size());

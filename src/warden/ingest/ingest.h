@@ -44,6 +44,10 @@ struct IngestOptions {
   // "done" at 3 of 3. done never decreases.
   // Called from a decode thread during fingerprinting, but never from two threads at once.
   const base::Progress* progress = nullptr;
+  // ReadAndPrepare maps the module (base::MappedFile) instead of reading it through the Env:
+  // no copy into fresh memory. The caller then handles SIGBUS, which a module that shrinks
+  // while it is prepared raises (the CLI does: docs/decisions/0046-warden-mapped-module.md).
+  bool map_module = false;
 };
 
 struct IngestReport {
