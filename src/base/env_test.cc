@@ -4,9 +4,9 @@
 #include <stdlib.h>
 
 #include <atomic>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
-#include <cstring>
 #include <memory>
 #include <string>
 #include <thread>

@@ -48,7 +48,7 @@ class ParallelArray {
     ParallelArray out;
     if (n == 0) return out;
     const std::size_t bytes = n * sizeof(T);
-    T* data = static_cast<T*>(::operator new(bytes, std::align_val_t{alignof(T)}));
+    T* data = static_cast<T*>(::operator new (bytes, std::align_val_t{alignof(T)}));
     if (bytes >= kHugePageAdviceMinBytes) AdviseHugePages(data, bytes);
     ParallelChunks(n, threads, grain, [&](std::size_t begin, std::size_t end) {
       for (std::size_t i = begin; i < end; ++i) ::new (static_cast<void*>(data + i)) T(make(i));
@@ -72,7 +72,7 @@ class ParallelArray {
  private:
   void Reset() {
     for (std::size_t i = 0; i < size_; ++i) data_[i].~T();
-    if (data_ != nullptr) ::operator delete(data_, std::align_val_t{alignof(T)});
+    if (data_ != nullptr) ::operator delete (data_, std::align_val_t{alignof(T)});
     data_ = nullptr;
     size_ = 0;
   }

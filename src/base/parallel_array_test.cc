@@ -27,9 +27,8 @@ TEST(ParallelArrayTest, BuildsEachElementOnceInPlace) {
   for (std::size_t threads : {1u, 2u, 4u}) {
     for (std::size_t n : {0u, 1u, 7u, 1000u, 100000u}) {
       {
-        auto a = ParallelArray<Counted>::Build(n, threads, 64, [](std::size_t i) {
-          return Counted(i);
-        });
+        auto a =
+            ParallelArray<Counted>::Build(n, threads, 64, [](std::size_t i) { return Counted(i); });
         ASSERT_EQ(a.size(), n);
         EXPECT_EQ(a.empty(), n == 0);
         EXPECT_EQ(Counted::alive.load(), static_cast<int>(n));

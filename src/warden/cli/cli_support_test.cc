@@ -53,8 +53,7 @@ TEST(ExitOnSigbusDeathTest, ThePreviousActionComesBack) {
         }
         struct sigaction after {};
         ::sigaction(SIGBUS, nullptr, &after);
-        std::_Exit(during.sa_handler != before.sa_handler &&
-                           after.sa_handler == before.sa_handler
+        std::_Exit(during.sa_handler != before.sa_handler && after.sa_handler == before.sa_handler
                        ? 0
                        : 1);
       },

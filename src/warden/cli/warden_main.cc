@@ -6,10 +6,9 @@
 #include <fmt/core.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <cerrno>
 #include <cstring>
-
-#include <CLI/CLI.hpp>
 #include <filesystem>
 #include <optional>
 #include <string>

@@ -6,9 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <random>
 #include <set>
 #include <span>
-#include <random>
 #include <string>
 #include <vector>
 

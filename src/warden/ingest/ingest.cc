@@ -231,9 +231,8 @@ Result<IngestReport> StorePrepared(kb::Kb& kb, PreparedVersion prepared,
              fmt::format("store {}/{} rows", rows, total));
     };
   }
-  ASSIGN_OR_RETURN(report.store,
-                   kb.StoreVersion(prepared.version, prepared.functions.span(), prepared.seeds,
-                                   on_rows));
+  ASSIGN_OR_RETURN(report.store, kb.StoreVersion(prepared.version, prepared.functions.span(),
+                                                 prepared.seeds, on_rows));
   report.module = std::move(prepared.module);
   Report(options, kPhases, kPhases, "done");
   return report;

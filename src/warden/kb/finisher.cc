@@ -73,9 +73,8 @@ void VersionFinisher::Run() {
   // wait for the writer in WAL mode), so that the commit is followed by the copy at once.
   Result<std::unique_ptr<base::Database>> db = Status::Cancelled("no checkpoint");
   if (wal_mode) {
-    db = base::Database::Open(
-        db_path_,
-        base::DatabaseOptions{.busy_timeout_ms = kCheckpointBusyMs, .create_if_missing = false});
+    db = base::Database::Open(db_path_, base::DatabaseOptions{.busy_timeout_ms = kCheckpointBusyMs,
+                                                              .create_if_missing = false});
   }
   State state = State::kWriting;
   {

@@ -3,9 +3,8 @@
 // the checkpoint is left to the close.
 #include "warden/kb/finisher.h"
 
-#include <gtest/gtest.h>
-
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>

@@ -1,7 +1,7 @@
 #include "warden/kb/kb.h"
 
-#include <fmt/core.h>
 #include <dirent.h>
+#include <fmt/core.h>
 #include <sys/stat.h>
 #include <time.h>
 

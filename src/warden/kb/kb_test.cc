@@ -399,13 +399,13 @@ TEST_F(KbTest, FirstVersionBuildsTheFunctionIndexesAfterItsRows) {
   StoreV1(*kb, {{.func_index = 3, .name = "seeded"}});
   EXPECT_EQ(Text(*kb, kFunctionIndexes), schema);
   EXPECT_TRUE(KbTestPeer::Db(*kb).IntegrityCheck().ok());
-  for (const char* index :
-       {"functions_stable_id", "functions_norm_hash", "functions_exact_hash",
-        "functions_structural_hash"}) {
+  for (const char* index : {"functions_stable_id", "functions_norm_hash", "functions_exact_hash",
+                            "functions_structural_hash"}) {
     const std::string column = std::string(index).substr(std::string("functions_").size());
-    EXPECT_EQ(Count(*kb, fmt::format("SELECT count(*) FROM functions INDEXED BY {} WHERE {} >= ''",
-                                     index, column)),
-              Count(*kb, fmt::format("SELECT count(*) FROM functions WHERE {} IS NOT NULL", column)))
+    EXPECT_EQ(
+        Count(*kb, fmt::format("SELECT count(*) FROM functions INDEXED BY {} WHERE {} >= ''", index,
+                               column)),
+        Count(*kb, fmt::format("SELECT count(*) FROM functions WHERE {} IS NOT NULL", column)))
         << index;
   }
   // The seed went through the gate after the indexes were built, and found its function.
