@@ -1351,7 +1351,6 @@ Status IdentityBuilder::OnFunctionBodyEnd(wasm::FuncIndex func) {
 
 void IdentityBuilder::IndexSegments() {
   pieces_.clear();
-  page_first_.clear();
   // Emscripten writes its segments in address order without overlap: then they are the
   // pieces as they are, and the painting below (a std::map) is not needed.
   bool ordered = true;

@@ -598,7 +598,7 @@ Result<StoreResult> Kb::StoreVersion(const VersionRecord& version,
   // transaction, so on any way out without the commit, or a crash, the indexes are as they
   // were. Only with the rollback journal, that is with no other connection open
   // (docs/decisions/0042-warden-index-after-rows.md).
-  if (rollback) RETURN_IF_ERROR(db_->Exec(internal::kDropFunctionIndexSql));
+  if (rollback) RETURN_IF_ERROR(db_->Exec(internal::DropFunctionIndexSql()));
   {
     ASSIGN_OR_RETURN(
         base::Statement stmt,
@@ -663,7 +663,7 @@ Result<StoreResult> Kb::StoreVersion(const VersionRecord& version,
   }
 
   // Before the seeds: the gate looks symbols' functions up by stable_id.
-  if (rollback) RETURN_IF_ERROR(db_->Exec(internal::kFunctionIndexSql));
+  if (rollback) RETURN_IF_ERROR(db_->Exec(internal::FunctionIndexSql()));
 
   // Seeds go through the gate, inside this transaction.
   for (const SeedName& seed : seeds) {

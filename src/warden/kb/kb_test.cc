@@ -351,12 +351,19 @@ std::pair<std::int64_t, std::int64_t> CountsInFileCopy(const std::string& from,
   return {stmt->ColumnInt64(0), stmt->ColumnInt64(1)};
 }
 
+// The root page of the stable_id index: a first version written with the rollback journal
+// builds the index again after its rows, on a new page; through the WAL it stays.
+constexpr const char* kStableIdIndexRoot =
+    "SELECT rootpage FROM sqlite_schema WHERE name = 'functions_stable_id'";
+
 // The first version into an empty KB, with no other connection open, is written with a
 // rollback journal (no WAL, no checkpoint, no finisher); the KB is back in WAL mode after it
 // and its file alone holds the version.
 TEST_F(KbTest, FirstVersionIsWrittenWithARollbackJournal) {
   auto kb = OpenNew();
+  const std::int64_t root = Count(*kb, kStableIdIndexRoot);
   StoreV1(*kb);
+  EXPECT_NE(Count(*kb, kStableIdIndexRoot), root);  // the rollback path rebuilt the index
   // The finisher followed the database file (its writeback), with nothing to checkpoint.
   EXPECT_TRUE(KbTestPeer::WaitForFinisher(*kb).ok());
   EXPECT_FALSE(std::filesystem::exists(dir_.Abs("kb.db-wal")) &&
@@ -420,11 +427,6 @@ int HeaderJournalVersion(const std::string& path) {
   in.read(header, sizeof(header));
   return in ? header[18] : -1;
 }
-
-// The root page of the stable_id index: a first version written with the rollback journal
-// builds the index again after its rows, on a new page; through the WAL it stays.
-constexpr const char* kStableIdIndexRoot =
-    "SELECT rootpage FROM sqlite_schema WHERE name = 'functions_stable_id'";
 
 // PrepareToStore switches an empty KB to the rollback journal ahead of StoreVersion, which
 // then writes the first version that way and goes back to WAL.

@@ -119,21 +119,35 @@ CREATE TABLE IF NOT EXISTS diffs (
 );
 )sql";
 
-// The same statements as the rest of the schema: each index's stored SQL is its CREATE INDEX
-// without IF NOT EXISTS, whichever statement created it.
-const std::string_view kFunctionIndexSql = R"sql(
-CREATE INDEX IF NOT EXISTS functions_stable_id ON functions(stable_id);
-CREATE INDEX IF NOT EXISTS functions_norm_hash ON functions(norm_hash);
-CREATE INDEX IF NOT EXISTS functions_exact_hash ON functions(exact_hash);
-CREATE INDEX IF NOT EXISTS functions_structural_hash ON functions(structural_hash);
-)sql";
+namespace {
 
-const std::string_view kDropFunctionIndexSql = R"sql(
-DROP INDEX functions_stable_id;
-DROP INDEX functions_norm_hash;
-DROP INDEX functions_exact_hash;
-DROP INDEX functions_structural_hash;
-)sql";
+// The `functions` columns with an index of their own, named functions_<column>.
+constexpr std::string_view kIndexedFunctionColumns[] = {"stable_id", "norm_hash", "exact_hash",
+                                                        "structural_hash"};
+
+// One statement per indexed column, made from `pattern` ({0}: the column).
+std::string PerIndexedColumn(std::string_view pattern) {
+  std::string sql;
+  for (std::string_view column : kIndexedFunctionColumns) {
+    sql += fmt::format(fmt::runtime(pattern), column);
+  }
+  return sql;
+}
+
+}  // namespace
+
+// Each index's stored SQL is its CREATE INDEX without IF NOT EXISTS, whichever statement
+// created it.
+const std::string& FunctionIndexSql() {
+  static const std::string sql =
+      PerIndexedColumn("CREATE INDEX IF NOT EXISTS functions_{0} ON functions({0});\n");
+  return sql;
+}
+
+const std::string& DropFunctionIndexSql() {
+  static const std::string sql = PerIndexedColumn("DROP INDEX functions_{0};\n");
+  return sql;
+}
 
 namespace {
 
@@ -154,7 +168,7 @@ Result<std::optional<std::string>> MetaValue(base::Database& db, std::string_vie
 Status Initialise(base::Database& db, std::string_view project) {
   ASSIGN_OR_RETURN(base::Transaction txn, db.Begin());
   RETURN_IF_ERROR(db.Exec(kSchemaSql));
-  RETURN_IF_ERROR(db.Exec(kFunctionIndexSql));
+  RETURN_IF_ERROR(db.Exec(FunctionIndexSql()));
   ASSIGN_OR_RETURN(base::Statement stmt,
                    db.Prepare("INSERT OR IGNORE INTO meta(key, value) VALUES (?, ?)"));
   const std::string version = std::to_string(kSchemaVersion);
@@ -219,7 +233,7 @@ Status PrepareDatabase(base::Database& db, bool allow_init, std::string_view pro
   // Applied on every open (§10.1: no migration runner). When everything exists this writes
   // nothing.
   RETURN_IF_ERROR(db.Exec(kSchemaSql));
-  RETURN_IF_ERROR(db.Exec(kFunctionIndexSql));
+  RETURN_IF_ERROR(db.Exec(FunctionIndexSql()));
 
   ASSIGN_OR_RETURN(std::int64_t fk, CountRows(db, "PRAGMA foreign_keys"));
   if (fk != 1) return Status::Internal("foreign_keys is off after open");

@@ -3,6 +3,7 @@
 // Thread safety: operates on one connection, used by one thread.
 #pragma once
 
+#include <string>
 #include <string_view>
 
 #include "base/status.h"
@@ -15,12 +16,12 @@ namespace trove::warden::kb::internal {
 
 // The §10.1 tables, indexes and the append-only triggers on `evidence`, every statement
 // idempotent (CREATE ... IF NOT EXISTS), except the four indexes on `functions`' stable_id
-// and hashes, which are kFunctionIndexSql: the first version stored into an empty KB drops
-// them (kDropFunctionIndexSql) and builds them again after its rows, in its transaction
-// (docs/decisions/0042-warden-index-after-rows.md).
+// and hashes, which are FunctionIndexSql(): the first version stored into an empty KB drops
+// them (DropFunctionIndexSql()) and builds them again after its rows, in its transaction
+// (docs/decisions/0042-warden-index-after-rows.md). Both are made from one list of columns.
 extern const std::string_view kSchemaSql;
-extern const std::string_view kFunctionIndexSql;
-extern const std::string_view kDropFunctionIndexSql;
+const std::string& FunctionIndexSql();
+const std::string& DropFunctionIndexSql();
 
 // Makes `db` a usable WARDEN KB of this schema version:
 //   * a database with no table at all is initialised when `allow_init` (schema, meta rows
