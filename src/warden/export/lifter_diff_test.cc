@@ -115,6 +115,10 @@ class Generator {
   }
 
   void Leaf(T t) {
+    if (t == T::kI32 && Chance(5)) {
+      E("memory.size");
+      return;
+    }
     switch (R(3)) {
       case 0:
         Const(t);
@@ -264,7 +268,7 @@ class Generator {
       return;
     }
     const T t = Chance(50) ? T::kI32 : T::kI64;
-    switch (R(14)) {
+    switch (R(15)) {
       case 0:
       case 1:
         Expr(t, depth - 1);
@@ -376,6 +380,27 @@ class Generator {
         E(fill ? "memory.fill" : "memory.copy");
         return;
       }
+      case 13: {  // a br_table over three nested blocks and any enclosing one
+        E("block");
+        E("block");
+        E("block");
+        labels_.insert(labels_.end(), 3, Label::kBlock);
+        Expr(T::kI32, depth - 1);
+        std::string line = "br_table";
+        for (std::uint64_t i = 0, n = 1 + R(3); i <= n; ++i) {
+          line += fmt::format(" {}", BlockTarget());  // the last one is the default
+        }
+        E(line);
+        labels_.pop_back();
+        E("end");
+        Stmt(depth - 1);
+        labels_.pop_back();
+        E("end");
+        Stmt(depth - 1);
+        labels_.pop_back();
+        E("end");
+        return;
+      }
       case 12:  // a value pending across a statement, then stored in a local
         Expr(t, depth - 1);
         Stmt(depth - 1);
@@ -454,6 +479,7 @@ WASM_DEF(int8_t) WASM_DEF(uint8_t) WASM_DEF(int16_t) WASM_DEF(uint16_t) WASM_DEF
 WASM_DEF(uint32_t) WASM_DEF(int64_t) WASM_DEF(uint64_t)
 #define WASM_LOAD(T, m, a, off) wasm_load_##T((uint32_t)(a), (off))
 #define WASM_STORE(T, m, a, off, v) wasm_store_##T((uint32_t)(a), (off), (T)(v))
+static int32_t memory_size(void) { return 1; }
 static void memory_fill(int32_t d, int32_t v, int32_t n) {
   memset(wasm_at((uint32_t)d, 0, (uint32_t)n), v, (uint32_t)n);
 }
