@@ -46,6 +46,7 @@ TEST(LifterTest, FoldsExpressionsAndMemory) {
   EXPECT_EQ(out.at(0), "  return ((p0 + p1) * *(int32_t*)(4 + 8));\n");
   EXPECT_EQ(out.at(1), "");
   EXPECT_EQ(out.at(2),
+            "  int32_t l2 = 0;\n"
             "  *(uint8_t*)(p0) = 255;\n"
             "  tick();\n"
             "  wasm_func_2(1, p1);\n"
@@ -74,11 +75,116 @@ TEST(LifterTest, StructuredControlFlow) {
             "  return p1;\n");
 }
 
-TEST(LifterTest, UnmodelledInstructionsAreNamed) {
-  // memory.fill(p0, 0, 16) is bulk memory: named, and the stack is no longer known.
+TEST(LifterTest, UnmodelledInstructionsBecomeIntrinsicsWithTheirOperands) {
+  // memory.fill(0, 0, 16) is bulk memory: an intrinsic call that keeps its operands.
   const Bytes f1 = {0x00, 0x41, 0x00, 0x41, 0x00, 0x41, 0x10, 0xfc, 0x0b, 0x00, 0x0b};
-  const auto out = Lift(ThreeFunctions({0x00, 0x41, 0x00, 0x0b}, f1, {0x00, 0x41, 0x00, 0x0b}));
-  EXPECT_EQ(out.at(1), "  /* memory.fill */\n");
+  // i32x4.splat(p0) then i32x4.extract_lane 2, returned.
+  const Bytes f2 = {0x00, 0x20, 0x00, 0xfd, 0x11, 0xfd, 0x1b, 0x02, 0x0b};
+  const auto out = Lift(ThreeFunctions({0x00, 0x41, 0x00, 0x0b}, f1, f2));
+  EXPECT_EQ(out.at(1), "  memory_fill(0, 0, 16);\n");
+  EXPECT_EQ(out.at(2), "  return i32x4_extract_lane(i32x4_splat(p0), 2);\n");
+}
+
+// Reproducer (issue 17, item 5): a pending read of a local was folded past a write of it,
+// so `local.get 0; i32.const 1; local.set 0` returned the new value.
+TEST(LifterTest, PendingLocalReadIsKeptBeforeTheLocalIsWritten) {
+  const Bytes f0 = {0x00, 0x20, 0x00, 0x41, 0x01, 0x21, 0x00, 0x0b};
+  const auto out = Lift(ThreeFunctions(f0, {0x00, 0x0b}, {0x00, 0x41, 0x00, 0x0b}));
+  EXPECT_EQ(out.at(0),
+            "  int32_t t1 = p0;\n"
+            "  p0 = 1;\n"
+            "  return t1;\n");
+}
+
+// Reproducer: a call whose result was used after a later store moved after the store.
+TEST(LifterTest, CallStaysBeforeALaterStore) {
+  const Bytes f0 = {0x00, 0x41, 0x01, 0x20, 0x01, 0x10, 0x02,  // wasm_func_2(1, p1)
+                    0x41, 0x00, 0x41, 0x05, 0x36, 0x02, 0x00,  // *(int32_t*)(0) = 5
+                    0x0b};
+  const auto out = Lift(ThreeFunctions(f0, {0x00, 0x0b}, {0x00, 0x41, 0x00, 0x0b}));
+  EXPECT_EQ(out.at(0),
+            "  int32_t t1 = wasm_func_2(1, p1);\n"
+            "  *(int32_t*)(0) = 5;\n"
+            "  return t1;\n");
+}
+
+// Reproducer: an instruction the lifter did not model cleared the pending values, so the
+// calls computing memory.copy's operands vanished.
+TEST(LifterTest, CallsFeedingAnIntrinsicKeepTheirOrder) {
+  const Bytes f0 = {0x00, 0x41, 0x01, 0x20, 0x01, 0x10, 0x02,  // wasm_func_2(1, p1)
+                    0x41, 0x02, 0x20, 0x00, 0x10, 0x02,        // wasm_func_2(2, p0)
+                    0x41, 0x10,                                // 16
+                    0xfc, 0x0a, 0x00, 0x00,                    // memory.copy
+                    0x41, 0x00, 0x0b};
+  const auto out = Lift(ThreeFunctions(f0, {0x00, 0x0b}, {0x00, 0x41, 0x00, 0x0b}));
+  EXPECT_EQ(out.at(0),
+            "  int32_t t1 = wasm_func_2(1, p1);\n"
+            "  memory_copy(t1, wasm_func_2(2, p0), 16);\n"
+            "  return 0;\n");
+}
+
+TEST(LifterTest, LoadIsKeptBeforeAStoreAndGlobalBeforeACall) {
+  // a = load(p0); store(p0, 7); b = g0 (none: no globals, so use a second load); tick();
+  // return a + load(p0)
+  const Bytes f0 = {0x00, 0x20, 0x00, 0x28, 0x02, 0x00,        // load(p0)
+                    0x20, 0x00, 0x41, 0x07, 0x36, 0x02, 0x00,  // store(p0, 7)
+                    0x20, 0x00, 0x28, 0x02, 0x00,              // load(p0)
+                    0x10, 0x01,                                // tick()
+                    0x6a, 0x0b};
+  const auto out = Lift(ThreeFunctions(f0, {0x00, 0x0b}, {0x00, 0x41, 0x00, 0x0b}));
+  EXPECT_EQ(out.at(0),
+            "  int32_t t1 = *(int32_t*)(p0);\n"
+            "  *(int32_t*)(p0) = 7;\n"
+            "  int32_t t2 = *(int32_t*)(p0);\n"
+            "  tick();\n"
+            "  return (t1 + t2);\n");
+}
+
+TEST(LifterTest, OperandsWithEffectsAreEvaluatedInOrder) {
+  // wasm_func_2(1, 2) - wasm_func_2(3, 4): C leaves the order of `-`'s operands open.
+  const Bytes f0 = {0x00, 0x41, 0x01, 0x41, 0x02, 0x10, 0x02, 0x41,
+                    0x03, 0x41, 0x04, 0x10, 0x02, 0x6b, 0x0b};
+  const auto out = Lift(ThreeFunctions(f0, {0x00, 0x0b}, {0x00, 0x41, 0x00, 0x0b}));
+  EXPECT_EQ(out.at(0),
+            "  int32_t t1 = wasm_func_2(1, 2);\n"
+            "  return (t1 - wasm_func_2(3, 4));\n");
+}
+
+TEST(LifterTest, BlockResultsAndDeadCode) {
+  // block (result i32) 7 (br_if 0 p0) drop; br 0 with 9; dead: i32.const 1 drop; end
+  const Bytes f0 = {0x00, 0x02, 0x7f,        // block (result i32) L1
+                    0x41, 0x07, 0x20, 0x00,  // 7, p0
+                    0x0d, 0x00, 0x1a,        // br_if 0; drop
+                    0x41, 0x09, 0x0c, 0x00,  // 9; br 0
+                    0x41, 0x01, 0x1a,        // dead code
+                    0x0b, 0x0b};
+  const auto out = Lift(ThreeFunctions(f0, {0x00, 0x0b}, {0x00, 0x41, 0x00, 0x0b}));
+  EXPECT_EQ(out.at(0),
+            "  int32_t r1;\n"
+            "  L1: {\n"
+            "    if (p0) { r1 = 7; break L1; }\n"
+            "    r1 = 9; break L1;\n"
+            "  }\n"
+            "  return r1;\n");
+}
+
+TEST(LifterTest, CDialectUsesGotosAndHelpers) {
+  // loop { p0 = p0 / p1 (div_s); br_if 0 (p0) }; return p0 << 1
+  const Bytes f0 = {0x00, 0x03, 0x40,                          // loop L1
+                    0x20, 0x00, 0x20, 0x01, 0x6d, 0x21, 0x00,  // p0 = p0 / p1
+                    0x20, 0x00, 0x0d, 0x00,                    // br_if 0 (p0)
+                    0x0b,                                      // end
+                    0x20, 0x00, 0x41, 0x01, 0x74, 0x0b};
+  Result<std::map<std::uint32_t, std::string>> r =
+      LiftModule(ThreeFunctions(f0, {0x00, 0x0b}, {0x00, 0x41, 0x00, 0x0b}), nullptr,
+                 LiftOptions{.dialect = Dialect::kC});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->at(0),
+            "  L1: {\n"
+            "    p0 = i32_div_s(p0, p1);\n"
+            "    if (p0) goto L1;\n"
+            "  }\n"
+            "  return i32_shl(p0, 1);\n");
 }
 
 TEST(LifterTest, MalformedModuleIsAnError) {
