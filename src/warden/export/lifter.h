@@ -10,7 +10,7 @@
 // effect or trap after a pending call or trapping load, and branches and block boundaries.
 // Operands whose C evaluation order is unspecified are split the same way. So every call,
 // store, global and local write and trap stays in program order; lifter_diff_test.cc checks
-// it against wabt's interpreter. See docs/decisions/0047-warden-lifter-effect-order.md.
+// it against wabt's interpreter. See docs/decisions/0049-warden-lifter-effect-order.md.
 //
 // Every instruction is expressed: the MVP numeric, variable, memory, call and control
 // instructions directly, and any other (SIMD, atomics, bulk memory, reference types, tables)
