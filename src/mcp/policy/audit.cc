@@ -526,6 +526,42 @@ Result<AuditStatsReport> AuditStats(const std::string& path) {
   return report;
 }
 
+Result<std::vector<std::string>> QueryAuditLog(const std::string& path, const AuditQuery& query) {
+  ASSIGN_OR_RETURN(std::unique_ptr<LineReader> reader, OpenForReading(path));
+  const std::size_t limit = std::min(query.limit, kMaxAuditQueryLimit);
+  // Timestamps are written in one fixed-width form, so they compare as strings.
+  const std::string since =
+      query.since_micros ? FormatRfc3339Millis(*query.since_micros) : std::string();
+  const std::string until =
+      query.until_micros ? FormatRfc3339Millis(*query.until_micros) : std::string();
+  std::deque<std::string> newest;  // the last `limit` matches, oldest first
+  std::string line;
+  bool terminated = false;
+  bool too_long = false;
+  Status error;
+  while (reader->Next(line, terminated, too_long, error)) {
+    if (too_long || limit == 0) continue;
+    const Json j = ParseLine(line);
+    if (!j.is_object()) continue;
+    const auto str = [&](const char* key) -> std::string {
+      const auto it = j.find(key);
+      return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+    };
+    if (query.type && str("type") != AuditTypeName(*query.type)) continue;
+    if (query.status && str("status") != AuditStatusName(*query.status)) continue;
+    if (!query.session_id.empty() && str("sessionId") != query.session_id) continue;
+    if (!query.principal.empty() && str("principal") != query.principal) continue;
+    if (!query.operation.empty() && str("operation") != query.operation) continue;
+    const std::string ts = str("timestamp");
+    if (!since.empty() && ts < since) continue;
+    if (!until.empty() && ts >= until) continue;
+    newest.push_back(line);
+    if (newest.size() > limit) newest.pop_front();
+  }
+  if (!error.ok()) return error.WithContext(path);
+  return std::vector<std::string>(newest.rbegin(), newest.rend());
+}
+
 std::string AuditStatsJson(const AuditStatsReport& report) {
   Json j;
   j["totalEvents"] = report.total_events;

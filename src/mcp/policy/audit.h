@@ -186,6 +186,23 @@ Result<AuditStatsReport> AuditStats(const std::string& path);
 // byType, byStatus, uniqueSessions, avgToolDurationMs, errorRate, unreadableLines.
 std::string AuditStatsJson(const AuditStatsReport& report);
 
+// A filter over a log's records (librarian.md §5.4 query); empty fields match everything.
+struct AuditQuery {
+  std::optional<AuditType> type;
+  std::string session_id;
+  std::string principal;
+  std::string operation;
+  std::optional<AuditStatus> status;
+  std::optional<std::int64_t> since_micros;  // timestamp >= since
+  std::optional<std::int64_t> until_micros;  // timestamp < until
+  std::size_t limit = 100;                   // at most kMaxAuditQueryLimit
+};
+inline constexpr std::size_t kMaxAuditQueryLimit = 1000;
+
+// Returns the lines of the matching records, newest first, at most min(limit, 1000). Lines
+// that are not JSON objects are skipped. An error only when the file cannot be read.
+Result<std::vector<std::string>> QueryAuditLog(const std::string& path, const AuditQuery& query);
+
 // Returns the RFC 3339 UTC form of `micros` with milliseconds ("2026-03-02T08:15:42.250Z").
 std::string FormatRfc3339Millis(std::int64_t micros);
 

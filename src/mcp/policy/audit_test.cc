@@ -325,6 +325,45 @@ TEST(AuditStatsTest, ErrorRateExampleFromTheSpec) {
   EXPECT_EQ(stats->unreadable_lines, 1u);
 }
 
+TEST(AuditQueryTest, FiltersNewestFirstWithALimit) {
+  TempDir dir("trove_audit");
+  base::MemEnv clock;  // 2024-01-01T00:00:00Z
+  const std::string path = dir.Abs("audit.jsonl");
+  {
+    auto log = std::move(AuditLog::Open(path, clock).value());
+    for (int i = 0; i < 10; ++i) {
+      log->Record(ToolCall(i % 2 == 0 ? "even" : "odd", i < 5 ? "query" : "bootstrap",
+                           i == 7 ? AuditStatus::kFailure : AuditStatus::kSuccess, i));
+      clock.AdvanceMicros(1'000'000);
+    }
+    log->Record(AuditEvent{.type = AuditType::kSession, .session_id = "even"});
+    ASSERT_TRUE(log->Close().ok());
+  }
+  const auto ids = [&](const AuditQuery& q) {
+    std::vector<int> out;
+    Result<std::vector<std::string>> lines = QueryAuditLog(path, q);
+    EXPECT_TRUE(lines.ok());
+    for (const std::string& line : *lines) {
+      out.push_back(Json::parse(line)["id"].get<int>());
+    }
+    return out;
+  };
+  EXPECT_EQ(ids({.limit = 3}), (std::vector<int>{11, 10, 9}));
+  EXPECT_EQ(ids({.type = AuditType::kToolCall, .session_id = "even"}),
+            (std::vector<int>{9, 7, 5, 3, 1}));
+  EXPECT_EQ(ids({.operation = "bootstrap", .status = AuditStatus::kFailure}),
+            (std::vector<int>{8}));
+  const std::int64_t start = base::MemEnv::kDefaultStartMicros;
+  EXPECT_EQ(ids({.type = AuditType::kToolCall,
+                 .since_micros = start + 2'000'000,
+                 .until_micros = start + 5'000'000}),
+            (std::vector<int>{5, 4, 3}));
+  EXPECT_EQ(ids({.principal = "nobody"}), std::vector<int>{});
+  EXPECT_EQ(ids({.limit = 0}), std::vector<int>{});
+  EXPECT_EQ(QueryAuditLog(path, {.limit = 5000})->size(), 11u);
+  EXPECT_FALSE(QueryAuditLog(dir.Abs("missing"), {}).ok());
+}
+
 TEST(AuditTest, FormatRfc3339Millis) {
   EXPECT_EQ(FormatRfc3339Millis(0), "1970-01-01T00:00:00.000Z");
   EXPECT_EQ(FormatRfc3339Millis(1'772'439'342'250'999), "2026-03-02T08:15:42.250Z");
