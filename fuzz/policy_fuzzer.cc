@@ -33,8 +33,8 @@ const Jwks& Keys() {
     TROVE_CHECK(key != nullptr);
     unsigned char point[65];
     std::size_t len = 0;
-    TROVE_CHECK(EVP_PKEY_get_octet_string_param(key, "encoded-pub-key", point, sizeof(point),
-                                                &len) == 1);
+    TROVE_CHECK(
+        EVP_PKEY_get_octet_string_param(key, "encoded-pub-key", point, sizeof(point), &len) == 1);
     EVP_PKEY_free(key);
     const std::string raw(reinterpret_cast<char*>(point), len);
     const std::string jwks = R"({"keys":[{"kty":"EC","crv":"P-256","kid":"k","x":")" +

@@ -7,6 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <nlohmann/json.hpp>
@@ -323,7 +324,8 @@ void AuditLog::Record(AuditEvent event) {
     return;
   }
   if (event.timestamp_micros == 0) event.timestamp_micros = clock_.NowMicros();
-  done_cv_.wait(lock, [&] { return queue_.size() < options_.max_queue || stop_; });
+  const std::size_t max_queue = std::max<std::size_t>(1, options_.max_queue);
+  done_cv_.wait(lock, [&] { return queue_.size() < max_queue || stop_; });
   queue_.push_back(std::move(event));
   ++enqueued_;
   work_cv_.notify_one();

@@ -81,7 +81,7 @@ struct AuditEvent {
 
 struct AuditLogOptions {
   // Record blocks while this many records wait for the writer (default 10000), so memory stays
-  // bounded and no record is dropped.
+  // bounded and no record is dropped. 0 counts as 1.
   std::size_t max_queue = 10000;
   // fdatasync after each batch (default off: the OS writes back).
   bool sync = false;
