@@ -329,8 +329,9 @@ CommandOutput RunFix(base::Env& env, const FixArgs& args) {
   std::optional<driver::Compiled> again = Compile(*fixed, args.file, {}, checked);
   if (!again || again->outcome == driver::Outcome::kParseFailed) {
     out.err += checked.err;
-    out.err += fmt::format("error: {}: the fixed file would not parse: {}; the file was not changed\n",
-                           args.file, again ? again->diagnostics.front().message : "");
+    out.err +=
+        fmt::format("error: {}: the fixed file would not parse: {}; the file was not changed\n",
+                    args.file, again ? again->diagnostics.front().message : "");
     out.exit_code = kExitFailure;
     return out;
   }

@@ -161,8 +161,8 @@ TEST(CheckTest, UndefinedNameMessageIsUpstreamsInEveryCase) {
     const char* body;
     const char* name;
   } cases[] = {
-      {"    fn f() {\n        frobnicate(1)\n    }", "frobnicate"},    // function
-      {"    fn f() -> Int {\n        return missing + 1\n    }", "missing"},  // value
+      {"    fn f() {\n        frobnicate(1)\n    }", "frobnicate"},              // function
+      {"    fn f() -> Int {\n        return missing + 1\n    }", "missing"},     // value
       {"    struct P { x: Int }\n    fn f() {\n        let p = P\n    }", "P"},  // type
   };
   for (const auto& c : cases) {

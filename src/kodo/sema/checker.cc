@@ -383,8 +383,8 @@ void Checker::Arity(std::size_t expected, std::size_t found, Span span) {
 }
 
 void Checker::AddItem(Diagnostic& d, std::string description, std::string_view item) const {
-  if (std::optional<fixtext::Insertion> at = fixtext::LastModuleItem(
-          source_.text(), module_.span.start, module_.span.end, item)) {
+  if (std::optional<fixtext::Insertion> at =
+          fixtext::LastModuleItem(source_.text(), module_.span.start, module_.span.end, item)) {
     d.fix_patch = Patch(std::move(description), at->offset, at->offset, std::move(at->text));
   }
 }
@@ -473,9 +473,10 @@ bool Checker::CheckMeta() {
     Diagnostic d = diag::Make(Kind::kE0212, R(meta.span));
     d.suggestion = "add `purpose: \"description\"` to the meta block";
     // Inside the block, after its `{` (upstream inserts after the `}`; decision 0047).
-    if (std::optional<std::uint32_t> at = fixtext::AfterOpenBrace(source_.text(), meta.span.start)) {
-      d.fix_patch = Patch("add a purpose field", *at, *at,
-                          fmt::format(" purpose: \"{}\",", kTodoPurpose));
+    if (std::optional<std::uint32_t> at =
+            fixtext::AfterOpenBrace(source_.text(), meta.span.start)) {
+      d.fix_patch =
+          Patch("add a purpose field", *at, *at, fmt::format(" purpose: \"{}\",", kTodoPurpose));
     }
     Report(std::move(d));
   } else if (purpose->value.find_first_not_of(" \t\r\n") == std::string::npos) {
@@ -485,8 +486,8 @@ bool Checker::CheckMeta() {
     // upstream's replacement swallows (decision 0047).
     const std::string_view text = source_.text();
     const std::uint32_t end = purpose->span.end;
-    const std::size_t open = end >= 2 && text[end - 1] == '"' ? text.rfind('"', end - 2)
-                                                               : std::string_view::npos;
+    const std::size_t open =
+        end >= 2 && text[end - 1] == '"' ? text.rfind('"', end - 2) : std::string_view::npos;
     if (open != std::string_view::npos && open >= purpose->span.start) {
       d.fix_patch = Patch("fill in the purpose", static_cast<std::uint32_t>(open), end,
                           fmt::format("\"{}\"", kTodoPurpose));
@@ -764,8 +765,8 @@ void Checker::RegisterImpls() {
         d.suggestion = fmt::format("trait `{}` does not declare associated type `{}` — remove it",
                                    trait->name, b.name);
         // The binding only (upstream deletes the whole impl block; decision 0047).
-        d.fix_patch = Patch(fmt::format("remove associated type `{}`", b.name), b.span.start,
-                            b.span.end, "");
+        d.fix_patch =
+            Patch(fmt::format("remove associated type `{}`", b.name), b.span.start, b.span.end, "");
         Report(std::move(d));
       }
       for (const ast::AssociatedType& a : trait->associated_types) {
@@ -886,7 +887,8 @@ void Checker::CheckInvariant(const ast::InvariantDecl& inv) {
       d.suggestion = "invariant conditions must evaluate to `Bool`";
       // The condition only (upstream replaces the whole declaration; decision 0047).
       const Span cond = ast::ExprSpan(inv.condition);
-      d.fix_patch = Patch("compare the condition with `true`", cond.start, cond.end, "TODO == true");
+      d.fix_patch =
+          Patch("compare the condition with `true`", cond.start, cond.end, "TODO == true");
       Fail(std::move(d));
     }
   } catch (BodyError& error) {
@@ -1969,7 +1971,8 @@ Type Checker::InferMatch(const Expr& e) {
       // Before the match's `}` (upstream inserts after it; decision 0047).
       if (std::optional<fixtext::Insertion> at =
               fixtext::LastInBraces(source_.text(), e.span.end, arms_text)) {
-        const FixPatch insert = Patch("add the missing match arms", at->offset, at->offset, at->text);
+        const FixPatch insert =
+            Patch("add the missing match arms", at->offset, at->offset, at->text);
         d.fix_patch = insert;
         d.repair_plan.push_back(RepairStep{"add an arm for each missing variant", {insert}});
       }

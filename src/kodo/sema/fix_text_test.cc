@@ -21,8 +21,8 @@ TEST(FixTextTest, AfterOpenBraceSkipsComments) {
 
 TEST(FixTextTest, LastInBracesOnOneLineAddsACommaWhenNeeded) {
   const std::string text = "P { x: 1 }";
-  std::optional<Insertion> at = LastInBraces(text, static_cast<std::uint32_t>(text.size()),
-                                             {"y: TODO"});
+  std::optional<Insertion> at =
+      LastInBraces(text, static_cast<std::uint32_t>(text.size()), {"y: TODO"});
   ASSERT_TRUE(at.has_value());
   EXPECT_EQ(Apply(text, *at), "P { x: 1, y: TODO }");
   const std::string trailing = "P { x: 1, }";

@@ -20,9 +20,8 @@ std::string_view Stripped(const diag::Diagnostic& d) {
 
 std::size_t CountSame(const std::vector<diag::Diagnostic>& diags, const diag::Diagnostic& d) {
   return static_cast<std::size_t>(std::count_if(
-      diags.begin(), diags.end(), [&](const diag::Diagnostic& x) {
-        return x.kind == d.kind && Stripped(x) == Stripped(d);
-      }));
+      diags.begin(), diags.end(),
+      [&](const diag::Diagnostic& x) { return x.kind == d.kind && Stripped(x) == Stripped(d); }));
 }
 
 // Checks `text` as CheckSource does, collecting every error, without verifying its patches.
@@ -121,9 +120,9 @@ void WithholdFix(diag::Diagnostic& d, std::string_view reason) {
   d.fix_patch.reset();
   d.fix_withheld = true;
   std::vector<diag::RepairStep> plan;
-  std::string description = fmt::format(
-      "{} by hand, then review the file: not offered as an automatic fix because {}",
-      patch.description, reason);
+  std::string description =
+      fmt::format("{} by hand, then review the file: not offered as an automatic fix because {}",
+                  patch.description, reason);
   plan.push_back(diag::RepairStep{std::move(description), {patch}});
   for (diag::RepairStep& step : d.repair_plan) {
     if (step.patches.size() == 1 && step.patches[0] == patch) continue;

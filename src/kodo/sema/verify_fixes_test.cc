@@ -121,14 +121,15 @@ TEST(VerifyFixesTest, FailFastModeVerifiesTheFirstError) {
 // A parse error's patch counts only if the patched file parses: the missing `}` at the end is
 // appended there (upstream puts it at offset 0).
 TEST(VerifyFixesTest, ParseErrorPatchIsKeptWhenTheFileThenParses) {
-  const SourceBuffer source =
-      Source("module m {\n    meta { purpose: \"p\" }\n    fn main() {\n        let x = 1\n    }\n");
+  const SourceBuffer source = Source(
+      "module m {\n    meta { purpose: \"p\" }\n    fn main() {\n        let x = 1\n    }\n");
   Result<SourceCheck> check = CheckSource(source);
   ASSERT_TRUE(check.ok());
   ASSERT_EQ(check->phase, Phase::kParse);
   const diag::Diagnostic& d = check->diagnostics[0];
   EXPECT_EQ(d.code(), "E0101");
-  ASSERT_TRUE(d.fix_patch.has_value()) << (d.repair_plan.empty() ? "" : d.repair_plan[0].description);
+  ASSERT_TRUE(d.fix_patch.has_value())
+      << (d.repair_plan.empty() ? "" : d.repair_plan[0].description);
   EXPECT_EQ(d.fix_patch->start_offset, source.size());
 }
 
@@ -136,8 +137,8 @@ TEST(VerifyFixesTest, ParseErrorPatchIsKeptWhenTheFileThenParses) {
 // leaves a file that does not parse, so the patch is withheld; a caller never gets an automatic
 // patch that leaves a parse error.
 TEST(VerifyFixesTest, ParseErrorPatchIsWithheldWhenTheFileStillDoesNotParse) {
-  const SourceBuffer source = Source(
-      "module m {\n    meta { purpose: \"p\" }\n    fn main() {\n        let x = (1 + (2\n");
+  const SourceBuffer source =
+      Source("module m {\n    meta { purpose: \"p\" }\n    fn main() {\n        let x = (1 + (2\n");
   Result<SourceCheck> check = CheckSource(source);
   ASSERT_TRUE(check.ok());
   ASSERT_EQ(check->phase, Phase::kParse);
