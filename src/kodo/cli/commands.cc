@@ -81,6 +81,12 @@ void ReportCheck(const driver::Compiled& c, const std::string& path, bool json_e
   out.exit_code = c.ok() ? kExitOk : kExitFailure;
 }
 
+// When `d`'s patch was withheld by verification, says so and why (its plan's first step).
+void NoteWithheld(const diag::Diagnostic& d, CommandOutput& out) {
+  if (!d.fix_withheld || d.repair_plan.empty()) return;
+  out.err += fmt::format("note: {}: {}\n", d.code(), d.repair_plan.front().description);
+}
+
 // A type in Kōdo syntax, for the text form of `describe`.
 std::string TypeText(const ast::TypeExpr& t) {
   auto list = [](const ast::Vec<ast::TypeExpr>& types, std::size_t count) {
@@ -272,12 +278,16 @@ CommandOutput RunFix(base::Env& env, const FixArgs& args) {
 
   // Upstream fixes one error per run: the parse error's patch (file ""), or the first type
   // error's from the fail-fast checker (file = the path).
+  // Patches were verified by the front half (kodo/sema/verify_fixes.h): one that would leave
+  // a file that does not parse, or that keeps its error, is withheld as a manual repair plan,
+  // and the note below says why.
   std::vector<diag::FixPatch> patches;
   std::string patch_file;
   if (c->outcome == driver::Outcome::kParseFailed) {
     const diag::Diagnostic& d = c->diagnostics.front();
     if (!d.fix_patch) {
       out.err += fmt::format("parse error with no auto-fix available: {}\n", d.message);
+      NoteWithheld(d, out);
       out.exit_code = kExitFailure;
       return out;
     }
@@ -288,6 +298,7 @@ CommandOutput RunFix(base::Env& env, const FixArgs& args) {
   }
   if (patches.empty()) {
     out.out += fmt::format("No auto-fixable errors found in `{}`\n", args.file);
+    if (!c->diagnostics.empty()) NoteWithheld(c->diagnostics.front(), out);
     return out;
   }
 
@@ -306,7 +317,21 @@ CommandOutput RunFix(base::Env& env, const FixArgs& args) {
 
   Result<std::string> fixed = diag::ApplyPatches(text, patches);
   if (!fixed.ok()) {
-    out.err += fmt::format("error: {}: {}\n", args.file, fixed.status().message());
+    out.err += fmt::format("error: {}: {}; the file was not changed\n", args.file,
+                           fixed.status().message());
+    out.exit_code = kExitFailure;
+    return out;
+  }
+  // Check the new text, as `kodoc check` would, before writing it: a file that does not parse
+  // is never written (the patch was verified, so this is a last guard). Env::WriteFile writes a
+  // temporary file and renames it over the original, so a failed write leaves it untouched.
+  CommandOutput checked;
+  std::optional<driver::Compiled> again = Compile(*fixed, args.file, {}, checked);
+  if (!again || again->outcome == driver::Outcome::kParseFailed) {
+    out.err += checked.err;
+    out.err +=
+        fmt::format("error: {}: the fixed file would not parse: {}; the file was not changed\n",
+                    args.file, again ? again->diagnostics.front().message : "");
     out.exit_code = kExitFailure;
     return out;
   }
@@ -318,10 +343,6 @@ CommandOutput RunFix(base::Env& env, const FixArgs& args) {
   for (const diag::FixPatch& p : patches)
     out.out += fmt::format("Applied fix: {}\n", p.description);
   out.out += fmt::format("Applied {} fix(es) to `{}`\n", patches.size(), args.file);
-
-  // Check the new text, as `kodoc check` would.
-  std::optional<driver::Compiled> again = Compile(std::move(fixed).value(), args.file, {}, out);
-  if (!again) return out;
   ReportCheck(*again, args.file, /*json_errors=*/false, out);
   return out;
 }

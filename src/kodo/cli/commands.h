@@ -66,6 +66,10 @@ CommandOutput RunAnnotate(base::Env& env, const AnnotateArgs& args);
 // as {"applied": false, "patches": [...]} (upstream's --dry-run output); with --apply it
 // rewrites the file, prints "Applied fix: ..." and "Applied N fix(es) to `FILE`", then checks
 // the new text and reports as `check` does; the exit status is that check's.
+// Only verified patches are applied (kodo/sema/verify_fixes.h): when the first error's patch
+// was withheld, it says so on stderr and changes nothing. --apply checks the new text before
+// writing it, never writes a file that does not parse, and writes through Env::WriteFile
+// (temporary file, then rename), so on any failure the original is left as it was.
 struct FixArgs {
   std::string file;
   bool apply = false;

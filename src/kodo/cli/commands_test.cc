@@ -182,6 +182,65 @@ TEST_F(CommandsTest, FixOfATypoAppliesAndChecksClean) {
   EXPECT_NE(env_.ReadFile("m.ko")->find("return total\n"), std::string::npos);
 }
 
+// Issue 17: the missing-field patch goes inside the literal, so the fixed file parses; the
+// check after it reports the placeholder, not a parse error.
+TEST_F(CommandsTest, FixApplyOfAMissingFieldWritesAFileThatParses) {
+  const std::string src =
+      "module m {\n    meta { purpose: \"p\" }\n    struct Point { x: Int, y: Int }\n"
+      "    fn make() -> Point {\n        return Point { x: 1 }\n    }\n}\n";
+  Write("s.ko", src);
+  CommandOutput r = RunFix(env_, {.file = "s.ko", .apply = true});
+  EXPECT_EQ(r.out, "Applied fix: add missing field `y`\nApplied 1 fix(es) to `s.ko`\n");
+  EXPECT_EQ(*env_.ReadFile("s.ko"),
+            "module m {\n    meta { purpose: \"p\" }\n    struct Point { x: Int, y: Int }\n"
+            "    fn make() -> Point {\n        return Point { x: 1, y: TODO }\n    }\n}\n");
+  // The placeholder is what is left to do.
+  EXPECT_NE(r.err.find("undefined type `TODO`"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("expected"), std::string::npos) << r.err;
+}
+
+// Issue 17: when the first error's patch would leave a file that does not parse, `fix --apply`
+// applies nothing, says why, and the file is left byte for byte as it was.
+TEST_F(CommandsTest, FixApplyOfAWithheldPatchLeavesTheFileUntouched) {
+  const std::string src =
+      "module m {\n    meta { purpose: \"p\" }\n"
+      "    fn parse(s: String) -> Result<Int, String> {\n        return Ok(1)\n    }\n"
+      "    fn not_result() -> Int {\n        let v = parse(\"1\")?\n        return v\n    }\n}\n";
+  Write("w.ko", src);
+  CommandOutput dry = RunFix(env_, {.file = "w.ko"});
+  EXPECT_EQ(dry.out, "No auto-fixable errors found in `w.ko`\n");
+  CommandOutput r = RunFix(env_, {.file = "w.ko", .apply = true});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.out, "No auto-fixable errors found in `w.ko`\n");
+  EXPECT_EQ(r.err.rfind("note: E0224: return a Result by hand, then review the file: not offered "
+                        "as an automatic fix because the patched file does not parse",
+                        0),
+            0u)
+      << r.err;
+  EXPECT_EQ(*env_.ReadFile("w.ko"), src);
+}
+
+// Every parse-error patch is verified too: appending the one `)` the parser asks for, where
+// more is missing, would still not parse, so nothing is written.
+TEST_F(CommandsTest, FixApplyOfAParseErrorThatOnePatchCannotMendWritesNothing) {
+  const std::string src =
+      "module m {\n    meta { purpose: \"p\" }\n    fn main() {\n        let x = (1 + (2\n";
+  Write("e.ko", src);
+  CommandOutput r = RunFix(env_, {.file = "e.ko", .apply = true});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("not offered as an automatic fix because the patched file does not parse"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(*env_.ReadFile("e.ko"), src);
+  // With only the module's brace missing the appended `}` mends it.
+  const std::string one =
+      "module m {\n    meta { purpose: \"p\" }\n    fn main() {\n        let x = 1\n    }\n";
+  Write("e.ko", one);
+  CommandOutput mended = RunFix(env_, {.file = "e.ko", .apply = true});
+  EXPECT_EQ(mended.exit_code, 0) << mended.err;
+  EXPECT_EQ(*env_.ReadFile("e.ko"), one + "\n}\n");
+}
+
 TEST(VersionTextTest, NamesTheUpstreamRelease) {
   EXPECT_EQ(VersionText("kodoc").rfind("kodoc 1.14.1 (trove ", 0), 0u);
 }

@@ -94,6 +94,7 @@ std::string_view FixabilityName(Fixability fixability) {
 
 Fixability Diagnostic::fixability() const {
   if (fix_patch) return Fixability::kAuto;
+  if (fix_withheld) return Fixability::kManual;
   if (suggestion) return Fixability::kAssisted;
   return Fixability::kManual;
 }

@@ -89,10 +89,15 @@ struct Diagnostic {
   std::optional<std::string> suggestion;
   std::optional<FixPatch> fix_patch;
   std::vector<RepairStep> repair_plan;
+  // Set when the checker's patch failed verification (sema/verify_fixes.h): the patch moved to
+  // the first repair-plan step, whose description gives the reason, and the diagnostic is
+  // `manual` even with a suggestion (docs/decisions/0047-kodo-verified-fixes.md).
+  bool fix_withheld = false;
 
   std::string_view code() const { return Info(kind).code; }
   Severity severity() const { return Info(kind).severity; }
-  // auto when a fix patch exists, else assisted when a suggestion exists, else manual (§16).
+  // auto when a fix patch exists, else manual when a patch was withheld, else assisted when a
+  // suggestion exists, else manual (§16).
   Fixability fixability() const;
   // "docs/error_index.md#CODE" (§17.1).
   std::string see_also() const;

@@ -131,7 +131,46 @@ TEST(FixToolTest, PatchesOfEveryError) {
   EXPECT_EQ(plan["error_code"], "E0201");
   EXPECT_EQ(plan["message"], "undefined type `totl` at " + SpanText(at, at + 4));
   EXPECT_EQ(plan["steps"][0]["id"], 0);
-  EXPECT_EQ(plan["steps"][0]["patches"][0]["start_offset"], at);
+  // The declaration goes before the statement, at the start of its line.
+  EXPECT_EQ(plan["steps"][0]["patches"][0]["start_offset"], typo.find("return totl"));
+}
+
+// Issue 17: kodo.fix hands agents only verified patches. Every patch it lists, applied alone,
+// gives a program that parses and no longer reports that error; a patch that fails (here E0224,
+// whose fix would need the function's return type changed) is listed as a repair plan whose
+// first step says why it is not automatic.
+TEST(FixToolTest, ListsOnlyVerifiedPatches) {
+  const std::string src =
+      "module m {\n    meta { purpose: \"p\" }\n"
+      "    struct Point { x: Int, y: Int }\n"
+      "    fn parse(s: String) -> Result<Int, String> {\n        return Ok(1)\n    }\n"
+      "    fn not_result() -> Int {\n        let v = parse(\"1\")?\n        return v\n    }\n"
+      "    fn make() -> Point {\n        return Point { x: 1 }\n    }\n}\n";
+  Result<json> fix = FixTool(src);
+  ASSERT_TRUE(fix.ok());
+  EXPECT_EQ((*fix)["error_count"], 2);
+  ASSERT_EQ((*fix)["patches"].size(), 1u) << fix->dump(2);
+  const json& patch = (*fix)["patches"][0];
+  EXPECT_EQ(patch["error_code"], "E0214");
+  std::string patched = src;
+  patched.replace(patch["start_offset"].get<std::size_t>(),
+                  patch["end_offset"].get<std::size_t>() - patch["start_offset"].get<std::size_t>(),
+                  patch["replacement"].get<std::string>());
+  Result<json> again = CheckTool(patched);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ((*again)["phase"], "types") << again->dump(2);
+  for (const json& e : (*again)["errors"]) EXPECT_NE(e["code"], "E0214") << e.dump();
+  bool withheld = false;
+  for (const json& plan : (*fix)["repair_plans"]) {
+    if (plan["error_code"] != "E0224") continue;
+    withheld = true;
+    EXPECT_NE(plan["steps"][0]["description"].get<std::string>().find(
+                  "not offered as an automatic fix because the patched file does not parse"),
+              std::string::npos)
+        << plan.dump(2);
+    EXPECT_EQ(plan["steps"][0]["patches"].size(), 1u);
+  }
+  EXPECT_TRUE(withheld) << fix->dump(2);
 }
 
 TEST(DescribeToolTest, FunctionsTypesAndMetaAsUpstreamPrintsThem) {

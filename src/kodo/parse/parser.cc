@@ -139,9 +139,11 @@ class Parser {
     d.message = fmt::format("unexpected end of input, expected {}", expected);
     d.suggestion = fmt::format("the file ended before the parser found {}", expected);
     if (auto closer = Closer(expected)) {
-      // Upstream places this insertion at offset 0 [I] (kodo.md §16.1).
-      d.fix_patch = FixPatch{fmt::format("append closing `{}` at end of file", *closer), 0, 0,
-                             std::string(*closer)};
+      // Upstream places this insertion at offset 0 [I] (kodo.md §16.1), where it cannot parse;
+      // it goes at the end of the file, as its description says (decision 0047).
+      const auto end = static_cast<std::uint32_t>(s_.source->size());
+      d.fix_patch = FixPatch{fmt::format("append closing `{}` at end of file", *closer), end, end,
+                             fmt::format("\n{}\n", *closer)};
     }
     Report(std::move(d));
   }

@@ -788,12 +788,15 @@ TEST(ParserErrorTest, E0101UnexpectedEndOfInput) {
     EXPECT_FALSE(d.range.has_value()) << c.src;
     EXPECT_EQ(d.suggestion, "the file ended before the parser found " + c.expected);
   }
-  // The delimiter patch is placed at offset 0, as upstream [I].
-  const ParseDiagnostic d = OneError("module m { fn f() { }");
+  // The delimiter patch is appended at the end of the file, as its description says (upstream
+  // places it at offset 0 [I], where it cannot parse; decision 0047).
+  const std::string src = "module m { fn f() { }";
+  const ParseDiagnostic d = OneError(src);
   ASSERT_TRUE(d.fix_patch.has_value());
   EXPECT_EQ(d.fix_patch->description, "append closing `}` at end of file");
-  EXPECT_EQ(d.fix_patch->start_offset, 0u);
-  EXPECT_EQ(d.fix_patch->replacement, "}");
+  EXPECT_EQ(d.fix_patch->start_offset, src.size());
+  EXPECT_EQ(d.fix_patch->end_offset, src.size());
+  EXPECT_EQ(d.fix_patch->replacement, "\n}\n");
 }
 
 TEST(ParserErrorTest, FailFastReportsOnlyTheFirstError) {

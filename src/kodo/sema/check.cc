@@ -2,6 +2,7 @@
 
 #include "kodo/diag/from_parse.h"
 #include "kodo/sema/checker.h"
+#include "kodo/sema/verify_fixes.h"
 
 namespace trove::kodo::sema {
 
@@ -33,11 +34,17 @@ Result<SourceCheck> CheckSource(const SourceBuffer& source, const CheckOptions& 
     for (const parse::ParseDiagnostic& d : parsed.diagnostics) {
       out.diagnostics.push_back(diag::FromParse(d));
     }
+    if (options.verify_fixes) {
+      VerifyFixes(source, /*from_parse=*/true, out.diagnostics, options, parse_options);
+    }
     return out;
   }
   out.phase = Phase::kTypes;
   out.diagnostics = Check(source, *parsed.module, options).diagnostics;
   out.module = std::move(parsed.module);
+  if (options.verify_fixes) {
+    VerifyFixes(source, /*from_parse=*/false, out.diagnostics, options, parse_options);
+  }
   return out;
 }
 

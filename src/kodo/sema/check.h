@@ -3,6 +3,8 @@
 //
 // Interface notes for callers (kept stable; changes are announced here):
 //   - 2026-11-24: first version. Check(), CheckSource(), Summarize().
+//   - 2026-11-26: CheckSource verifies fix patches (CheckOptions::verify_fixes, verify_fixes.h);
+//     Check() does not.
 //
 // Scope. Tiers T0 and T1 (§22.2) are checked in full. Constructs of later tiers are accepted
 // without false errors: see docs/decisions/0014-kodo-diagnostics-and-checker.md for what is
@@ -11,6 +13,7 @@
 // Thread safety: pure functions of their arguments.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <vector>
 
@@ -26,6 +29,12 @@ struct CheckOptions {
   // Stop at the first error (upstream's `check_module`, used by confidence reports and
   // `kodoc fix`). Default: collect every error in upstream's order (§7.3).
   bool fail_fast = false;
+  // CheckSource only: verify every fix patch before offering it (verify_fixes.h). Off only for
+  // the re-checks the verification itself runs.
+  bool verify_fixes = true;
+  // CheckSource only: the most bytes of patched source re-checked to verify the patches of one
+  // file; patches beyond it are withheld (offered as manual repair plans). Default 32 MiB.
+  std::size_t max_verify_bytes = std::size_t{32} << 20;
 };
 
 struct CheckResult {
@@ -53,7 +62,8 @@ struct SourceCheck {
 };
 
 // Parses `source` (fail-fast, as upstream's check/build/MCP) and, when that succeeds, checks
-// it. Parse errors come back as diagnostics with phase kParse. The Status is non-OK only when
+// it. Parse errors come back as diagnostics with phase kParse. Every fix patch is verified
+// (verify_fixes.h) unless options.verify_fixes is off. The Status is non-OK only when
 // a lexer bound in `parse_options` is crossed.
 Result<SourceCheck> CheckSource(const SourceBuffer& source, const CheckOptions& options = {},
                                 const parse::ParseOptions& parse_options = {});

@@ -149,5 +149,31 @@ TEST(CheckTest, PolymorphicRecursionIsBounded) {
   EXPECT_TRUE(diags.empty()) << diags[0].message;
 }
 
+// Issue 17 item 3: the E0201 message for an undefined function, an undefined value and a type
+// name used as a value. Upstream kodoc 1.14.1 has one variant for all three,
+// `TypeError::Undefined` in crates/kodo_types/src/errors.rs (line 25 of the stored version:
+// `#[error("undefined type `{name}` at {span:?}")]`), raised for every unbound identifier by
+// `infer_expr` in crates/kodo_types/src/expr.rs; an unknown name in a type position is not an
+// error there (types.rs resolves it to a struct type). So each case says "undefined type",
+// which agents and `//~ ERROR` annotations match on; the code stays E0201.
+TEST(CheckTest, UndefinedNameMessageIsUpstreamsInEveryCase) {
+  const struct {
+    const char* body;
+    const char* name;
+  } cases[] = {
+      {"    fn f() {\n        frobnicate(1)\n    }", "frobnicate"},              // function
+      {"    fn f() -> Int {\n        return missing + 1\n    }", "missing"},     // value
+      {"    struct P { x: Int }\n    fn f() {\n        let p = P\n    }", "P"},  // type
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.body);
+    const std::vector<diag::Diagnostic> diags = Diags(Module(c.body));
+    ASSERT_EQ(diags.size(), 1u);
+    EXPECT_EQ(diags[0].code(), "E0201");
+    EXPECT_EQ(diags[0].message.substr(0, diags[0].message.find(" at Span {")),
+              std::string("undefined type `") + c.name + "`");
+  }
+}
+
 }  // namespace
 }  // namespace trove::kodo::sema

@@ -24,6 +24,7 @@
 #include <utility>
 #include <vector>
 
+#include "kodo/sema/fix_text.h"
 #include "kodo/sema/name_table.h"
 #include "kodo/sema/types.h"
 
@@ -140,7 +141,10 @@ class Checker {
                                  std::optional<Span> value = std::nullopt);
   [[noreturn]] void Undefined(std::string_view name, Span span);
   [[noreturn]] void Arity(std::size_t expected, std::size_t found, Span span);
-  [[noreturn]] void NotCallable(const Type& type, Span span);
+  // `value`: the callee's value, which replaces the call in the patch.
+  [[noreturn]] void NotCallable(const Type& type, Span span, Span value);
+  // Sets `d`'s patch to add `item` (unindented lines) as the module's last item.
+  void AddItem(Diagnostic& d, std::string description, std::string_view item) const;
   void Report(Diagnostic d) { diags_.push_back(std::move(d)); }
   bool Stopped() const { return options_.fail_fast && !diags_.empty(); }
 
@@ -341,18 +345,24 @@ void Checker::MismatchText(const std::string& expected, const std::string& found
 
 void Checker::Undefined(std::string_view name, Span span) {
   Diagnostic d = diag::Make(Kind::kE0201, R(span), name);
-  const std::string declare = fmt::format("let {}: TODO = TODO\n    ", name);
+  // The declaration goes before the statement, taken to start its line (upstream inserts it
+  // at the name, inside the expression; decision 0047).
+  const std::string_view text = source_.text();
+  const std::uint32_t line = fixtext::LineContentStart(text, span.start);
+  const FixPatch declare =
+      Patch(fmt::format("declare `{}`", name), line, line,
+            fmt::format("let {}: TODO = TODO\n{}", name, fixtext::LineIndent(text, line)));
   if (std::optional<std::string> near = NearName(name, BoundNames())) {
     d.suggestion =
         fmt::format("did you mean `{}`? (check for typos or declare `{}` before use)", *near, name);
-    d.fix_patch = Patch(fmt::format("rename to `{}`", *near), span.start, span.end, *near);
+    // An assignment's span is the statement: only its target is renamed.
+    d.fix_patch = Patch(fmt::format("rename to `{}`", *near), span.start,
+                        span.start + static_cast<std::uint32_t>(name.size()), *near);
   } else {
     d.suggestion = fmt::format("check for typos or declare `{}` before use", name);
-    d.fix_patch = Patch(fmt::format("declare `{}`", name), span.start, span.start, declare);
+    d.fix_patch = declare;
   }
-  d.repair_plan.push_back(
-      RepairStep{fmt::format("declare `{}` before its use", name),
-                 {Patch(fmt::format("declare `{}`", name), span.start, span.start, declare)}});
+  d.repair_plan.push_back(RepairStep{fmt::format("declare `{}` before its use", name), {declare}});
   Fail(std::move(d));
 }
 
@@ -362,16 +372,30 @@ void Checker::Arity(std::size_t expected, std::size_t found, Span span) {
       fmt::format("the function expects {} argument(s), but {} were provided", expected, found);
   std::string args;
   for (std::size_t i = 0; i < expected; ++i) args += i == 0 ? "TODO" : ", TODO";
-  d.fix_patch = Patch(fmt::format("use {} argument(s)", expected), span.start, span.end,
-                      fmt::format("({})", args));
+  // The argument list only (upstream replaces the whole call; decision 0047). An empty match
+  // has no argument list: no patch.
+  if (std::optional<std::uint32_t> open =
+          fixtext::OpenParenOfTrailingArgs(source_.text(), span.start, span.end)) {
+    d.fix_patch = Patch(fmt::format("use {} argument(s)", expected), *open, span.end,
+                        fmt::format("({})", args));
+  }
   Fail(std::move(d));
 }
 
-void Checker::NotCallable(const Type& type, Span span) {
+void Checker::AddItem(Diagnostic& d, std::string description, std::string_view item) const {
+  if (std::optional<fixtext::Insertion> at =
+          fixtext::LastModuleItem(source_.text(), module_.span.start, module_.span.end, item)) {
+    d.fix_patch = Patch(std::move(description), at->offset, at->offset, std::move(at->text));
+  }
+}
+
+void Checker::NotCallable(const Type& type, Span span, Span value) {
   const std::string shown = Display(type);
   Diagnostic d = diag::Make(Kind::kE0203, R(span), shown);
   d.suggestion = fmt::format("type `{}` is not a function and cannot be called", shown);
-  d.fix_patch = Patch("remove the call", span.start, span.end, "");
+  // The call becomes the value it called (upstream deletes it, leaving e.g. `let x =`).
+  d.fix_patch = Patch("remove the call", span.start, span.end,
+                      std::string(source_.text().substr(value.start, value.end - value.start)));
   Fail(std::move(d));
 }
 
@@ -423,8 +447,17 @@ bool Checker::CheckMeta() {
   if (!module_.meta) {
     Diagnostic d = diag::Make(Kind::kE0210, std::nullopt);
     d.suggestion = "add a `meta {{ purpose: \"...\" }}` block to your module";
-    d.fix_patch = Patch("add a meta block", 0, 0,
-                        fmt::format("    meta {{ purpose: \"{}\" }}\n", kTodoPurpose));
+    // After the imports, or else after the module's `{` (meta follows imports, §3); upstream
+    // inserts at offset 0, before `module`, where it cannot parse (decision 0047).
+    const std::string_view text = source_.text();
+    std::optional<std::uint32_t> at = module_.imports.empty()
+                                          ? fixtext::AfterOpenBrace(text, module_.span.start)
+                                          : std::optional(module_.imports.back().span.end);
+    if (at) {
+      d.fix_patch = Patch("add a meta block", *at, *at,
+                          fmt::format("\n{}    meta {{ purpose: \"{}\" }}",
+                                      fixtext::LineIndent(text, module_.span.start), kTodoPurpose));
+    }
     Report(std::move(d));
     return false;
   }
@@ -439,14 +472,26 @@ bool Checker::CheckMeta() {
   if (purpose == nullptr) {
     Diagnostic d = diag::Make(Kind::kE0212, R(meta.span));
     d.suggestion = "add `purpose: \"description\"` to the meta block";
-    d.fix_patch = Patch("add a purpose field", meta.span.end, meta.span.end,
-                        fmt::format("\n    purpose: \"{}\"", kTodoPurpose));
+    // Inside the block, after its `{` (upstream inserts after the `}`; decision 0047).
+    if (std::optional<std::uint32_t> at =
+            fixtext::AfterOpenBrace(source_.text(), meta.span.start)) {
+      d.fix_patch =
+          Patch("add a purpose field", *at, *at, fmt::format(" purpose: \"{}\",", kTodoPurpose));
+    }
     Report(std::move(d));
   } else if (purpose->value.find_first_not_of(" \t\r\n") == std::string::npos) {
     Diagnostic d = diag::Make(Kind::kE0211, R(purpose->span));
     d.suggestion = "provide a non-empty purpose string";
-    d.fix_patch = Patch("fill in the purpose", purpose->span.start, purpose->span.end,
-                        fmt::format("purpose: \"{}\"", kTodoPurpose));
+    // The string literal only: the entry's span starts at the `meta` keyword (§4), which
+    // upstream's replacement swallows (decision 0047).
+    const std::string_view text = source_.text();
+    const std::uint32_t end = purpose->span.end;
+    const std::size_t open =
+        end >= 2 && text[end - 1] == '"' ? text.rfind('"', end - 2) : std::string_view::npos;
+    if (open != std::string_view::npos && open >= purpose->span.start) {
+      d.fix_patch = Patch("fill in the purpose", static_cast<std::uint32_t>(open), end,
+                          fmt::format("\"{}\"", kTodoPurpose));
+    }
     Report(std::move(d));
   }
   return true;
@@ -719,8 +764,9 @@ void Checker::RegisterImpls() {
         Diagnostic d = diag::Make(Kind::kE0234, R(span), b.name, trait->name);
         d.suggestion = fmt::format("trait `{}` does not declare associated type `{}` — remove it",
                                    trait->name, b.name);
+        // The binding only (upstream deletes the whole impl block; decision 0047).
         d.fix_patch =
-            Patch(fmt::format("remove associated type `{}`", b.name), span.start, span.end, "");
+            Patch(fmt::format("remove associated type `{}`", b.name), b.span.start, b.span.end, "");
         Report(std::move(d));
       }
       for (const ast::AssociatedType& a : trait->associated_types) {
@@ -839,8 +885,10 @@ void Checker::CheckInvariant(const ast::InvariantDecl& inv) {
     if (!TypesEqual(Type::Bool(), t)) {
       Diagnostic d = diag::Make(Kind::kE0310, R(inv.span), Display(t));
       d.suggestion = "invariant conditions must evaluate to `Bool`";
+      // The condition only (upstream replaces the whole declaration; decision 0047).
+      const Span cond = ast::ExprSpan(inv.condition);
       d.fix_patch =
-          Patch("compare the condition with `true`", inv.span.start, inv.span.end, "TODO == true");
+          Patch("compare the condition with `true`", cond.start, cond.end, "TODO == true");
       Fail(std::move(d));
     }
   } catch (BodyError& error) {
@@ -1267,8 +1315,14 @@ Type Checker::Infer(const Expr& e) {
         Diagnostic d = diag::Make(Kind::kE0253, R(e.span), e.int_value, len);
         const std::string last = len == 0 ? "0" : fmt::format("{}", len - 1);
         d.suggestion = fmt::format("valid indices for this tuple are 0..{}", last);
-        d.fix_patch =
-            Patch(fmt::format("use index {}", last), e.span.start, e.span.end, "." + last);
+        // The index only (upstream replaces `t.N` with `.M`; decision 0047).
+        const std::string_view text =
+            source_.text().substr(e.span.start, e.span.end - e.span.start);
+        const std::size_t dot = text.rfind('.');
+        if (len > 0 && dot != std::string_view::npos) {
+          d.fix_patch = Patch(fmt::format("use index {}", last),
+                              e.span.start + static_cast<std::uint32_t>(dot + 1), e.span.end, last);
+        }
         Fail(std::move(d));
       }
       return t.args()[static_cast<std::size_t>(e.int_value)];
@@ -1471,7 +1525,7 @@ Type Checker::InferCall(const Expr& e) {
     for (std::size_t i = 1; i < e.operands.size(); ++i) Infer(e.operands[i]);
     return Type::Any();
   }
-  if (ft.tag() != TypeTag::kFunction) NotCallable(ft, e.span);
+  if (ft.tag() != TypeTag::kFunction) NotCallable(ft, e.span, ast::ExprSpan(callee));
   return CheckCallArgs(ft.args(), ft.result(), e, 1);
 }
 
@@ -1540,7 +1594,7 @@ Type Checker::InferMethodCall(const Expr& e, const Expr& object, std::string_vie
   }
   // Other receivers: `e.m` is a field access of a non-struct, typed `?`, and calling it is
   // E0203 (§7.8).
-  if (type_name.empty()) NotCallable(Type::Unknown(), e.span);
+  if (type_name.empty()) NotCallable(Type::Unknown(), e.span, ast::ExprSpan(object));
   const std::string base(BaseName(type_name));
   const Type* user = Lookup((type_name + "_").append(method));
   if (user == nullptr && base != type_name) user = Lookup((base + "_").append(method));
@@ -1585,10 +1639,15 @@ Type Checker::InferMethodCall(const Expr& e, const Expr& object, std::string_vie
   if (std::optional<std::string> near = NearName(method, candidates)) {
     d.suggestion =
         fmt::format("did you mean `{}`? (type `{}` has no method `{}`)", *near, type_name, method);
-    d.fix_patch = Patch(fmt::format("rename to `{}`", *near), e.span.start, e.span.end, *near);
+    // The method's name only (upstream replaces the whole call; decision 0047).
+    const std::uint32_t name_end = ast::ExprSpan(e.operands[0]).end;
+    d.fix_patch = Patch(fmt::format("rename to `{}`", *near),
+                        name_end - static_cast<std::uint32_t>(method.size()), name_end, *near);
   } else {
     d.suggestion = fmt::format("type `{}` does not have a method named `{}`", type_name, method);
-    d.fix_patch = Patch("remove the call", e.span.start, e.span.end, "");
+    const Span kept = ast::ExprSpan(object);
+    d.fix_patch = Patch("remove the call", e.span.start, e.span.end,
+                        std::string(source_.text().substr(kept.start, kept.end - kept.start)));
   }
   Fail(std::move(d));
 }
@@ -1600,8 +1659,8 @@ Type Checker::InferFieldAccess(const Expr& e) {
   if (info == nullptr) {
     Diagnostic d = diag::Make(Kind::kE0213, R(e.span), t.name());
     d.suggestion = fmt::format("define `struct {} {{ ... }}` or check for typos", t.name());
-    d.fix_patch = Patch(fmt::format("define struct `{}`", t.name()), e.span.start, e.span.start,
-                        fmt::format("struct {} {{\n        TODO: TODO,\n    }}\n\n    ", t.name()));
+    AddItem(d, fmt::format("define struct `{}`", t.name()),
+            fmt::format("struct {} {{\n    {}: TODO,\n}}", t.name(), e.text));
     Fail(std::move(d));
   }
   std::vector<std::string_view> names;
@@ -1613,10 +1672,14 @@ Type Checker::InferFieldAccess(const Expr& e) {
   if (std::optional<std::string> near = NearName(e.text, names)) {
     d.suggestion =
         fmt::format("did you mean `{}`? (type `{}` has no field `{}`)", *near, t.name(), e.text);
-    d.fix_patch = Patch(fmt::format("rename to `{}`", *near), e.span.start, e.span.end, *near);
+    // The field's name only (upstream replaces the whole access; decision 0047).
+    d.fix_patch = Patch(fmt::format("rename to `{}`", *near),
+                        e.span.end - static_cast<std::uint32_t>(e.text.size()), e.span.end, *near);
   } else {
     d.suggestion = fmt::format("type `{}` does not have a field named `{}`", t.name(), e.text);
-    d.fix_patch = Patch("remove the field access", e.span.start, e.span.end, "");
+    const Span kept = ast::ExprSpan(e.operand());
+    d.fix_patch = Patch("remove the field access", e.span.start, e.span.end,
+                        std::string(source_.text().substr(kept.start, kept.end - kept.start)));
   }
   Fail(std::move(d));
 }
@@ -1653,8 +1716,10 @@ Type Checker::InferStructLit(const Expr& e) {
   if (info == nullptr) {
     Diagnostic d = diag::Make(Kind::kE0213, R(e.span), name);
     d.suggestion = fmt::format("define `struct {} {{ ... }}` or check for typos", name);
-    d.fix_patch = Patch(fmt::format("define struct `{}`", name), e.span.start, e.span.start,
-                        fmt::format("struct {} {{\n        TODO: TODO,\n    }}\n\n    ", name));
+    std::string fields;
+    for (const ast::FieldInit& init : inits) fields += fmt::format("\n    {}: TODO,", init.name);
+    AddItem(d, fmt::format("define struct `{}`", name),
+            fmt::format("struct {} {{{}\n}}", name, fields.empty() ? "\n    TODO: TODO," : fields));
     Fail(std::move(d));
   }
   const std::string_view shown = name;
@@ -1678,8 +1743,9 @@ Type Checker::InferStructLit(const Expr& e) {
     if (!initialized(init.name, i)) continue;
     Diagnostic d = diag::Make(Kind::kE0216, R(init.span), init.name, shown);
     d.suggestion = fmt::format("remove the duplicate `{}` field", init.name);
+    // With its separating comma (upstream leaves it, which can leave `, ,`; decision 0047).
     d.fix_patch = Patch(fmt::format("remove the duplicate field `{}`", init.name), init.span.start,
-                        init.span.end, "");
+                        fixtext::OverTrailingComma(source_.text(), init.span.end), "");
     Fail(std::move(d));
   }
   for (const ast::FieldInit& init : inits) {
@@ -1693,8 +1759,8 @@ Type Checker::InferStructLit(const Expr& e) {
                           init.span.start + static_cast<std::uint32_t>(init.name.size()), *near);
     } else {
       d.suggestion = fmt::format("remove field `{}` from the struct literal", init.name);
-      d.fix_patch =
-          Patch(fmt::format("remove field `{}`", init.name), init.span.start, init.span.end, "");
+      d.fix_patch = Patch(fmt::format("remove field `{}`", init.name), init.span.start,
+                          fixtext::OverTrailingComma(source_.text(), init.span.end), "");
     }
     Fail(std::move(d));
   }
@@ -1702,8 +1768,12 @@ Type Checker::InferStructLit(const Expr& e) {
     if (initialized(field, inits.size())) continue;
     Diagnostic d = diag::Make(Kind::kE0214, R(e.span), field, shown);
     d.suggestion = fmt::format("add `{}: <value>` to the struct literal", field);
-    d.fix_patch = Patch(fmt::format("add missing field `{}`", field), e.span.end, e.span.end,
-                        fmt::format("\n    {}: TODO,", field));
+    // Before the literal's `}` (upstream inserts after it; decision 0047).
+    if (std::optional<fixtext::Insertion> at =
+            fixtext::LastInBraces(source_.text(), e.span.end, {fmt::format("{}: TODO", field)})) {
+      d.fix_patch =
+          Patch(fmt::format("add missing field `{}`", field), at->offset, at->offset, at->text);
+    }
     Fail(std::move(d));
   }
   for (const ast::FieldInit& init : inits) {
@@ -1725,7 +1795,15 @@ Type Checker::InferVariant(const Expr& e, std::string_view enum_name, std::strin
     if (std::optional<std::string> near = NearName(variant, names)) {
       d.suggestion =
           fmt::format("did you mean `{}`? (enum `{}` has no variant `{}`)", *near, shown, variant);
-      d.fix_patch = Patch(fmt::format("rename to `{}`", *near), e.span.start, e.span.end, *near);
+      // The variant's name only (upstream replaces `E::V(...)` whole; decision 0047).
+      const std::string_view text = source_.text().substr(e.span.start, e.span.end - e.span.start);
+      const std::size_t colons = text.find("::");
+      const std::size_t at = colons == std::string_view::npos ? 0 : text.find(variant, colons);
+      if (at != std::string_view::npos) {
+        const auto start = e.span.start + static_cast<std::uint32_t>(at);
+        d.fix_patch = Patch(fmt::format("rename to `{}`", *near), start,
+                            start + static_cast<std::uint32_t>(variant.size()), *near);
+      }
     } else {
       d.suggestion = fmt::format("check the variants of `{}` — `{}` is not one", shown, variant);
       d.fix_patch = Patch("replace the variant", e.span.start, e.span.end, "TODO");
@@ -1782,8 +1860,11 @@ Type Checker::InferVariant(const Expr& e, std::string_view enum_name, std::strin
   }
   Diagnostic d = diag::Make(Kind::kE0218, R(e.span), enum_name);
   d.suggestion = fmt::format("define `enum {} {{ ... }}` or check for typos", enum_name);
-  d.fix_patch = Patch(fmt::format("define enum `{}`", enum_name), e.span.start, e.span.start,
-                      fmt::format("enum {} {{\n        TODO,\n    }}\n\n    ", enum_name));
+  std::string payload;
+  for (std::size_t i = 0; i < given; ++i) payload += i == 0 ? "(TODO" : ", TODO";
+  if (given > 0) payload += ")";
+  AddItem(d, fmt::format("define enum `{}`", enum_name),
+          fmt::format("enum {} {{\n    {}{},\n}}", enum_name, variant, payload));
   Fail(std::move(d));
 }
 
@@ -1820,11 +1901,19 @@ Type Checker::InferGenericCall(const Expr& e, const ast::Function& fn) {
       d.suggestion = fmt::format(
           "implement trait `{}` for type `{}`, or use a type that already implements it", bound,
           concrete);
-      const FixPatch add =
-          Patch(fmt::format("implement `{}` for `{}`", bound, concrete), e.span.start, e.span.start,
-                fmt::format("impl {} for {} {{\n        TODO\n    }}\n\n    ", bound, concrete));
-      d.fix_patch = add;
-      d.repair_plan.push_back(RepairStep{"add an impl block", {add}});
+      // A module item (upstream inserts it where the call starts, inside a function body).
+      // With a stub for each required method, or the block would not conform (E0231) and
+      // this error would stay.
+      std::string stubs;
+      for (const ast::TraitDecl& t : module_.trait_decls) {
+        if (t.name != bound) continue;
+        for (const ast::TraitMethod& m : t.methods) {
+          if (!m.body) stubs += fmt::format("    fn {}() {{\n        TODO\n    }}\n", m.name);
+        }
+      }
+      AddItem(d, fmt::format("implement `{}` for `{}`", bound, concrete),
+              fmt::format("impl {} for {} {{\n{}}}", bound, concrete, stubs));
+      if (d.fix_patch) d.repair_plan.push_back(RepairStep{"add an impl block", {*d.fix_patch}});
       d.repair_plan.push_back(RepairStep{"write the trait's methods in it", {}});
       Fail(std::move(d));
     }
@@ -1862,19 +1951,31 @@ Type Checker::InferMatch(const Expr& e) {
       }
     }
     if (!missing.empty()) {
-      std::string quoted, plain, arms_text = "\n";
+      std::string quoted, plain;
+      std::vector<std::string> arms_text;
       for (std::size_t i = 0; i < missing.size(); ++i) {
         quoted += fmt::format("{}\"{}\"", i == 0 ? "" : ", ", missing[i]);
         plain += fmt::format("{}{}", i == 0 ? "" : ", ", missing[i]);
-        arms_text += fmt::format("        {} => {{ TODO }},\n", missing[i]);
+        // A variant with a payload is matched as `V(_, ...)`.
+        std::string pattern(missing[i]);
+        for (const auto& [v, payload] : info->variants) {
+          if (v != missing[i] || payload.empty()) continue;
+          for (std::size_t k = 0; k < payload.size(); ++k) pattern += k == 0 ? "(_" : ", _";
+          pattern += ")";
+        }
+        arms_text.push_back(fmt::format("{} => {{ TODO }}", pattern));
       }
       Diagnostic d =
           diag::Make(Kind::kE0220, R(e.span), scrutinee.name(), fmt::format("[{}]", quoted));
       d.suggestion = fmt::format("add match arms for: {}", plain);
-      const FixPatch insert =
-          Patch("add the missing match arms", e.span.end, e.span.end, arms_text);
-      d.fix_patch = insert;
-      d.repair_plan.push_back(RepairStep{"add an arm for each missing variant", {insert}});
+      // Before the match's `}` (upstream inserts after it; decision 0047).
+      if (std::optional<fixtext::Insertion> at =
+              fixtext::LastInBraces(source_.text(), e.span.end, arms_text)) {
+        const FixPatch insert =
+            Patch("add the missing match arms", at->offset, at->offset, at->text);
+        d.fix_patch = insert;
+        d.repair_plan.push_back(RepairStep{"add an arm for each missing variant", {insert}});
+      }
       d.repair_plan.push_back(RepairStep{"replace each TODO with the arm's value", {}});
       Fail(std::move(d));
     }
