@@ -91,7 +91,7 @@ struct Diagnostic {
   std::vector<RepairStep> repair_plan;
   // Set when the checker's patch failed verification (sema/verify_fixes.h): the patch moved to
   // the first repair-plan step, whose description gives the reason, and the diagnostic is
-  // `manual` even with a suggestion (docs/decisions/0047-kodo-verified-fixes.md).
+  // `manual` even with a suggestion (docs/decisions/0050-kodo-verified-fixes.md).
   bool fix_withheld = false;
 
   std::string_view code() const { return Info(kind).code; }

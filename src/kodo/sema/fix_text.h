@@ -2,7 +2,7 @@
 // result parses (issue 17): after an opening brace, before a closing one, over a separating
 // comma, at the start of a statement's line. They read only the text; whatever they get wrong
 // on unusual layouts is caught by the verification of every patch (verify_fixes.h), which
-// withholds a patch whose result does not parse. See docs/decisions/0047-kodo-verified-fixes.md.
+// withholds a patch whose result does not parse. See docs/decisions/0050-kodo-verified-fixes.md.
 //
 // Thread safety: pure functions.
 #pragma once

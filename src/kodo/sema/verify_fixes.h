@@ -5,7 +5,7 @@
 // (fixability "manual") with the reason in the step's description. `kodoc check`, `kodoc fix`
 // and the MCP tools (kodo.check, kodo.fix) all get their diagnostics through CheckSource, which
 // calls this, so none of them can hand out an unverified automatic patch.
-// See docs/decisions/0047-kodo-verified-fixes.md.
+// See docs/decisions/0050-kodo-verified-fixes.md.
 //
 // "No longer reports that error": the patched file parses, and (for a type error) the number of
 // diagnostics with the same code and message, span suffix aside, is smaller than before the
