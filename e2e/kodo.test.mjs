@@ -304,9 +304,11 @@ describe('kodo-mcp answers in request order (kodo.md §18.1)', () => {
       await server.waitForCount((e) => e.msg && e.msg.method === undefined, 50, { from, timeout: 45000, what: 'replies' });
       const got = server.lines.slice(from).filter((e) => e.msg && e.msg.method === undefined).map((e) => e.msg.id);
       assert.deepEqual(got, ids);
-      const replies = server.lines.slice(from).map((e) => e.msg);
-      assert.equal(replies.filter((m) => m.id !== undefined && m.result?.structuredContent?.status === 'error').length, 8,
-        'every heavy check reports its errors');
+      // Each heavy check (every sixth request) found the typos: the replies are the right ones.
+      const replies = server.lines.slice(from).filter((e) => e.msg && e.msg.method === undefined).map((e) => e.msg);
+      replies.forEach((m, k) => {
+        if ((k + 1) % 6 === 0) assert.ok(m.result?.structuredContent?.errors?.length > 0, `reply ${k + 1}: ${JSON.stringify(m).slice(0, 200)}`);
+      });
     } finally {
       server.closeStdin();
       await server.waitExit();
