@@ -267,6 +267,55 @@ describe('kodo-mcp over stdio (official SDK client)', () => {
   });
 });
 
+describe('kodo-mcp answers in request order (kodo.md §18.1)', () => {
+  // A module of `n` small functions with a typo in every tenth, for a check that costs more.
+  const bigSource = (n) => {
+    const fns = [];
+    for (let i = 0; i < n; i++) {
+      fns.push(`    fn f${i}(a: Int) -> Int {\n        let v${i} = a + ${i}\n        return ${i % 10 === 0 ? `w${i}` : `v${i}`}\n    }`);
+    }
+    return `module big {\n    meta { purpose: "load" }\n${fns.join('\n')}\n    fn main() -> Int {\n        return f1(1)\n    }\n}\n`;
+  };
+
+  test('50 requests of mixed cost sent without waiting come back in order, with two workers', { timeout: 60000 }, async () => {
+    const server = await StdioServer.start(['--workers', '2'], { bin: KODO_MCP });
+    try {
+      await server.request('initialize', {}, { id: 0 });
+      const heavy = bigSource(1500);
+      const lines = [];
+      const ids = [];
+      for (let i = 1; i <= 50; i++) {
+        const id = i % 9 === 4 ? `s-${i}` : i;
+        ids.push(id);
+        let method = 'tools/call';
+        let params;
+        switch (i % 6) {
+          case 0: params = { name: 'kodo.check', arguments: { source: heavy } }; break;
+          case 1: method = 'tools/list'; params = {}; break;
+          case 2: params = { name: 'kodo.check', arguments: { source: SEED_SOURCE } }; break;
+          case 3: params = { name: 'kodo.describe', arguments: { source: DIVIDE } }; break;
+          case 4: params = { name: 'kodo.fix', arguments: { source: BROKEN } }; break;
+          default: params = { name: 'kodo.no_such_tool', arguments: {} }; break;
+        }
+        lines.push(JSON.stringify({ jsonrpc: '2.0', id, method, params }));
+      }
+      const from = server.lines.length;
+      server.sendRaw(lines.join('\n') + '\n');
+      await server.waitForCount((e) => e.msg && e.msg.method === undefined, 50, { from, timeout: 45000, what: 'replies' });
+      const got = server.lines.slice(from).filter((e) => e.msg && e.msg.method === undefined).map((e) => e.msg.id);
+      assert.deepEqual(got, ids);
+      // Each heavy check (every sixth request) found the typos: the replies are the right ones.
+      const replies = server.lines.slice(from).filter((e) => e.msg && e.msg.method === undefined).map((e) => e.msg);
+      replies.forEach((m, k) => {
+        if ((k + 1) % 6 === 0) assert.ok(m.result?.structuredContent?.errors?.length > 0, `reply ${k + 1}: ${JSON.stringify(m).slice(0, 200)}`);
+      });
+    } finally {
+      server.closeStdin();
+      await server.waitExit();
+    }
+  });
+});
+
 describe('kodo-mcp over Streamable HTTP (official SDK client)', () => {
   test('every tool and the agent loop on 127.0.0.1', { timeout: 60000 }, async () => {
     const srv = await startHttpServer([], { bin: KODO_MCP });

@@ -557,6 +557,40 @@ describe('http: static bearer auth', () => {
     assert.equal(wrongAuth.status, 401);
   });
 
+  test("a session belongs to its token: another valid token gets 404 for it (§2.14)", { timeout: 20000 }, async () => {
+    const a = new HttpSession(srv.url, { headers: { Authorization: `Bearer ${tokA}` } });
+    await a.initialize();
+    // The same session id, presented with token B.
+    const b = new HttpSession(srv.url, { headers: { Authorization: `Bearer ${tokB}` } });
+    b.sessionId = a.sessionId;
+    b.protocolVersion = a.protocolVersion;
+    const steal = [
+      ['tools/call', await b.request('tools/call', call('echo', { text: 'stolen' }))],
+      ['ping', await b.request('ping')],
+      ['notification', await b.notify('notifications/initialized')],
+      ['GET', await httpRequest(srv.url, { method: 'GET', headers: { ...b.headers(), Accept: 'text/event-stream' }, timeout: 5000 })],
+      ['DELETE', await b.delete()],
+    ];
+    for (const [what, r] of steal) {
+      assert.equal(r.status, 404, `${what} with another token -> ${r.status} ${r.text?.slice(0, 200)}`);
+      assert.ok(!r.text.includes('stolen'), `${what}: the tool ran`);
+      assertHttpErrorBody(r, -32000);
+    }
+    // Exactly what an unknown session gets.
+    const unknown = new HttpSession(srv.url, { headers: { Authorization: `Bearer ${tokB}` } });
+    unknown.sessionId = randomBytes(16).toString('hex');
+    unknown.protocolVersion = a.protocolVersion;
+    const u = await unknown.request('ping');
+    assert.equal(u.status, 404);
+    assert.deepEqual(steal[1][1].messages, u.messages);
+    // The owner's session is untouched, and the owner can end it.
+    const mine = await a.request('tools/call', call('echo', { text: 'mine' }));
+    assert.equal(mine.status, 200);
+    assert.deepEqual(assertResult(mine.msg).structuredContent, { text: 'mine' });
+    assert.equal((await a.delete()).status, 200);
+    assert.equal((await a.request('ping')).status, 404);
+  });
+
   test('a token in the query string gets 400', { timeout: 20000 }, async () => {
     for (const q of [`access_token=${tokA}`, `access_token=${wrong}`]) {
       const r = await httpRequest(`${srv.url}?${q}`, { headers: JSON_HEADERS, body: INIT_BODY() });

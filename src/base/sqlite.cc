@@ -40,7 +40,9 @@ std::string AbbreviateSql(std::string_view sql) {
 Status SqliteError(int rc, std::string_view op, std::string_view detail) {
   switch (rc & 0xff) {
     case SQLITE_BUSY:
-      return Status::ResourceExhausted(fmt::format("{}: database is busy: {}", op, detail));
+      return Status::Unavailable(fmt::format("{}: database is busy: {}", op, detail));
+    case SQLITE_LOCKED:
+      return Status::Unavailable(fmt::format("{}: database table is locked: {}", op, detail));
     case SQLITE_CORRUPT:
     case SQLITE_NOTADB:
       return Status::Malformed(fmt::format("{}: {}", op, detail));
@@ -204,7 +206,7 @@ Result<std::unique_ptr<Database>> Database::Open(const std::string& path,
   int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX;
   if (options.create_if_missing) flags |= SQLITE_OPEN_CREATE;
   const int rc = sqlite3_open_v2(path.c_str(), &raw, flags, nullptr);
-  if (raw == nullptr) return Status::ResourceExhausted(where + ": out of memory");
+  if (raw == nullptr) return Status::Internal(where + ": out of memory");
   // The private constructor rules out make_unique; ownership is taken at once.
   std::unique_ptr<Database> db(new Database(raw));
   if (rc != SQLITE_OK) return DbError(raw, rc, where);

@@ -2,16 +2,18 @@
 // Transaction (BEGIN IMMEDIATE ... COMMIT, rolled back unless committed).
 //
 // Every database is opened in WAL mode with foreign_keys=ON, synchronous=NORMAL and a busy
-// timeout. This file is the one place where SQLite result codes become Status: SQLITE_BUSY is
-// kResourceExhausted ("database is busy"), SQLITE_CORRUPT and SQLITE_NOTADB are kMalformed,
-// and every other failure is kIo. Messages name the operation and carry sqlite3_errmsg, e.g.
-// "prepare `SELEC 1`: near \"SELEC\": syntax error".
+// timeout. This file is the one place where SQLite result codes become Status: SQLITE_BUSY and
+// SQLITE_LOCKED are kUnavailable ("database is busy", "database table is locked": retry after
+// a delay), SQLITE_CORRUPT and SQLITE_NOTADB are kMalformed, and every other failure is kIo.
+// Messages name the operation and carry sqlite3_errmsg, e.g. "prepare `SELEC 1`: near
+// \"SELEC\": syntax error". They are for the operator: they name paths and quote SQL, so an
+// MCP server logs them and shows a client only a reference (mcp::ToolErrorFromStatus).
 //
 // Thread safety: connections are opened with SQLITE_OPEN_NOMUTEX, so SQLite takes no lock of
 // its own: one thread at a time may use a Database and the Statements and Transactions made
 // from it. Open one Database per worker. Separate Database objects on the same file may be
 // used concurrently from different threads; WAL lets readers run beside one writer, and a
-// second writer waits up to the busy timeout and then gets kResourceExhausted.
+// second writer waits up to the busy timeout and then gets kUnavailable.
 #pragma once
 
 #include <cstddef>
@@ -32,7 +34,7 @@ namespace trove::base {
 
 struct DatabaseOptions {
   // How long, in milliseconds, a statement waits for another connection's lock before it
-  // fails with kResourceExhausted. Default 5000.
+  // fails with kUnavailable. Default 5000.
   int busy_timeout_ms = 5000;
   // Creates the file when it does not exist; when false, a missing file is an error.
   // Default true.
@@ -116,7 +118,7 @@ class Database;
 
 // Transaction: BEGIN IMMEDIATE on creation (Database::Begin), COMMIT on Commit(), ROLLBACK on
 // destruction unless committed. IMMEDIATE takes the write lock at once, so a conflict shows
-// as kResourceExhausted from Begin rather than midway through the work.
+// as kUnavailable from Begin rather than midway through the work.
 // REQUIRES: the Database outlives it.
 class Transaction {
  public:

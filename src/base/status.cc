@@ -31,6 +31,8 @@ std::string_view StatusCodeName(StatusCode code) {
       return "internal";
     case StatusCode::kDeadlineExceeded:
       return "deadline exceeded";
+    case StatusCode::kUnavailable:
+      return "unavailable";
   }
   return "unknown";
 }

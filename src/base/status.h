@@ -18,6 +18,13 @@
 
 namespace trove::base {
 
+// The codes stay few, each one something a caller acts on. Codes whose message speaks to the
+// caller about its own request: kInvalidArgument, kNotFound, kAlreadyExists, kMalformed
+// (corrupt input), kUnsupported, kPermissionDenied, kResourceExhausted (a limit reached),
+// kDeadlineExceeded. Codes that describe the server's side: kIo, kInternal and kUnavailable (a
+// transient condition such as a busy or locked database: the same call may succeed if retried
+// after a short delay). Their messages may name paths and SQL, so a protocol layer shows them
+// to the operator's log only (mcp::ToolErrorFromStatus). kCancelled: the caller asked to stop.
 enum class StatusCode : int {
   kOk = 0,
   kInvalidArgument,
@@ -31,6 +38,7 @@ enum class StatusCode : int {
   kIo,
   kInternal,
   kDeadlineExceeded,
+  kUnavailable,
 };
 
 // Returns the lower-case name of `code` ("invalid argument").
@@ -67,6 +75,7 @@ class [[nodiscard]] Status {
   static Status DeadlineExceeded(std::string msg) {
     return {StatusCode::kDeadlineExceeded, std::move(msg)};
   }
+  static Status Unavailable(std::string msg) { return {StatusCode::kUnavailable, std::move(msg)}; }
 
   bool ok() const { return rep_ == nullptr; }
   StatusCode code() const { return rep_ ? rep_->code : StatusCode::kOk; }

@@ -32,6 +32,7 @@ TEST(StatusTest, FactoriesSetCodeAndMessage) {
       {Status::Io("m"), StatusCode::kIo},
       {Status::Internal("m"), StatusCode::kInternal},
       {Status::DeadlineExceeded("m"), StatusCode::kDeadlineExceeded},
+      {Status::Unavailable("m"), StatusCode::kUnavailable},
   };
   for (const auto& [status, code] : cases) {
     EXPECT_FALSE(status.ok());

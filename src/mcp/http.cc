@@ -184,6 +184,9 @@ class HttpStream final : public Channel {
 
 struct SessionEntry {
   std::shared_ptr<internal::Session> session;
+  // SHA-256 of the bearer token that created the session; all zero when authentication is
+  // off. Another token's requests for this session get 404, as for an unknown one (§2.14).
+  std::array<std::uint8_t, 32> owner{};
   Clock::time_point last_used;
   int active = 0;  // POSTs and GETs being served
   bool get_stream_open = false;
@@ -273,6 +276,12 @@ class HttpTransport {
       }
     }
     if (options_.on_listening) options_.on_listening(port);
+    if (options_.on_stoppable) {
+      options_.on_stoppable([this] {
+        CloseAll();
+        http_.stop();
+      });
+    }
 
     ShutdownSignalWatcher signals([this] {
       CloseAll();
@@ -325,14 +334,19 @@ class HttpTransport {
     return HR::Unhandled;
   }
 
+  // Returns the SHA-256 of the request's bearer token; all zero when authentication is off.
+  // REQUIRES: PreRoute authenticated the request.
+  std::array<std::uint8_t, 32> TokenDigestOf(const httplib::Request& req) {
+    if (token_digests_.empty()) return {};
+    const std::string header = req.get_header_value("Authorization");
+    return base::Sha256(std::string_view(header).substr(std::string_view("Bearer ").size()));
+  }
+
   // Returns the principal of an authenticated request: the token's (its digest, never the
   // token, names it), or the anonymous loopback principal when authentication is off.
   Principal PrincipalOf(const httplib::Request& req) {
     if (token_digests_.empty()) return Principal{"anonymous-loopback", {"admin"}};
-    const std::string header = req.get_header_value("Authorization");
-    const auto digest =
-        base::Sha256(std::string_view(header).substr(std::string_view("Bearer ").size()));
-    return Principal{"token:" + base::ToHex(digest).substr(0, 12), {"admin"}};
+    return Principal{"token:" + base::ToHex(TokenDigestOf(req)).substr(0, 12), {"admin"}};
   }
 
   // Compares the presented token's digest with every stored digest, in constant time and
@@ -351,7 +365,8 @@ class HttpTransport {
     return match;
   }
 
-  // Looks up the session named by the request; answers 400/404 itself when it fails.
+  // Looks up the session named by the request; answers 400/404 itself when it fails. A
+  // session belongs to the token that created it: for any other token it does not exist.
   std::shared_ptr<internal::Session> FindSession(const httplib::Request& req,
                                                  httplib::Response& res) {
     if (!req.has_header("Mcp-Session-Id")) {
@@ -359,9 +374,14 @@ class HttpTransport {
       return nullptr;
     }
     const std::string id = req.get_header_value("Mcp-Session-Id");
+    const std::array<std::uint8_t, 32> caller = TokenDigestOf(req);
     std::lock_guard<std::mutex> lock(mu_);
     auto it = sessions_.find(id);
-    if (it == sessions_.end()) {
+    if (it == sessions_.end() || !base::ConstantTimeEqual(caller, it->second.owner)) {
+      if (it != sessions_.end()) {
+        server_.logger().Logf(base::LogLevel::kWarning,
+                              "http: a request for a session of another principal got 404");
+      }
       Fail(res, 404, error_code::kServerBusy, "session not found");
       return nullptr;
     }
@@ -418,7 +438,7 @@ class HttpTransport {
   // Creates a session, evicting the least recently used idle one at the cap. Returns null
   // (after answering 503) when every session is busy.
   std::shared_ptr<internal::Session> CreateSession(httplib::Response& res,
-                                                   const Principal& principal,
+                                                   const httplib::Request& req,
                                                    std::string* id_out) {
     std::lock_guard<std::mutex> lock(mu_);
     const auto now = Clock::now();
@@ -452,9 +472,10 @@ class HttpTransport {
     }
     std::string id = base::RandomHex(16);
     auto session = server_.NewSession(id);
-    session->set_principal(principal);
+    session->set_principal(PrincipalOf(req));
     SessionEntry entry;
     entry.session = session;
+    entry.owner = TokenDigestOf(req);
     entry.last_used = now;
     sessions_.emplace(id, std::move(entry));
     *id_out = std::move(id);
@@ -522,7 +543,7 @@ class HttpTransport {
         return Fail(res, 400, error_code::kServerBusy,
                     "bad request: initialize must not carry an Mcp-Session-Id");
       }
-      session = CreateSession(res, PrincipalOf(req), &session_id);
+      session = CreateSession(res, req, &session_id);
       if (!session) return;
     } else {
       session = FindSession(req, res);

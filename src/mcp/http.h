@@ -39,12 +39,16 @@ struct HttpOptions {
   std::size_t replay_events = 256;  // per SSE stream
   // Called once the port is bound, with the actual port.
   std::function<void(int port)> on_listening;
+  // Called after on_listening with a function that stops serving (ServeHttp then returns). The
+  // function may be called once, from any thread, while ServeHttp runs: for tests and
+  // embedders that do not use signals.
+  std::function<void(std::function<void()> stop)> on_stoppable;
 };
 
 class HttpTransport;
 
 // Serves `server` over Streamable HTTP until SIGTERM/SIGINT (delivered by sigwait when main
-// called BlockShutdownSignals) or until Stop on the handle passed to `started`.
+// called BlockShutdownSignals) or until the function passed to options.on_stoppable is called.
 Status ServeHttp(Server& server, const HttpOptions& options);
 
 // ServeHttp that first announces the bound address on stderr, once listening, as

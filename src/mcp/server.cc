@@ -16,27 +16,37 @@ namespace {
 
 constexpr std::string_view kSupportedVersions[] = {"2025-11-25", "2025-06-18", "2025-03-26"};
 
-Json MakeErrorMeta(std::string_view code, std::string_view category, std::string_view severity,
-                   int http_status, bool retryable, std::string_view message) {
-  Json e = {{"code", code},
-            {"message", message},
-            {"category", category},
-            {"severity", severity},
-            {"statusCode", http_status},
-            {"retryable", retryable},
-            {"timestamp", NowRfc3339()}};
-  return e;
-}
-
-ToolResult ToolErrorResult(std::string text, Json error_meta) {
-  ToolResult r = ToolResult::Text(std::move(text));
+ToolResult ToolErrorResult(const ErrorObject& error, std::string text = {}) {
+  ToolResult r = ToolResult::Text(text.empty() ? fmt::format("{}: {}", error.code, error.message)
+                                               : std::move(text));
   r.is_error = true;
-  r.meta = {{"trove/error", std::move(error_meta)}};
+  r.meta = {{"trove/error", error.ToJson()}};
   return r;
 }
 
-// A short reference that ties a sanitized client message to the detailed stderr line.
-std::string NewErrorRef() { return base::RandomHex(4); }
+// A short reference that ties a sanitized client message to the detailed log line.
+std::string NewErrorRef() { return base::RandomHex(6); }
+
+// The error object of a failure whose detail stays in the log: a fresh reference, logged with
+// `detail` ("<where> failed (ref <id>): <detail>") and named in the client's message.
+ErrorObject InternalError(const base::Logger& logger, std::string_view where,
+                          std::string_view detail, bool retryable = false) {
+  ErrorObject e{.code = "INTERNAL_ERROR",
+                .category = "internal",
+                .severity = "high",
+                .status_code = 500,
+                .error_id = NewErrorRef()};
+  logger.Logf(base::LogLevel::kError, "{} failed (ref {}): {}", where, e.error_id, detail);
+  if (retryable) {
+    e.retryable = true;
+    e.retry_delay_ms = kRetryDelayMs;
+    e.message =
+        fmt::format("temporarily unavailable; retry in {} ms (ref {})", kRetryDelayMs, e.error_id);
+  } else {
+    e.message = fmt::format("internal error (ref {})", e.error_id);
+  }
+  return e;
+}
 
 }  // namespace
 
@@ -56,33 +66,61 @@ std::string NowRfc3339() {
                      tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, millis);
 }
 
-ToolResult ToolErrorFromStatus(const Status& status) {
-  std::string_view code = "INTERNAL_ERROR", category = "internal", severity = "high";
-  int http = 500;
-  bool retryable = false;
+Json ErrorObject::ToJson() const {
+  Json e = {{"code", code},         {"message", message},        {"category", category},
+            {"severity", severity}, {"statusCode", status_code}, {"retryable", retryable}};
+  if (retryable) e["retryDelayMs"] = retry_delay_ms;
+  e["timestamp"] = NowRfc3339();
+  if (!error_id.empty()) e["errorId"] = error_id;
+  return e;
+}
+
+ErrorObject ErrorObjectFromStatus(const Status& status, const base::Logger& logger,
+                                  std::string_view where) {
+  // Only codes whose message is addressed to the caller pass it on (base/status.h); the
+  // server-side ones carry SQL, paths and library text (base/sqlite.cc), which stay in the log.
   switch (status.code()) {
     case base::StatusCode::kInvalidArgument:
     case base::StatusCode::kMalformed:
     case base::StatusCode::kUnsupported:
     case base::StatusCode::kResourceExhausted:
     case base::StatusCode::kAlreadyExists:
-      code = "INVALID_INPUT", category = "validation", severity = "low", http = 400;
-      break;
+      return {.code = "INVALID_INPUT",
+              .message = status.message(),
+              .category = "validation",
+              .severity = "low",
+              .status_code = 400};
     case base::StatusCode::kNotFound:
-      code = "RESOURCE_NOT_FOUND", category = "resource_not_found", severity = "low", http = 404;
-      break;
+      return {.code = "RESOURCE_NOT_FOUND",
+              .message = status.message(),
+              .category = "resource_not_found",
+              .severity = "low",
+              .status_code = 404};
     case base::StatusCode::kPermissionDenied:
-      code = "PERMISSION_DENIED", category = "authorization", severity = "medium", http = 403;
-      break;
+      return {.code = "PERMISSION_DENIED",
+              .message = status.message(),
+              .category = "authorization",
+              .severity = "medium",
+              .status_code = 403};
     case base::StatusCode::kDeadlineExceeded:
-      retryable = true;
-      break;
+      // The core's own "timed out after N s" (§2.18): transient, and says nothing internal.
+      return {.code = "INTERNAL_ERROR",
+              .message = status.message(),
+              .category = "internal",
+              .severity = "high",
+              .status_code = 500,
+              .retryable = true,
+              .retry_delay_ms = kRetryDelayMs};
+    case base::StatusCode::kUnavailable:
+      return InternalError(logger, where, status.ToString(), /*retryable=*/true);
     default:
-      break;
+      return InternalError(logger, where, status.ToString());
   }
-  Json meta = MakeErrorMeta(code, category, severity, http, retryable, status.message());
-  if (retryable) meta["retryDelayMs"] = 1000;
-  return ToolErrorResult(fmt::format("{}: {}", code, status.message()), std::move(meta));
+}
+
+ToolResult ToolErrorFromStatus(const Status& status, const base::Logger& logger,
+                               std::string_view where) {
+  return ToolErrorResult(ErrorObjectFromStatus(status, logger, where));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -424,17 +462,12 @@ void Session::Run(const std::shared_ptr<InFlight>& request) {
       result = Dispatch(*request, error);
     }
   } catch (const std::exception& e) {
-    std::string ref = NewErrorRef();
-    server_.logger().Logf(base::LogLevel::kError, "{} failed (ref {}): exception: {}",
-                          request->method, ref, e.what());
-    error = ProtocolError{error_code::kInternalError, fmt::format("internal error (ref {})", ref),
-                          nullptr};
+    ErrorObject internal =
+        InternalError(server_.logger(), request->method, fmt::format("exception: {}", e.what()));
+    error = ProtocolError{error_code::kInternalError, internal.message, internal.ToJson()};
   } catch (...) {
-    std::string ref = NewErrorRef();
-    server_.logger().Logf(base::LogLevel::kError, "{} failed (ref {}): unknown exception",
-                          request->method, ref);
-    error = ProtocolError{error_code::kInternalError, fmt::format("internal error (ref {})", ref),
-                          nullptr};
+    ErrorObject internal = InternalError(server_.logger(), request->method, "unknown exception");
+    error = ProtocolError{error_code::kInternalError, internal.message, internal.ToJson()};
   }
   if (error) {
     Finish(*request, SerializeError(request->id, *error));
@@ -486,12 +519,15 @@ void Session::ExpireDeadlines(std::chrono::steady_clock::time_point now) {
     std::string text = fmt::format("timed out after {:g} s", secs);
     std::string message;
     if (request->is_tool_call) {
-      ToolResult r = ToolErrorFromStatus(Status::DeadlineExceeded(text));
+      ToolResult r =
+          ToolErrorFromStatus(Status::DeadlineExceeded(text), server_.logger(), request->method);
       Json out = {{"content", r.content}, {"isError", true}, {"_meta", r.meta}};
       message = SerializeResult(request->id, out);
     } else {
-      message = SerializeError(
-          request->id, ProtocolError{error_code::kRequestTimeout, "request " + text, nullptr});
+      ErrorObject timeout = ErrorObjectFromStatus(Status::DeadlineExceeded("request " + text),
+                                                  server_.logger(), request->method);
+      message = SerializeError(request->id, ProtocolError{error_code::kRequestTimeout,
+                                                          timeout.message, timeout.ToJson()});
     }
     Finish(*request, message);
     request->cancel.Cancel();
@@ -645,12 +681,15 @@ std::string Session::CallTool(InFlight& request, std::optional<ProtocolError>& e
   if (!failures.empty()) {
     std::string text =
         fmt::format("invalid arguments for tool '{}':\n{}", name, FormatValidationErrors(failures));
-    Json meta = MakeErrorMeta("INVALID_INPUT", "validation", "low", 400, false,
-                              fmt::format("invalid arguments for tool '{}'", name));
+    ErrorObject invalid{.code = "INVALID_INPUT",
+                        .message = fmt::format("invalid arguments for tool '{}'", name),
+                        .category = "validation",
+                        .severity = "low",
+                        .status_code = 400};
+    r = ToolErrorResult(invalid, std::move(text));
     Json list = Json::array();
     for (const auto& f : failures) list.push_back({{"path", f.path}, {"message", f.message}});
-    meta["errors"] = std::move(list);
-    r = ToolErrorResult(std::move(text), std::move(meta));
+    r.meta["trove/error"]["errors"] = std::move(list);
   } else {
     CallContext ctx(*this, request);
     try {
@@ -658,22 +697,13 @@ std::string Session::CallTool(InFlight& request, std::optional<ProtocolError>& e
       if (out.ok()) {
         r = std::move(out).value();
       } else {
-        r = ToolErrorFromStatus(out.status());
+        r = ToolErrorFromStatus(out.status(), server_.logger(), "tool " + name);
       }
     } catch (const std::exception& e) {
-      std::string ref = NewErrorRef();
-      server_.logger().Logf(base::LogLevel::kError, "tool {} failed (ref {}): exception: {}", name,
-                            ref, e.what());
-      r = ToolErrorResult(fmt::format("INTERNAL_ERROR: internal error (ref {})", ref),
-                          MakeErrorMeta("INTERNAL_ERROR", "internal", "high", 500, false,
-                                        fmt::format("internal error (ref {})", ref)));
+      r = ToolErrorResult(
+          InternalError(server_.logger(), "tool " + name, fmt::format("exception: {}", e.what())));
     } catch (...) {
-      std::string ref = NewErrorRef();
-      server_.logger().Logf(base::LogLevel::kError, "tool {} failed (ref {}): unknown exception",
-                            name, ref);
-      r = ToolErrorResult(fmt::format("INTERNAL_ERROR: internal error (ref {})", ref),
-                          MakeErrorMeta("INTERNAL_ERROR", "internal", "high", 500, false,
-                                        fmt::format("internal error (ref {})", ref)));
+      r = ToolErrorResult(InternalError(server_.logger(), "tool " + name, "unknown exception"));
     }
   }
 
@@ -851,20 +881,23 @@ namespace {
 // the log.
 ProtocolError ProtocolErrorFromStatus(const Status& status, const base::Logger& logger,
                                       std::string_view method) {
+  ErrorObject e = ErrorObjectFromStatus(status, logger, method);
   switch (status.code()) {
     case base::StatusCode::kInvalidArgument:
     case base::StatusCode::kMalformed:
     case base::StatusCode::kUnsupported:
-      return {error_code::kInvalidParams, "invalid params: " + status.message(), nullptr};
+      return {error_code::kInvalidParams, "invalid params: " + e.message, e.ToJson()};
     case base::StatusCode::kPermissionDenied:
-      return {error_code::kPermissionDenied, status.message(), nullptr};
+      return {error_code::kPermissionDenied, e.message, e.ToJson()};
     case base::StatusCode::kDeadlineExceeded:
-      return {error_code::kRequestTimeout, status.message(), nullptr};
-    default: {
-      std::string ref = base::RandomHex(4);
-      logger.Logf(base::LogLevel::kError, "{} failed (ref {}): {}", method, ref, status.ToString());
-      return {error_code::kInternalError, fmt::format("internal error (ref {})", ref), nullptr};
-    }
+      return {error_code::kRequestTimeout, e.message, e.ToJson()};
+    default:
+      if (e.error_id.empty()) {
+        // A caller-facing code with no JSON-RPC counterpart here (not found, already exists,
+        // a limit): kept out of the client's view as before, and logged.
+        e = InternalError(logger, method, status.ToString());
+      }
+      return {error_code::kInternalError, e.message, e.ToJson()};
   }
 }
 

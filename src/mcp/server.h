@@ -51,6 +51,13 @@ struct ServerOptions {
   std::chrono::milliseconds client_request_timeout{60'000};
   std::size_t page_size = 100;          // list pagination
   bool resources_list_changed = false;  // only if really sent
+  // stdio only: replies leave in the order their requests arrived, though handlers still run
+  // in parallel on the pool. Notifications and requests to the client are not held back; a
+  // cancelled request's missing reply holds up nothing. For clients that pair replies with
+  // requests by position (upstream Kodo's, specs/kodo.md §18). At most max_in_flight replies
+  // wait; past that the reader stops reading until the oldest is answered. Default: off
+  // (§5.4: no order is promised in pool mode). HTTP answers each request on its own stream.
+  bool ordered_replies = false;
   // Validate every structuredContent against outputSchema and abort on a mismatch (debug and
   // test builds).
 #ifdef NDEBUG
@@ -250,8 +257,42 @@ class Server {
   std::thread timer_thread_;
 };
 
-// Returns the tool-error text and `_meta["trove/error"]` object for a Status (§5.6).
-ToolResult ToolErrorFromStatus(const Status& status);
+// One error in the format of specs/mcp.md §5.6 (the Librarian seed's error object). It goes in
+// `_meta["trove/error"]` of a tool error and in `error.data` of a JSON-RPC error.
+struct ErrorObject {
+  // INVALID_INPUT, AUTHENTICATION_REQUIRED, PERMISSION_DENIED, RESOURCE_NOT_FOUND,
+  // RATE_LIMIT_EXCEEDED or INTERNAL_ERROR, with its category, severity and HTTP status.
+  std::string code;
+  std::string message;   // what the client reads: never a path, SQL or exception text
+  std::string category;  // validation, authentication, authorization, resource_not_found, ...
+  std::string severity;  // low, medium, high
+  int status_code = 500;
+  bool retryable = false;           // the same call may succeed later
+  std::int64_t retry_delay_ms = 0;  // when retryable: how long to wait first
+  std::string error_id;  // server-side errors: names the log line that has the full detail
+
+  // Returns the JSON object, with `timestamp` (RFC 3339 UTC, now); `retryDelayMs` only when
+  // retryable, `errorId` only when set.
+  Json ToJson() const;
+};
+
+// How long a client waits before retrying a transient failure (kUnavailable, e.g. a busy or
+// locked database; kDeadlineExceeded).
+inline constexpr std::int64_t kRetryDelayMs = 1000;
+
+// Classifies a non-OK Status for a client (§5.6). The codes that speak to the caller about its
+// own request (base/status.h: invalid argument, not found, permission denied, ...) keep their
+// message. The server-side codes (kInternal, kIo, kUnavailable, and any other) reach the client
+// as a short message with a fresh error_id, and the full status is written to `logger` at
+// error level as "<where> failed (ref <error_id>): <status>"; kUnavailable is retryable after
+// kRetryDelayMs.
+ErrorObject ErrorObjectFromStatus(const Status& status, const base::Logger& logger,
+                                  std::string_view where);
+
+// Returns the tool error for a handler's non-OK Status: text "<CODE>: <message>" and
+// `_meta["trove/error"]`, from ErrorObjectFromStatus (which logs server-side detail).
+ToolResult ToolErrorFromStatus(const Status& status, const base::Logger& logger,
+                               std::string_view where);
 
 // Returns an RFC 3339 UTC timestamp of now ("2026-11-22T04:12:09.123Z").
 std::string NowRfc3339();

@@ -23,6 +23,8 @@
 #include <thread>
 #include <vector>
 
+#include "base/sqlite.h"
+#include "base/testing/temp_dir.h"
 #include "mcp/describe.h"
 #include "mcp/json.h"
 #include "mcp/jsonrpc.h"
@@ -769,6 +771,33 @@ TEST(ToolsTest, ErrorResultsCarryNoStructuredContent) {
   EXPECT_EQ(TextOf(response), "domain failure");
 }
 
+// Reads everything written so far to the non-blocking pipe end `fd`.
+std::string Drain(int fd) {
+  std::string out;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;)
+    out.append(buf, static_cast<std::size_t>(n));
+  return out;
+}
+
+// A logger writing to a pipe, for tests that read what reached the server's log.
+class LogPipe {
+ public:
+  LogPipe() {
+    EXPECT_EQ(::pipe(fds_), 0);
+    EXPECT_EQ(::fcntl(fds_[0], F_SETFL, O_NONBLOCK), 0);
+  }
+  ~LogPipe() {
+    ::close(fds_[0]);
+    ::close(fds_[1]);
+  }
+  int write_fd() const { return fds_[1]; }
+  std::string Read() { return Drain(fds_[0]); }
+
+ private:
+  int fds_[2] = {-1, -1};
+};
+
 TEST(ToolsTest, ToolErrorFromStatusMapsCodes) {
   struct Case {
     Status status;
@@ -777,32 +806,161 @@ TEST(ToolsTest, ToolErrorFromStatusMapsCodes) {
     const char* severity;
     int http;
     bool retryable;
+    bool internal;  // the message stays in the log; the client gets a reference
   };
   const std::regex rfc3339(R"(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z)");
+  const std::string detail = "exec `DELETE FROM secret_table`: /srv/kb/private.db: disk I/O";
   for (const Case& k :
-       {Case{Status::InvalidArgument("bad"), "INVALID_INPUT", "validation", "low", 400, false},
-        Case{Status::NotFound("bad"), "RESOURCE_NOT_FOUND", "resource_not_found", "low", 404,
+       {Case{Status::InvalidArgument("bad"), "INVALID_INPUT", "validation", "low", 400, false,
+             false},
+        Case{Status::Malformed("bad"), "INVALID_INPUT", "validation", "low", 400, false, false},
+        Case{Status::ResourceExhausted("bad"), "INVALID_INPUT", "validation", "low", 400, false,
+             false},
+        Case{Status::NotFound("bad"), "RESOURCE_NOT_FOUND", "resource_not_found", "low", 404, false,
              false},
         Case{Status::PermissionDenied("bad"), "PERMISSION_DENIED", "authorization", "medium", 403,
+             false, false},
+        Case{Status::DeadlineExceeded("bad"), "INTERNAL_ERROR", "internal", "high", 500, true,
              false},
-        Case{Status::Internal("bad"), "INTERNAL_ERROR", "internal", "high", 500, false},
-        Case{Status::DeadlineExceeded("bad"), "INTERNAL_ERROR", "internal", "high", 500, true}}) {
-    SCOPED_TRACE(k.code);
-    ToolResult r = ToolErrorFromStatus(k.status);
+        Case{Status::Internal(detail), "INTERNAL_ERROR", "internal", "high", 500, false, true},
+        Case{Status::Io(detail), "INTERNAL_ERROR", "internal", "high", 500, false, true},
+        Case{Status::Cancelled(detail), "INTERNAL_ERROR", "internal", "high", 500, false, true},
+        Case{Status::Unavailable(detail), "INTERNAL_ERROR", "internal", "high", 500, true, true}}) {
+    SCOPED_TRACE(k.status.ToString());
+    LogPipe log;
+    base::Logger logger(base::LogLevel::kError, log.write_fd());
+    ToolResult r = ToolErrorFromStatus(k.status, logger, "tool t");
+    const std::string logged = log.Read();
     EXPECT_TRUE(r.is_error);
     EXPECT_FALSE(r.structured.has_value());
     ASSERT_EQ(r.content.size(), 1u);
-    EXPECT_EQ(r.content[0]["text"], std::string(k.code) + ": bad");
+    const std::string text = r.content[0]["text"];
     Json e = r.meta["trove/error"];
     EXPECT_EQ(e["code"], k.code);
-    EXPECT_EQ(e["message"], "bad");
     EXPECT_EQ(e["category"], k.category);
     EXPECT_EQ(e["severity"], k.severity);
     EXPECT_EQ(e["statusCode"], k.http);
     EXPECT_EQ(e["retryable"], k.retryable);
     EXPECT_EQ(e.contains("retryDelayMs"), k.retryable);
+    if (k.retryable) {
+      EXPECT_EQ(e["retryDelayMs"], kRetryDelayMs);
+    }
     EXPECT_TRUE(std::regex_match(e["timestamp"].get<std::string>(), rfc3339)) << e["timestamp"];
+    EXPECT_EQ(text, std::string(k.code) + ": " + e["message"].get<std::string>());
+    if (!k.internal) {
+      EXPECT_EQ(e["message"], "bad");
+      EXPECT_FALSE(e.contains("errorId"));
+      EXPECT_EQ(logged, "");
+      continue;
+    }
+    // Nothing of the detail reaches the client; the log has all of it under the same id.
+    ASSERT_TRUE(e.contains("errorId"));
+    const std::string id = e["errorId"];
+    EXPECT_TRUE(std::regex_match(id, std::regex("[0-9a-f]{12}"))) << id;
+    EXPECT_THAT(text, HasSubstr("(ref " + id + ")"));
+    for (const char* secret : {"secret_table", "/srv/kb", "private.db", "DELETE", "disk I/O"}) {
+      EXPECT_THAT(Dump(r.meta), Not(HasSubstr(secret)));
+      EXPECT_THAT(text, Not(HasSubstr(secret)));
+    }
+    EXPECT_THAT(logged, HasSubstr("tool t failed (ref " + id + "): " + k.status.ToString()));
   }
+}
+
+TEST(ToolsTest, ErrorIdsDiffer) {
+  base::Logger logger(base::LogLevel::kOff);
+  ToolResult a = ToolErrorFromStatus(Status::Io("x"), logger, "t");
+  ToolResult b = ToolErrorFromStatus(Status::Io("x"), logger, "t");
+  EXPECT_NE(a.meta["trove/error"]["errorId"], b.meta["trove/error"]["errorId"]);
+}
+
+// A tool backed by a real SQLite database: the errors come from base/sqlite.cc itself.
+class SqliteToolTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    db_path_ = dir_.Abs("private_kb.db");
+    Result<std::unique_ptr<base::Database>> writer = base::Database::Open(db_path_);
+    ASSERT_TRUE(writer.ok()) << writer.status().ToString();
+    writer_ = std::move(writer).value();
+    ASSERT_TRUE(writer_->Exec("CREATE TABLE t(x)").ok());
+    ASSERT_TRUE(ts_.server()
+                    .tools()
+                    .AddRaw({.name = "query", .description = "Runs a query"},
+                            ParseJson(R"({"type":"object","properties":{
+                                "write":{"type":"boolean","description":"Write instead"}},
+                                "additionalProperties":false})"),
+                            nullptr,
+                            [this](const Json& args, CallContext&) -> Result<ToolResult> {
+                              return Query(args.value("write", false));
+                            })
+                    .ok());
+  }
+
+  // What an engine does: open, run SQL, add the database path as context on the way out.
+  Result<ToolResult> Query(bool write) {
+    auto run = [&]() -> Status {
+      ASSIGN_OR_RETURN(std::unique_ptr<base::Database> db,
+                       base::Database::Open(db_path_, {.busy_timeout_ms = 10}));
+      if (write) return db->Begin().status();
+      return db->Prepare("SELECT secret_column FROM no_such_table").status();
+    };
+    RETURN_IF_ERROR(run().WithContext(db_path_));
+    return ToolResult::Text("ok");
+  }
+
+  base::testing::TempDir dir_{"trove_mcp_sqlite"};
+  std::string db_path_;
+  std::unique_ptr<base::Database> writer_;
+  LogPipe log_;
+  TestServer ts_{0, ServerOptions{}, TestServer::DefaultInfo(), log_.write_fd()};
+};
+
+TEST_F(SqliteToolTest, SqlAndPathsStayInTheLogUnderTheErrorId) {
+  TestClient c(ts_.server());
+  c.Initialize();
+  Json response = c.CallTool("query", Json::object());
+  const std::string whole = Dump(response);
+  const std::string logged = log_.Read();
+  Json result = ResultOf(response);
+  EXPECT_EQ(result.value("isError", false), true);
+  Json e = result["_meta"]["trove/error"];
+  EXPECT_EQ(e["code"], "INTERNAL_ERROR");
+  EXPECT_EQ(e["retryable"], false);
+  ASSERT_TRUE(e.contains("errorId")) << whole;
+  const std::string id = e["errorId"];
+  EXPECT_EQ(TextOf(response), "INTERNAL_ERROR: internal error (ref " + id + ")");
+  for (const std::string& secret :
+       {dir_.path(), std::string("private_kb"), std::string("secret_column"),
+        std::string("no_such_table"), std::string("SELECT")}) {
+    EXPECT_THAT(whole, Not(HasSubstr(secret)));
+  }
+  // The log line carries the id, the path and the SQL.
+  std::smatch line;
+  ASSERT_TRUE(std::regex_search(logged, line, std::regex("[^\n]*ref " + id + "[^\n]*"))) << logged;
+  EXPECT_THAT(line.str(), HasSubstr(db_path_));
+  EXPECT_THAT(line.str(), HasSubstr("SELECT secret_column FROM no_such_table"));
+  EXPECT_THAT(line.str(), HasSubstr("no such table"));
+}
+
+TEST_F(SqliteToolTest, ABusyDatabaseIsRetryableWithADelay) {
+  Result<base::Transaction> held = writer_->Begin();
+  ASSERT_TRUE(held.ok()) << held.status().ToString();
+  TestClient c(ts_.server());
+  c.Initialize();
+  Json response = c.CallTool("query", Json{{"write", true}});
+  const std::string whole = Dump(response);
+  const std::string logged = log_.Read();
+  Json e = ResultOf(response)["_meta"]["trove/error"];
+  EXPECT_EQ(e["code"], "INTERNAL_ERROR");
+  EXPECT_EQ(e["retryable"], true);
+  EXPECT_EQ(e["retryDelayMs"], kRetryDelayMs);
+  ASSERT_TRUE(e.contains("errorId")) << whole;
+  EXPECT_THAT(whole, Not(HasSubstr(dir_.path())));
+  EXPECT_THAT(whole, Not(HasSubstr("BEGIN")));
+  EXPECT_THAT(logged,
+              HasSubstr("ref " + e["errorId"].get<std::string>() + "): unavailable: " + db_path_));
+  EXPECT_THAT(logged, HasSubstr("database is busy"));
+  ASSERT_TRUE(held->Commit().ok());
+  EXPECT_EQ(TextOf(c.CallTool("query", Json{{"write", true}})), "ok");
 }
 
 TEST(ToolsTest, OutputValidationOffPassesAMismatchThrough) {
@@ -1870,6 +2028,161 @@ TEST(StdioTest, NotificationsWriteNothing) {
   ASSERT_TRUE(run.CloseAndWait(&status));
   EXPECT_TRUE(run.Rest().empty());
 }
+
+// ---------------------------------------------------------------------------------------------
+// ServerOptions::ordered_replies over stdio
+
+Json Request(const Json& id, std::string_view method, const Json& params = nullptr) {
+  Json m = {{"jsonrpc", "2.0"}, {"id", id}, {"method", method}};
+  if (!params.is_null()) m["params"] = params;
+  return m;
+}
+
+Json BlockCall(const Json& id, const std::string& token) {
+  return Request(id, "tools/call", CallParams("block", Json::object(), {{"progressToken", token}}));
+}
+
+// Parses `lines`; fails the test on a line that is not JSON.
+std::vector<Json> ParseLines(const std::vector<std::string>& lines) {
+  std::vector<Json> out;
+  for (const auto& l : lines) {
+    out.push_back(ParseJson(l));
+    EXPECT_FALSE(out.back().is_discarded()) << l;
+  }
+  return out;
+}
+
+// The ids of the responses among `messages`, in order.
+std::vector<Json> ResponseIds(const std::vector<Json>& messages) {
+  std::vector<Json> ids;
+  for (const auto& m : messages) {
+    if (testing::IsResponse(m)) ids.push_back(m["id"]);
+  }
+  return ids;
+}
+
+ServerOptions Ordered() {
+  ServerOptions options;
+  options.ordered_replies = true;
+  return options;
+}
+
+TEST(OrderedRepliesTest, LaterRepliesWaitForEarlierOnes) {
+  World w(2, Ordered());
+  StdioRun run(w.server());
+  run.Write(Line(InitializeMessage()));
+  ASSERT_EQ(run.Read(1).size(), 1u);
+  // 10 blocks; 11 is answered inline and 12 on the pool, both before 13 starts (FIFO pool).
+  run.Write(Line(BlockCall(10, "p10")));
+  run.Write(Line(Request(11, "ping")));
+  run.Write(Line(Request(12, "tools/call", CallParams("echo", {{"message", "m"}}))));
+  run.Write(Line(BlockCall(13, "p13")));
+  ASSERT_TRUE(w.gate.WaitStarted(2));
+  // Both progress notifications flow at once; a worker's write also flushes anything the
+  // reader held, so a reply to 11 or 12 would be among these lines if it had been sent.
+  std::vector<Json> early = ParseLines(run.Read(2));
+  ASSERT_EQ(early.size(), 2u);
+  for (const auto& m : early)
+    EXPECT_TRUE(testing::IsNotification(m, "notifications/progress")) << Dump(m);
+  w.gate.Release();
+  std::vector<Json> late = ParseLines(run.Read(4));
+  EXPECT_EQ(Dump(ResponseIds(late)), "[10,11,12,13]");
+  EXPECT_THAT(TextOf(late[2]), HasSubstr(R"("echoed":"m")"));
+  Status status;
+  ASSERT_TRUE(run.CloseAndWait(&status));
+  EXPECT_TRUE(run.Rest().empty());
+}
+
+TEST(OrderedRepliesTest, ACancelledRequestHoldsNothingUp) {
+  World w(2, Ordered());
+  StdioRun run(w.server());
+  run.Write(Line(InitializeMessage()));
+  ASSERT_EQ(run.Read(1).size(), 1u);
+  run.Write(Line(BlockCall(20, "p20")));
+  run.Write(Line(Request(21, "ping")));
+  std::vector<Json> progress = ParseLines(run.Read(1));
+  ASSERT_EQ(progress.size(), 1u);
+  EXPECT_TRUE(testing::IsNotification(progress[0], "notifications/progress"));
+  run.Write(Line({{"jsonrpc", "2.0"},
+                  {"method", "notifications/cancelled"},
+                  {"params", {{"requestId", 20}}}}));
+  run.Write(Line(Request(22, "ping")));
+  std::vector<Json> after = ParseLines(run.Read(2));
+  EXPECT_EQ(Dump(ResponseIds(after)), "[21,22]");
+  ASSERT_TRUE(w.gate.WaitFinished(1));
+  Status status;
+  ASSERT_TRUE(run.CloseAndWait(&status));
+  for (const auto& line : run.Rest()) EXPECT_THAT(line, Not(HasSubstr(R"("id":20)"))) << line;
+}
+
+TEST(OrderedRepliesTest, ParseErrorsAndControlRepliesKeepTheirPlace) {
+  ServerOptions options = Ordered();
+  options.max_in_flight = 2;  // the reader waits while two replies are outstanding
+  World w(2, options);
+  StdioRun run(w.server());
+  run.Write(Line(InitializeMessage()));
+  ASSERT_EQ(run.Read(1).size(), 1u);
+  run.Write(Line(BlockCall(30, "p30")));
+  run.Write("{not json\n");
+  run.Write(Line(Request(31, "no/such/method")));
+  run.Write(Line(Request(32, "logging/setLevel", {{"level", "debug"}})));
+  run.Write(Line(Request(33, "tools/list")));
+  std::vector<Json> progress = ParseLines(run.Read(1));
+  ASSERT_EQ(progress.size(), 1u);
+  EXPECT_TRUE(testing::IsNotification(progress[0], "notifications/progress"));
+  w.gate.Release();
+  std::vector<Json> replies = ParseLines(run.Read(5));
+  ASSERT_EQ(replies.size(), 5u);
+  EXPECT_EQ(replies[0]["id"], 30);
+  EXPECT_EQ(ErrorCodeOf(replies[1]), error_code::kParseError);
+  EXPECT_TRUE(replies[1]["id"].is_null());
+  EXPECT_EQ(ErrorCodeOf(replies[2]), error_code::kMethodNotFound);
+  EXPECT_EQ(Dump(ResponseIds(replies)), "[30,null,31,32,33]");
+  Status status;
+  ASSERT_TRUE(run.CloseAndWait(&status));
+}
+
+TEST(OrderedRepliesTest, FiftyMixedRequestsAreAnsweredInOrder) {
+  World w(2, Ordered());
+  StdioRun run(w.server());
+  run.Write(Line(InitializeMessage()));
+  ASSERT_EQ(run.Read(1).size(), 1u);
+  std::string batch;
+  std::vector<Json> ids;
+  for (int i = 0; i < 50; ++i) {
+    Json id = i % 7 == 3 ? Json(fmt::format("s{}", i)) : Json(100 + i);
+    ids.push_back(id);
+    switch (i % 5) {
+      case 0:
+        batch += Line(Request(id, "tools/call",
+                              CallParams("echo", {{"message", std::string(200 * i, 'x')}})));
+        break;
+      case 1:
+        batch += Line(Request(id, "ping"));
+        break;
+      case 2:
+        batch += Line(Request(id, "tools/call", CallParams("validate", {{"limit", 0}})));
+        break;
+      case 3:
+        batch += Line(Request(id, "tools/list"));
+        break;
+      default:
+        batch += Line(Request(id, "resources/read", {{"uri", "test://template/d/data"}}));
+        break;
+    }
+  }
+  // Written from another thread, since the replies fill the output pipe before the last
+  // request is read.
+  std::thread writer([&] { run.Write(batch); });
+  std::vector<Json> replies = ParseLines(run.Read(50));
+  writer.join();
+  ASSERT_EQ(replies.size(), 50u);
+  EXPECT_EQ(Dump(ResponseIds(replies)), Dump(Json(ids)));
+  Status status;
+  ASSERT_TRUE(run.CloseAndWait(&status));
+}
+
+TEST(OrderedRepliesTest, OffByDefault) { EXPECT_FALSE(ServerOptions{}.ordered_replies); }
 
 }  // namespace
 }  // namespace trove::mcp

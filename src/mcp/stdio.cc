@@ -7,10 +7,16 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <condition_variable>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <mutex>
+#include <optional>
 #include <thread>
 
 namespace trove::mcp {
@@ -110,6 +116,73 @@ class FdChannel final : public Channel {
   std::string pending_;     // GUARDED_BY(mu_)
 };
 
+// Releases the final replies of a connection's requests in the order the requests arrived
+// (ServerOptions::ordered_replies). Each request gets a Slot; its reply waits there until every
+// earlier request's reply has left. A slot with no reply (a cancelled request, a request
+// dropped at shutdown) is resolved when closed or destroyed, so it never holds up the queue.
+// Messages that are not final replies (progress, logs, requests to the client) pass at once.
+class ReplyOrder final : public std::enable_shared_from_this<ReplyOrder> {
+ public:
+  // `max_waiting` bounds the slots not yet written: Next blocks at the bound, so the replies
+  // held back stay bounded however fast a client writes.
+  ReplyOrder(std::shared_ptr<Channel> out, std::size_t max_waiting)
+      : out_(std::move(out)), max_waiting_(std::max<std::size_t>(max_waiting, 1)) {}
+
+  // Returns the channel for the next request's messages; waits while max_waiting slots are
+  // open. Called by the reader thread only.
+  std::shared_ptr<Channel> Next() {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [this] { return slots_.size() < max_waiting_; });
+    const std::uint64_t seq = next_seq_++;
+    slots_.emplace(seq, std::nullopt);
+    return std::make_shared<Slot>(shared_from_this(), seq);
+  }
+
+ private:
+  class Slot final : public Channel {
+   public:
+    Slot(std::shared_ptr<ReplyOrder> order, std::uint64_t seq)
+        : order_(std::move(order)), seq_(seq) {}
+    ~Slot() override { Resolve(std::string()); }
+
+    bool Send(const std::string& message, bool final) override {
+      if (!final) return order_->out_->Send(message, false);
+      Resolve(message);
+      return true;
+    }
+    void Close() override { Resolve(std::string()); }
+
+   private:
+    void Resolve(const std::string& message) {
+      if (!resolved_.exchange(true)) order_->Resolve(seq_, message);
+    }
+    const std::shared_ptr<ReplyOrder> order_;
+    const std::uint64_t seq_;
+    std::atomic<bool> resolved_{false};
+  };
+
+  // Records the reply of `seq` (empty: none) and writes every reply now at the head of the
+  // queue. Writing under mu_ keeps the order when several threads resolve at once.
+  void Resolve(std::uint64_t seq, const std::string& message) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = slots_.find(seq);
+    if (it == slots_.end()) return;
+    it->second = message;
+    while (!slots_.empty() && slots_.begin()->second.has_value()) {
+      if (!slots_.begin()->second->empty()) out_->Send(*slots_.begin()->second, true);
+      slots_.erase(slots_.begin());
+    }
+    cv_.notify_all();
+  }
+
+  const std::shared_ptr<Channel> out_;
+  const std::size_t max_waiting_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::uint64_t next_seq_ = 0;                                 // GUARDED_BY(mu_)
+  std::map<std::uint64_t, std::optional<std::string>> slots_;  // GUARDED_BY(mu_)
+};
+
 }  // namespace
 
 std::shared_ptr<Channel> MakeFdChannel(int fd) { return std::make_shared<FdChannel>(fd); }
@@ -134,6 +207,16 @@ Status ServeStdio(Server& server, const StdioOptions& options) {
     std::_Exit(0);
   });
 
+  // With ordered_replies, each request's reply travels through a slot of `order`.
+  std::shared_ptr<ReplyOrder> order;
+  if (server.options().ordered_replies) {
+    order = std::make_shared<ReplyOrder>(channel, server.options().max_in_flight);
+  }
+  auto reply_channel = [&]() -> std::shared_ptr<Channel> {
+    if (order) return order->Next();
+    return channel;
+  };
+
   const ParseLimits& limits = server.options().parse;
   MessageParser parser;  // reused for every line: its buffers stay allocated
   std::string buffer;
@@ -145,13 +228,14 @@ Status ServeStdio(Server& server, const StdioOptions& options) {
     if (text.find_first_not_of(" \t") == std::string_view::npos) return;  // blank line
     ParsedMessage parsed = parser.Parse(text, limits);
     if (!parsed.message) {
-      channel->Send(SerializeError(parsed.error_id, parsed.error), true);
+      reply_channel()->Send(SerializeError(parsed.error_id, parsed.error), true);
       return;
     }
-    session->Handle(std::move(*parsed.message), channel);
+    const bool request = parsed.message->kind == MessageKind::kRequest;
+    session->Handle(std::move(*parsed.message), request ? reply_channel() : channel);
   };
   auto oversize = [&] {
-    channel->Send(
+    reply_channel()->Send(
         SerializeError(nullptr, ProtocolError{error_code::kInvalidRequest,
                                               fmt::format("message exceeds the limit of {} bytes",
                                                           limits.max_message_bytes),

@@ -4,7 +4,8 @@
 // points descriptor 1 at stderr, so stray writes by third-party code cannot corrupt the
 // stream. One reader thread (the caller's) frames input; replies are written whole under one
 // lock. Replies the reader thread makes itself (inline tools, errors) for the requests of one
-// read(2) leave together in one write; replies from worker threads are written at once. On EOF,
+// read(2) leave together in one write; replies from worker threads are written at once, or,
+// with ServerOptions::ordered_replies, as soon as every earlier request is answered. On EOF,
 // SIGTERM or SIGINT it cancels in-flight work, allows it up to 1 s, and returns. Thread safety:
 // ServeStdio runs on the calling thread until shutdown.
 #pragma once

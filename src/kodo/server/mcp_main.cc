@@ -20,7 +20,11 @@ int RunKodoMcp(const McpRunOptions& options) {
   base::ThreadPool workers(static_cast<std::size_t>(options.workers));
   int exit_code = 0;
   {
-    mcp::Server server(KodoServerInfo(), mcp::ServerOptions{}, workers, logger);
+    // Upstream Kodo's clients read replies line by line and pair them with requests by
+    // position, so replies leave in request order (specs/kodo.md §18); checks still run in
+    // parallel.
+    mcp::Server server(KodoServerInfo(), mcp::ServerOptions{.ordered_replies = true}, workers,
+                       logger);
     Status s = RegisterKodoTools(server);
     if (s.ok()) {
       mcp::ServeOptions serve{.program = "kodo-mcp"};

@@ -80,13 +80,12 @@ Status RunWorker(const std::string& path, int worker) {
       }
       return d;
     };
-    // kResourceExhausted is "database is busy" from BEGIN IMMEDIATE after the 5 s busy timeout
+    // kUnavailable is "database is busy" from BEGIN IMMEDIATE after the 5 s busy timeout
     // (possible on a loaded machine, and under ASan): it comes before the gate reads E, so
     // nothing was decided or recorded, and a caller retries. Any other error is a failure.
     Result<Decision> d = attempt();
     for (int retry = 0;
-         retry < 20 && !d.ok() && d.status().code() == base::StatusCode::kResourceExhausted;
-         ++retry) {
+         retry < 20 && !d.ok() && d.status().code() == base::StatusCode::kUnavailable; ++retry) {
       d = attempt();
     }
     RETURN_IF_ERROR(d.status().WithContext(fmt::format("worker {} write {}", worker, i)));
