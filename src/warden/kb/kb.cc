@@ -458,10 +458,20 @@ Result<bool> Kb::RemoveCreated(std::unique_ptr<Kb> kb, const DatabaseFiles& befo
     return false;
   };
   // Leaving WAL mode needs every other connection closed (decision 0041); in rollback mode an
-  // exclusive lock then needs every other connection idle, and holds off new readers.
+  // exclusive lock then needs every other connection idle, and holds off new readers. A read
+  // first: the connection learns the file's mode only when it reads (another connection that
+  // opened it since PrepareToStore set WAL again), and would otherwise take "DELETE" for
+  // done.
+  if (!db.Exec("SELECT count(*) FROM meta").ok()) return keep();
   Result<std::string> mode = SetJournalMode(db, "DELETE");
   if (!mode.ok() || *mode != "delete") return keep();
   if (!db.Exec("BEGIN EXCLUSIVE").ok()) return keep();
+  // Still in rollback mode under the lock: nobody set WAL between the switch and the lock.
+  Result<std::string> locked_mode = SetJournalMode(db, "DELETE");
+  if (!locked_mode.ok() || *locked_mode != "delete") {
+    (void)db.Exec("ROLLBACK");
+    return keep();
+  }
   bool empty = false;
   {
     Result<base::Statement> stored = db.Prepare(

@@ -468,7 +468,9 @@ TEST_F(KbTest, RemoveCreatedRemovesANewUnusedKbAndItsFiles) {
     const DatabaseFiles before = ExistingDatabaseFiles(dir_.Abs("new.db"));
     EXPECT_FALSE(before.db || before.wal || before.shm || before.journal);
     auto kb = OpenNew("new.db");
-    if (prepared) ASSERT_TRUE(kb->PrepareToStore().value_or(false));
+    if (prepared) {
+      ASSERT_TRUE(kb->PrepareToStore().value_or(false));
+    }
     auto removed = Kb::RemoveCreated(std::move(kb), before);
     ASSERT_TRUE(removed.ok()) << removed.status().ToString();
     EXPECT_TRUE(*removed);

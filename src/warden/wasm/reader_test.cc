@@ -648,6 +648,7 @@ Bytes WithNameSection(const Bytes& payload, std::size_t* payload_at = nullptr) {
 std::vector<std::string> NameEvents(const std::vector<std::string>& events) {
   std::vector<std::string> out;
   for (const std::string& e : events) {
+    if (e.starts_with("custom ")) continue;
     if (e.find(" name ") != std::string::npos || e.starts_with("name section")) out.push_back(e);
   }
   return out;
@@ -696,7 +697,7 @@ TEST(ReaderTest, MalformedNameSectionsAreIgnoredAndTheCodeIsRead) {
        "name subsection: size 127 exceeds the 7 bytes left in the custom section"},
       {"subsection size shorter than its names",
        Cat({{0x00}, Sized(Name("m")), {0x01, 0x03, 0x01, 0x00, 0x04}, Name("main")}),
-       "function name: unexpected end of name subsection"},
+       "function name: size 4 exceeds the 0 bytes left in the name subsection"},
       {"subsection size longer than its names",
        Cat({{0x01}, Sized(Cat({{0x01, 0x00}, Name("main"), {0x00}}))}),
        "name subsection: subsection size mismatch: 1 bytes left unread"},
@@ -720,7 +721,7 @@ TEST(ReaderTest, MalformedNameSectionsAreIgnoredAndTheCodeIsRead) {
        "local name index: index 0 out of order after 1"},
       {"truncated: fewer names than counted",
        Cat({{0x01}, Sized(Cat({{0x02, 0x00}, Name("main")}))}),
-       "function name index: unexpected end of name subsection"},
+       "function name index: LEB128 runs past the end of the name subsection"},
       {"truncated: the section ends inside a subsection header", Bytes{0x01},
        "name subsection size: LEB128 runs past the end of the custom section"},
       {"name not UTF-8", Cat({{0x00}, Sized({0x01, 0xfe})}),
@@ -783,7 +784,7 @@ TEST(ReaderTest, ErrorsNameOffsetSectionAndFunction) {
   EXPECT_THAT(ReadModule(imported, v).message(), HasSubstr("), code section, function 3: "));
   // Outside the code section: the section only.
   EXPECT_EQ(ReadModule(Module({Section(5, {0x01, 0x08, 0x00})}), v).message(),
-            "offset 0xa (10), memory section: memory limits: invalid limits flags 0x08");
+            "offset 0xb (11), memory section: memory limits: invalid limits flags 0x08");
   // A visitor's error keeps its text, with the place in front.
   struct Refuse : RecordingVisitor {
     Status OnFunctionBody(const FunctionBody&) override { return Status::Internal("refused"); }
