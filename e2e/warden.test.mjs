@@ -145,7 +145,7 @@ describe('warden CLI', () => {
     writeFileSync(bad, buildModule(false).subarray(0, 60));
     const r = warden(['ingest', bad, '--db', db]);
     assert.equal(r.code, 4, r.stderr);
-    assert.match(r.stderr, /^error: malformed wasm at offset 0x[0-9a-f]+ \(\d+\), /);
+    assert.match(r.stderr, /^error: malformed wasm at offset 0x[0-9a-f]+ \(\d+\)[,:] /);
     assert.equal(wardenJson(['versions', '--db', db]).length, 1, 'a failed ingest wrote a version');
     const fresh = path.join(dir, 'fresh.db');
     assert.equal(warden(['ingest', path.join(dir, 'missing.wasm'), '--db', fresh]).code, 2);
