@@ -426,6 +426,22 @@ describe('kodoc CLI on real files', () => {
     assert.equal(r.code, 0);
   });
 
+  test('an unknown or planned command names itself and the commands there are (exit 2)', () => {
+    const commands = 'the commands are: check, explain, describe, annotate, fix, mcp';
+    let r = run(KODOC, ['build', 'ok.ko']);
+    assert.equal(r.code, 2, r.stderr);
+    assert.equal(r.stderr, `error: 'build' is planned but not implemented yet; ${commands}\n`);
+    r = run(KODOC, ['run', 'ok.ko']);
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, /^error: 'run' is not a command: build the program, then run the executable/);
+    r = run(KODO, ['frobnicate']);
+    assert.equal(r.code, 2);
+    assert.equal(r.stderr, `error: unknown command 'frobnicate'; ${commands}\n`);
+    r = run(KODOC, []);
+    assert.equal(r.code, 2);
+    assert.equal(r.stderr, `error: a command is required; ${commands}\n`);
+  });
+
   test('--version and --help of kodoc, kodo and kodo-mcp', () => {
     assert.match(run(KODOC, ['--version']).stdout, /^kodoc 1\.14\.1 \(trove /);
     assert.match(run(KODO, ['--version']).stdout, /^kodo 1\.14\.1 \(trove /);

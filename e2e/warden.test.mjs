@@ -6,7 +6,7 @@ import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmodSync, copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
@@ -145,7 +145,7 @@ describe('warden CLI', () => {
     writeFileSync(bad, buildModule(false).subarray(0, 60));
     const r = warden(['ingest', bad, '--db', db]);
     assert.equal(r.code, 4, r.stderr);
-    assert.match(r.stderr, /malformed wasm: .*0x[0-9a-f]+/);
+    assert.match(r.stderr, /^error: malformed wasm at offset 0x[0-9a-f]+ \(\d+\)[,:] /);
     assert.equal(wardenJson(['versions', '--db', db]).length, 1, 'a failed ingest wrote a version');
     const fresh = path.join(dir, 'fresh.db');
     assert.equal(warden(['ingest', path.join(dir, 'missing.wasm'), '--db', fresh]).code, 2);
@@ -154,6 +154,45 @@ describe('warden CLI', () => {
     assert.equal(warden(['show', 'func[99]', '--db', db]).code, 6);
     assert.equal(warden(['show', 'no_such_name', '--db', db]).code, 6);
     assert.ok(readFileSync(db).length >= before);
+  });
+
+  test('unknown and planned commands name themselves and the commands there are (exit 2)', () => {
+    const commands = 'init, ingest, versions, coverage, funcs, show, set-name, verify, export, agent, mcp, config';
+    for (const cmd of ['oracle', 'diff', 'demo', 'report']) {
+      const r = warden([cmd, '--db', db]);
+      assert.equal(r.code, 2, `${cmd}: ${r.stderr}`);
+      assert.equal(r.stderr, `error: '${cmd}' is planned but not implemented yet; the commands are: ${commands}\n`);
+    }
+    let r = warden(['frobnicate']);
+    assert.equal(r.code, 2);
+    assert.equal(r.stderr, `error: unknown command 'frobnicate'; the commands are: ${commands}\n`);
+    r = warden([]);
+    assert.equal(r.code, 2);
+    assert.equal(r.stderr, `error: a command is required; the commands are: ${commands}\n`);
+    r = warden(['config', 'frob']);
+    assert.equal(r.code, 2);
+    assert.equal(r.stderr, "error: unknown command 'frob'; the config commands are: set, get\n");
+  });
+
+  test('exit codes of issue 17: a directory 2, an empty name 2, a failed first ingest leaves no file', () => {
+    const sub = mkdtempSync(path.join(os.tmpdir(), 'warden-leftovers-'));
+    try {
+      const fresh = path.join(sub, 'new.db');
+      let r = warden(['ingest', sub, '--db', fresh]);
+      assert.equal(r.code, 2, r.stderr);
+      assert.match(r.stderr, /is a directory/);
+      const bad = path.join(dir, 'bad-body.wasm');
+      writeFileSync(bad, buildModule(false).subarray(0, 60));
+      r = warden(['ingest', bad, '--db', fresh]);
+      assert.equal(r.code, 4, r.stderr);
+      assert.deepEqual(readdirSync(sub), [], 'a failed first ingest left files');
+      assert.equal(warden(['ingest', v1, '--db', fresh]).code, 0);
+      r = warden(['set-name', '2', '', '--db', fresh]);
+      assert.equal(r.code, 2, r.stderr);
+      assert.match(r.stderr, /name is empty/);
+    } finally {
+      rmSync(sub, { recursive: true, force: true });
+    }
   });
 
   test('set-name is a locked human write; show and exports see it, byte for byte', () => {

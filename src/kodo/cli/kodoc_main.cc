@@ -4,9 +4,12 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
+#include "base/command_line.h"
 #include "base/env.h"
 #include "kodo/cli/commands.h"
 #include "kodo/server/mcp_main.h"
@@ -17,6 +20,49 @@ void Emit(const trove::kodo::cli::CommandOutput& out) {
   std::fwrite(out.out.data(), 1, out.out.size(), stdout);
   std::fflush(stdout);
   std::fwrite(out.err.data(), 1, out.err.size(), stderr);
+}
+
+// Words a user may type that name no command of this build (kodo.md §19 lists the commands
+// of the upstream kodoc, most of them past tiers T0-T1).
+constexpr trove::base::CommandNote kNotes[] = {
+    {"build", "is planned but not implemented yet"},
+    {"test", "is planned but not implemented yet"},
+    {"mir", "is planned but not implemented yet"},
+    {"lex", "is planned but not implemented yet"},
+    {"parse", "is planned but not implemented yet"},
+    {"fmt", "is planned but not implemented yet"},
+    {"intent-explain", "is planned but not implemented yet"},
+    {"lsp", "is planned but not implemented yet"},
+    {"repl", "is planned but not implemented yet"},
+    {"confidence-report", "is planned but not implemented yet"},
+    {"generate-tests", "is planned but not implemented yet"},
+    {"init", "is planned but not implemented yet"},
+    {"add", "is planned but not implemented yet"},
+    {"remove", "is planned but not implemented yet"},
+    {"update", "is planned but not implemented yet"},
+    {"audit", "is planned but not implemented yet"},
+    // Upstream kodoc has no `run` either (kodo.md §19).
+    {"run",
+     "is not a command: build the program, then run the executable (build is planned but not "
+     "implemented yet)"},
+};
+
+// When the command word names no command, prints which word is unknown and which commands
+// there are and returns exit 2; CLI11 would say only "A subcommand is required". Returns
+// nothing for every other parse error.
+std::optional<int> ReportUnknownCommand(CLI::App& app, const CLI::ParseError& error) {
+  if (dynamic_cast<const CLI::RequiredError*>(&error) == nullptr ||
+      !app.get_subcommands().empty()) {
+    return std::nullopt;
+  }
+  std::vector<std::string> commands;
+  for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
+    commands.push_back(sub->get_name());
+  }
+  const std::string message = trove::base::UnknownCommandMessage(
+      trove::base::FirstCommandWord(app.remaining(true)), commands, kNotes);
+  std::fputs(("error: " + message + "\n").c_str(), stderr);
+  return trove::kodo::cli::kExitUsage;
 }
 
 }  // namespace
@@ -72,6 +118,7 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
+    if (std::optional<int> code = ReportUnknownCommand(app, e)) return *code;
     const int code = app.exit(e);
     return code == 0 ? 0 : kExitUsage;
   }

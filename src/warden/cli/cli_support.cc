@@ -25,6 +25,12 @@ void Error(std::string_view message) {
   std::fputs(fmt::format("error: {}\n", message).c_str(), stderr);
 }
 
+std::string MalformedWasmMessage(const Status& s) {
+  const std::string& message = s.message();
+  if (message.starts_with("offset ")) return "malformed wasm at " + message;
+  return "malformed wasm: " + message;
+}
+
 std::string Grouped(std::uint64_t n) {
   std::string digits = std::to_string(n);
   std::string out;

@@ -23,6 +23,10 @@ using views::Json;
 void PrintJson(const Json& j);
 // "error: <message>" on stderr.
 void Error(std::string_view message);
+// The error line for a module that failed to read (§3.5): "malformed wasm at offset 0x1a2b
+// (6699), code section, function 17: function body: body ends inside a block" for a reader
+// error, which begins with its location; "malformed wasm: <message>" for any other.
+std::string MalformedWasmMessage(const Status& s);
 // "2008" -> "2,008".
 std::string Grouped(std::uint64_t n);
 // Maps a query error to its exit code (§2.3).

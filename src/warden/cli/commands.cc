@@ -84,6 +84,26 @@ int RunInit(base::Env& env, const GlobalOptions& global, const std::string& proj
   return kExitOk;
 }
 
+namespace {
+
+// Returns why the input at `path` (shown as `shown`) cannot be read as a file, or nothing: it
+// does not exist, is a directory, or is not readable. Checked before any KB is opened, so that
+// such a command creates none (exit 2, a usage error).
+std::optional<std::string> UnreadableInput(base::Env& env, const std::string& path,
+                                           std::string_view shown) {
+  if (!env.FileExists(path)) return fmt::format("cannot read {}: no such file", shown);
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    return fmt::format("cannot read {}: is a directory", shown);
+  }
+  if (::access(path.c_str(), R_OK) != 0 && errno != ENOENT) {
+    return fmt::format("cannot read {}: {}", shown, std::strerror(errno));
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 int RunIngest(base::Env& env, const GlobalOptions& global, const IngestArgs& args) {
   // Paths are recorded absolute and canonical, so that `show --lift` and `export pseudo` find
   // the module from any directory.
@@ -91,19 +111,27 @@ int RunIngest(base::Env& env, const GlobalOptions& global, const IngestArgs& arg
   const std::optional<std::string> glue_path =
       args.glue ? std::optional<std::string>(AbsolutePath(global.cwd, *args.glue)) : std::nullopt;
   // The inputs first: a failed ingest creates no database.
-  if (!env.FileExists(wasm_path)) {
-    Error(fmt::format("cannot read {}: no such file", args.wasm));
+  if (std::optional<std::string> why = UnreadableInput(env, wasm_path, args.wasm)) {
+    Error(*why);
     return kExitUsage;
   }
-  if (glue_path && !env.FileExists(*glue_path)) {
-    Error(fmt::format("cannot read glue {}: no such file", *args.glue));
-    return kExitUsage;
+  if (glue_path) {
+    if (std::optional<std::string> why =
+            UnreadableInput(env, *glue_path, fmt::format("glue {}", *args.glue))) {
+      Error(*why);
+      return kExitUsage;
+    }
   }
-  // Only `ingest --db PATH` may create a database (§2.1). The KB is opened (created, for a new
-  // one: two fsyncs), and an empty one switched to the rollback journal its first version is
-  // written with (Kb::PrepareToStore: more fsyncs), on a thread of its own while the module is
-  // read and fingerprinted; its errors still come first, as when it was opened before the
-  // read.
+  // Only `ingest --db PATH` may create a database (§2.1), and a failed ingest leaves nothing
+  // that was not there before: which of the database's files exist now is noted, and a KB
+  // this command created is removed again when it fails (Kb::RemoveCreated).
+  const std::optional<kb::DatabaseFiles> files_before =
+      global.db ? std::optional<kb::DatabaseFiles>(kb::ExistingDatabaseFiles(*global.db))
+                : std::nullopt;
+  // The KB is opened (created, for a new one: two fsyncs), and an empty one switched to the
+  // rollback journal its first version is written with (Kb::PrepareToStore: more fsyncs), on
+  // a thread of its own while the module is read and fingerprinted; its errors still come
+  // first, as when it was opened before the read.
   Result<std::unique_ptr<kb::Kb>> opened = Status::Internal("ingest: the kb was not opened");
   std::jthread opener([&env, &global, &opened] {
     kb::KbOptions kb_options;
@@ -119,6 +147,15 @@ int RunIngest(base::Env& env, const GlobalOptions& global, const IngestArgs& arg
     Error(opened.status().message());
     return true;
   };
+  // Ends a failed ingest whose KB opened: removes the KB when this command created it.
+  auto fail = [&](int code) {
+    if (opener.joinable()) opener.join();
+    if (opened.ok() && files_before && !files_before->db) {
+      Result<bool> removed = kb::Kb::RemoveCreated(std::move(opened).value(), *files_before);
+      if (!removed.ok()) Error(removed.status().message());
+    }
+    return code;
+  };
 
   ingest::IngestOptions options;
   options.label = args.label;
@@ -130,7 +167,7 @@ int RunIngest(base::Env& env, const GlobalOptions& global, const IngestArgs& arg
     if (!parsed.ok()) {
       if (open_failed()) return kExitKb;
       Error(parsed.status().message());
-      return parsed.status().code() == StatusCode::kMalformed ? kExitMalformed : kExitUsage;
+      return fail(parsed.status().code() == StatusCode::kMalformed ? kExitMalformed : kExitUsage);
     }
     glue = std::move(parsed).value();
     options.glue_path = *glue_path;
@@ -151,7 +188,16 @@ int RunIngest(base::Env& env, const GlobalOptions& global, const IngestArgs& arg
   opener.join();
   if (!opened.ok()) progress.Clear();
   if (open_failed()) return kExitKb;
-  std::unique_ptr<kb::Kb> k = std::move(opened).value();
+  if (!prepared.ok()) {
+    progress.Clear();
+    const Status& s = prepared.status();
+    if (s.code() == StatusCode::kIo || s.code() == StatusCode::kNotFound) {
+      // The module could not be read (it went away, or a read failed): not a KB problem.
+      Error(fmt::format("cannot read {}: {}", args.wasm, s.message()));
+      return fail(kExitUsage);
+    }
+  }
+  std::unique_ptr<kb::Kb>& k = opened.value();
   Result<ingest::IngestReport> r =
       prepared.ok() ? ingest::StorePrepared(*k, std::move(prepared).value(), options)
                     : Result<ingest::IngestReport>(prepared.status());
@@ -160,11 +206,11 @@ int RunIngest(base::Env& env, const GlobalOptions& global, const IngestArgs& arg
     const Status& s = r.status();
     if (s.code() == StatusCode::kMalformed || s.code() == StatusCode::kUnsupported ||
         s.code() == StatusCode::kResourceExhausted) {
-      Error(fmt::format("malformed wasm: {}", s.message()));
-      return kExitMalformed;
+      Error(MalformedWasmMessage(s));
+      return fail(kExitMalformed);
     }
     Error(s.message());
-    return ExitFor(s);
+    return fail(ExitFor(s));
   }
   const ingest::IngestReport& rep = *r;
   const auto& acc = rep.store.seeds_accepted;
@@ -182,6 +228,7 @@ int RunIngest(base::Env& env, const GlobalOptions& global, const IngestArgs& arg
                    {"shared_memory", rep.module.shared_memory},
                    {"memory_count", rep.module.memory_count},
                    {"seeded", {{"name_section", acc[0]}, {"glue", acc[1]}, {"export", acc[2]}}},
+                   {"names", Json::parse(ingest::NamesJson(rep.module.names))},
                    {"warnings", rep.module.warnings}});
     return kExitOk;
   }
@@ -433,11 +480,15 @@ int RunSetName(base::Env& env, const GlobalOptions& global, const SetNameArgs& a
     Error(d.status().message());
     return ExitFor(d.status());
   }
+  // A human write is refused only as an invalid write (§5.2 rule 1: an empty name, one over
+  // 512 bytes, text that is not UTF-8): a bad value, exit 2 (§2.3). The gate decides and
+  // records it, as every attempt.
+  const int refused = d->rule == 1 ? kExitUsage : kExitCheckFailed;
   if (global.json) {
     PrintJson(Json{{"written", d->accepted}, {"reason", d->reason}});
   } else if (!d->accepted) {
     Error(d->reason);
-    return kExitCheckFailed;
+    return refused;
   } else if (args.clear) {
     std::fputs(fmt::format("func[{}] {} -> cleared [human]\n", *index, stable_id).c_str(), stdout);
   } else {
@@ -445,7 +496,7 @@ int RunSetName(base::Env& env, const GlobalOptions& global, const SetNameArgs& a
         fmt::format("func[{}] {} -> {} [human, locked]\n", *index, stable_id, *args.name).c_str(),
         stdout);
   }
-  return d->accepted ? kExitOk : kExitCheckFailed;
+  return d->accepted ? kExitOk : refused;
 }
 
 namespace {
@@ -485,7 +536,7 @@ int RunVerify(base::Env& env, const GlobalOptions& global, const std::string& fi
   progress->Draw(0, 3, "fingerprint (1 thread)");
   Result<identity::ModuleIdentity> a = identity::ComputeModuleIdentity(bytes, one);
   if (!a.ok()) {
-    Error(fmt::format("malformed wasm: {}", a.status().message()));
+    Error(MalformedWasmMessage(a.status()));
     return kExitMalformed;
   }
   progress->Draw(1, 3, "fingerprint (4 threads)");

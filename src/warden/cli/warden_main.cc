@@ -10,9 +10,13 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <optional>
+#include <span>
 #include <string>
+#include <vector>
 
+#include "base/command_line.h"
 #include "base/env.h"
 #include "warden/cli/commands.h"
 
@@ -41,6 +45,39 @@ int ExecWardenNet(char** argv) {
   return trove::warden::cli::kExitUnavailable;
 }
 #endif
+
+// The commands of spec warden.md §2.2 that this build does not have yet.
+constexpr trove::base::CommandNote kPlanned[] = {
+    {"oracle", "is planned but not implemented yet"},
+    {"diff", "is planned but not implemented yet"},
+    {"demo", "is planned but not implemented yet"},
+    {"report", "is planned but not implemented yet"},
+};
+
+// When the command word (or, under `config`, the config command) names no command, prints
+// which word is unknown and which commands there are and returns exit 2 (§2.3); CLI11 would
+// say only "A subcommand is required". Returns nothing for every other parse error.
+std::optional<int> ReportUnknownCommand(CLI::App& app, const CLI::ParseError& error) {
+  if (dynamic_cast<const CLI::RequiredError*>(&error) == nullptr) return std::nullopt;
+  CLI::App* level = &app;
+  std::string parent;
+  while (!level->get_subcommands().empty()) {
+    level = level->get_subcommands().front();
+    parent += (parent.empty() ? "" : " ") + level->get_name();
+  }
+  if (level->get_require_subcommand_min() == 0) return std::nullopt;
+  std::vector<std::string> commands;
+  for (const CLI::App* sub : level->get_subcommands([](CLI::App*) { return true; })) {
+    commands.push_back(sub->get_name());
+  }
+  const std::span<const trove::base::CommandNote> notes =
+      level == &app ? std::span<const trove::base::CommandNote>(kPlanned)
+                    : std::span<const trove::base::CommandNote>();
+  const std::string message = trove::base::UnknownCommandMessage(
+      trove::base::FirstCommandWord(app.remaining(true)), commands, notes, parent);
+  std::fputs(fmt::format("error: {}\n", message).c_str(), stderr);
+  return trove::warden::cli::kExitUsage;
+}
 
 }  // namespace
 
@@ -170,6 +207,7 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
+    if (std::optional<int> code = ReportUnknownCommand(app, e)) return *code;
     const int code = app.exit(e);
     return code == 0 ? 0 : kExitUsage;
   }

@@ -140,6 +140,93 @@ TEST_F(IngestTest, MalformedModuleWritesNothing) {
   EXPECT_TRUE(versions->empty());
 }
 
+// §3.3: a malformed name section is ignored with a warning giving its offset; the code is
+// ingested as without it, and only the name-section seeds are missing.
+TEST_F(IngestTest, MalformedNameSectionIsIgnoredWithAWarning) {
+  const Bytes good = SampleModule();
+  // The same module with the function-name map's index repeated (1, 1).
+  const Bytes broken_names =
+      Cat({Name("name"), {0x01}, Sized(Cat({U(2), U(1), Name("open_db"), U(1), Name("again")}))});
+  Bytes bad = good;
+  const Bytes good_names =
+      Section(0, Cat({Name("name"), {0x01}, Sized(Cat({U(1), U(1), Name("open_db")}))}));
+  ASSERT_TRUE(std::equal(good_names.begin(), good_names.end(), bad.end() - good_names.size()));
+  bad.resize(bad.size() - good_names.size());
+  const std::size_t name_payload_at = bad.size() + 2 + 5;  // id, size, "name"
+  const Bytes broken = Section(0, broken_names);
+  bad.insert(bad.end(), broken.begin(), broken.end());
+
+  const std::string path = Write("broken-names.wasm", bad);
+  Result<IngestReport> r = IngestFile(env_, *kb_, path, IngestOptions{});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->module.warnings.size(), 1u);
+  EXPECT_THAT(r->module.warnings[0],
+              HasSubstr(fmt::format("ignored the malformed name section at offset {:#x} ({})",
+                                    name_payload_at, name_payload_at)));
+  EXPECT_THAT(r->module.warnings[0], HasSubstr("function name index: index 1 repeated"));
+  EXPECT_EQ(r->defined, 2u);
+  EXPECT_EQ(r->store.seeds_accepted[0], 0);  // no name-section seed
+  // The functions are those of the intact module: the same stable_ids, no raw name.
+  Result<PreparedVersion> intact = PrepareVersion(good, "/x/good.wasm", IngestOptions{});
+  ASSERT_TRUE(intact.ok());
+  Result<std::optional<kb::StoredFunction>> f1 = kb_->GetFunction(r->store.version_id, 1);
+  ASSERT_TRUE(f1.ok() && f1->has_value());
+  EXPECT_EQ((*f1)->record.stable_id, intact->functions[1].stable_id);
+  EXPECT_FALSE((*f1)->record.raw_name.has_value());
+  // The export name still seeds func 1.
+  Result<std::uint32_t> index = kb_->ResolveFunction(r->store.version_id, "sqlite3_open");
+  ASSERT_TRUE(index.ok()) << index.status().ToString();
+  EXPECT_EQ(*index, 1u);
+}
+
+// The extended subsections reach the module facts (ModuleNames).
+TEST_F(IngestTest, ExtendedNamesReachTheModuleFacts) {
+  Bytes module = SampleModule();
+  const Bytes extra =
+      Section(0, Cat({Name("name"),
+                      {0x00},
+                      Sized(Name("sample")),
+                      {0x01},
+                      Sized(Cat({U(1), U(1), Name("open_db")})),
+                      {0x06},
+                      Sized(Cat({U(1), U(0), Name("heap")})),
+                      {0x07},
+                      Sized(Cat({U(1), U(0), Name("__stack_pointer")})),
+                      {0x09},
+                      Sized(Cat({U(2), U(0), Name(".rodata"), U(1), Name(".data")}))}));
+  const Bytes good_names =
+      Section(0, Cat({Name("name"), {0x01}, Sized(Cat({U(1), U(1), Name("open_db")}))}));
+  module.resize(module.size() - good_names.size());
+  module.insert(module.end(), extra.begin(), extra.end());
+  Result<PreparedVersion> p = PrepareVersion(module, "/x/names.wasm", IngestOptions{});
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  const ModuleNames& n = p->module.names;
+  EXPECT_EQ(n.module, "sample");
+  EXPECT_EQ(n.memories.at(0), "heap");
+  EXPECT_EQ(n.globals.at(0), "__stack_pointer");
+  EXPECT_EQ(n.data_segments.at(1), ".data");
+  EXPECT_TRUE(p->module.warnings.empty());
+  EXPECT_EQ(p->functions[1].raw_name, "open_db");
+  EXPECT_THAT(NamesJson(n), HasSubstr(R"("globals":{"0":"__stack_pointer"})"));
+}
+
+// The committed -named Emscripten fixtures carry global (7) and data segment (9) names.
+TEST_F(IngestTest, EmscriptenFixtureGlobalAndDataNames) {
+  const std::string path =
+      std::string(TROVE_SOURCE_DIR) + "/testdata/warden/fixtures/app-O2-named.wasm";
+  Result<std::string> bytes = env_.ReadFile(path);
+  ASSERT_TRUE(bytes.ok()) << bytes.status().ToString();
+  Result<PreparedVersion> p =
+      PrepareVersion(std::span(reinterpret_cast<const std::uint8_t*>(bytes->data()), bytes->size()),
+                     path, IngestOptions{});
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  const ModuleNames& n = p->module.names;
+  ASSERT_FALSE(n.globals.empty());
+  EXPECT_EQ(n.globals.begin()->second, "__stack_pointer");
+  ASSERT_FALSE(n.data_segments.empty());
+  EXPECT_TRUE(p->module.warnings.empty());
+}
+
 TEST_F(IngestTest, NoSeedWritesNoSymbols) {
   const std::string path = Write("a.wasm", SampleModule());
   IngestOptions options;

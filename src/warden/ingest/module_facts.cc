@@ -105,6 +105,83 @@ Status ModuleFactsVisitor::OnCustomSection(std::string_view name, std::uint64_t 
   return {};
 }
 
+Status ModuleFactsVisitor::OnModuleName(std::string_view name) {
+  facts_.names.module = std::string(name);
+  return {};
+}
+
+Status ModuleFactsVisitor::OnLocalName(wasm::FuncIndex /*func*/, std::uint32_t /*local*/,
+                                       std::string_view /*name*/) {
+  ++facts_.names.locals;
+  return {};
+}
+
+Status ModuleFactsVisitor::OnName(wasm::NameKind kind, std::uint32_t index, std::string_view name) {
+  ModuleNames& n = facts_.names;
+  std::map<std::uint32_t, std::string>* map = nullptr;
+  switch (kind) {
+    case wasm::NameKind::kType:
+      map = &n.types;
+      break;
+    case wasm::NameKind::kTable:
+      map = &n.tables;
+      break;
+    case wasm::NameKind::kMemory:
+      map = &n.memories;
+      break;
+    case wasm::NameKind::kGlobal:
+      map = &n.globals;
+      break;
+    case wasm::NameKind::kElemSegment:
+      map = &n.elem_segments;
+      break;
+    case wasm::NameKind::kDataSegment:
+      map = &n.data_segments;
+      break;
+    case wasm::NameKind::kTag:
+      map = &n.tags;
+      break;
+    default:
+      return {};
+  }
+  map->insert_or_assign(index, std::string(name));
+  return {};
+}
+
+Status ModuleFactsVisitor::OnIndirectName(wasm::NameKind kind, std::uint32_t /*outer*/,
+                                          std::uint32_t /*inner*/, std::string_view /*name*/) {
+  if (kind == wasm::NameKind::kLabel) ++facts_.names.labels;
+  if (kind == wasm::NameKind::kField) ++facts_.names.fields;
+  return {};
+}
+
+Status ModuleFactsVisitor::OnNameSectionIgnored(std::uint64_t offset, const Status& error) {
+  facts_.warnings.push_back(fmt::format("ignored the malformed name section at {}: {}",
+                                        wasm::ByteCursor::Location(offset), error.message()));
+  return {};
+}
+
+std::string NamesJson(const ModuleNames& names) {
+  Json out = Json::object();
+  out["module"] = names.module ? Json(*names.module) : Json(nullptr);
+  const auto map = [](const std::map<std::uint32_t, std::string>& m) {
+    Json j = Json::object();
+    for (const auto& [index, name] : m) j[std::to_string(index)] = name;
+    return j;
+  };
+  out["types"] = map(names.types);
+  out["tables"] = map(names.tables);
+  out["memories"] = map(names.memories);
+  out["globals"] = map(names.globals);
+  out["elem_segments"] = map(names.elem_segments);
+  out["data_segments"] = map(names.data_segments);
+  out["tags"] = map(names.tags);
+  out["locals"] = names.locals;
+  out["labels"] = names.labels;
+  out["fields"] = names.fields;
+  return out.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
 FanOutVisitor::FanOutVisitor(std::vector<wasm::ModuleVisitor*> visitors)
     : visitors_(std::move(visitors)) {
   for (wasm::ModuleVisitor* v : visitors_) {
@@ -180,6 +257,16 @@ Status FanOutVisitor::OnFunctionName(wasm::FuncIndex func, std::string_view name
 Status FanOutVisitor::OnLocalName(wasm::FuncIndex func, std::uint32_t local,
                                   std::string_view name) {
   TROVE_FAN_OUT(OnLocalName(func, local, name));
+}
+Status FanOutVisitor::OnName(wasm::NameKind kind, std::uint32_t index, std::string_view name) {
+  TROVE_FAN_OUT(OnName(kind, index, name));
+}
+Status FanOutVisitor::OnIndirectName(wasm::NameKind kind, std::uint32_t outer, std::uint32_t inner,
+                                     std::string_view name) {
+  TROVE_FAN_OUT(OnIndirectName(kind, outer, inner, name));
+}
+Status FanOutVisitor::OnNameSectionIgnored(std::uint64_t offset, const Status& error) {
+  TROVE_FAN_OUT(OnNameSectionIgnored(offset, error));
 }
 Status FanOutVisitor::OnCustomSection(std::string_view name, std::uint64_t offset,
                                       std::span<const std::uint8_t> payload) {

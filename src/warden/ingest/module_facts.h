@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -27,6 +28,23 @@ struct CustomSection {
   std::uint64_t size = 0;
 };
 
+// What the name section says besides function names (which identity keeps as raw_name, §3.3):
+// the module's name and the extended subsections. Name maps hold index -> name.
+struct ModuleNames {
+  std::optional<std::string> module;
+  std::map<std::uint32_t, std::string> types;
+  std::map<std::uint32_t, std::string> tables;
+  std::map<std::uint32_t, std::string> memories;
+  std::map<std::uint32_t, std::string> globals;
+  std::map<std::uint32_t, std::string> elem_segments;
+  std::map<std::uint32_t, std::string> data_segments;
+  std::map<std::uint32_t, std::string> tags;
+  // Counts of the two-level names: locals and labels (per function), fields (per type).
+  std::uint64_t locals = 0;
+  std::uint64_t labels = 0;
+  std::uint64_t fields = 0;
+};
+
 struct ModuleFacts {
   std::uint32_t memory_count = 0;  // imported and defined
   bool shared_memory = false;      // any memory, imported or defined, is shared
@@ -38,7 +56,12 @@ struct ModuleFacts {
   std::vector<CustomSection> custom_sections;  // every custom section, in order
   // Warnings about optional metadata that was malformed and ignored (§3.3), with offsets.
   std::vector<std::string> warnings;
+  ModuleNames names;  // empty when the name section is absent or was ignored
 };
+
+// Returns the names as a JSON object text: {"module": "m" or null, "types": {"0": "t"}, ...,
+// "locals": 3, "labels": 0, "fields": 0}; the name maps keyed by decimal index.
+std::string NamesJson(const ModuleNames& names);
 
 // Returns the features as a JSON array text, and the producers as a JSON object text
 // ({"language": [["C99", ""]], ...}); the forms stored in module_versions (§10.1).
@@ -53,6 +76,13 @@ class ModuleFactsVisitor final : public wasm::ModuleVisitor {
   Status OnMemory(std::uint32_t index, const wasm::MemoryType& memory) override;
   Status OnCustomSection(std::string_view name, std::uint64_t offset,
                          std::span<const std::uint8_t> payload) override;
+  Status OnModuleName(std::string_view name) override;
+  Status OnLocalName(wasm::FuncIndex func, std::uint32_t local, std::string_view name) override;
+  Status OnName(wasm::NameKind kind, std::uint32_t index, std::string_view name) override;
+  Status OnIndirectName(wasm::NameKind kind, std::uint32_t outer, std::uint32_t inner,
+                        std::string_view name) override;
+  // Adds the warning "ignored the malformed name section at offset 0x.. (..): <error>".
+  Status OnNameSectionIgnored(std::uint64_t offset, const Status& error) override;
 
   ModuleFacts& facts() { return facts_; }
 
@@ -90,6 +120,10 @@ class FanOutVisitor final : public wasm::ModuleVisitor {
   Status OnModuleName(std::string_view name) override;
   Status OnFunctionName(wasm::FuncIndex func, std::string_view name) override;
   Status OnLocalName(wasm::FuncIndex func, std::uint32_t local, std::string_view name) override;
+  Status OnName(wasm::NameKind kind, std::uint32_t index, std::string_view name) override;
+  Status OnIndirectName(wasm::NameKind kind, std::uint32_t outer, std::uint32_t inner,
+                        std::string_view name) override;
+  Status OnNameSectionIgnored(std::uint64_t offset, const Status& error) override;
   Status OnCustomSection(std::string_view name, std::uint64_t offset,
                          std::span<const std::uint8_t> payload) override;
 

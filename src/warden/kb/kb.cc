@@ -4,9 +4,11 @@
 #include <fmt/core.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <bit>
+#include <cerrno>
 #include <charconv>
 #include <cstring>
 #include <filesystem>
@@ -428,6 +430,75 @@ Result<std::unique_ptr<Kb>> Kb::Open(base::Env& env, const std::string& path,
   RETURN_IF_ERROR(internal::PrepareDatabase(*db, options.create_if_missing, project)
                       .WithContext(fmt::format("open {}", path)));
   return std::unique_ptr<Kb>(new Kb(env, path, std::move(db), options.store_progress_for_testing));
+}
+
+DatabaseFiles ExistingDatabaseFiles(const std::string& path) {
+  const auto exists = [](const std::string& p) {
+    struct stat st {};
+    return ::lstat(p.c_str(), &st) == 0;
+  };
+  return {.db = exists(path),
+          .wal = exists(path + "-wal"),
+          .shm = exists(path + "-shm"),
+          .journal = exists(path + "-journal")};
+}
+
+Result<bool> Kb::RemoveCreated(std::unique_ptr<Kb> kb, const DatabaseFiles& before) {
+  if (kb == nullptr || before.db || kb->path_ == ":memory:" || kb->path_.empty()) return false;
+  const std::string path = kb->path_;
+  base::Database& db = *kb->db_;
+  kb->finisher_.reset();
+  // Nothing may write to the file once it is unlinked: the destructor's switch back to WAL
+  // would (it writes the header), so it runs only when the KB is kept.
+  kb->rollback_pending_ = false;
+  RETURN_IF_ERROR(db.Exec("PRAGMA busy_timeout=0"));
+  const auto keep = [&kb, &db]() -> Result<bool> {
+    (void)db.Exec(fmt::format("PRAGMA busy_timeout={}", kBusyTimeoutMs));
+    kb->rollback_pending_ = true;  // the destructor sets WAL mode again
+    return false;
+  };
+  // Leaving WAL mode needs every other connection closed (decision 0041); in rollback mode an
+  // exclusive lock then needs every other connection idle, and holds off new readers. A read
+  // first: the connection learns the file's mode only when it reads (another connection that
+  // opened it since PrepareToStore set WAL again), and would otherwise take "DELETE" for
+  // done.
+  if (!db.Exec("SELECT count(*) FROM meta").ok()) return keep();
+  Result<std::string> mode = SetJournalMode(db, "DELETE");
+  if (!mode.ok() || *mode != "delete") return keep();
+  if (!db.Exec("BEGIN EXCLUSIVE").ok()) return keep();
+  // Still in rollback mode under the lock: nobody set WAL between the switch and the lock.
+  Result<std::string> locked_mode = SetJournalMode(db, "DELETE");
+  if (!locked_mode.ok() || *locked_mode != "delete") {
+    (void)db.Exec("ROLLBACK");
+    return keep();
+  }
+  bool empty = false;
+  {
+    Result<base::Statement> stored = db.Prepare(
+        "SELECT (SELECT count(*) FROM module_versions) + (SELECT count(*) FROM symbols) + "
+        "(SELECT count(*) FROM evidence) + (SELECT count(*) FROM diffs)");
+    if (stored.ok()) {
+      Result<bool> row = stored->Step();
+      empty = row.ok() && *row && stored->ColumnInt64(0) == 0;
+    }
+  }
+  if (!empty) {
+    (void)db.Exec("ROLLBACK");
+    return keep();
+  }
+  const std::pair<const char*, bool> files[] = {
+      {"", before.db}, {"-wal", before.wal}, {"-shm", before.shm}, {"-journal", before.journal}};
+  Status removed;
+  for (const auto& [suffix, existed] : files) {
+    const std::string file = path + suffix;
+    if (!existed && ::unlink(file.c_str()) != 0 && errno != ENOENT && removed.ok()) {
+      removed = Status::Io(fmt::format("remove {}: {}", file, std::strerror(errno)));
+    }
+  }
+  (void)db.Exec("ROLLBACK");
+  kb.reset();
+  RETURN_IF_ERROR(removed);
+  return true;
 }
 
 std::string Kb::Now() { return FormatTimestamp(env_.NowMicros()); }

@@ -47,6 +47,17 @@ namespace trove::warden::kb {
 
 class VersionFinisher;
 
+// Which of the files of a database at one path exist: the database itself and its -wal, -shm
+// and -journal files.
+struct DatabaseFiles {
+  bool db = false;
+  bool wal = false;
+  bool shm = false;
+  bool journal = false;
+};
+// Returns which files of the database at `path` exist now.
+DatabaseFiles ExistingDatabaseFiles(const std::string& path);
+
 // The schema this code writes and reads (meta.schema_version).
 inline constexpr int kSchemaVersion = 1;
 inline constexpr std::string_view kProducer = "trove-warden";
@@ -91,6 +102,17 @@ class Kb {
   Kb(const Kb&) = delete;
   Kb& operator=(const Kb&) = delete;
   ~Kb();
+
+  // Removes a KB that a failed command created (spec §2.1: a failed first ingest leaves
+  // nothing that was not there before) and closes `kb` in every case. `before` says which of
+  // the database's files existed before the command opened it; only the others are removed,
+  // and nothing is when the database file existed. The files are removed only when `kb` is the
+  // one connection open on the file (leaving WAL mode, as in PrepareToStore, fails at once
+  // otherwise), under an exclusive lock that keeps any other connection from reading or
+  // writing until they are gone, and when the KB holds no version, symbol, evidence or diff:
+  // a KB that another process opened and still holds, or wrote to, is kept. Returns whether it
+  // was removed.
+  static Result<bool> RemoveCreated(std::unique_ptr<Kb> kb, const DatabaseFiles& before);
 
   const std::string& path() const { return path_; }
   // Returns meta.project.

@@ -460,6 +460,71 @@ TEST_F(KbTest, PrepareToStoreWithoutAStoreGoesBackToWalOnClose) {
   EXPECT_EQ(HeaderJournalVersion(dir_.Abs("kb.db")), 2);
 }
 
+// ---- RemoveCreated: a failed first ingest leaves nothing behind (§2.1)
+
+TEST_F(KbTest, RemoveCreatedRemovesANewUnusedKbAndItsFiles) {
+  for (const bool prepared : {false, true}) {
+    SCOPED_TRACE(prepared);
+    const DatabaseFiles before = ExistingDatabaseFiles(dir_.Abs("new.db"));
+    EXPECT_FALSE(before.db || before.wal || before.shm || before.journal);
+    auto kb = OpenNew("new.db");
+    if (prepared) {
+      ASSERT_TRUE(kb->PrepareToStore().value_or(false));
+    }
+    auto removed = Kb::RemoveCreated(std::move(kb), before);
+    ASSERT_TRUE(removed.ok()) << removed.status().ToString();
+    EXPECT_TRUE(*removed);
+    const DatabaseFiles after = ExistingDatabaseFiles(dir_.Abs("new.db"));
+    EXPECT_FALSE(after.db || after.wal || after.shm || after.journal);
+  }
+}
+
+TEST_F(KbTest, RemoveCreatedKeepsAKbThatExisted) {
+  OpenNew("old.db").reset();
+  const DatabaseFiles before = ExistingDatabaseFiles(dir_.Abs("old.db"));
+  ASSERT_TRUE(before.db);
+  auto removed = Kb::RemoveCreated(OpenNew("old.db"), before);
+  ASSERT_TRUE(removed.ok());
+  EXPECT_FALSE(*removed);
+  EXPECT_TRUE(env_.FileExists(dir_.Abs("old.db")));
+}
+
+// Another connection open on the new file, in this process or another, keeps it: it may be
+// about to write there.
+TEST_F(KbTest, RemoveCreatedKeepsAKbAnotherConnectionHolds) {
+  const DatabaseFiles before = ExistingDatabaseFiles(dir_.Abs("new.db"));
+  auto kb = OpenNew("new.db");
+  ASSERT_TRUE(kb->PrepareToStore().value_or(false));
+  auto other = Kb::Open(env_, dir_.Abs("new.db"));  // sets WAL again, as every open does
+  ASSERT_TRUE(other.ok()) << other.status().ToString();
+  auto removed = Kb::RemoveCreated(std::move(kb), before);
+  ASSERT_TRUE(removed.ok()) << removed.status().ToString();
+  EXPECT_FALSE(*removed);
+  EXPECT_TRUE(env_.FileExists(dir_.Abs("new.db")));
+  // The other connection goes on and stores a version.
+  StoreV1(**other);
+  EXPECT_EQ(Count(**other, "SELECT count(*) FROM functions"), 6);
+}
+
+// A KB someone stored into meanwhile (here through the same file by another connection that
+// closed again) is kept.
+TEST_F(KbTest, RemoveCreatedKeepsAKbThatHoldsAVersion) {
+  const DatabaseFiles before = ExistingDatabaseFiles(dir_.Abs("new.db"));
+  auto kb = OpenNew("new.db");
+  {
+    auto other = Kb::Open(env_, dir_.Abs("new.db"));
+    ASSERT_TRUE(other.ok());
+    StoreV1(**other);
+  }
+  auto removed = Kb::RemoveCreated(std::move(kb), before);
+  ASSERT_TRUE(removed.ok()) << removed.status().ToString();
+  EXPECT_FALSE(*removed);
+  auto reopened = Kb::Open(env_, dir_.Abs("new.db"));
+  ASSERT_TRUE(reopened.ok()) << reopened.status().ToString();
+  EXPECT_EQ(Count(**reopened, "SELECT count(*) FROM module_versions"), 1);
+  EXPECT_EQ(Text(**reopened, "PRAGMA journal_mode"), "wal");
+}
+
 // Another process that opens the KB between PrepareToStore and StoreVersion sets WAL again
 // (every open does); the version then goes through the WAL, and the other connection sees it.
 TEST_F(KbTest, PrepareToStoreThenAnotherOpenGoesThroughTheWal) {

@@ -11,7 +11,11 @@ ByteCursor::ByteCursor(std::span<const std::uint8_t> bytes, std::uint64_t base_o
     : bytes_(bytes), base_offset_(base_offset), name_(name) {}
 
 Status ByteCursor::Malformed(std::uint64_t at, std::string_view what, std::string_view detail) {
-  return Status::Malformed(fmt::format("{:#x}: {}: {}", at, what, detail));
+  return Status::Malformed(fmt::format("{}: {}: {}", Location(at), what, detail));
+}
+
+std::string ByteCursor::Location(std::uint64_t at) {
+  return fmt::format("offset {:#x} ({})", at, at);
 }
 
 Result<std::uint8_t> ByteCursor::ReadU8Slow(std::string_view what) {

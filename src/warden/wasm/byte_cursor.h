@@ -1,16 +1,17 @@
 // ByteCursor: a bounded reader over one span of a wasm module. Every read names what it reads,
-// so an error says where (the absolute byte offset, in hex) and what: "0x1f4: function body:
-// size 4096 exceeds the 1200 bytes left in the code section". LEB128 reads never pass the end
-// and reject encodings longer than their width allows or with unused bits set (after wabt's
-// src/leb128.cc). Take() returns a sub-cursor bounded to a section or body, so section code
-// cannot overrun its section by construction.
-// Thread safety: a value type; one thread uses a cursor at a time.
+// so an error says where (the absolute byte offset, in hex and decimal) and what: "offset
+// 0x1f4 (500): function body: size 4096 exceeds the 1200 bytes left in the code section". LEB128
+// reads never pass the end and reject encodings longer than their width allows or with unused bits
+// set (after wabt's src/leb128.cc). Take() returns a sub-cursor bounded to a section or body, so
+// section code cannot overrun its section by construction. Thread safety: a value type; one thread
+// uses a cursor at a time.
 #pragma once
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "base/status.h"
@@ -57,8 +58,11 @@ class ByteCursor {
   // Returns a cursor over the next `size` bytes, named `what`, and skips them here.
   Result<ByteCursor> Take(std::uint64_t size, std::string_view what);
 
-  // Returns kMalformed "0x<at>: <what>: <detail>".
+  // Returns kMalformed "offset 0x<at> (<at>): <what>: <detail>".
   static Status Malformed(std::uint64_t at, std::string_view what, std::string_view detail);
+  // Returns "offset 0x<at> (<at>)", the hex and decimal offset every reader error begins with
+  // (spec warden.md §3.5).
+  static std::string Location(std::uint64_t at);
 
   // Absolute offset of the next byte.
   std::uint64_t offset() const { return base_offset_ + pos_; }

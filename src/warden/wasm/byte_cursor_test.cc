@@ -33,7 +33,7 @@ TEST(ByteCursorTest, RejectsOverlongU32) {
   auto r = c.ReadVarU32("section size");
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), base::StatusCode::kMalformed);
-  EXPECT_EQ(r.status().message(), "0x10: section size: LEB128 longer than 5 bytes");
+  EXPECT_EQ(r.status().message(), "offset 0x10 (16): section size: LEB128 longer than 5 bytes");
 }
 
 TEST(ByteCursorTest, RejectsU32UnusedBits) {
@@ -50,7 +50,7 @@ TEST(ByteCursorTest, RejectsTruncatedLeb) {
   auto r = c.ReadVarU32("function body size");
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().message(),
-            "0x20: function body size: LEB128 runs past the end of the code section");
+            "offset 0x20 (32): function body size: LEB128 runs past the end of the code section");
 }
 
 TEST(ByteCursorTest, ReadsSignedLeb) {
@@ -110,11 +110,12 @@ TEST(ByteCursorTest, TakeIsBoundedAndNamesTheContainer) {
   ASSERT_TRUE(sub->ReadU8("b").ok());
   auto past = sub->ReadU8("c");
   ASSERT_FALSE(past.ok());
-  EXPECT_EQ(past.status().message(), "0x102: c: unexpected end of function body");
+  EXPECT_EQ(past.status().message(), "offset 0x102 (258): c: unexpected end of function body");
   auto big = c.Take(4096, "function body");
   ASSERT_FALSE(big.ok());
-  EXPECT_EQ(big.status().message(),
-            "0x102: function body: size 4096 exceeds the 3 bytes left in the code section");
+  EXPECT_EQ(
+      big.status().message(),
+      "offset 0x102 (258): function body: size 4096 exceeds the 3 bytes left in the code section");
 }
 
 TEST(ByteCursorTest, ReadsFixedWidth) {
@@ -132,7 +133,7 @@ TEST(ByteCursorTest, NamesMustBeUtf8) {
   ByteCursor d(bad);
   auto r = d.ReadName("export name");
   ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.status().message(), "0x1: export name: name is not valid UTF-8");
+  EXPECT_EQ(r.status().message(), "offset 0x1 (1): export name: name is not valid UTF-8");
   EXPECT_FALSE(IsValidUtf8("\xed\xa0\x80"));      // surrogate
   EXPECT_FALSE(IsValidUtf8("\xf4\x90\x80\x80"));  // past U+10FFFF
   EXPECT_FALSE(IsValidUtf8("\xe2\x82"));          // truncated
@@ -144,7 +145,7 @@ TEST(ByteCursorTest, CountIsCheckedAgainstBytesLeft) {
   ByteCursor c(b);
   auto r = c.ReadCount("import count", 2);
   ASSERT_FALSE(r.ok());
-  EXPECT_THAT(r.status().message(), HasSubstr("0x0: import count: count 5 exceeds"));
+  EXPECT_THAT(r.status().message(), HasSubstr("offset 0x0 (0): import count: count 5 exceeds"));
   ByteCursor d(b);
   EXPECT_FALSE(d.ReadCount("x", 1).ok());
   Bytes ok = {0x02, 0x00, 0x00};

@@ -114,6 +114,28 @@ struct FunctionBody {
   std::vector<LocalDecl> locals;
 };
 
+// The subsections of the "name" custom section, by id: 0-2 are the core spec's, 3-11 the
+// extended-name-section proposal's (labels, types, tables, memories, globals, element and data
+// segments, struct fields, tags).
+enum class NameKind : std::uint8_t {
+  kModule = 0,
+  kFunction = 1,
+  kLocal = 2,
+  kLabel = 3,
+  kType = 4,
+  kTable = 5,
+  kMemory = 6,
+  kGlobal = 7,
+  kElemSegment = 8,
+  kDataSegment = 9,
+  kField = 10,
+  kTag = 11,
+};
+inline constexpr std::uint8_t kLastNameKind = 11;
+
+// Returns the subsection's name as errors and reports spell it ("global", "data segment").
+std::string_view NameKindName(NameKind kind);
+
 class ModuleVisitor {
  public:
   virtual ~ModuleVisitor() = default;
@@ -164,6 +186,24 @@ class ModuleVisitor {
   virtual Status OnFunctionName(FuncIndex /*func*/, std::string_view /*name*/) { return {}; }
   virtual Status OnLocalName(FuncIndex /*func*/, std::uint32_t /*local*/,
                              std::string_view /*name*/) {
+    return {};
+  }
+  // A name from the extended subsections that map one index to a name: kType, kTable,
+  // kMemory, kGlobal, kElemSegment, kDataSegment, kTag.
+  virtual Status OnName(NameKind /*kind*/, std::uint32_t /*index*/, std::string_view /*name*/) {
+    return {};
+  }
+  // A name from the extended subsections that map two indices to a name: kLabel (function,
+  // label) and kField (type, field). Local names come to OnLocalName.
+  virtual Status OnIndirectName(NameKind /*kind*/, std::uint32_t /*outer*/, std::uint32_t /*inner*/,
+                                std::string_view /*name*/) {
+    return {};
+  }
+  // The name section at `offset` (its first payload byte) is malformed and ignored (spec
+  // §3.3: it is optional metadata): none of its names was reported, `error` says what is
+  // wrong and where, and the read goes on with the next section. A second name section is
+  // ignored the same way. Name hooks are called only once the whole section has been checked.
+  virtual Status OnNameSectionIgnored(std::uint64_t /*offset*/, const Status& /*error*/) {
     return {};
   }
   // Every custom section, "name" included; `offset` is that of the first payload byte.

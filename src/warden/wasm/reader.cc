@@ -205,8 +205,26 @@ bool IsGcTypeByte(std::uint8_t byte) {
 }
 
 Status UnsupportedGc(std::uint64_t at, std::string_view what, std::uint8_t byte) {
-  return Status::Unsupported(
-      fmt::format("{:#x}: {}: unsupported feature: gc (byte {:#04x})", at, what, byte));
+  return Status::Unsupported(fmt::format("{}: {}: unsupported feature: gc (byte {:#04x})",
+                                         ByteCursor::Location(at), what, byte));
+}
+
+// Adds `where` ("code section", "function 17") to a reader error right after its location, so
+// that the error reads as spec warden.md §3.5 spells it: "offset 0x1a2b (6699), code section,
+// function 17: function body: body ends inside a block". The innermost step is added first
+// and each outer one goes in front of it. An error without a location (a visitor's) gets
+// "where: " in front instead.
+Status Within(Status st, std::string_view where) {
+  if (st.ok()) return st;
+  const std::string& message = st.message();
+  if (message.starts_with("offset ")) {
+    if (const std::size_t close = message.find(')'); close != std::string::npos) {
+      return Status(st.code(),
+                    fmt::format("{}, {}{}", std::string_view(message).substr(0, close + 1), where,
+                                std::string_view(message).substr(close + 1)));
+    }
+  }
+  return std::move(st).WithContext(where);
 }
 
 class Reader {
@@ -233,6 +251,10 @@ class Reader {
   Status ReadDataSection(ByteCursor& c);
   Status ReadCustomSection(ByteCursor& c);
   Status ReadNameSection(ByteCursor& c);
+  // Reads the name subsections; reports the names only when `deliver`.
+  Status ReadNames(ByteCursor& c, bool deliver);
+  Status ReadNameMap(ByteCursor& c, NameKind kind, bool deliver);
+  Status ReadIndirectNameMap(ByteCursor& c, NameKind kind, bool deliver);
   // Reads one body; `run` (kInstructionRun instructions, reused) holds the instructions
   // decoded and not yet passed to the visitor.
   Status ReadFunctionBody(FuncIndex func, ByteCursor& body, std::vector<Instruction>& run);
@@ -269,13 +291,14 @@ class Reader {
   std::vector<bool> memory64_;  // per memory index, imports first
   std::optional<std::uint32_t> data_count_;
   std::optional<std::uint32_t> data_segments_read_;
+  bool name_section_seen_ = false;
 };
 
 Status Reader::Read(std::span<const std::uint8_t> bytes) {
   if (bytes.size() > options_.max_module_bytes) {
     return Status::ResourceExhausted(
-        fmt::format("0x0: module: size {} exceeds the limit of {} bytes", bytes.size(),
-                    options_.max_module_bytes));
+        fmt::format("{}: module: size {} exceeds the limit of {} bytes", ByteCursor::Location(0),
+                    bytes.size(), options_.max_module_bytes));
   }
   ByteCursor c(bytes);
   ASSIGN_OR_RETURN(std::uint32_t magic, c.ReadFixedU32("magic"));
@@ -308,7 +331,7 @@ Status Reader::Read(std::span<const std::uint8_t> bytes) {
       last_rank = kSectionRank[id];
       last_id = id;
     }
-    RETURN_IF_ERROR(ReadSection(id, section));
+    if (Status st = ReadSection(id, section); !st.ok()) return Within(std::move(st), name);
     if (!section.empty()) {
       return ByteCursor::Malformed(
           section.offset(), name,
@@ -370,8 +393,9 @@ Result<std::uint32_t> Reader::ReadItemCount(ByteCursor& c, std::string_view what
   const std::uint64_t at = c.offset();
   ASSIGN_OR_RETURN(std::uint32_t count, c.ReadCount(what, min_item_bytes));
   if (count > options_.max_section_items) {
-    return Status::ResourceExhausted(fmt::format("{:#x}: {}: {} items exceed the limit of {}", at,
-                                                 what, count, options_.max_section_items));
+    return Status::ResourceExhausted(fmt::format("{}: {}: {} items exceed the limit of {}",
+                                                 ByteCursor::Location(at), what, count,
+                                                 options_.max_section_items));
   }
   return count;
 }
@@ -697,7 +721,7 @@ Status Reader::ReadCodeSection(ByteCursor& c) {
       Result<ByteCursor> body =
           size.ok() ? c.Take(*size, "function body") : Result<ByteCursor>(size.status());
       if (!body.ok()) {
-        framing = body.status();
+        framing = Within(body.status(), fmt::format("function {}", imported_functions_ + i));
         break;
       }
       bodies.push_back(*body);
@@ -708,10 +732,11 @@ Status Reader::ReadCodeSection(ByteCursor& c) {
   std::vector<Instruction> run(ModuleVisitor::kInstructionRun);
   for (std::uint32_t i = 0; i < count; ++i) {
     const FuncIndex func = imported_functions_ + i;
-    ASSIGN_OR_RETURN(std::uint32_t size, c.ReadVarU32("function body size"));
-    ASSIGN_OR_RETURN(ByteCursor body, c.Take(size, "function body"));
-    RETURN_IF_ERROR(
-        ReadFunctionBody(func, body, run).WithContext(fmt::format("function {}", func)));
+    Result<std::uint32_t> size = c.ReadVarU32("function body size");
+    Result<ByteCursor> body =
+        size.ok() ? c.Take(*size, "function body") : Result<ByteCursor>(size.status());
+    if (!body.ok()) return Within(body.status(), fmt::format("function {}", func));
+    RETURN_IF_ERROR(Within(ReadFunctionBody(func, *body, run), fmt::format("function {}", func)));
     ++bodies_read_;
   }
   return {};
@@ -751,7 +776,7 @@ Status Reader::ReadBodiesConcurrently(std::vector<ByteCursor>& bodies) {
         const FuncIndex func = imported_functions_ + static_cast<FuncIndex>(i);
         Status st = ReadFunctionBody(func, bodies[i], run);
         if (!st.ok()) {
-          errors[chunk] = std::move(st).WithContext(fmt::format("function {}", func));
+          errors[chunk] = Within(std::move(st), fmt::format("function {}", func));
           std::size_t seen = failed.load(std::memory_order_relaxed);
           while (chunk < seen && !failed.compare_exchange_weak(seen, chunk)) {
           }
@@ -788,8 +813,9 @@ Status Reader::ReadFunctionBody(FuncIndex func, ByteCursor& body, std::vector<In
     ASSIGN_OR_RETURN(decl.count, body.ReadVarU32("local count"));
     total += decl.count;
     if (total > options_.max_locals) {
-      return Status::ResourceExhausted(fmt::format(
-          "{:#x}: local count: {} locals exceed the limit of {}", at, total, options_.max_locals));
+      return Status::ResourceExhausted(
+          fmt::format("{}: local count: {} locals exceed the limit of {}", ByteCursor::Location(at),
+                      total, options_.max_locals));
     }
     ASSIGN_OR_RETURN(decl.type, ReadValType(body, "local type"));
     info.locals.push_back(decl);
@@ -829,9 +855,9 @@ Status Reader::ReadFunctionBody(FuncIndex func, ByteCursor& body, std::vector<In
       case Opcode::kTry:
       case Opcode::kTryTable:
         if (++depth > options_.max_nesting) {
-          return fail(Status::ResourceExhausted(
-              fmt::format("{:#x}: {}: block nesting exceeds the limit of {}", inst.offset,
-                          GetOpcodeInfo(inst.opcode).text, options_.max_nesting)));
+          return fail(Status::ResourceExhausted(fmt::format(
+              "{}: {}: block nesting exceeds the limit of {}", ByteCursor::Location(inst.offset),
+              GetOpcodeInfo(inst.opcode).text, options_.max_nesting)));
         }
         break;
       case Opcode::kEnd:
@@ -894,55 +920,136 @@ Status Reader::ReadCustomSection(ByteCursor& c) {
   return c.ReadBytes(c.remaining(), "custom section").status();
 }
 
+// The name section is optional metadata (spec §3.3): it is checked whole before any of its
+// names is reported, and a malformed one, or a second one, is ignored (OnNameSectionIgnored)
+// instead of failing the module. Checking first costs a second pass over the names, a small
+// part of any module, and keeps a visitor from ever seeing half of a broken section.
 Status Reader::ReadNameSection(ByteCursor& c) {
+  const std::uint64_t at = c.offset();
+  Status check;
+  if (name_section_seen_) {
+    check = ByteCursor::Malformed(at, "name section", "a second name section");
+  } else {
+    ByteCursor probe = c;
+    check = ReadNames(probe, /*deliver=*/false);
+  }
+  name_section_seen_ = true;
+  if (!check.ok()) {
+    c.Skip(c.remaining());
+    return visitor_.OnNameSectionIgnored(at, check);
+  }
+  return ReadNames(c, /*deliver=*/true);
+}
+
+Status Reader::ReadNames(ByteCursor& c, bool deliver) {
   int last_id = -1;
   while (!c.empty()) {
     const std::uint64_t at = c.offset();
     ASSIGN_OR_RETURN(std::uint8_t id, c.ReadU8("name subsection id"));
-    if (static_cast<int>(id) <= last_id) {
+    if (static_cast<int>(id) == last_id) {
       return ByteCursor::Malformed(at, "name subsection id",
-                                   fmt::format("subsection {} out of order or repeated", id));
+                                   fmt::format("subsection {} repeated", id));
+    }
+    if (static_cast<int>(id) < last_id) {
+      return ByteCursor::Malformed(
+          at, "name subsection id",
+          fmt::format("subsection {} out of order: must come before subsection {}", id, last_id));
     }
     last_id = id;
     ASSIGN_OR_RETURN(std::uint32_t size, c.ReadVarU32("name subsection size"));
     ASSIGN_OR_RETURN(ByteCursor sub, c.Take(size, "name subsection"));
-    switch (id) {
-      case 0: {
+    if (id > kLastNameKind) {
+      sub.Skip(sub.remaining());  // a subsection this reader does not know
+      continue;
+    }
+    const auto kind = static_cast<NameKind>(id);
+    switch (kind) {
+      case NameKind::kModule: {
         ASSIGN_OR_RETURN(std::string_view name, sub.ReadName("module name"));
-        RETURN_IF_ERROR(visitor_.OnModuleName(name));
+        if (deliver) RETURN_IF_ERROR(visitor_.OnModuleName(name));
         break;
       }
-      case 1: {
-        ASSIGN_OR_RETURN(std::uint32_t count, ReadItemCount(sub, "function name count", 2));
-        for (std::uint32_t i = 0; i < count; ++i) {
-          ASSIGN_OR_RETURN(std::uint32_t func, sub.ReadVarU32("function name index"));
-          ASSIGN_OR_RETURN(std::string_view name, sub.ReadName("function name"));
-          RETURN_IF_ERROR(visitor_.OnFunctionName(func, name));
-        }
+      case NameKind::kLocal:
+      case NameKind::kLabel:
+      case NameKind::kField:
+        RETURN_IF_ERROR(ReadIndirectNameMap(sub, kind, deliver));
         break;
-      }
-      case 2: {
-        ASSIGN_OR_RETURN(std::uint32_t count, ReadItemCount(sub, "local name function count", 2));
-        for (std::uint32_t i = 0; i < count; ++i) {
-          ASSIGN_OR_RETURN(std::uint32_t func, sub.ReadVarU32("local name function index"));
-          ASSIGN_OR_RETURN(std::uint32_t locals, ReadItemCount(sub, "local name count", 2));
-          for (std::uint32_t k = 0; k < locals; ++k) {
-            ASSIGN_OR_RETURN(std::uint32_t local, sub.ReadVarU32("local name index"));
-            ASSIGN_OR_RETURN(std::string_view name, sub.ReadName("local name"));
-            RETURN_IF_ERROR(visitor_.OnLocalName(func, local, name));
-          }
-        }
-        break;
-      }
       default:
-        // Other subsections (labels, types, fields, ...) are skipped.
-        RETURN_IF_ERROR(sub.ReadBytes(sub.remaining(), "name subsection").status());
+        RETURN_IF_ERROR(ReadNameMap(sub, kind, deliver));
         break;
     }
     if (!sub.empty()) {
       return ByteCursor::Malformed(
           sub.offset(), "name subsection",
           fmt::format("subsection size mismatch: {} bytes left unread", sub.remaining()));
+    }
+  }
+  return {};
+}
+
+// Checks that the indices of a name map rise strictly, as the spec requires of every name map.
+Status CheckNameIndex(std::uint64_t at, std::string_view what, std::uint32_t index,
+                      std::optional<std::uint32_t> previous) {
+  if (!previous || index > *previous) return {};
+  return ByteCursor::Malformed(
+      at, what,
+      index == *previous ? fmt::format("index {} repeated", index)
+                         : fmt::format("index {} out of order after {}", index, *previous));
+}
+
+Status Reader::ReadNameMap(ByteCursor& c, NameKind kind, bool deliver) {
+  const std::string_view kind_name = NameKindName(kind);
+  const std::string count_what = fmt::format("{} name count", kind_name);
+  const std::string index_what = fmt::format("{} name index", kind_name);
+  const std::string name_what = fmt::format("{} name", kind_name);
+  ASSIGN_OR_RETURN(std::uint32_t count, ReadItemCount(c, count_what, 2));
+  std::optional<std::uint32_t> previous;
+  for (std::uint32_t i = 0; i < count; ++i) {
+    const std::uint64_t at = c.offset();
+    ASSIGN_OR_RETURN(std::uint32_t index, c.ReadVarU32(index_what));
+    RETURN_IF_ERROR(CheckNameIndex(at, index_what, index, previous));
+    previous = index;
+    ASSIGN_OR_RETURN(std::string_view name, c.ReadName(name_what));
+    if (!deliver) continue;
+    if (kind == NameKind::kFunction) {
+      RETURN_IF_ERROR(visitor_.OnFunctionName(index, name));
+    } else {
+      RETURN_IF_ERROR(visitor_.OnName(kind, index, name));
+    }
+  }
+  return {};
+}
+
+Status Reader::ReadIndirectNameMap(ByteCursor& c, NameKind kind, bool deliver) {
+  // The outer index names a function (locals, labels) or a type (fields).
+  const std::string_view kind_name = NameKindName(kind);
+  const std::string_view outer_name = kind == NameKind::kField ? "type" : "function";
+  const std::string outer_count_what = fmt::format("{} name {} count", kind_name, outer_name);
+  const std::string outer_what = fmt::format("{} name {} index", kind_name, outer_name);
+  const std::string count_what = fmt::format("{} name count", kind_name);
+  const std::string index_what = fmt::format("{} name index", kind_name);
+  const std::string name_what = fmt::format("{} name", kind_name);
+  ASSIGN_OR_RETURN(std::uint32_t outers, ReadItemCount(c, outer_count_what, 2));
+  std::optional<std::uint32_t> previous_outer;
+  for (std::uint32_t i = 0; i < outers; ++i) {
+    const std::uint64_t outer_at = c.offset();
+    ASSIGN_OR_RETURN(std::uint32_t outer, c.ReadVarU32(outer_what));
+    RETURN_IF_ERROR(CheckNameIndex(outer_at, outer_what, outer, previous_outer));
+    previous_outer = outer;
+    ASSIGN_OR_RETURN(std::uint32_t count, ReadItemCount(c, count_what, 2));
+    std::optional<std::uint32_t> previous;
+    for (std::uint32_t k = 0; k < count; ++k) {
+      const std::uint64_t at = c.offset();
+      ASSIGN_OR_RETURN(std::uint32_t index, c.ReadVarU32(index_what));
+      RETURN_IF_ERROR(CheckNameIndex(at, index_what, index, previous));
+      previous = index;
+      ASSIGN_OR_RETURN(std::string_view name, c.ReadName(name_what));
+      if (!deliver) continue;
+      if (kind == NameKind::kLocal) {
+        RETURN_IF_ERROR(visitor_.OnLocalName(outer, index, name));
+      } else {
+        RETURN_IF_ERROR(visitor_.OnIndirectName(kind, outer, index, name));
+      }
     }
   }
   return {};
@@ -1049,8 +1156,8 @@ Status Reader::ReadInstruction(ByteCursor& c, Instruction& inst) {
       ASSIGN_OR_RETURN(std::uint32_t count, c.ReadCount("br_table target count"));
       if (count > options_.max_br_table_targets) {
         return Status::ResourceExhausted(
-            fmt::format("{:#x}: br_table target count: {} targets exceed the limit of {}", at,
-                        count, options_.max_br_table_targets));
+            fmt::format("{}: br_table target count: {} targets exceed the limit of {}",
+                        ByteCursor::Location(at), count, options_.max_br_table_targets));
       }
       inst.targets.reserve(count);
       for (std::uint32_t i = 0; i < count; ++i) {
@@ -1170,6 +1277,14 @@ Result<std::vector<Instruction>> Reader::ReadConstExpr(ByteCursor& c, std::strin
 }
 
 }  // namespace
+
+std::string_view NameKindName(NameKind kind) {
+  static constexpr std::array<std::string_view, kLastNameKind + 1> kNames = {
+      "module", "function", "local",           "label",        "type",  "table",
+      "memory", "global",   "element segment", "data segment", "field", "tag"};
+  const auto i = static_cast<std::size_t>(kind);
+  return i < kNames.size() ? kNames[i] : std::string_view("unknown");
+}
 
 Status ReadModule(std::span<const std::uint8_t> bytes, ModuleVisitor& visitor,
                   const ReadOptions& options) {

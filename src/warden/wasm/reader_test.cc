@@ -201,11 +201,11 @@ TEST(ReaderTest, BadHeader) {
   RecordingVisitor v;
   Status s = ReadModule(Bytes{0x00, 0x61, 0x73}, v);
   EXPECT_EQ(s.code(), StatusCode::kMalformed);
-  EXPECT_THAT(s.message(), HasSubstr("0x0: magic"));
+  EXPECT_THAT(s.message(), HasSubstr("offset 0x0 (0): magic"));
   s = ReadModule(Bytes{0x00, 0x61, 0x73, 0x6e, 1, 0, 0, 0}, v);
-  EXPECT_THAT(s.message(), HasSubstr("0x0: magic: expected \\0asm"));
+  EXPECT_THAT(s.message(), HasSubstr("offset 0x0 (0): magic: expected \\0asm"));
   s = ReadModule(Bytes{0x00, 0x61, 0x73, 0x6d, 2, 0, 0, 0}, v);
-  EXPECT_EQ(s.message(), "0x4: version: unsupported version 2");
+  EXPECT_EQ(s.message(), "offset 0x4 (4): version: unsupported version 2");
 }
 
 TEST(ReaderTest, SectionFramingErrors) {
@@ -213,19 +213,22 @@ TEST(ReaderTest, SectionFramingErrors) {
   // Out of order: function before type.
   Status s = ReadModule(Module({Section(3, {0x00}), Section(1, {0x00})}), v);
   EXPECT_EQ(s.code(), StatusCode::kMalformed);
-  EXPECT_EQ(s.message(), "0xb: type section: out of order: must come before the function section");
+  EXPECT_EQ(s.message(),
+            "offset 0xb (11): type section: out of order: must come before the function section");
   // Duplicate.
   s = ReadModule(Module({Section(1, {0x00}), Section(1, {0x00})}), v);
-  EXPECT_EQ(s.message(), "0xb: type section: duplicate section");
+  EXPECT_EQ(s.message(), "offset 0xb (11): type section: duplicate section");
   // Unknown id.
   s = ReadModule(Module({Section(14, {})}), v);
-  EXPECT_EQ(s.message(), "0x8: section id: unknown section id 14");
+  EXPECT_EQ(s.message(), "offset 0x8 (8): section id: unknown section id 14");
   // Size larger than the module.
   s = ReadModule(Cat({testing::Header(), {0x01, 0x05, 0x00}}), v);
-  EXPECT_EQ(s.message(), "0xa: type section: size 5 exceeds the 1 bytes left in the module");
+  EXPECT_EQ(s.message(),
+            "offset 0xa (10): type section: size 5 exceeds the 1 bytes left in the module");
   // Size larger than the content.
   s = ReadModule(Module({Section(1, {0x00, 0x00})}), v);
-  EXPECT_EQ(s.message(), "0xb: type section: section size mismatch: 1 bytes left unread");
+  EXPECT_EQ(s.message(),
+            "offset 0xb (11): type section: section size mismatch: 1 bytes left unread");
   // Tag after global is out of order; data count before code is fine.
   s = ReadModule(Module({Section(6, {0x00}), Section(13, {0x00})}), v);
   EXPECT_THAT(s.message(), HasSubstr("tag section: out of order"));
@@ -240,7 +243,7 @@ TEST(ReaderTest, OverlongLebInSectionSize) {
   RecordingVisitor v;
   Status s = ReadModule(Cat({testing::Header(), {0x01, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00}}), v);
   EXPECT_EQ(s.code(), StatusCode::kMalformed);
-  EXPECT_EQ(s.message(), "0x9: type section: LEB128 longer than 5 bytes");
+  EXPECT_EQ(s.message(), "offset 0x9 (9): type section: LEB128 longer than 5 bytes");
   s = ReadModule(OneFunctionModule({0x00, 0x41, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x0b}), v);
   EXPECT_THAT(s.message(), HasSubstr("i32.const: LEB128 longer than 5 bytes"));
 }
@@ -272,7 +275,8 @@ TEST(ReaderTest, FunctionBodySizeExceedsSection) {
   Status s = ReadModule(module, v);
   EXPECT_EQ(s.code(), StatusCode::kMalformed);
   EXPECT_EQ(s.message(),
-            "0x17: function body: size 4096 exceeds the 2 bytes left in the code section");
+            "offset 0x17 (23), code section, function 0: function body: size 4096 exceeds the 2 "
+            "bytes left in the code section");
 }
 
 TEST(ReaderTest, BodyStructureErrors) {
@@ -290,7 +294,8 @@ TEST(ReaderTest, GcTypesAreUnsupported) {
   RecordingVisitor v;
   Status s = ReadModule(Module({Section(1, {0x01, 0x4e, 0x00, 0x00})}), v);
   EXPECT_EQ(s.code(), StatusCode::kUnsupported);
-  EXPECT_EQ(s.message(), "0xb: type form: unsupported feature: gc (byte 0x4e)");
+  EXPECT_EQ(s.message(),
+            "offset 0xb (11), type section: type form: unsupported feature: gc (byte 0x4e)");
   s = ReadModule(Module({Section(1, {0x01, 0x60, 0x01, 0x64, 0x00, 0x00})}), v);
   EXPECT_EQ(s.code(), StatusCode::kUnsupported);
 }
@@ -300,7 +305,7 @@ TEST(ReaderTest, InvalidUtf8NamesAreMalformed) {
   Bytes exports = Cat({{0x01, 0x01, 0xff, 0x00, 0x00}});
   Status s = ReadModule(Module({Section(7, exports)}), v);
   EXPECT_EQ(s.code(), StatusCode::kMalformed);
-  EXPECT_EQ(s.message(), "0xc: export name: name is not valid UTF-8");
+  EXPECT_EQ(s.message(), "offset 0xc (12), export section: export name: name is not valid UTF-8");
 }
 
 TEST(ReaderTest, LimitOnSectionItems) {
@@ -311,7 +316,8 @@ TEST(ReaderTest, LimitOnSectionItems) {
       Module({Section(1, {0x01, 0x60, 0x00, 0x00}), Section(3, {0x03, 0x00, 0x00, 0x00})});
   Status s = ReadModule(module, v, options);
   EXPECT_EQ(s.code(), StatusCode::kResourceExhausted);
-  EXPECT_EQ(s.message(), "0x10: function count: 3 items exceed the limit of 2");
+  EXPECT_EQ(s.message(),
+            "offset 0x10 (16), function section: function count: 3 items exceed the limit of 2");
   options.max_section_items = 3;
   s = ReadModule(module, v, options);
   EXPECT_EQ(s.code(), StatusCode::kMalformed);  // no code section, but the limit passed
@@ -371,7 +377,7 @@ TEST(ReaderTest, LimitOnModuleSize) {
   EXPECT_TRUE(ReadModule(Module({}), v, options).ok());
   Status s = ReadModule(Module({Section(1, {0x00})}), v, options);
   EXPECT_EQ(s.code(), StatusCode::kResourceExhausted);
-  EXPECT_EQ(s.message(), "0x0: module: size 11 exceeds the limit of 8 bytes");
+  EXPECT_EQ(s.message(), "offset 0x0 (0): module: size 11 exceeds the limit of 8 bytes");
 }
 
 TEST(ReaderTest, HookErrorsStopTheRead) {
@@ -629,15 +635,162 @@ TEST(ReaderTest, BadFlagsAndKinds) {
               HasSubstr("param type: invalid value type 0x55"));
 }
 
-TEST(ReaderTest, NameSectionErrors) {
+// A module with one function whose body is `nop; end`, then a name section with `payload`
+// after the "name" string. Returns the module; *payload_at is the offset of the name
+// section's first payload byte (OnNameSectionIgnored's offset).
+Bytes WithNameSection(const Bytes& payload, std::size_t* payload_at = nullptr) {
+  const Bytes code = OneFunctionModule({0x00, 0x01, 0x0b});
+  const Bytes custom = Cat({Name("name"), payload});
+  if (payload_at != nullptr) *payload_at = code.size() + 1 + U(custom.size()).size() + 5;
+  return Cat({code, Section(0, custom)});
+}
+
+std::vector<std::string> NameEvents(const std::vector<std::string>& events) {
+  std::vector<std::string> out;
+  for (const std::string& e : events) {
+    if (e.starts_with("custom ")) continue;
+    if (e.find(" name ") != std::string::npos || e.starts_with("name section")) out.push_back(e);
+  }
+  return out;
+}
+
+TEST(ReaderTest, DecodesEveryNameSubsection) {
+  const Bytes map_a = Cat({{0x02, 0x00}, Name("a0"), {0x03}, Name("a3")});  // 0 -> a0, 3 -> a3
+  const Bytes indirect = Cat({{0x01, 0x00, 0x02, 0x00}, Name("p"), {0x01}, Name("q")});
+  const Bytes payload = Cat({{0x00}, Sized(Name("mod")),
+                             {0x01}, Sized(Cat({{0x01, 0x00}, Name("main")})),
+                             {0x02}, Sized(indirect),
+                             {0x03}, Sized(indirect),
+                             {0x04}, Sized(map_a),
+                             {0x05}, Sized(map_a),
+                             {0x06}, Sized(map_a),
+                             {0x07}, Sized(Cat({{0x01, 0x00}, Name("__stack_pointer")})),
+                             {0x08}, Sized(map_a),
+                             {0x09}, Sized(Cat({{0x01, 0x00}, Name(".rodata")})),
+                             {0x0a}, Sized(indirect),
+                             {0x0b}, Sized(map_a),
+                             {0x0c}, Sized({0x01, 0x02, 0x03})});  // unknown: skipped
   RecordingVisitor v;
-  Bytes repeated = Cat({Name("name"), {0x01}, Sized({0x00}), {0x01}, Sized({0x00})});
-  EXPECT_THAT(ReadModule(Module({Section(0, repeated)}), v).message(),
-              HasSubstr("subsection 1 out of order or repeated"));
-  Bytes unknown = Cat({Name("name"), {0x07}, Sized({0x01, 0x02})});
-  EXPECT_TRUE(ReadModule(Module({Section(0, unknown)}), v).ok());
-  Bytes bad_utf8 = Cat({Name("name"), {0x00}, Sized({0x01, 0xfe})});
-  EXPECT_EQ(ReadModule(Module({Section(0, bad_utf8)}), v).code(), StatusCode::kMalformed);
+  const Status s = ReadModule(WithNameSection(payload), v);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_THAT(
+      NameEvents(v.events),
+      ElementsAre("module name mod", "func name 0 main", "local name 0 0 p", "local name 0 1 q",
+                  "label name 0 0 p", "label name 0 1 q", "type name 0 a0", "type name 3 a3",
+                  "table name 0 a0", "table name 3 a3", "memory name 0 a0", "memory name 3 a3",
+                  "global name 0 __stack_pointer", "element segment name 0 a0",
+                  "element segment name 3 a3", "data segment name 0 .rodata", "field name 0 0 p",
+                  "field name 0 1 q", "tag name 0 a0", "tag name 3 a3"));
+}
+
+// A malformed name section is optional metadata (§3.3): it is ignored with its offset and
+// what is wrong, no name of it is reported, and the code is read as without it.
+TEST(ReaderTest, MalformedNameSectionsAreIgnoredAndTheCodeIsRead) {
+  const Bytes good_functions = Sized(Cat({{0x01, 0x00}, Name("main")}));
+  struct Case {
+    std::string what;
+    Bytes payload;
+    std::string error;  // expected in the ignored event
+  };
+  const std::vector<Case> cases = {
+      {"subsection size past the section", Cat({{0x01, 0x7f}, {0x01, 0x00}, Name("main")}),
+       "name subsection: size 127 exceeds the 7 bytes left in the custom section"},
+      {"subsection size shorter than its names",
+       Cat({{0x00}, Sized(Name("m")), {0x01, 0x03, 0x01, 0x00, 0x04}, Name("main")}),
+       "function name: size 4 exceeds the 0 bytes left in the name subsection"},
+      {"subsection size longer than its names",
+       Cat({{0x01}, Sized(Cat({{0x01, 0x00}, Name("main"), {0x00}}))}),
+       "name subsection: subsection size mismatch: 1 bytes left unread"},
+      {"overlong LEB128 index",
+       Cat({{0x01}, Sized(Cat({{0x01, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00}, Name("main")}))}),
+       "function name index: LEB128 longer than 5 bytes"},
+      {"LEB128 count past the subsection", Cat({{0x01}, Sized({0x80, 0x80})}),
+       "function name count: LEB128 runs past the end of the name subsection"},
+      {"subsections out of order", Cat({{0x01}, good_functions, {0x00}, Sized(Name("m"))}),
+       "subsection 0 out of order: must come before subsection 1"},
+      {"subsection repeated", Cat({{0x01}, good_functions, {0x01}, good_functions}),
+       "name subsection id: subsection 1 repeated"},
+      {"function index repeated",
+       Cat({{0x01}, Sized(Cat({{0x02, 0x00}, Name("a"), {0x00}, Name("b")}))}),
+       "function name index: index 0 repeated"},
+      {"function indices out of order",
+       Cat({{0x01}, Sized(Cat({{0x02, 0x05}, Name("a"), {0x02}, Name("b")}))}),
+       "function name index: index 2 out of order after 5"},
+      {"local indices out of order",
+       Cat({{0x02}, Sized(Cat({{0x01, 0x00, 0x02, 0x01}, Name("a"), {0x00}, Name("b")}))}),
+       "local name index: index 0 out of order after 1"},
+      {"truncated: fewer names than counted",
+       Cat({{0x01}, Sized(Cat({{0x02, 0x00}, Name("main")}))}),
+       "function name index: LEB128 runs past the end of the name subsection"},
+      {"truncated: the section ends inside a subsection header", Bytes{0x01},
+       "name subsection size: LEB128 runs past the end of the custom section"},
+      {"name not UTF-8", Cat({{0x00}, Sized({0x01, 0xfe})}),
+       "module name: name is not valid UTF-8"},
+      {"too many names", Cat({{0x01}, Sized(Cat({U(3), {0x00}, Name("a")}))}),
+       "function name count"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    std::size_t at = 0;
+    const Bytes module = WithNameSection(c.payload, &at);
+    RecordingVisitor v;
+    ReadOptions options;
+    options.max_section_items = 2;
+    const Status s = ReadModule(module, v, options);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    const std::vector<std::string> names = NameEvents(v.events);
+    ASSERT_EQ(names.size(), 1u) << fmt::format("{}", fmt::join(names, " | "));
+    EXPECT_THAT(names[0], HasSubstr(fmt::format("name section ignored {}: offset 0x", at)));
+    EXPECT_THAT(names[0], HasSubstr(c.error));
+    // The code is read as without a name section.
+    EXPECT_THAT(v.events, ::testing::Contains("body end 0"));
+    ASSERT_EQ(v.instructions.size(), 2u);
+    EXPECT_EQ(v.instructions[0].opcode, Opcode::kNop);
+  }
+}
+
+TEST(ReaderTest, ASecondNameSectionIsIgnored) {
+  const Bytes names = Cat({Name("name"), {0x01}, Sized(Cat({{0x01, 0x00}, Name("main")}))});
+  const Bytes first = WithNameSection(Cat({{0x01}, Sized(Cat({{0x01, 0x00}, Name("main")}))}));
+  const Bytes module = Cat({first, Section(0, names)});
+  RecordingVisitor v;
+  ASSERT_TRUE(ReadModule(module, v).ok());
+  const std::vector<std::string> events = NameEvents(v.events);
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[0], "func name 0 main");
+  EXPECT_THAT(events[1], HasSubstr("name section: a second name section"));
+}
+
+// §3.5: "offset <hex> (<decimal>)", the section, and in the code section the function.
+TEST(ReaderTest, ErrorsNameOffsetSectionAndFunction) {
+  RecordingVisitor v;
+  // Three functions; the third body (function 2) ends inside a block.
+  const Bytes body = Sized({0x00, 0x01, 0x0b});
+  const Bytes bad = Sized({0x00, 0x02, 0x40, 0x0b});
+  const Bytes module =
+      Module({Section(1, {0x01, 0x60, 0x00, 0x00}), Section(3, {0x03, 0x00, 0x00, 0x00}),
+              Section(10, Cat({{0x03}, body, body, bad}))});
+  const std::size_t end_offset = module.size();  // the error is at the end of the body
+  const Status s = ReadModule(module, v);
+  ASSERT_EQ(s.code(), StatusCode::kMalformed);
+  EXPECT_EQ(s.message(), fmt::format("offset {:#x} ({}), code section, function 2: function "
+                                     "body: body ends inside a block",
+                                     end_offset, end_offset));
+  // Imported functions count: with one import, the same body is function 3.
+  const Bytes imported =
+      Module({Section(1, {0x01, 0x60, 0x00, 0x00}),
+              Section(2, Cat({{0x01}, Name("env"), Name("f"), {0x00, 0x00}})),
+              Section(3, {0x03, 0x00, 0x00, 0x00}), Section(10, Cat({{0x03}, body, body, bad}))});
+  EXPECT_THAT(ReadModule(imported, v).message(), HasSubstr("), code section, function 3: "));
+  // Outside the code section: the section only.
+  EXPECT_EQ(ReadModule(Module({Section(5, {0x01, 0x08, 0x00})}), v).message(),
+            "offset 0xb (11), memory section: memory limits: invalid limits flags 0x08");
+  // A visitor's error keeps its text, with the place in front.
+  struct Refuse : RecordingVisitor {
+    Status OnFunctionBody(const FunctionBody&) override { return Status::Internal("refused"); }
+  } refuse;
+  EXPECT_EQ(ReadModule(OneFunctionModule({0x00, 0x0b}), refuse).message(),
+            "code section: function 0: refused");
 }
 
 }  // namespace

@@ -176,6 +176,21 @@ class RecordingVisitor : public ModuleVisitor {
                      std::string(name));
     return {};
   }
+  Status OnName(NameKind kind, std::uint32_t index, std::string_view name) override {
+    events.push_back(std::string(NameKindName(kind)) + " name " + std::to_string(index) + " " +
+                     std::string(name));
+    return {};
+  }
+  Status OnIndirectName(NameKind kind, std::uint32_t outer, std::uint32_t inner,
+                        std::string_view name) override {
+    events.push_back(std::string(NameKindName(kind)) + " name " + std::to_string(outer) + " " +
+                     std::to_string(inner) + " " + std::string(name));
+    return {};
+  }
+  Status OnNameSectionIgnored(std::uint64_t offset, const Status& error) override {
+    events.push_back("name section ignored " + std::to_string(offset) + ": " + error.message());
+    return {};
+  }
   Status OnCustomSection(std::string_view name, std::uint64_t,
                          std::span<const std::uint8_t> payload) override {
     events.push_back("custom " + std::string(name) + " " + std::to_string(payload.size()));
