@@ -11,21 +11,23 @@ set(TROVE_PROGRAMS warden warden-net kodoc kodo kodo-mcp librarian)
 # The CLIs with a man page and completions (warden-net is warden's other half, not a command).
 set(TROVE_DOCUMENTED_CLIS warden kodoc kodo kodo-mcp librarian)
 
-# --- Version: trove_version.h (TROVE_VERSION, TROVE_GIT_COMMIT, TROVE_VERSION_FULL) ------------
-# Written at configure time and refreshed on every build (cmake/version.cmake rewrites it only when
-# the commit changed), so --version names the commit the binary was built from.
+# --- Version: library trove_version (trove_version.h: trove::VersionFull() and friends) --------
+# Generated at configure time and refreshed on every build (cmake/version.cmake rewrites a file
+# only when the commit changed), so --version names the commit the binary was built from; a new
+# commit recompiles one one-line .cc and relinks.
 set(TROVE_GENERATED_DIR ${CMAKE_BINARY_DIR}/generated)
-set(trove_version_args -DSOURCE_DIR=${PROJECT_SOURCE_DIR}
-    -DOUTPUT=${TROVE_GENERATED_DIR}/trove_version.h -DVERSION=${PROJECT_VERSION})
+set(trove_version_args -DSOURCE_DIR=${PROJECT_SOURCE_DIR} -DOUTPUT_DIR=${TROVE_GENERATED_DIR}
+    -DVERSION=${PROJECT_VERSION})
 execute_process(COMMAND ${CMAKE_COMMAND} ${trove_version_args}
                         -P ${PROJECT_SOURCE_DIR}/cmake/version.cmake)
-add_custom_target(trove_version_header
+add_custom_target(trove_version_files
   COMMAND ${CMAKE_COMMAND} ${trove_version_args} -P ${PROJECT_SOURCE_DIR}/cmake/version.cmake
-  BYPRODUCTS ${TROVE_GENERATED_DIR}/trove_version.h
+  BYPRODUCTS ${TROVE_GENERATED_DIR}/trove_version.cc ${TROVE_GENERATED_DIR}/trove_version.h
   VERBATIM)
-add_library(trove_version INTERFACE)
-target_include_directories(trove_version INTERFACE ${TROVE_GENERATED_DIR})
-add_dependencies(trove_version trove_version_header)
+add_library(trove_version STATIC ${TROVE_GENERATED_DIR}/trove_version.cc)
+target_include_directories(trove_version PUBLIC ${TROVE_GENERATED_DIR})
+add_dependencies(trove_version trove_version_files)
+trove_apply_common(trove_version)
 # kodoc, kodo and kodo-mcp print the line made by VersionText in trove_kodo_cli.
 foreach(target ${TROVE_PROGRAMS} trove_kodo_cli)
   if(TARGET ${target})

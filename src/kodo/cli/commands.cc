@@ -14,7 +14,7 @@
 #include "kodo/driver/tools.h"
 #include "kodo/sema/check.h"
 
-#include "trove_version.h"  // generated: TROVE_VERSION, TROVE_GIT_COMMIT
+#include "trove_version.h"  // generated: trove::Version(), trove::GitCommit()
 
 namespace trove::kodo::cli {
 namespace {
@@ -148,7 +148,8 @@ std::string DescribeText(const driver::Compiled& c) {
 }  // namespace
 
 std::string VersionText(const std::string& program) {
-  return fmt::format("{} 1.14.1 (trove {}, git {})", program, TROVE_VERSION, TROVE_GIT_COMMIT);
+  return fmt::format("{} 1.14.1 (trove {}, git {})", program, trove::Version(),
+                     trove::GitCommit());
 }
 
 CommandOutput RunCheck(base::Env& env, const CheckArgs& args) {

@@ -20,7 +20,7 @@
 #include "librarian/server/mcp_main.h"
 #include "librarian/store/store.h"
 
-#include "trove_version.h"  // generated: TROVE_VERSION_FULL, "0.1.0 (git <commit>)"
+#include "trove_version.h"  // generated: trove::VersionFull()
 
 namespace {
 
@@ -197,7 +197,7 @@ int RunQuery(const QueryFlags& f) {
 
 int main(int argc, char** argv) {
   CLI::App app{"Librarian: repository knowledge index with ranked context packs", "librarian"};
-  app.set_version_flag("--version", std::string("librarian (trove) ") + TROVE_VERSION_FULL);
+  app.set_version_flag("--version", std::string("librarian (trove) ") + trove::VersionFull());
   app.require_subcommand(1);
 
   BootstrapFlags bf;

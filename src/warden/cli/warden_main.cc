@@ -16,7 +16,7 @@
 #include "base/env.h"
 #include "warden/cli/commands.h"
 
-#include "trove_version.h"  // generated: TROVE_VERSION_FULL, "0.1.0 (git <commit>)"
+#include "trove_version.h"  // generated: trove::VersionFull()
 
 namespace {
 
@@ -45,7 +45,7 @@ int ExecWardenNet(char** argv) {
 int main(int argc, char** argv) {
   using namespace trove::warden::cli;
   CLI::App app{"WARDEN: a WebAssembly reverse-engineering knowledge base", "warden"};
-  app.set_version_flag("--version", std::string("warden (trove) ") + TROVE_VERSION_FULL);
+  app.set_version_flag("--version", std::string("warden (trove) ") + trove::VersionFull());
   app.require_subcommand(1);
   app.fallthrough();  // --db may come after the command: `warden ingest --db kb.db f.wasm`
 
