@@ -125,5 +125,5 @@ include(CPack)
 if(TROVE_CLI_DOCS)
   add_test(NAME package_deb
            COMMAND ${PROJECT_SOURCE_DIR}/scripts/check_package ${CMAKE_BINARY_DIR})
-  set_tests_properties(package_deb PROPERTIES TIMEOUT 600 RUN_SERIAL TRUE)
+  set_tests_properties(package_deb PROPERTIES TIMEOUT 600)
 endif()
