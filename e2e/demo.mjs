@@ -42,9 +42,15 @@ function versionOf(bin) {
   return spawnSync(bin, ['--version'], { encoding: 'utf8' }).stdout.trim().split('\n')[0];
 }
 
+// Starts a server over stdio as an MCP client does. Its stderr is drained (a full pipe would stall
+// the server) and only shown when the demo fails.
 async function connect(command, args) {
   const client = new Client({ name: 'trove-demo', version: '1.0.0' });
-  await client.connect(new StdioClientTransport({ command, args, stderr: 'pipe' }));
+  const transport = new StdioClientTransport({ command, args, stderr: 'pipe' });
+  let tail = '';
+  transport.stderr?.on('data', (d) => { tail = (tail + d).slice(-2000); });
+  client.onerror = () => { if (tail) console.error(`${path.basename(command)} stderr: ${tail}`); };
+  await client.connect(transport);
   return client;
 }
 
