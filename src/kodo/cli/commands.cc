@@ -14,9 +14,7 @@
 #include "kodo/driver/tools.h"
 #include "kodo/sema/check.h"
 
-#ifndef TROVE_VERSION
-#define TROVE_VERSION "0.1.0"
-#endif
+#include "trove_version.h"  // generated: trove::Version(), trove::GitCommit()
 
 namespace trove::kodo::cli {
 namespace {
@@ -156,7 +154,8 @@ std::string DescribeText(const driver::Compiled& c) {
 }  // namespace
 
 std::string VersionText(const std::string& program) {
-  return fmt::format("{} 1.14.1 (trove {})", program, TROVE_VERSION);
+  return fmt::format("{} 1.14.1 (trove {}, git {})", program, trove::Version(),
+                     trove::GitCommit());
 }
 
 CommandOutput RunCheck(base::Env& env, const CheckArgs& args) {

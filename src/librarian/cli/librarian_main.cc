@@ -20,9 +20,7 @@
 #include "librarian/server/mcp_main.h"
 #include "librarian/store/store.h"
 
-#ifndef TROVE_VERSION
-#define TROVE_VERSION "0.1.0"
-#endif
+#include "trove_version.h"  // generated: trove::VersionFull()
 
 namespace {
 
@@ -199,7 +197,7 @@ int RunQuery(const QueryFlags& f) {
 
 int main(int argc, char** argv) {
   CLI::App app{"Librarian: repository knowledge index with ranked context packs", "librarian"};
-  app.set_version_flag("--version", std::string("librarian (trove) ") + TROVE_VERSION);
+  app.set_version_flag("--version", std::string("librarian (trove) ") + trove::VersionFull());
   app.require_subcommand(1);
 
   BootstrapFlags bf;

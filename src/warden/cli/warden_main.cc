@@ -20,9 +20,7 @@
 #include "base/env.h"
 #include "warden/cli/commands.h"
 
-#ifndef TROVE_VERSION
-#define TROVE_VERSION "0.1.0"
-#endif
+#include "trove_version.h"  // generated: trove::VersionFull()
 
 namespace {
 
@@ -84,7 +82,7 @@ std::optional<int> ReportUnknownCommand(CLI::App& app, const CLI::ParseError& er
 int main(int argc, char** argv) {
   using namespace trove::warden::cli;
   CLI::App app{"WARDEN: a WebAssembly reverse-engineering knowledge base", "warden"};
-  app.set_version_flag("--version", std::string("warden (trove) ") + TROVE_VERSION);
+  app.set_version_flag("--version", std::string("warden (trove) ") + trove::VersionFull());
   app.require_subcommand(1);
   app.fallthrough();  // --db may come after the command: `warden ingest --db kb.db f.wasm`
 
