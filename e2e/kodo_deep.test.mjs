@@ -39,7 +39,7 @@ function onesSum(terms) {
 // Nesting constructs: the text before and after the wrapped expression.
 const WRAPPERS = [
   ['(', ')'], ['{ ', ' }'], ['|y: Int| ', ''], ['|y: Int| { ', ' }'], ['if c { ', ' } else { x }'],
-  ['- ', ''], ['f(', ')'], ['', '.m()'], ['', '.f'], ['', '?'], ['', ' + x'], ['x * ', ''],
+  ['- ', ''], ['f(', ')'], ['', '.m()'], ['', '.f'], ['', ' ?'], ['', ' + x'], ['x * ', ''],
   ['', ' ?? x'], ['match x { _ => ', ' }'], ['P { a: ', ' }'], ['(x, ', ')'],
 ];
 
