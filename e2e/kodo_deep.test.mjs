@@ -101,11 +101,11 @@ describe('kodoc check on deep programs', () => {
     for (const { name, source } of cases()) {
       const file = path.join(dir, 'deep.ko');
       writeFileSync(file, source);
-      const r = spawnSync(KODOC, ['check', file], { encoding: 'utf8', timeout: 30000 });
+      const r = spawnSync(KODOC, ['check', file], { encoding: 'utf8', timeout: 30000, maxBuffer: 64 << 20 });
       assert.equal(r.signal, null, `${name}: killed by ${r.signal}`);
       assert.equal(r.status, 1, `${name}: exit ${r.status}: ${r.stderr}`);
       assert.match(r.stderr, /nesting too deep \(more than 256 levels\)/, name);
-      const json = spawnSync(KODOC, ['check', file, '--json-errors'], { encoding: 'utf8', timeout: 30000 });
+      const json = spawnSync(KODOC, ['check', file, '--json-errors'], { encoding: 'utf8', timeout: 30000, maxBuffer: 64 << 20 });
       assert.equal(json.signal, null, `${name} --json-errors: killed by ${json.signal}`);
       assert.equal(json.status, 1, name);
       const report = JSON.parse(json.stdout);
