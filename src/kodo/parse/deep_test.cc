@@ -64,8 +64,7 @@ void OnSmallStack(const std::function<void()>& body) {
     return nullptr;
   };
   const std::function<void()>* arg = &body;
-  ASSERT_EQ(pthread_create(&thread, &attr, trampoline, const_cast<std::function<void()>*>(arg)),
-            0);
+  ASSERT_EQ(pthread_create(&thread, &attr, trampoline, const_cast<std::function<void()>*>(arg)), 0);
   pthread_attr_destroy(&attr);
   ASSERT_EQ(pthread_join(thread, nullptr), 0);
 }
@@ -212,8 +211,8 @@ void ExpectTooDeep(const std::string& text, const std::string& what,
   EXPECT_EQ(out.exit_code, cli::kExitFailure);
   EXPECT_NE(out.err.find("nesting too deep"), std::string::npos) << out.err;
 
-  for (auto* tool : {&driver::CheckTool, &driver::DescribeTool, &driver::AnnotateTool,
-                     &driver::FixTool}) {
+  for (auto* tool :
+       {&driver::CheckTool, &driver::DescribeTool, &driver::AnnotateTool, &driver::FixTool}) {
     Result<nlohmann::json> answer = (*tool)(text, {});
     ASSERT_TRUE(answer.ok()) << answer.status().message();
     EXPECT_NE(answer->dump().find("nesting too deep"), std::string::npos) << answer->dump();
@@ -235,8 +234,8 @@ void ExpectWalkable(const std::string& text, const ast::Module& module) {
   EXPECT_EQ(described.find(".."), std::string::npos);
   (void)annotate::AnnotateForAgent(module, text);
   (void)annotate::SuggestContracts(module, text);
-  for (auto* tool : {&driver::CheckTool, &driver::DescribeTool, &driver::AnnotateTool,
-                     &driver::FixTool}) {
+  for (auto* tool :
+       {&driver::CheckTool, &driver::DescribeTool, &driver::AnnotateTool, &driver::FixTool}) {
     EXPECT_TRUE((*tool)(text, {}).ok());
   }
 }
@@ -271,8 +270,8 @@ TEST(DeepNestingTest, EveryShapeAtTenHundredAndAThousandTimesTheLimit) {
       // 1,000 times the limit for the shapes the issue names (chains, parentheses, blocks,
       // closures); the others are covered there by the random nests.
       const std::string name = w.name;
-      const bool named = name == "method" || name == "add" || name == "paren" ||
-                         name == "block" || name == "closure";
+      const bool named = name == "method" || name == "add" || name == "paren" || name == "block" ||
+                         name == "closure";
       for (std::size_t factor : {10, 100, 1000}) {
         if (factor == 1000 && !named) continue;
         const std::size_t n = factor * kMaxNestingDepth;
@@ -404,8 +403,9 @@ TEST(DeepNestingTest, ALongFlatProgramIsNotDeep) {
   std::string args = "f(1";
   for (int i = 0; i < 5000; ++i) args += ", 1";
   args += ")";
-  const std::string text = "module flat {\n    meta { purpose: \"flat\" }\n    fn main() -> Int {\n" +
-                           body + "        let w = " + args + "\n        return 0\n    }\n}\n";
+  const std::string text =
+      "module flat {\n    meta { purpose: \"flat\" }\n    fn main() -> Int {\n" + body +
+      "        let w = " + args + "\n        return 0\n    }\n}\n";
   Result<parse::ParseResult> parsed = Parse(text);
   ASSERT_TRUE(parsed.ok());
   EXPECT_TRUE(parsed->ok()) << parsed->diagnostics[0].message;
