@@ -53,10 +53,11 @@ function(trove_test name)
   set_tests_properties(${name} PROPERTIES TIMEOUT 600)
 endfunction()
 
-# trove_fuzzer(NAME SRCS x_fuzzer.cc DEPS lib... RUNS N): a libFuzzer target (clang, TROVE_FUZZ)
-# plus a ctest smoke run of RUNS iterations over its seed corpus.
+# trove_fuzzer(NAME SRCS x_fuzzer.cc DEPS lib... RUNS N [MAX_LEN BYTES]): a libFuzzer target
+# (clang, TROVE_FUZZ) plus a ctest smoke run of RUNS iterations over its seed corpus, with inputs
+# of at most MAX_LEN bytes (default 8192; larger where an input must be long to be deep).
 function(trove_fuzzer name)
-  cmake_parse_arguments(ARG "" "RUNS" "SRCS;DEPS" ${ARGN})
+  cmake_parse_arguments(ARG "" "RUNS;MAX_LEN" "SRCS;DEPS" ${ARGN})
   if(NOT TROVE_FUZZ)
     return()
   endif()
@@ -68,13 +69,16 @@ function(trove_fuzzer name)
   if(NOT ARG_RUNS)
     set(ARG_RUNS 20000)
   endif()
+  if(NOT ARG_MAX_LEN)
+    set(ARG_MAX_LEN 8192)
+  endif()
   set(corpus ${PROJECT_SOURCE_DIR}/fuzz/corpus/${name})
   # libFuzzer writes new inputs into the first corpus directory, so that one lives in the build
   # tree and the committed seeds come second, read-only.
   set(scratch ${CMAKE_CURRENT_BINARY_DIR}/${name}_corpus)
   file(MAKE_DIRECTORY ${scratch})
   add_test(NAME ${name}_smoke
-           COMMAND ${name} -runs=${ARG_RUNS} -seed=1 -max_len=8192 -rss_limit_mb=1024
+           COMMAND ${name} -runs=${ARG_RUNS} -seed=1 -max_len=${ARG_MAX_LEN} -rss_limit_mb=1024
                    -timeout=10 ${scratch} ${corpus})
   set_tests_properties(${name}_smoke PROPERTIES TIMEOUT 300)
 endfunction()

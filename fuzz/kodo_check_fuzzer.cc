@@ -6,13 +6,15 @@
 //   every fix patch and repair-plan patch lies within the source, and applying the fix patch
 //   succeeds;
 //   the fail-fast check reports the collecting check's first diagnostic;
-//   the §17.1 envelope and the MCP objects render.
+//   the §17.1 envelope and the MCP objects render;
+//   a parsed module is within the depth the checker's walk relies on (ast::kMaxTreeDepth).
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "base/status.h"
+#include "kodo/ast/ast.h"
 #include "kodo/diag/diagnostic.h"
 #include "kodo/diag/mcp_json.h"
 #include "kodo/sema/check.h"
@@ -41,6 +43,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     TROVE_CHECK(checked->diagnostics.size() == 1 && !checked->module.has_value());
   } else {
     TROVE_CHECK(checked->module.has_value());
+    TROVE_CHECK(trove::kodo::ast::TreeDepth(*checked->module) <= trove::kodo::ast::kMaxTreeDepth);
   }
   for (const Diagnostic& d : checked->diagnostics) {
     TROVE_CHECK(trove::kodo::diag::FindKind(d.code()).has_value());

@@ -4,7 +4,9 @@
 //   recovering: always a module, at most 100 diagnostics, the same tree as fail-fast when
 //   fail-fast succeeded, and otherwise fail-fast's error first (or an E0104 wrapping it);
 //   every diagnostic has a code, a message and an in-bounds range (E0101 has none);
-//   the describe printer renders whatever was parsed.
+//   the describe printer renders whatever was parsed;
+//   every tree returned is within the depth every walk relies on (ast::kMaxTreeDepth), and the
+//   describe printer never had to cut it short.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -54,9 +56,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   CheckDiagnostics(*source, *recovering);
   TROVE_CHECK(recovering->module.has_value());
   TROVE_CHECK(recovering->diagnostics.size() <= 100);
+  TROVE_CHECK(trove::kodo::ast::TreeDepth(*recovering->module) <= trove::kodo::ast::kMaxTreeDepth);
   const std::string described = trove::kodo::ast::DescribeModule(*recovering->module);
   TROVE_CHECK(!described.empty());
   if (strict->module) {
+    TROVE_CHECK(trove::kodo::ast::TreeDepth(*strict->module) <= trove::kodo::ast::kMaxTreeDepth);
     TROVE_CHECK(recovering->diagnostics.empty());
     TROVE_CHECK(trove::kodo::ast::DescribeModule(*strict->module) == described);
   } else {

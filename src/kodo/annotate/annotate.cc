@@ -17,15 +17,32 @@ using ExprVisitor = std::function<void(const ast::Expr&)>;
 // Pre-order walk over every expression of a function body, in the order upstream's visitors
 // use (kodo.md §18.4). Enum variant arguments are not entered (upstream treats the variant
 // expression as a leaf); `select` arms are entered only by the MCP walk.
+// The walk stops descending past ast::kMaxTreeDepth nodes, which no parsed tree reaches
+// (ast.h), so that a tree built by hand cannot overflow the stack.
 struct Walker {
   const ExprVisitor& visit;
   bool enter_select;
+  std::uint32_t depth = 0;
 
-  void Block(const ast::Block& block) const {
+  // Counts one node on the current path for its scope.
+  struct Level {
+    explicit Level(Walker& w) : walker(w) { ++walker.depth; }
+    ~Level() { --walker.depth; }
+    Level(const Level&) = delete;
+    Level& operator=(const Level&) = delete;
+    bool too_deep() const { return walker.depth > ast::kMaxTreeDepth; }
+    Walker& walker;
+  };
+
+  void Block(const ast::Block& block) {
+    const Level level(*this);
+    if (level.too_deep()) return;
     for (const ast::Stmt& stmt : block.stmts) Stmt(stmt);
   }
 
-  void Stmt(const ast::Stmt& stmt) const {
+  void Stmt(const ast::Stmt& stmt) {
+    const Level level(*this);
+    if (level.too_deep()) return;
     using K = ast::StmtKind;
     switch (stmt.kind) {
       case K::kLet:
@@ -74,7 +91,9 @@ struct Walker {
     }
   }
 
-  void Expr(const ast::Expr& expr) const {
+  void Expr(const ast::Expr& expr) {
+    const Level level(*this);
+    if (level.too_deep()) return;
     visit(expr);
     using K = ast::ExprKind;
     switch (expr.kind) {
@@ -186,11 +205,13 @@ std::string_view OpText(ast::BinOp op) {
 
 // A rough rendering of an existing contract, only for "is it already covered" checks (as
 // upstream's): operators, names, integers and booleans; anything else renders empty.
-std::string RoughText(const ast::Expr& expr) {
+// Past ast::kMaxTreeDepth levels (never for a parsed tree) the rest renders empty.
+std::string RoughText(const ast::Expr& expr, std::uint32_t depth = 0) {
+  if (depth > ast::kMaxTreeDepth) return {};
   switch (expr.kind) {
     case ast::ExprKind::kBinaryOp:
-      return fmt::format("{} {} {}", RoughText(expr.left()), OpText(expr.bin_op),
-                         RoughText(expr.right()));
+      return fmt::format("{} {} {}", RoughText(expr.left(), depth + 1), OpText(expr.bin_op),
+                         RoughText(expr.right(), depth + 1));
     case ast::ExprKind::kIdent:
       return std::string(expr.text);
     case ast::ExprKind::kIntLit:

@@ -43,6 +43,28 @@ struct Span {
 struct Expr;
 struct Stmt;
 struct Pattern;
+struct Module;
+
+// ---------------------------------------------------------------------------------------------
+// Nesting bounds (conventions §9: recursion over user input is bounded).
+//
+// The parser counts a level for every construct that nests (parentheses, blocks, statements,
+// unary operators, types, patterns...) and for every link of a left-associative chain (each
+// binary operator, call, field access, `?`, `.await`), and rejects a program deeper than
+// ParseOptions::max_depth levels, at most kMaxNestingDepth, with a "nesting too deep"
+// diagnostic. A tree it accepts is then at most kMaxTreeDepth nodes deep as TreeDepth counts
+// them (about three nodes per level at worst: `else if` is an `if` inside a statement inside a
+// block). Every recursive walk over a tree (sema's checker, describe, annotate) stops
+// descending past kMaxTreeDepth nodes, so no tree, parsed or built by hand, can overflow its
+// stack; for parsed trees that guard is never reached. The bound is small enough for a worker
+// thread's stack (parse/deep_test.cc checks the largest accepted trees on a 1 MiB thread).
+inline constexpr std::uint32_t kMaxNestingDepth = 256;
+inline constexpr std::uint32_t kMaxTreeDepth = 4 * kMaxNestingDepth;
+
+// Returns the depth of the deepest Expr, Stmt, Block, Pattern or TypeExpr node of `module`,
+// counting the nodes of those kinds on the path down from a declaration (a function body
+// alone is 1). Iterative, so it is safe on a tree of any depth.
+std::uint32_t TreeDepth(const Module& module);
 
 // ---------------------------------------------------------------------------------------------
 // Types (kodo.md §3 `Type`).

@@ -71,6 +71,11 @@ class Printer {
   }
 
   void Type(const TypeExpr& t) {
+    const Level level(*this);
+    if (level.too_deep()) {
+      Raw("..");
+      return;
+    }
     switch (t.kind) {
       case TypeKind::kNamed:
         Raw("Named(");
@@ -139,6 +144,11 @@ class Printer {
   }
 
   void BlockOf(const Block& b) {
+    const Level level(*this);
+    if (level.too_deep()) {
+      Raw("..");
+      return;
+    }
     Raw("Block { span: ");
     SpanOf(b.span);
     Raw(", stmts: ");
@@ -163,6 +173,11 @@ class Printer {
   void Sep() { out_ += ", "; }
 
   void ExprOf(const Expr& e) {
+    const Level level(*this);
+    if (level.too_deep()) {
+      Raw("..");
+      return;
+    }
     switch (e.kind) {
       case ExprKind::kIntLit:
         out_ += fmt::format("IntLit({}, ", e.int_value);
@@ -373,6 +388,11 @@ class Printer {
   }
 
   void PatternOf(const Pattern& p) {
+    const Level level(*this);
+    if (level.too_deep()) {
+      Raw("..");
+      return;
+    }
     switch (p.kind) {
       case PatternKind::kVariant:
         Raw("Variant { enum_name: ");
@@ -420,6 +440,11 @@ class Printer {
   }
 
   void StmtOf(const Stmt& s) {
+    const Level level(*this);
+    if (level.too_deep()) {
+      Raw("..");
+      return;
+    }
     static const Vec<SelectArm> kNoArms;
     static const Vec<ForallBinding> kNoBindings;
     switch (s.kind) {
@@ -943,10 +968,26 @@ class Printer {
   }
 
  private:
+  // Counts the nodes on the path being printed. Past ast::kMaxTreeDepth, which no parsed tree
+  // reaches (ast.h), a node prints as `..` instead of being entered, so that a tree built by
+  // hand cannot make the printer overflow its stack.
+  class Level {
+   public:
+    explicit Level(Printer& p) : p_(p) { ++p_.depth_; }
+    ~Level() { --p_.depth_; }
+    Level(const Level&) = delete;
+    Level& operator=(const Level&) = delete;
+    bool too_deep() const { return p_.depth_ > kMaxTreeDepth; }
+
+   private:
+    Printer& p_;
+  };
+
   std::uint32_t Shift(std::uint32_t offset) const { return offset >= shift_ ? offset - shift_ : 0; }
 
   std::string out_;
   std::uint32_t shift_ = 0;
+  std::uint32_t depth_ = 0;
 };
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <type_traits>
 #include <utility>
 
@@ -65,7 +66,11 @@ struct Shared {
   const ParseOptions* options = nullptr;
   std::vector<ParseDiagnostic> diagnostics;
   std::uint32_t next_id = 0;
+  // Nesting (Nest and Chain below): `depth` is the level the next node would sit at, `high` the
+  // deepest level reached since the innermost open Chain began, `max_depth` the bound.
   std::uint32_t depth = 0;
+  std::uint32_t high = 0;
+  std::uint32_t max_depth = ast::kMaxNestingDepth;
 };
 
 class Parser {
@@ -151,7 +156,7 @@ class Parser {
     const Token& t = Peek();
     ParseDiagnostic d;
     d.code = "E0100";
-    d.message = fmt::format("nesting too deep (more than {} levels) at {}", s_.options->max_depth,
+    d.message = fmt::format("nesting too deep (more than {} levels) at {}", s_.max_depth,
                             SpanText(TokSpan(t)));
     d.range = t.range;
     d.suggestion = "split the expression or block into smaller functions or let bindings";
@@ -192,14 +197,16 @@ class Parser {
   // The same for a field of the tree that is a view of arena text (ast.h).
   void ParseNameInto(std::string_view& out) { out = ParseNameView(); }
 
-  // RAII nesting guard.
+  // RAII nesting guard: one level for the construct being parsed (a parenthesis, block,
+  // statement, `if`, closure, unary operator, type, pattern...).
   class Nest {
    public:
     explicit Nest(Parser& p) : p_(p) {
-      if (++p_.s_.depth > p_.s_.options->max_depth) {
+      if (++p_.s_.depth > p_.s_.max_depth) {
         --p_.s_.depth;
         p_.FailTooDeep();
       }
+      if (p_.s_.depth > p_.s_.high) p_.s_.high = p_.s_.depth;
     }
     ~Nest() { --p_.s_.depth; }
     Nest(const Nest&) = delete;
@@ -207,6 +214,45 @@ class Parser {
 
    private:
     Parser& p_;
+  };
+
+  // Counts the links of a left-associative chain (binary operators, postfix calls, fields,
+  // `?`, `.await`, a range), which the parser reads in a loop but which nest in the tree:
+  // `a.f().g()` is a call of a field of a call of a field of `a`, and every later walk
+  // (checker, describe, annotate) recurses once per link. Nest alone would not count them,
+  // so `1 + 1 + ... + 1` or a long method chain gave a tree deep enough to overflow the stack.
+  // A link sits one level above the deeper of its operands: the tree so far (whose depth is
+  // what `high` reached while it was parsed) and the operand parsed after the previous link.
+  // So the level counted for any node is at least its height in the tree, whatever mix of
+  // chains, parentheses and blocks built it, and the bound holds for the tree, not only for
+  // the parser's own recursion. Declare a Chain before any Nest of the same function.
+  class Chain {
+   public:
+    explicit Chain(Parser& p)
+        : p_(p), base_(p.s_.depth), saved_high_(p.s_.high), level_(p.s_.depth) {
+      p_.s_.high = base_;
+    }
+    ~Chain() {
+      p_.s_.high = std::max({saved_high_, level_, p_.s_.high});
+      p_.s_.depth = base_;
+    }
+    Chain(const Chain&) = delete;
+    Chain& operator=(const Chain&) = delete;
+
+    // Called at the link's token, before the tree so far becomes the link's operand.
+    void Link() {
+      level_ = std::max(level_, p_.s_.high) + 1;
+      if (level_ > p_.s_.max_depth) p_.FailTooDeep();
+      // The next operand is parsed above the link: its own nesting adds to this level.
+      p_.s_.depth = level_;
+      p_.s_.high = level_;
+    }
+
+   private:
+    Parser& p_;
+    const std::uint32_t base_;
+    const std::uint32_t saved_high_;
+    std::uint32_t level_;
   };
 
   // --- Declarations -------------------------------------------------------------------------
@@ -1342,10 +1388,12 @@ Stmt Parser::ParseForall() {
 // Expressions
 
 Expr Parser::ParseExpr() {
+  Chain chain(*this);
   Nest nest(*this);
   // One named result on every path, so that it is constructed in place (NRVO).
   Expr left = ParseCoalesce();
   if (Check(K::kDotDot) || Check(K::kDotDotEq)) {
+    chain.Link();
     const bool inclusive = Check(K::kDotDotEq);
     Advance();
     Expr right = ParseCoalesce();
@@ -1405,10 +1453,12 @@ Expr Parser::ParseCoalesce() { return ParseBinary(kTopLevel); }
 // Precedence climbing: parses operators of level >= `min_level`; the right operand of a level-L
 // operator takes only operators of level > L, which makes every level left-associative.
 Expr Parser::ParseBinary(int min_level) {
+  Chain chain(*this);
   Expr left = ParseUnary();
   while (true) {
     const BinaryInfo info = BinaryOf(PeekKind());
     if (info.level < min_level) break;  // also stops at kNoOperator
+    chain.Link();
     Advance();
     // The right operand is parsed straight into the new node's operands (see InPlace).
     Expr e;
@@ -1438,8 +1488,14 @@ Expr Parser::ParseUnary() {
 }
 
 Expr Parser::ParsePostfix() {
+  Chain chain(*this);
   Expr expr = ParsePrimary();
   while (true) {
+    const K kind = PeekKind();
+    if (kind == K::kLParen || kind == K::kQuestionDot || kind == K::kQuestionMark ||
+        kind == K::kDot || kind == K::kIs) {
+      chain.Link();
+    }
     if (Check(K::kLParen)) {
       Advance();
       Expr call;
@@ -1894,6 +1950,7 @@ Result<ParseResult> ParseModule(const SourceBuffer& source, const ParseOptions& 
   Shared shared;
   shared.source = &source;
   shared.options = &options;
+  shared.max_depth = std::min(options.max_depth, ast::kMaxNestingDepth);
   Parser parser(shared, std::move(lexed.tokens), source, arena->Store(source.text()));
   try {
     ast::ArenaScope scope(arena.get());

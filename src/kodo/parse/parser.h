@@ -12,9 +12,12 @@
 // blocks), so several errors are reported and a partial module is returned; a malformed
 // `requires`/`ensures` body becomes E0104 "malformed requires clause at Span {..}: INNER".
 //
-// Bounds. Nesting (expressions, blocks, types, patterns) deeper than ParseOptions::max_depth is
-// an E0100 diagnostic ("nesting too deep ..."), never a stack overflow; the source size and token
-// count are bounded by the lexer's options.
+// Bounds. Nesting (expressions, blocks, types, patterns, and each link of a left-associative
+// chain: `1 + 1 + ... + 1`, `a.f().g()...`) deeper than ParseOptions::max_depth is an E0100
+// diagnostic ("nesting too deep (more than N levels) at Span {..}", spanning the token where the
+// limit was crossed), never a stack overflow. A tree the parser returns is therefore shallow
+// enough for every later recursive walk (ast.h: kMaxNestingDepth, kMaxTreeDepth). The source size
+// and token count are bounded by the lexer's options.
 //
 // Thread safety: ParseModule is a pure function of its arguments.
 #pragma once
@@ -53,9 +56,11 @@ struct ParseOptions {
   // Collect several errors (synchronising at declaration and statement boundaries) and return
   // a partial module. Default: stop at the first error, as upstream's check/build/MCP do.
   bool recover = false;
-  // Maximum nesting of expressions, blocks, types and patterns. Deeper input is an E0100
-  // diagnostic. Default 256 (upstream has no bound; real programs nest a few tens deep).
-  std::uint32_t max_depth = 256;
+  // Maximum nesting of expressions (each chain link counted), blocks, types and patterns.
+  // Deeper input is an E0100 diagnostic. Default and ceiling ast::kMaxNestingDepth (256): a
+  // larger value is treated as 256, so that later walks over the tree stay within their stack
+  // (upstream has no bound; real programs nest a few tens deep).
+  std::uint32_t max_depth = ast::kMaxNestingDepth;
   // Options for the lexer (source size and token count bounds). `recover`/`keep_trivia` are
   // ignored: the parser lexes without trivia and stops at a lexical error.
   lex::LexOptions lex;

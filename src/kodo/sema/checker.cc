@@ -314,6 +314,19 @@ class Checker {
   NameTable<Type> globals_;
   FnContext fn_;
   int instantiation_depth_ = 0;
+  // The nodes on the path being checked (Infer, CheckBlock, CheckStmt, BindPattern, Resolve).
+  // Past ast::kMaxTreeDepth, which no parsed tree reaches (the parser bounds nesting, ast.h), a
+  // node is not entered (an expression is typed Any), so that a tree built by hand cannot make
+  // the recursion overflow the stack.
+  std::uint32_t tree_depth_ = 0;
+  struct Level {
+    explicit Level(Checker& c) : checker(c) { ++checker.tree_depth_; }
+    ~Level() { --checker.tree_depth_; }
+    Level(const Level&) = delete;
+    Level& operator=(const Level&) = delete;
+    bool too_deep() const { return checker.tree_depth_ > ast::kMaxTreeDepth; }
+    Checker& checker;
+  };
   // Owns the non-constant types that the members above hold.
   TypeTable types_;
 };
@@ -955,6 +968,8 @@ Type Checker::Instantiate(std::string_view name, const Template& tmpl,
 
 Type Checker::Resolve(const TypeExpr& te, Span where, bool mono,
                       const std::map<std::string, Type, std::less<>>* subst) {
+  const Level level(*this);
+  if (level.too_deep()) return Type::Any();
   switch (te.kind) {
     case TypeKind::kNamed: {
       if (subst != nullptr) {
@@ -1053,6 +1068,8 @@ bool Checker::Assignable(const Type& expected, const Type& found) const {
 // Statements.
 
 Type Checker::CheckBlock(const ast::Block& block) {
+  const Level level(*this);
+  if (level.too_deep()) return Type::Any();
   const std::size_t mark = env_.size();
   const Type t = CheckStmts(block);
   env_.resize(mark);
@@ -1071,6 +1088,8 @@ Type Checker::CheckStmts(const ast::Block& block) {
 }
 
 void Checker::CheckStmt(const Stmt& stmt, Type* last) {
+  const Level level(*this);
+  if (level.too_deep()) return;
   switch (stmt.kind) {
     case StmtKind::kLet: {
       const Type value = Infer(stmt.value);
@@ -1204,6 +1223,8 @@ void Checker::ExpectType(const Type& expected, const Expr& e) {
 // an enum and `top_level_binding_ok` (let and if-let patterns).
 void Checker::BindPattern(const Pattern& p, const Type& type,
                           std::vector<std::string_view>* covered, bool top_level_binding_ok) {
+  const Level level(*this);
+  if (level.too_deep()) return;
   switch (p.kind) {
     case PatternKind::kWildcard:
       return;
@@ -1250,6 +1271,8 @@ void Checker::BindPattern(const Pattern& p, const Type& type,
 // Expressions.
 
 Type Checker::Infer(const Expr& e) {
+  const Level level(*this);
+  if (level.too_deep()) return Type::Any();
   switch (e.kind) {
     case ExprKind::kIntLit:
       return Type::Int();
