@@ -1,5 +1,5 @@
 // mcp_echo_server: the Trove MCP core over stdio with one `echo` tool (input and output schema
-// {text: string}), the subject of bench/mcp_stdio_bench.mjs (specs/mcp.md §4.4).
+// {text: string}), the subject of bench/mcp_stdio_bench.mjs (docs/mcp.md §7.4).
 #include <cstdio>
 
 #include "base/logging.h"

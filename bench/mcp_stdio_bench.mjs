@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// MCP stdio benchmark harness (spec §4.1, §4.3, §4.4).
+// MCP stdio benchmark harness (docs/mcp.md §7.1, §7.3, §7.4).
 //
 // Spawns each server directly (no shell), a fresh process per run, runs interleaved run by run
 // across any number of servers, and for every run measures:
@@ -8,7 +8,8 @@
 //   outstanding (req/s, p50/p99/max including queueing); server CPU per call per phase from
 //   utime+stime in /proc/<pid>/stat (plus a nanosecond figure summed over /proc/<pid>/task/*/schedstat);
 //   the harness's own CPU per call per phase; peak RSS (VmHWM) at the end; child processes.
-// Every message is validated strictly (§4.4); any violation fails the run and the exit status.
+// Every message is validated strictly (docs/mcp.md §7.4); any violation fails the run and the exit
+// status.
 // Shutdown follows the spec: close stdin, 3 s, SIGTERM, 2 s, SIGKILL; a server that needed a signal
 // is flagged.
 //
@@ -17,7 +18,7 @@
 // A server's arguments run up to the next harness option (any token listed below); an argument
 // that collides with a harness option can be passed with --arg VALUE right after the server.
 //
-// Options (defaults from §4.1):
+// Options (defaults from docs/mcp.md §7.1):
 //   --runs N                 runs per server, interleaved (7)
 //   --calls N                calls per measured phase (10000)
 //   --window W               outstanding requests in the pipelined phase (32)
@@ -28,7 +29,8 @@
 //   --handshake-timeout-ms MS  timeout for initialize and each tools/list page (30000)
 //   --no-rotate              always run servers in command-line order (default rotates the
 //                            starting server each run so no server always goes first)
-//   --allow-is-error         do not fail on isError: true (§4.4 "unless explicitly allowed")
+//   --allow-is-error         do not fail on isError: true (docs/mcp.md §7.4 "unless explicitly
+// allowed")
 //   --fail-fast              stop at the first failed run
 //   --meta KEY=VALUE         extra machine/build description for the JSON (repeatable),
 //                            e.g. compiler, build_type, git_commit
@@ -938,8 +940,8 @@ function report(result) {
   if (result.ratios.length) {
     out.push('');
     out.push('Ratios A ÷ B of the medians; "paired" = per-run ratios of interleaved runs, median [min..max].');
-    out.push('req/s and latency differences under 2× are noise on a shared machine (§4.4); server CPU/call is the steady figure.');
-    if (config.runs < 7) out.push(`Only ${config.runs} run(s) per server: §4.4 asks for ≥ 7 interleaved runs before comparing.`);
+    out.push('req/s and latency differences under 2× are noise on a shared machine (docs/mcp.md §7.4); server CPU/call is the steady figure.');
+    if (config.runs < 7) out.push(`Only ${config.runs} run(s) per server: docs/mcp.md §7.4 asks for ≥ 7 interleaved runs before comparing.`);
     const rrows = result.ratios.map((r) => [
       `${r.a} ÷ ${r.b}`, r.label, fmtRatio(r.ratio),
       r.pairs ? `${fmtRatio(r.pairedMedian)} [${fmtRatio(r.pairedMin)}..${fmtRatio(r.pairedMax)}]` : '–',
@@ -1135,7 +1137,7 @@ async function main() {
   });
   const failedRuns = servers.reduce((n, s) => n + s.runs.filter((r) => !r.ok).length, 0);
   const result = {
-    harness: { name: HARNESS_NAME, version: HARNESS_VERSION, spec: 'Trove MCP spec §4.4' },
+    harness: { name: HARNESS_NAME, version: HARNESS_VERSION, spec: 'docs/mcp.md §7.4' },
     startedAt, finishedAt: new Date().toISOString(), ok: failedRuns === 0, failedRuns,
     config, machine, servers, ratios: ratioRows(servers),
   };

@@ -1,6 +1,7 @@
 # librarian_grammar_abi(PARSER_C MIN MAX OUT_VAR): reads `#define LANGUAGE_VERSION N` from a
 # tree-sitter grammar's generated parser.c and fails the configuration unless MIN <= N <= MAX
-# (spec §6.1: the build refuses a grammar outside the core's ABI range). Sets OUT_VAR to N.
+# (docs/librarian.md §6.7: the build refuses a grammar outside the core's ABI range). Sets OUT_VAR
+# to N.
 #
 # Script mode, for the ctest that proves the refusal:
 #   cmake -DPARSER_C=<file> -DABI_MIN=13 -DABI_MAX=14 -P cmake/librarian_grammar_abi.cmake
@@ -12,7 +13,7 @@ function(librarian_grammar_abi parser_c min max out_var)
   string(REGEX REPLACE "^#define LANGUAGE_VERSION ([0-9]+).*" "\\1" abi "${abi_line}")
   if(NOT abi MATCHES "^[0-9]+$" OR abi LESS min OR abi GREATER max)
     message(FATAL_ERROR "librarian: ${parser_c} has ABI '${abi}', outside the tree-sitter "
-                        "core's ${min}..${max}; pin an ABI-14 grammar release (spec §6.1)")
+                        "core's ${min}..${max}; pin an ABI-14 grammar release (docs/librarian.md §6.7)")
   endif()
   set(${out_var} ${abi} PARENT_SCOPE)
 endfunction()

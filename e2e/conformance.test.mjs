@@ -1,5 +1,5 @@
 // The official conformance suite (@modelcontextprotocol/conformance 0.1.16, server mode, --suite all)
-// against `conformance_server --http 0`, with no expected-failures file (spec §3.1, §3.2).
+// against `conformance_server --http 0`, with no expected-failures file (docs/mcp.md §6.1, §6.2).
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -56,9 +56,9 @@ test('conformance 0.1.16 --suite all: exit 0, no FAILURE checks', { timeout: 600
     assert.equal(run.code, 0, `conformance exited ${run.code}${run.signal ? ` (${run.signal})` : ''}\n${summary}\n${run.stderr.slice(-2000)}`);
     assert.equal(scenarioDirs.length, SCENARIOS_IN_SUITE_ALL, `only ${scenarioDirs.length} scenarios wrote checks.json`);
     assert.deepEqual(emptyScenarios, [], 'scenarios without a single SUCCESS check');
-    // WARNINGs are tolerated only in server-sse-polling (spec §3.1).
+    // WARNINGs are tolerated only in server-sse-polling (docs/mcp.md §6.1).
     assert.deepEqual(warnings.filter((w) => !w.startsWith('server-sse-polling ')), [], 'WARNING checks');
-    // The upstream everything-server scores 44 SUCCESS checks (spec §3.2).
+    // The upstream everything-server scores 44 SUCCESS checks (docs/mcp.md §6.2).
     assert.ok(successes >= 44, `${successes} SUCCESS checks, expected at least 44`);
     assert.equal(srv.exit, null, 'server died during the run');
   } finally {

@@ -1,5 +1,5 @@
 // conformance_server: a test-only MCP server on the Trove core that registers every fixture
-// the official conformance suite calls (specs/mcp.md §3.2), plus the tools Trove's own
+// the official conformance suite calls (docs/mcp.md §6.2), plus the tools Trove's own
 // end-to-end and negative tests use (echo, slow, throw, schema_probe).
 //
 //   conformance_server                 # stdio

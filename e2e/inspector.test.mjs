@@ -1,5 +1,6 @@
 // Inspector v2 CLI (@modelcontextprotocol/inspector 2.12.0, `--cli --format json -q`) against the
-// fixture server over stdio (the binary as target) and Streamable HTTP (the URL as target), spec §3.5.
+// fixture server over stdio (the binary as target) and Streamable HTTP (the URL as target),
+// docs/mcp.md §6.5.
 // Exit codes: 0 OK, 5 tool error (isError or unknown tool).
 
 import { describe, test, before, after } from 'node:test';

@@ -1,6 +1,6 @@
 // Kōdo end to end: the real kodo-mcp driven by the official TypeScript SDK client over stdio and
 // Streamable HTTP (tools/list with schemas, every tool's happy path and bad inputs, the seed's
-// example session and its agent loop), and the kodoc CLI on real files (spec kodo.md §17-§19,
+// example session and its agent loop), and the kodoc CLI on real files (docs/kodo.md §2-3, §6.2,
 // issue 5).
 
 import { describe, test, before, after } from 'node:test';
@@ -267,7 +267,7 @@ describe('kodo-mcp over stdio (official SDK client)', () => {
   });
 });
 
-describe('kodo-mcp answers in request order (kodo.md §18.1)', () => {
+describe('kodo-mcp answers in request order (docs/kodo.md §3.1)', () => {
   // A module of `n` small functions with a typo in every tenth, for a check that costs more.
   const bigSource = (n) => {
     const fns = [];

@@ -1,7 +1,7 @@
 // Librarian end to end: the `librarian` CLI (bootstrap, query, exit codes, --json) and
 // `librarian mcp` driven by the official TypeScript SDK client over stdio and Streamable HTTP:
 // tools/list, bootstrap with progress, query (cache hit), paged resources, and each bad input
-// (spec librarian.md §3.0-3.2, §4, §5.6; issue 6).
+// (docs/librarian.md §3.1, §3.3-3.4, §4.2-4.6, §3.5, §8.6; issue 6).
 
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,5 +1,5 @@
-// Negative and edge-case tests of the Streamable HTTP transport (spec §2.13-2.18, §3.4), with raw
-// requests against `conformance_server --http 0`.
+// Negative and edge-case tests of the Streamable HTTP transport (docs/mcp.md §2.3-2.7, §3.2, §6.4),
+// with raw requests against `conformance_server --http 0`.
 
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -222,8 +222,9 @@ describe('http: transport rules', () => {
 
   // The conformance scenario server-sse-multiple-streams (and server-sse-polling) sends
   // `mcp-protocol-version: 2025-03-26` on a session that negotiated 2025-11-25 and needs 2xx, so a
-  // supported revision other than the negotiated one must not be refused (spec §3.1 forbids
-  // baselining that scenario; this takes precedence over §2.13's "differs from the session" rule).
+  // supported revision other than the negotiated one must not be refused (docs/mcp.md §6.1 forbids
+  // baselining that scenario; this takes precedence over docs/mcp.md §2.3's "differs from the
+  // session" rule).
   test('a supported MCP-Protocol-Version other than the negotiated one is accepted', { timeout: 20000 }, async () => {
     for (const v of ['2025-03-26', '2025-06-18']) {
       const r = await sess.request('tools/list', {}, { headers: { 'MCP-Protocol-Version': v } });
@@ -557,7 +558,7 @@ describe('http: static bearer auth', () => {
     assert.equal(wrongAuth.status, 401);
   });
 
-  test("a session belongs to its token: another valid token gets 404 for it (§2.14)", { timeout: 20000 }, async () => {
+  test("a session belongs to its token: another valid token gets 404 for it (docs/mcp.md §2.4)", { timeout: 20000 }, async () => {
     const a = new HttpSession(srv.url, { headers: { Authorization: `Bearer ${tokA}` } });
     await a.initialize();
     // The same session id, presented with token B.

@@ -1,5 +1,6 @@
-// Negative and edge-case tests of the MCP core over stdio (spec §2.1-2.12, §2.18, §2.19, §3.4),
-// driven with raw newline-delimited JSON-RPC against $TROVE_BUILD_DIR/e2e/conformance_server.
+// Negative and edge-case tests of the MCP core over stdio (docs/mcp.md §2.1-2.2, §3.1, §4.1-4.9,
+// §3.2, §2.8, §6.4), driven with raw newline-delimited JSON-RPC against
+// $TROVE_BUILD_DIR/e2e/conformance_server.
 
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,6 +1,6 @@
 // The official TypeScript SDK client (@modelcontextprotocol/sdk 1.32.2) against the fixture server
-// over stdio and Streamable HTTP (spec §3.2, §3.6). The SDK validates structuredContent against
-// outputSchema and rejects a result that lacks it.
+// over stdio and Streamable HTTP (docs/mcp.md §6.2, §6.6). The SDK validates structuredContent
+// against outputSchema and rejects a result that lacks it.
 
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';

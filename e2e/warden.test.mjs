@@ -1,6 +1,6 @@
 // WARDEN end to end: the `warden` CLI (exit codes, --json objects, exports) and `warden mcp`
-// driven by the official TypeScript SDK client over stdio and Streamable HTTP (spec warden.md
-// §2, §9; issues 3 and 4). The module under test is built here, byte by byte.
+// driven by the official TypeScript SDK client over stdio and Streamable HTTP (docs/warden.md
+// §2, §3; issues 3 and 4). The module under test is built here, byte by byte.
 
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';

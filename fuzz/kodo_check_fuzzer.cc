@@ -1,4 +1,4 @@
-// Fuzzes the Kōdo front end end to end (conventions §14): lexer, fail-fast parser and the
+// Fuzzes the Kōdo front end end to end (docs/conventions.md §11): lexer, fail-fast parser and the
 // collecting checker, as `kodoc check` and the MCP tools run them. Any input must check without
 // reaching a CHECK, a crash or unbounded recursion, and:
 //   a parse failure yields exactly one parse-phase diagnostic and no module;
@@ -6,7 +6,7 @@
 //   every fix patch and repair-plan patch lies within the source, and applying the fix patch
 //   succeeds;
 //   the fail-fast check reports the collecting check's first diagnostic;
-//   the §17.1 envelope and the MCP objects render;
+//   the docs/kodo.md §6.2 envelope and the MCP objects render;
 //   a parsed module is within the depth the checker's walk relies on (ast::kMaxTreeDepth).
 #include <cstddef>
 #include <cstdint>

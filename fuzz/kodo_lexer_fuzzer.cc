@@ -1,7 +1,7 @@
-// Fuzzes the Kōdo lexer (conventions §14). Any input must lex without reaching a CHECK, and:
-// with trivia kept and recovery on, the tokens tile the source exactly (their texts concatenate
-// to the input); every range, f-string part range and line/column lookup stays in bounds;
-// without recovery there is at most one error and no token after it.
+// Fuzzes the Kōdo lexer (docs/conventions.md §11). Any input must lex without reaching a CHECK,
+// and: with trivia kept and recovery on, the tokens tile the source exactly (their texts
+// concatenate to the input); every range, f-string part range and line/column lookup stays in
+// bounds; without recovery there is at most one error and no token after it.
 #include <cstddef>
 #include <cstdint>
 #include <string>

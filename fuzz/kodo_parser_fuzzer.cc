@@ -1,5 +1,5 @@
-// Fuzzes the Kōdo parser (conventions §14). Any input must parse without reaching a CHECK, a
-// crash or a stack overflow (nesting is bounded), and:
+// Fuzzes the Kōdo parser (docs/conventions.md §11). Any input must parse without reaching a CHECK,
+// a crash or a stack overflow (nesting is bounded), and:
 //   fail-fast: either a module and no diagnostic, or exactly one diagnostic and no module;
 //   recovering: always a module, at most 100 diagnostics, the same tree as fail-fast when
 //   fail-fast succeeded, and otherwise fail-fast's error first (or an E0104 wrapping it);

@@ -1,5 +1,5 @@
-// Fuzzes Librarian's path sanitizer and glob engine (conventions §14), the entry points that
-// take workspace paths and patterns from a peer. The input is split at its first newline into
+// Fuzzes Librarian's path sanitizer and glob engine (docs/conventions.md §11), the entry points
+// that take workspace paths and patterns from a peer. The input is split at its first newline into
 // a glob and a path. No input may reach a CHECK, and:
 // - NormalizeRelativePath's result is ".", or `/`-separated segments none of which is empty,
 //   "." or "..", with no NUL or backslash;

@@ -1,4 +1,4 @@
-// Fuzzes the policy layer's entry points that take peer or file input (conventions §14):
+// Fuzzes the policy layer's entry points that take peer or file input (docs/conventions.md §11):
 // PathConfiner::Resolve (root /usr, read-only lstat/realpath, no writes), bearer extraction
 // and static-token authentication, JWT verification against a fixed EC key set, scope lists,
 // token files and policy JSON. No input may reach a CHECK, and:

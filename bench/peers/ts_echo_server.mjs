@@ -1,10 +1,11 @@
-// Benchmark peer (spec §4.1): the official MCP TypeScript SDK's McpServer over StdioServerTransport
-// with one tool, `echo`, whose input and output schemas are both {text: string}. It returns the
-// input as structuredContent plus one text item holding the same object as JSON.
+// Benchmark peer (docs/mcp.md §7.1): the official MCP TypeScript SDK's McpServer over
+// StdioServerTransport with one tool, `echo`, whose input and output schemas are both {text:
+// string}. It returns the input as structuredContent plus one text item holding the same object as
+// JSON.
 //
 // Only the stdio entry points are imported (server/mcp.js, server/stdio.js); loading the HTTP stack
-// would add about 9 MiB of idle RSS (§4.1). zod comes from the SDK's own dependency; SDK 1.32 uses
-// the zod v4 API internally and its examples import `zod/v4`.
+// would add about 9 MiB of idle RSS (docs/mcp.md §7.1). zod comes from the SDK's own dependency;
+// SDK 1.32 uses the zod v4 API internally and its examples import `zod/v4`.
 //
 // serverInfo.version is the installed SDK version, so the harness records the exact peer version.
 //

@@ -1,4 +1,4 @@
-// CallContext: the per-request state a handler receives explicitly (specs/mcp.md §5.5):
+// CallContext: the per-request state a handler receives explicitly (docs/mcp.md §5.5):
 // identification, cancellation, progress, logging to the client, the session view and
 // requests to the client (sampling, elicitation). No thread-local or global carries it.
 //
@@ -83,7 +83,7 @@ class CallContext {
   const Json& client_info() const;
 
   // Who is calling, and with which scopes (read, write, execute, network, admin), as the
-  // transport authenticated the session (specs/mcp.md §5.6). The policy layer that checks
+  // transport authenticated the session (docs/mcp.md §5.6). The policy layer that checks
   // scopes, consent and rate limits before a handler runs builds on these; authority always
   // comes from here, never from a tool's arguments.
   const Principal& principal() const;

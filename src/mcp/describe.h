@@ -1,7 +1,7 @@
 // Declaring a type once: a `DescribeFields(mcp::Tag<T>)` function, found by argument-dependent
 // lookup, lists a plain aggregate's fields with their wire names, descriptions and
 // constraints. From it the core derives FromJson (errors carry the JSON path), ToJson and a
-// JSON Schema (draft 2020-12), built once per type (conventions §10).
+// JSON Schema (draft 2020-12), built once per type (docs/conventions.md §9).
 //
 //   struct ListArgs { std::int64_t version_id = 0; std::optional<std::int32_t> limit; };
 //   inline auto DescribeFields(mcp::Tag<ListArgs>) {

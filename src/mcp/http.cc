@@ -185,7 +185,8 @@ class HttpStream final : public Channel {
 struct SessionEntry {
   std::shared_ptr<internal::Session> session;
   // SHA-256 of the bearer token that created the session; all zero when authentication is
-  // off. Another token's requests for this session get 404, as for an unknown one (§2.14).
+  // off. Another token's requests for this session get 404, as for an unknown one (docs/mcp.md
+  // §2.4).
   std::array<std::uint8_t, 32> owner{};
   Clock::time_point last_used;
   int active = 0;  // POSTs and GETs being served
@@ -422,7 +423,7 @@ class HttpTransport {
                                   const internal::Session& session) {
     if (!req.has_header("MCP-Protocol-Version")) return true;
     const std::string v = req.get_header_value("MCP-Protocol-Version");
-    // Only an unsupported revision is refused. specs/mcp.md §2.13 also refuses one that differs
+    // Only an unsupported revision is refused. docs/mcp.md §2.3 also refuses one that differs
     // from the negotiated revision, but the official conformance suite (0.1.16) sends
     // "2025-03-26" on sessions it negotiated as 2025-11-25; see
     // docs/decisions/0002-protocol-version-header.md.

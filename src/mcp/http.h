@@ -1,4 +1,4 @@
-// The Streamable HTTP transport (specs/mcp.md §2.13-§2.17): one endpoint serving POST, GET
+// The Streamable HTTP transport (docs/mcp.md §2.3-2.7): one endpoint serving POST, GET
 // and DELETE, sessions keyed by Mcp-Session-Id, SSE streams with resumption, DNS-rebinding
 // protection (Host and Origin), optional static bearer tokens compared in constant time.
 //

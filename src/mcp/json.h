@@ -9,7 +9,7 @@
 
 namespace trove::mcp {
 
-// ordered_json keeps key order, so schemas are served verbatim (specs/mcp.md §2.5).
+// ordered_json keeps key order, so schemas are served verbatim (docs/mcp.md §4.2).
 using Json = nlohmann::ordered_json;
 
 // Returns the compact serialization; invalid UTF-8 in strings becomes U+FFFD.

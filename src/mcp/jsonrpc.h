@@ -15,7 +15,7 @@
 
 namespace trove::mcp {
 
-// JSON-RPC and MCP error codes (specs/mcp.md §2.3).
+// JSON-RPC and MCP error codes (docs/mcp.md §3.1).
 namespace error_code {
 inline constexpr int kParseError = -32700;
 inline constexpr int kInvalidRequest = -32600;
@@ -62,7 +62,7 @@ struct ParsedMessage {
   Json error_id;  // id for the error response
 };
 
-// MessageParser classifies text as one JSON-RPC message per specs/mcp.md §2.1 and §2.18.
+// MessageParser classifies text as one JSON-RPC message per docs/mcp.md §2.1 and §3.2.
 // It parses with simdjson (UTF-8 and nesting depth are checked there) and builds nlohmann
 // values only for params, result and error; its buffers are reused from message to message.
 // Integers beyond the 64-bit range are a parse error. See docs/decisions/0003-simdjson.md.

@@ -1,6 +1,6 @@
 // Tool, resource and prompt registries: each entry is declared once (name, description,
 // schemas, annotations, scopes, deadline) and the core derives its list entry, argument
-// validation and typed argument view from that declaration (specs/mcp.md §2.5, §5.1).
+// validation and typed argument view from that declaration (docs/mcp.md §4.2, §5.1).
 //
 // Thread safety: registries are filled before serving starts and are read-only afterwards;
 // concurrent reads are safe, a registration while serving is not.

@@ -1,5 +1,5 @@
 // JSON Schema (draft 2020-12 subset) validation of tool arguments, and the formatting of
-// validation failures as the model reads them (specs/mcp.md §2.6).
+// validation failures as the model reads them (docs/mcp.md §4.3).
 //
 // Supported keywords: type (incl. arrays of types), properties, required,
 // additionalProperties, items, prefixItems, enum, const, minimum, maximum, exclusiveMinimum,

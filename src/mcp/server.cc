@@ -103,7 +103,8 @@ ErrorObject ErrorObjectFromStatus(const Status& status, const base::Logger& logg
               .severity = "medium",
               .status_code = 403};
     case base::StatusCode::kDeadlineExceeded:
-      // The core's own "timed out after N s" (§2.18): transient, and says nothing internal.
+      // The core's own "timed out after N s" (docs/mcp.md §3.2): transient, and says nothing
+      // internal.
       return {.code = "INTERNAL_ERROR",
               .message = status.message(),
               .category = "internal",
@@ -901,7 +902,7 @@ ProtocolError ProtocolErrorFromStatus(const Status& status, const base::Logger& 
   }
 }
 
-// -32002 with data.uri (the TS SDK answers -32602, the 2026-07-28 code; specs/mcp.md §2.7).
+// -32002 with data.uri (the TS SDK answers -32602, the 2026-07-28 code; docs/mcp.md §4.4).
 ProtocolError ResourceNotFound(const std::string& uri) {
   return {error_code::kResourceNotFound, "resource not found: " + uri, Json{{"uri", uri}}};
 }

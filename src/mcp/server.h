@@ -5,7 +5,7 @@
 // ParseMessage and hand it to Session::Handle with the Channel its replies travel on. Control
 // messages (ping, initialize, cancellation, setLevel, responses) are handled on the calling
 // (reader) thread; other requests run on the worker pool. Every accepted request is answered
-// exactly once, or deliberately not at all when cancelled (specs/mcp.md §5.2).
+// exactly once, or deliberately not at all when cancelled (docs/mcp.md §5.2).
 //
 // Thread safety: Session::Handle may be called from several threads at once (HTTP); a Server
 // is shared by all sessions. Registries must be filled before the first session starts.
@@ -54,9 +54,10 @@ struct ServerOptions {
   // stdio only: replies leave in the order their requests arrived, though handlers still run
   // in parallel on the pool. Notifications and requests to the client are not held back; a
   // cancelled request's missing reply holds up nothing. For clients that pair replies with
-  // requests by position (upstream Kodo's, specs/kodo.md §18). At most max_in_flight replies
+  // requests by position (upstream Kodo's, docs/kodo.md §3). At most max_in_flight replies
   // wait; past that the reader stops reading until the oldest is answered. Default: off
-  // (§5.4: no order is promised in pool mode). HTTP answers each request on its own stream.
+  // (docs/mcp.md §5.4: no order is promised in pool mode). HTTP answers each request on its own
+  // stream.
   bool ordered_replies = false;
   // Validate every structuredContent against outputSchema and abort on a mismatch (debug and
   // test builds).
@@ -68,7 +69,7 @@ struct ServerOptions {
 };
 
 // An outbound stream: stdout, an HTTP POST's response, or a session's GET stream.
-// Implementations serialize writes with one lock (one writer per output, §5.3).
+// Implementations serialize writes with one lock (one writer per output, docs/mcp.md §5.3).
 class Channel {
  public:
   virtual ~Channel() = default;
@@ -129,7 +130,7 @@ class Session : public std::enable_shared_from_this<Session> {
   std::size_t in_flight() const;
   bool closed() const { return closed_.load(); }
   bool subscribed(const std::string& uri) const;
-  // Answers and cancels every request whose deadline is before `now` (§2.18).
+  // Answers and cancels every request whose deadline is before `now` (docs/mcp.md §3.2).
   void ExpireDeadlines(std::chrono::steady_clock::time_point now);
 
   // Used by CallContext.
@@ -257,7 +258,7 @@ class Server {
   std::thread timer_thread_;
 };
 
-// One error in the format of specs/mcp.md §5.6 (the Librarian seed's error object). It goes in
+// One error in the format of docs/mcp.md §5.6 (the Librarian seed's error object). It goes in
 // `_meta["trove/error"]` of a tool error and in `error.data` of a JSON-RPC error.
 struct ErrorObject {
   // INVALID_INPUT, AUTHENTICATION_REQUIRED, PERMISSION_DENIED, RESOURCE_NOT_FOUND,

@@ -302,7 +302,8 @@ Status ServeStdio(Server& server, const StdioOptions& options) {
 
   // EOF: requests already read get 300 ms to finish and answer (a client that pipes a batch of
   // requests and closes stdin still gets its answers); whatever still runs then is cancelled,
-  // its reply suppressed, and given up to 500 ms more, so the exit comes within 1 s (§2.19).
+  // its reply suppressed, and given up to 500 ms more, so the exit comes within 1 s (docs/mcp.md
+  // §2.8).
   session->WaitIdle(std::chrono::milliseconds(300));
   session->Close();
   session->WaitIdle(std::chrono::milliseconds(500));

@@ -1,4 +1,4 @@
-// The stdio transport: newline-delimited JSON-RPC on stdin/stdout (specs/mcp.md §2.2).
+// The stdio transport: newline-delimited JSON-RPC on stdin/stdout (docs/mcp.md §2.2).
 //
 // At start the transport takes a private duplicate of descriptor 1 for protocol output and
 // points descriptor 1 at stderr, so stray writes by third-party code cannot corrupt the

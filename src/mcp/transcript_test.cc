@@ -1,5 +1,6 @@
-// Golden MCP transcripts (conventions §14): each testdata/mcp/*.transcript file is a session
-// replayed against a real Server in inline mode (zero workers, so the output order is fixed).
+// Golden MCP transcripts (docs/conventions.md §11): each testdata/mcp/*.transcript file is a
+// session replayed against a real Server in inline mode (zero workers, so the output order is
+// fixed).
 // Lines starting with ">" are sent; lines starting with "<" are the expected output, in order;
 // indented lines continue the message above; "#" lines are comments. Values of "timestamp" and
 // the 8-hex-digit error references are volatile and compared as placeholders.

@@ -15,7 +15,7 @@ namespace {
 using ExprVisitor = std::function<void(const ast::Expr&)>;
 
 // Pre-order walk over every expression of a function body, in the order upstream's visitors
-// use (kodo.md §18.4). Enum variant arguments are not entered (upstream treats the variant
+// use (docs/kodo.md §3.4). Enum variant arguments are not entered (upstream treats the variant
 // expression as a leaf); `select` arms are entered only by the MCP walk.
 // The walk stops descending past ast::kMaxTreeDepth nodes, which no parsed tree reaches
 // (ast.h), so that a tree built by hand cannot overflow the stack.

@@ -1,5 +1,5 @@
-// Contract suggestions: the AST heuristics behind `kodo.annotate` (kodo.md §18.4) and
-// `kodoc annotate` (§17.2). Both look only at the parsed module (no type check) and skip `main`.
+// Contract suggestions: the AST heuristics behind `kodo.annotate` (docs/kodo.md §3.4) and
+// `kodoc annotate` (§2.1). Both look only at the parsed module (no type check) and skip `main`.
 //
 // The two entry points differ as upstream's do:
 //  * AnnotateForAgent (MCP): two heuristics (a parameter used as the right operand of `/` or

@@ -1,5 +1,5 @@
 // The Kōdo abstract syntax tree: one node family per construct of the grammar that upstream
-// `kodoc` 1.14.1 accepts (kodo.md §3), produced by kodo/parse and read by every later phase.
+// `kodoc` 1.14.1 accepts (docs/kodo.md §4.2), produced by kodo/parse and read by every later phase.
 //
 // Representation. Nodes are plain move-only structs owning their children (Vec of nodes and
 // Box, arena.h's std::vector and unique_ptr over the module's arena), with no templates beyond
@@ -10,9 +10,9 @@
 // pointer, `extra`, so a common node (literal, name, binary operator, call) is small.
 //
 // Spans. Every node carries a byte-offset Span [start, end) into its file, computed as upstream
-// computes it (kodo.md §2, §20), because spans are printed by describe (describe.h) and drive
-// fix-patch offsets. Exception: sub-expressions of an f-string keep file offsets here; describe
-// prints them relative to their interpolation, as upstream does (decision in
+// computes it (docs/kodo.md §4.1, §6.4), because spans are printed by describe (describe.h) and
+// drive fix-patch offsets. Exception: sub-expressions of an f-string keep file offsets here;
+// describe prints them relative to their interpolation, as upstream does (decision in
 // docs/decisions/0012-kodo-parser.md).
 //
 // Thread safety: plain values; a const tree may be read from any thread.
@@ -46,7 +46,7 @@ struct Pattern;
 struct Module;
 
 // ---------------------------------------------------------------------------------------------
-// Nesting bounds (conventions §9: recursion over user input is bounded).
+// Nesting bounds (docs/conventions.md §8: recursion over user input is bounded).
 //
 // The parser counts a level for every construct that nests (parentheses, blocks, statements,
 // unary operators, types, patterns...) and for every link of a left-associative chain (each
@@ -67,7 +67,7 @@ inline constexpr std::uint32_t kMaxTreeDepth = 4 * kMaxNestingDepth;
 std::uint32_t TreeDepth(const Module& module);
 
 // ---------------------------------------------------------------------------------------------
-// Types (kodo.md §3 `Type`).
+// Types (docs/kodo.md §4.2 `Type`).
 
 enum class TypeKind : std::uint8_t {
   kNamed,     // `Int`                    name
@@ -99,7 +99,7 @@ struct Block {
 };
 
 // ---------------------------------------------------------------------------------------------
-// Expressions (kodo.md §3 `Expr`, §20 for the field names).
+// Expressions (docs/kodo.md §4.2 `Expr`, §6.4 for the field names).
 
 enum class BinOp : std::uint8_t {
   kAdd,
@@ -240,7 +240,7 @@ struct ExprExtra {
 };
 
 // ---------------------------------------------------------------------------------------------
-// Statements (kodo.md §3 `Stmt`).
+// Statements (docs/kodo.md §4.2 `Stmt`).
 
 enum class StmtKind : std::uint8_t {
   kLet,         // mutable_, name, ty, value
@@ -308,12 +308,12 @@ struct StmtExtra {
 };
 
 // ---------------------------------------------------------------------------------------------
-// Declarations (kodo.md §3 items, §4, §5).
+// Declarations (docs/kodo.md §4.2 items, §4.3, §4.4).
 
 struct MetaEntry {
   std::string key;
   std::string value;
-  Span span;  // from the `meta` keyword to the end of the value, as upstream (kodo.md §4)
+  Span span;  // from the `meta` keyword to the end of the value, as upstream (docs/kodo.md §4.3)
 };
 
 struct Meta {

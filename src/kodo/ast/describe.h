@@ -1,4 +1,4 @@
-// describe: upstream's Rust `Debug` rendering of AST pieces (kodo.md §20), the text that
+// describe: upstream's Rust `Debug` rendering of AST pieces (docs/kodo.md §6.4), the text that
 // `kodo.describe`, `kodo.annotate`, binary metadata and `intent-explain` print for types,
 // contract expressions and annotation arguments, spans included. Non-pretty `{:?}` form:
 // `BinaryOp { left: Ident("b", Span { start: 52, end: 53 }), op: Ne, ... }`.

@@ -48,7 +48,7 @@ TEST(RustDebugFloatTest, ExponentFormOutsideRustsDecimalRange) {
 }
 
 TEST(DescribeTypeTest, SpecForms) {
-  // kodo.md §20, quoted.
+  // docs/kodo.md §6.4, quoted.
   EXPECT_EQ(DescribeType(TypeExpr::Named("Int")), "Named(\"Int\")");
   TypeExpr list{TypeKind::kGeneric, "List", {TypeExpr::Named("Int")}};
   EXPECT_EQ(DescribeType(list), "Generic(\"List\", [Named(\"Int\")])");
@@ -64,7 +64,7 @@ TEST(DescribeTypeTest, SpecForms) {
 }
 
 TEST(DescribeExprTest, HandBuiltBinaryOpMatchesSpecExample) {
-  // kodo.md §20: `requires { b != 0 }` with `b` at 52 and `0` at 57.
+  // docs/kodo.md §6.4: `requires { b != 0 }` with `b` at 52 and `0` at 57.
   Expr b;
   b.kind = ExprKind::kIdent;
   b.text = "b";

@@ -1,4 +1,4 @@
-// The `kodoc` commands (kodo.md §19, §17): check, explain, describe, annotate and fix, each a
+// The `kodoc` commands (docs/kodo.md §2, §6.2): check, explain, describe, annotate and fix, each a
 // function from its arguments to what the process prints and its exit status, so that tests
 // run them against an in-memory Env. main (kodoc_main.cc) parses flags with CLI11 and writes
 // the output.
@@ -28,7 +28,7 @@ struct CommandOutput {
 
 // `kodoc check FILE [--json-errors]`: parse and type-check. Text mode prints each diagnostic
 // to stderr (diag::RenderText) or "Check passed for module `M`" to stdout; --json-errors prints
-// the §17.1 envelope to stdout. Exit 1 when the program has errors.
+// the §6.2 envelope to stdout. Exit 1 when the program has errors.
 struct CheckArgs {
   std::string file;  // as given: it is echoed in span.file
   bool json_errors = false;
@@ -44,7 +44,7 @@ CommandOutput RunExplain(const ExplainArgs& args);
 
 // `kodoc describe FILE [--json]`: the module's functions, struct types and meta. Upstream's
 // `describe` reads the metadata embedded in a compiled binary; Trove builds no binaries yet,
-// so it describes the source: --json prints the kodo.describe object (kodo.md §18.4), the
+// so it describes the source: --json prints the kodo.describe object (docs/kodo.md §3.4), the
 // text form a summary in Kōdo syntax. Exit 1 on a parse error.
 struct DescribeArgs {
   std::string file;
@@ -52,7 +52,7 @@ struct DescribeArgs {
 };
 CommandOutput RunDescribe(base::Env& env, const DescribeArgs& args);
 
-// `kodoc annotate FILE [--json] [--apply]`: the five contract heuristics (§17.2). --apply only
+// `kodoc annotate FILE [--json] [--apply]`: the five contract heuristics (§2.1). --apply only
 // prints upstream's notice that it is not implemented.
 struct AnnotateArgs {
   std::string file;

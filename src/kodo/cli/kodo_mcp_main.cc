@@ -1,4 +1,4 @@
-// kodo-mcp: the Kōdo MCP server (kodo.md §18). Newline-delimited JSON-RPC on stdio by default;
+// kodo-mcp: the Kōdo MCP server (docs/kodo.md §3). Newline-delimited JSON-RPC on stdio by default;
 // `--http PORT` serves Streamable HTTP on 127.0.0.1 instead (PORT 0 picks a free one and
 // prints it on stderr).
 #include <CLI/CLI.hpp>

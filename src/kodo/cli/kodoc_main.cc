@@ -1,4 +1,4 @@
-// kodoc (also built as `kodo`): the Kōdo compiler's command line (kodo.md §19). Results go to
+// kodoc (also built as `kodo`): the Kōdo compiler's command line (docs/kodo.md §2). Results go to
 // stdout, diagnostics to stderr; exit 0 on success, 1 on failure, 2 on a usage error.
 // `kodoc mcp` serves the MCP tools, as the kodo-mcp binary does.
 #include <CLI/CLI.hpp>
@@ -22,7 +22,7 @@ void Emit(const trove::kodo::cli::CommandOutput& out) {
   std::fwrite(out.err.data(), 1, out.err.size(), stderr);
 }
 
-// Words a user may type that name no command of this build (kodo.md §19 lists the commands
+// Words a user may type that name no command of this build (docs/kodo.md §2 lists the commands
 // of the upstream kodoc, most of them past tiers T0-T1).
 constexpr trove::base::CommandNote kNotes[] = {
     {"build", "is planned but not implemented yet"},
@@ -41,7 +41,7 @@ constexpr trove::base::CommandNote kNotes[] = {
     {"remove", "is planned but not implemented yet"},
     {"update", "is planned but not implemented yet"},
     {"audit", "is planned but not implemented yet"},
-    // Upstream kodoc has no `run` either (kodo.md §19).
+    // Upstream kodoc has no `run` either (docs/kodo.md §2).
     {"run",
      "is not a command: build the program, then run the executable (build is planned but not "
      "implemented yet)"},

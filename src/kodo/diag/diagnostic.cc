@@ -20,7 +20,7 @@ using OrderedJson = nlohmann::ordered_json;
 OrderedJson PatchJson(const FixPatch& patch) {
   OrderedJson j;
   j["description"] = patch.description;
-  j["file"] = "";  // always "" in this output (§17.1)
+  j["file"] = "";  // always "" in this output (docs/kodo.md §6.2)
   j["start_offset"] = patch.start_offset;
   j["end_offset"] = patch.end_offset;
   j["replacement"] = patch.replacement;
@@ -111,7 +111,7 @@ std::string RenderCheckJson(const SourceBuffer& source, std::string_view path,
   out["status"] = diagnostics.empty() ? "ok" : "failed";
   out["count"] = diagnostics.size();
   if (diagnostics.empty()) {
-    // An ad-hoc object upstream (json!), so its keys are sorted (§17).
+    // An ad-hoc object upstream (json!), so its keys are sorted (docs/kodo.md §6.2).
     OrderedJson meta;
     meta["module"] = summary.module;
     meta["purpose"] = summary.purpose ? OrderedJson(*summary.purpose) : OrderedJson(nullptr);

@@ -1,9 +1,9 @@
 // Kōdo diagnostics: the kinds table (kinds.def) as an enum with its metadata, the Diagnostic
 // model every phase reports with, and the renderings upstream kodoc 1.14.1 shows to agents:
-// the `kodoc check --json-errors` envelope (kodo.md §17.1), the `kodo.check`/`kodo.fix` objects
-// of the MCP tools (§18.3, §18.4) and a human-readable text form.
+// the `kodoc check --json-errors` envelope (docs/kodo.md §6.2), the `kodo.check`/`kodo.fix` objects
+// of the MCP tools (§3.3, §3.4) and a human-readable text form.
 //
-// A Diagnostic carries everything §17.1's JSON needs: code, severity, message (upstream's
+// A Diagnostic carries everything §6.2's JSON needs: code, severity, message (upstream's
 // template with its " at Span { start: S, end: E }" suffix, issue 5 decision 6), span (byte
 // offsets; line/column are computed only when rendering), suggestion, one fix patch, a repair
 // plan (ordered steps), fixability and see_also.
@@ -43,7 +43,7 @@ struct KindInfo {
   std::string_view name;  // "MissingStructField"
   Severity severity;
   Emitted emitted;
-  int tier;  // §22.2 tier that first emits it; 9 = never emitted
+  int tier;  // §7.1 tier that first emits it; 9 = never emitted
   Suffix suffix;
   std::string_view format;  // fmt template, positional `{}`
   std::string_view title;   // `kodoc explain` title
@@ -70,7 +70,7 @@ struct FixPatch {
 };
 
 // One step of a repair plan; steps are applied in order. A step may have no patches (upstream's
-// "empty marker" step, §16.2 "Plan").
+// "empty marker" step, §6.1 "Plan").
 struct RepairStep {
   std::string description;
   std::vector<FixPatch> patches;
@@ -83,7 +83,7 @@ struct Diagnostic {
   Kind kind = Kind::kE0200;
   std::string message;  // complete, suffix included
   // The primary location; absent for E0101 and E0210. E0001 has one, but upstream's JSON shows
-  // null (the span is lost when the lexer error is wrapped, §2): `span_in_json` says so.
+  // null (the span is lost when the lexer error is wrapped, §4.1): `span_in_json` says so.
   std::optional<SourceRange> span;
   bool span_in_json = true;
   std::optional<std::string> suggestion;
@@ -97,9 +97,9 @@ struct Diagnostic {
   std::string_view code() const { return Info(kind).code; }
   Severity severity() const { return Info(kind).severity; }
   // auto when a fix patch exists, else manual when a patch was withheld, else assisted when a
-  // suggestion exists, else manual (§16).
+  // suggestion exists, else manual (§6.1).
   Fixability fixability() const;
-  // "docs/error_index.md#CODE" (§17.1).
+  // "docs/error_index.md#CODE" (§6.2).
   std::string see_also() const;
 };
 
@@ -124,14 +124,14 @@ template <typename... Args>
   return d;
 }
 
-// What `kodoc check --json-errors` echoes on success (§17.1 "meta").
+// What `kodoc check --json-errors` echoes on success (§6.2 "meta").
 struct ModuleSummary {
   std::string module;
   std::optional<std::string> purpose;
   std::optional<std::string> version;
 };
 
-// Returns the §17.1 envelope, pretty-printed with two-space indentation as upstream prints it:
+// Returns the §6.2 envelope, pretty-printed with two-space indentation as upstream prints it:
 // {"errors": [DIAG...], "warnings": [], "status": "failed", "count": N} when `diagnostics` is
 // non-empty, else {"errors": [], "warnings": [], "status": "ok", "count": 0, "meta": {...}}.
 // `path` is the file name exactly as passed on the command line (span.file); `source` gives

@@ -27,7 +27,7 @@ TEST(KindsTest, CodesAreUniqueAndFindable) {
 }
 
 TEST(KindsTest, CoversTheWholeErrorIndex) {
-  // §16.1-§16.3, every code listed.
+  // docs/kodo.md §6.1, every code listed.
   for (std::string_view code :
        {"E0001", "E0002", "E0100", "E0101", "E0102", "E0103", "E0104", "E0200", "E0201", "E0202",
         "E0203", "E0204", "E0205", "E0210", "E0211", "E0212", "E0213", "E0214", "E0215", "E0216",

@@ -1,4 +1,4 @@
-// `kodoc explain CODE` (kodo.md §17.2) and the `kodo.explain` MCP tool (§18.4).
+// `kodoc explain CODE` (docs/kodo.md §2.1) and the `kodo.explain` MCP tool (§3.4).
 //
 // The CLI form has a long text for EVERY code of the kinds table (upstream has texts for 51 of
 // them; the other codes get ours, see docs/decisions/0014-kodo-diagnostics-and-checker.md): a

@@ -9,7 +9,7 @@
 namespace trove::kodo::diag {
 
 // Returns `parsed` as a Diagnostic: same code, message, span, suggestion and patch. E0001 keeps
-// its span for text output but shows null in JSON, as upstream (kodo.md §2). An unknown code
+// its span for text output but shows null in JSON, as upstream (docs/kodo.md §4.1). An unknown code
 // (a parser bug) becomes E0100 so that nothing is lost.
 Diagnostic FromParse(const parse::ParseDiagnostic& parsed);
 

@@ -1,4 +1,4 @@
-// The diagnostic objects of kodo-mcp's tools (kodo.md §18.3, §18.4), as nlohmann::json values
+// The diagnostic objects of kodo-mcp's tools (docs/kodo.md §3.3, §3.4), as nlohmann::json values
 // whose keys are sorted, as upstream's ad-hoc `json!` objects are. The server binding embeds
 // them in its tool results; nothing here knows about MCP itself.
 // Thread safety: pure functions.
@@ -16,7 +16,7 @@ namespace trove::kodo::diag {
 // omitted (no severity, no line/column, no `file` in the patch).
 nlohmann::json McpCheckError(const Diagnostic& diagnostic);
 
-// The §18.3 parse-failure object every source tool returns on a parse error:
+// The §3.3 parse-failure object every source tool returns on a parse error:
 // {"errors": [{"code", "message", "span": {"end", "start"} | null}], "phase": "parse",
 //  "status": "failed"}.
 nlohmann::json McpParseFailure(std::span<const Diagnostic> diagnostics);
@@ -25,7 +25,7 @@ nlohmann::json McpParseFailure(std::span<const Diagnostic> diagnostics);
 // "status": "failed"}.
 nlohmann::json McpTypeFailure(std::span<const Diagnostic> diagnostics);
 
-// The `kodo.fix` result for `diagnostics` (§18.4): {"message": "no errors to fix", "patches":
+// The `kodo.fix` result for `diagnostics` (§3.4): {"message": "no errors to fix", "patches":
 // [], "repair_plans": [], "status": "ok"} when empty, else {"error_count", "patches": [{...,
 // "error_code"}], "repair_plans": [{"error_code", "message", "steps": [{"description", "id",
 // "patches"}]}], "status": "errors_found"}.

@@ -1,4 +1,4 @@
-// The shared front half of Kōdo's tools (kodo.md §18.3, upstream's `compile_source`): one
+// The shared front half of Kōdo's tools (docs/kodo.md §3.3, upstream's `compile_source`): one
 // source text becomes a SourceBuffer, is parsed fail-fast and, unless parsing failed, is
 // type-checked by the collecting checker (or the fail-fast one when asked). `kodoc` and
 // `kodo-mcp` both start here, so the CLI and the MCP tools cannot disagree about a program.
@@ -6,7 +6,7 @@
 // What is deliberately not done here, as upstream's MCP front half does not: imports are
 // parsed and ignored (no module is loaded, so imported names are E0201; issue 5 decision 5),
 // no `kodo.toml` trust configuration is read, and the file name is used only in messages.
-// Contracts, desugaring and MIR lowering are later phases (kodo.md §1).
+// Contracts, desugaring and MIR lowering are later phases (docs/kodo.md §1.1).
 //
 // Thread safety: pure functions of their arguments.
 #pragma once

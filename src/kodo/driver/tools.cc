@@ -125,7 +125,7 @@ Result<json> CheckTool(std::string source, const FrontOptions& options) {
     case Outcome::kOk:
       break;
   }
-  // Contracts would run here in runtime mode, where they cannot fail (kodo.md §9.5), so the
+  // Contracts would run here in runtime mode, where they cannot fail (docs/kodo.md §7.2), so the
   // answer for a well-typed program is "ok" with or without them.
   return json{{"errors", json::array()}, {"module", c.module->name}, {"status", "ok"}};
 }
@@ -138,7 +138,7 @@ Result<json> FixTool(std::string source, const FrontOptions& options) {
 
 Result<json> DescribeTool(std::string source, const FrontOptions& options) {
   // Upstream also type-checks here and ignores the result; the output comes from the AST
-  // alone, so parsing is enough (kodo.md §23.3).
+  // alone, so parsing is enough (docs/kodo.md §8).
   ASSIGN_OR_RETURN(Compiled c, CompileSource(std::move(source), "<source>", ParseOnly(options)));
   if (c.outcome == Outcome::kParseFailed) return diag::McpParseFailure(c.diagnostics);
   return DescribeModuleJson(*c.module);

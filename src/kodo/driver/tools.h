@@ -1,4 +1,4 @@
-// The seven tools of kodo-mcp as engine functions (kodo.md §18.4): each takes the tool's
+// The seven tools of kodo-mcp as engine functions (docs/kodo.md §3.4): each takes the tool's
 // arguments and returns upstream's result object with its exact keys and values, keys sorted
 // as upstream's ad-hoc objects are (nlohmann::json keeps object keys ordered). The MCP binding
 // (kodo/server) wraps these objects in tool results; `kodoc` prints some of them too.
@@ -29,7 +29,7 @@ inline constexpr std::string_view kConfidenceNotImplemented =
     "kodo.confidence_report is not implemented yet: confidence propagation (@confidence, "
     "@reviewed_by, min_confidence) arrives with the contracts and trust phase (tier T3)";
 
-// kodo.check: the parse-failure object (§18.3), the type-failure object, or
+// kodo.check: the parse-failure object (§3.3), the type-failure object, or
 // {"errors": [], "module": NAME, "status": "ok"}.
 Result<nlohmann::json> CheckTool(std::string source, const FrontOptions& options = {});
 

@@ -73,8 +73,8 @@ TEST(CheckToolTest, UpstreamObjects) {
 
   Result<json> failed = CheckTool(kTypeError);
   ASSERT_TRUE(failed.ok());
-  // The span of a `return` mismatch is the whole statement; this is the example of kodo.md
-  // §18.4 (74..85).
+  // The span of a `return` mismatch is the whole statement; this is the example of docs/kodo.md
+  // §3.4 (74..85).
   const std::size_t at = kTypeError.find("return true");
   const std::size_t end = at + std::string("return true").size();
   json error = (*failed)["errors"][0];

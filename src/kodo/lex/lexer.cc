@@ -290,7 +290,7 @@ class Lexer {
   }
 
   // `//` up to, not including, the end of the line. Test directives `//@` and `//~` are
-  // ordinary comments (kodo.md §2).
+  // ordinary comments (docs/kodo.md §4.1).
   void LexComment() {
     const std::uint32_t begin = Pos();
     const void* newline = std::memchr(data_ + pos_, '\n', size_ - pos_);
@@ -332,7 +332,8 @@ class Lexer {
     return LookupKeyword(std::string_view(data_ + begin, pos_ - begin)).value_or(TokenKind::kIdent);
   }
 
-  // Integer `[0-9][0-9_]*` (must fit int64) or float `[0-9][0-9_]*\.[0-9][0-9_]*` (kodo.md §2).
+  // Integer `[0-9][0-9_]*` (must fit int64) or float `[0-9][0-9_]*\.[0-9][0-9_]*` (docs/kodo.md
+  // §4.1).
   void LexNumber() {
     const std::uint32_t begin = Pos();
     // Stops at the '\0' sentinel.
@@ -477,7 +478,7 @@ class Lexer {
     }
   }
 
-  // `"..."` or `f"..."` (kodo.md §2). Raw newlines are allowed inside.
+  // `"..."` or `f"..."` (docs/kodo.md §4.1). Raw newlines are allowed inside.
   void LexString(bool is_fstring) {
     const std::uint32_t begin = Pos();
     pos_ += is_fstring ? 2 : 1;
@@ -493,7 +494,7 @@ class Lexer {
   }
 
   // Splits a decoded f-string body at `{`...`}` pairs, counting nested braces. There is no
-  // brace escape; a lone `}` is text (kodo.md §2).
+  // brace escape; a lone `}` is text (docs/kodo.md §4.1).
   FStringValue SplitFString(const DecodedString& decoded) const {
     const std::string& d = decoded.text;
     auto source_at = [&](std::size_t i) { return decoded.SourceAt(i); };
@@ -539,7 +540,7 @@ class Lexer {
     return value;
   }
 
-  // Operators and punctuation, longest match first (kodo.md §2).
+  // Operators and punctuation, longest match first (docs/kodo.md §4.1).
   // Scans an operator or punctuation into `kind`. Returns false when no token starts here (then
   // it has reported E0001 and skipped, or stopped).
   bool ScanPunct(TokenKind& kind) {

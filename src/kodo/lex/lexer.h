@@ -1,18 +1,18 @@
-// The Kōdo lexer: turns one SourceBuffer into tokens and lexical errors (kodo.md §2, §16.1).
+// The Kōdo lexer: turns one SourceBuffer into tokens and lexical errors (docs/kodo.md §4.1, §6.1).
 //
 // Skipped text (spaces, tabs, '\r', '\n', `//` line comments) produces no tokens unless
 // LexOptions::keep_trivia is set; newlines are not significant, so there is no newline token.
-// Kōdo has no block comments and no doc comments (§2).
+// Kōdo has no block comments and no doc comments (§4.1).
 //
 // Errors. Upstream has one lexical code, E0001 "unexpected character", for every lexical error:
 // a character no token matches, an integer literal outside int64, an unterminated string
-// (E0002 is defined but never emitted, §16.1). Trove keeps that code and message and adds a
+// (E0002 is defined but never emitted, §6.1). Trove keeps that code and message and adds a
 // `reason` so a later diagnostic can say more. Upstream stops at the first error, so a file has
-// at most one lexical error (§2); that is the default here. With `recover` set, the lexer
+// at most one lexical error (§4.1); that is the default here. With `recover` set, the lexer
 // instead emits an Error token over the bad text and continues (for an editor or `kodoc parse`).
 //
 // Invalid UTF-8 (a decision: upstream reads files as Rust strings and never sees it): outside
-// strings every non-ASCII character is already E0001 (§2: identifiers are ASCII). Inside a
+// strings every non-ASCII character is already E0001 (§4.1: identifiers are ASCII). Inside a
 // string or comment an invalid byte sequence is also E0001, with reason kInvalidUtf8 and the
 // range of the one bad sequence, so every token's text is valid UTF-8.
 //
@@ -45,8 +45,8 @@ struct LexOptions {
 };
 
 // A lexical error. This is a minimal record until the Kōdo diagnostics engine (kodo/diag/,
-// conventions §12) exists; that engine will take over code, message and suggestion from its
-// kinds table, and this struct will become the input to it.
+// docs/conventions.md §10.2) exists; that engine will take over code, message and suggestion from
+// its kinds table, and this struct will become the input to it.
 struct LexError {
   enum class Reason : std::uint8_t {
     kUnexpectedCharacter,  // no token starts with this character

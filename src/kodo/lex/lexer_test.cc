@@ -15,7 +15,7 @@ namespace {
 
 using K = TokenKind;
 
-// A source with ranges marked as `[[...]]` (conventions §14); the markers are removed.
+// A source with ranges marked as `[[...]]` (docs/conventions.md §11); the markers are removed.
 // Kōdo never uses `[[` or `]]` outside intent values, which these tests do not write.
 struct Marked {
   std::string code;

@@ -1,5 +1,5 @@
 // Kōdo tokens: the TokenKind enum generated from token_kinds.def, and Token, one lexed token
-// with its byte range and, for literals, its decoded value (kodo.md §2).
+// with its byte range and, for literals, its decoded value (docs/kodo.md §4.1).
 // Thread safety: plain values; the functions here are pure.
 #pragma once
 
@@ -27,7 +27,7 @@ inline constexpr int kTokenKindCount = 0
     ;
 
 // Returns upstream's Debug name without payload ("Fn", "SelfValue", "IntLit", "FatArrow"),
-// the spelling parse errors use (kodo.md §2, §20).
+// the spelling parse errors use (docs/kodo.md §4.1, §6.4).
 std::string_view DebugName(TokenKind kind);
 
 // Returns the source spelling of a keyword or punctuation ("fn", "=>"), else a description
@@ -46,10 +46,10 @@ bool IsTrivia(TokenKind kind);
 inline constexpr std::size_t kMaxKeywordLength = 9;
 
 // Returns the keyword spelled `text`, if any. `Self`, `in`, `dyn`, `_` and `result` are
-// identifiers (kodo.md §2).
+// identifiers (docs/kodo.md §4.1).
 std::optional<TokenKind> LookupKeyword(std::string_view text);
 
-// One part of an f-string body, after escapes are processed (kodo.md §2).
+// One part of an f-string body, after escapes are processed (docs/kodo.md §4.1).
 struct FStringPart {
   enum class Kind : std::uint8_t { kText, kExpr };
   Kind kind = Kind::kText;
@@ -67,7 +67,7 @@ struct FStringValue {
   // Text parts are never empty, except that an empty f-string is one empty text part.
   std::vector<FStringPart> parts;
   // Set when a `{` has no matching `}`: the range of that `{`. The lexer does not report it; the
-  // parser does, as E0101 "closing `}` in f-string interpolation" (kodo.md §2, §16.1).
+  // parser does, as E0101 "closing `}` in f-string interpolation" (docs/kodo.md §4.1, §6.1).
   std::optional<SourceRange> unclosed_brace;
   friend bool operator==(const FStringValue&, const FStringValue&) = default;
 };

@@ -1,7 +1,7 @@
 // Round trips over the corpus of valid programs in testdata/kodo/ (one file per feature area of
-// kodo.md §3/§22): each file parses without a diagnostic in both modes; re-laying its tokens out
-// (one per line, or all on one line: the grammar is newline-insensitive) parses to the same tree
-// up to spans; declaration spans cover exactly the declaration's text.
+// docs/kodo.md §4.2/§7.1): each file parses without a diagnostic in both modes; re-laying its
+// tokens out (one per line, or all on one line: the grammar is newline-insensitive) parses to the
+// same tree up to spans; declaration spans cover exactly the declaration's text.
 #include <gtest/gtest.h>
 
 #include <filesystem>

@@ -1,5 +1,5 @@
-// Deep nesting through the whole front end (issue 17 item 1, conventions §9: no input takes a
-// server down). The two programs of the issue (a 5,000-call method chain, `1 + 1 + ... + 1` with
+// Deep nesting through the whole front end (issue 17 item 1, docs/conventions.md §8: no input takes
+// a server down). The two programs of the issue (a 5,000-call method chain, `1 + 1 + ... + 1` with
 // 100,000 terms) and random deep nests (chains, parentheses, blocks, closures and the other
 // nesting constructs, mixed) at 10, 100 and 1,000 times the limit must come back as one
 // "nesting too deep" diagnostic with a span, through the parser, `kodoc check` and the MCP tools'

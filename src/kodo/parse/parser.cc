@@ -144,7 +144,7 @@ class Parser {
     d.message = fmt::format("unexpected end of input, expected {}", expected);
     d.suggestion = fmt::format("the file ended before the parser found {}", expected);
     if (auto closer = Closer(expected)) {
-      // Upstream places this insertion at offset 0 [I] (kodo.md §16.1), where it cannot parse;
+      // Upstream places this insertion at offset 0 [I] (docs/kodo.md §6.1), where it cannot parse;
       // it goes at the end of the file, as its description says (decision 0047).
       const auto end = static_cast<std::uint32_t>(s_.source->size());
       d.fix_patch = FixPatch{fmt::format("append closing `{}` at end of file", *closer), end, end,
@@ -1404,7 +1404,8 @@ Expr Parser::ParseExpr() {
 }
 
 namespace {
-// Binary operators by precedence level, lowest first (kodo.md §3, §6): 0 `??`, 1 `||`, 2 `&&`,
+// Binary operators by precedence level, lowest first (docs/kodo.md §4.2, §4.5): 0 `??`, 1 `||`, 2
+// `&&`,
 // 3 `== !=`, 4 `< > <= >=`, 5 `+ -`, 6 `* / %`. All are left-associative.
 constexpr int kNoOperator = -1;
 constexpr int kTopLevel = 0;
@@ -1784,7 +1785,7 @@ Expr Parser::ParseFString() {
       e.extra->parts.push_back(std::move(sp));
       continue;
     }
-    // A fresh parser over the interpolated text (kodo.md §2), its tokens shifted to file
+    // A fresh parser over the interpolated text (docs/kodo.md §4.1), its tokens shifted to file
     // offsets; trailing tokens after the expression are ignored, as upstream's sub-parser does.
     sp.is_expr = true;
     sp.base = part.range.begin;

@@ -1,10 +1,10 @@
 // The Kōdo parser: recursive descent with one function per precedence level, over the tokens of
 // kodo/lex, producing the AST of kodo/ast for the grammar upstream `kodoc` 1.14.1 accepts
-// (kodo.md §3) and the parse diagnostics of §16.1.
+// (docs/kodo.md §4.2) and the parse diagnostics of §6.1.
 //
 // Errors. Upstream's CLI and MCP tools call the fail-fast parser: a file yields at most one parse
 // error (E0100 unexpected token or E0101 unexpected end of input), or the lexer's one E0001, and
-// no AST (kodo.md §3, §16.1). That is the default here, with upstream's message templates:
+// no AST (docs/kodo.md §4.2, §6.1). That is the default here, with upstream's message templates:
 //   E0100 "expected X, found TOKEN at Span { start: S, end: E }"   (span = the found token)
 //   E0101 "unexpected end of input, expected X"                    (no span)
 // ParseOptions::recover selects the recovering variant (upstream's `kodoc parse` and LSP):
@@ -34,7 +34,7 @@
 
 namespace trove::kodo::parse {
 
-// A machine-applicable edit offered with a diagnostic (kodo.md §16.1 "patch").
+// A machine-applicable edit offered with a diagnostic (docs/kodo.md §6.1 "patch").
 struct FixPatch {
   std::string description;
   std::uint32_t start_offset = 0;
@@ -42,7 +42,7 @@ struct FixPatch {
   std::string replacement;
 };
 
-// One lexical or parse error, carrying what §17.1's JSON needs: code, message, span (absent for
+// One lexical or parse error, carrying what §6.2's JSON needs: code, message, span (absent for
 // E0101 and, in JSON, for E0001), suggestion, fix patch. A minimal record until kodo/diag exists.
 struct ParseDiagnostic {
   std::string code;     // "E0001", "E0100", "E0101", "E0104"

@@ -76,7 +76,7 @@ ParseDiagnostic OneError(std::string_view src) {
 // Spec examples, quoted.
 
 TEST(ParserSpecTest, RequiresClauseRendersAsSpecExample) {
-  // kodo.md §20: `requires { b != 0 }` with `b` at offset 52.
+  // docs/kodo.md §6.4: `requires { b != 0 }` with `b` at offset 52.
   std::string src = "module m {\n fn f(b: Int) requires { ";
   src += std::string(52 - src.size(), ' ');
   src += "b != 0 } {}\n}\n";
@@ -90,7 +90,7 @@ TEST(ParserSpecTest, RequiresClauseRendersAsSpecExample) {
 }
 
 TEST(ParserSpecTest, McpParseFailureExample) {
-  // kodo.md §18.3: "expected RBrace, found Let at Span { start: 40, end: 43 }".
+  // docs/kodo.md §3.3: "expected RBrace, found Let at Span { start: 40, end: 43 }".
   std::string src = "module test {\n  meta { purpose: \"x\" }\n";
   src += std::string(40 - src.size(), ' ');
   src += "let x = 1\n}\n";
@@ -109,7 +109,8 @@ TEST(ParserSpecTest, McpParseFailureExample) {
 }
 
 TEST(ParserSpecTest, DescribeToolParamAndReturnTypes) {
-  // kodo.md §18.4: "params":[{"name":"a","type":"Named(\"Int\")"}], "return_type":"Named(\"Int\")".
+  // docs/kodo.md §3.4: "params":[{"name":"a","type":"Named(\"Int\")"}],
+  // "return_type":"Named(\"Int\")".
   ParseResult r = Parse(
       "module m { meta { purpose: \"p\" }\n"
       "  @confidence(0.95) @authored_by(agent: \"claude\")\n"
@@ -156,7 +157,7 @@ TEST(ParserModuleTest, MetaImportsAndSpans) {
   EXPECT_EQ(m.imports[0].span, (ast::Span{At(src, "import std"), At(src, "option") + 6}));
   ASSERT_TRUE(m.meta.has_value());
   ASSERT_EQ(m.meta->entries.size(), 2u);
-  // Entry spans run from the `meta` keyword to the end of the value (kodo.md §4).
+  // Entry spans run from the `meta` keyword to the end of the value (docs/kodo.md §4.3).
   EXPECT_EQ(m.meta->entries[1].span, (ast::Span{At(src, "meta"), At(src, "\"1.0\"") + 5}));
   EXPECT_EQ(m.meta->entries[1].value, "1.0");
   // Ids are handed out as nodes complete: meta, then main, then the module.
@@ -387,7 +388,7 @@ TEST(ParserStmtTest, ReturnAssignBreakContinue) {
 }
 
 TEST(ParserStmtTest, ReturnDoesNotTakeMatch) {
-  // kodo.md §3: `return match ...` is `return` then a match expression statement [I].
+  // docs/kodo.md §4.2: `return match ...` is `return` then a match expression statement [I].
   ParseResult r = Parse(Fn("return match x { _ => 1 }"));
   ASSERT_TRUE(r.ok());
   const auto& stmts = r.module->functions[0].body.stmts;
@@ -449,7 +450,7 @@ TEST(ParserStmtTest, IfLetSpawnParallelSelectForall) {
 }
 
 TEST(ParserStmtTest, NewlinesAreNotSignificant) {
-  // kodo.md §2: `let x = a` newline `-b` is `a - b`.
+  // docs/kodo.md §4.1: `let x = a` newline `-b` is `a - b`.
   ParseResult r = Parse(Fn("let x = a\n    -b"));
   ASSERT_TRUE(r.ok());
   ASSERT_EQ(r.module->functions[0].body.stmts.size(), 1u);
@@ -663,7 +664,7 @@ TEST(ParserExprTest, AnnotationArgumentsAreExpressions) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Errors (kodo.md §16.1): every code, message and span.
+// Errors (docs/kodo.md §6.1): every code, message and span.
 
 TEST(ParserErrorTest, E0001LexerErrorStopsEverything) {
   const ParseDiagnostic d = OneError("module m { fn f() { let x = 1 # 2 } }");
@@ -752,8 +753,9 @@ TEST(ParserErrorTest, E0100PatchOnlyForClosingDelimiters) {
 }
 
 TEST(ParserErrorTest, CodesNeverEmitted) {
-  // kodo.md §16.1: E0002 (unterminated string) is reported as E0001; E0102/E0103 (missing module
-  // declaration / meta) are never emitted: a missing `module` is E0100 and a missing meta parses.
+  // docs/kodo.md §6.1: E0002 (unterminated string) is reported as E0001; E0102/E0103 (missing
+  // module declaration / meta) are never emitted: a missing `module` is E0100 and a missing meta
+  // parses.
   EXPECT_EQ(OneError("module m { fn f() { let s = \"open } }").code, "E0001");
   EXPECT_EQ(OneError("fn main() { }").code, "E0100");
   EXPECT_TRUE(Parse("module m { fn main() { } }").ok());

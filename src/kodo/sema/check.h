@@ -1,4 +1,4 @@
-// The Kōdo type checker's entry points (kodo.md §7): the collecting check that `kodoc check`,
+// The Kōdo type checker's entry points (docs/kodo.md §5): the collecting check that `kodoc check`,
 // `kodoc build` and the MCP tools run, plus the "front half" (parse, then check) they share.
 //
 // Interface notes for callers (kept stable; changes are announced here):
@@ -6,7 +6,7 @@
 //   - 2026-11-26: CheckSource verifies fix patches (CheckOptions::verify_fixes, verify_fixes.h);
 //     Check() does not.
 //
-// Scope. Tiers T0 and T1 (§22.2) are checked in full. Constructs of later tiers are accepted
+// Scope. Tiers T0 and T1 (§7.1) are checked in full. Constructs of later tiers are accepted
 // without false errors: see docs/decisions/0014-kodo-diagnostics-and-checker.md for what is
 // skipped.
 //
@@ -27,7 +27,7 @@ namespace trove::kodo::sema {
 
 struct CheckOptions {
   // Stop at the first error (upstream's `check_module`, used by confidence reports and
-  // `kodoc fix`). Default: collect every error in upstream's order (§7.3).
+  // `kodoc fix`). Default: collect every error in upstream's order (§5.3).
   bool fail_fast = false;
   // CheckSource only: verify every fix patch before offering it (verify_fixes.h). Off only for
   // the re-checks the verification itself runs.
@@ -38,7 +38,7 @@ struct CheckOptions {
 };
 
 struct CheckResult {
-  // In upstream's order (§7.3): meta errors first (E0210 alone when it occurs), then at most
+  // In upstream's order (§5.3): meta errors first (E0210 alone when it occurs), then at most
   // one error per function body, free functions in source order, then impl methods.
   std::vector<diag::Diagnostic> diagnostics;
   bool ok() const { return diagnostics.empty(); }

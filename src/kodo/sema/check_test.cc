@@ -1,5 +1,6 @@
 // Checker tests that are not golden files: the repository's tier programs, the order and
-// one-error-per-function rules of §7.3, fail-fast mode, and bad input that must not crash.
+// one-error-per-function rules of docs/kodo.md §5.3, fail-fast mode, and bad input that must not
+// crash.
 #include "kodo/sema/check.h"
 
 #include <gtest/gtest.h>
@@ -44,8 +45,8 @@ TEST(CheckTest, T1ProgramChecksClean) {
 }
 
 // testdata/kodo/t0_basics.ko compares Bools (`a != b`, `c == d` in `logic`). Upstream types
-// `==`/`!=` on numbers and strings only (§7.5: "Bool == Bool ... are E0200"), so it rejects
-// that function, once (one error per body), at the left operand of the first comparison.
+// `==`/`!=` on numbers and strings only (docs/kodo.md §5.5: "Bool == Bool ... are E0200"), so it
+// rejects that function, once (one error per body), at the left operand of the first comparison.
 TEST(CheckTest, T0ProgramIsRejectedWhereUpstreamRejectsIt) {
   const std::string text = ReadFile(std::string(TROVE_KODO_TESTDATA) + "/t0_basics.ko");
   const std::vector<diag::Diagnostic> diags = Diags(text);

@@ -1,5 +1,5 @@
-// The collecting checker (kodo.md §7). One Checker per Check() call; it registers the module's
-// declarations (§7.3 steps 1-6), then checks each body, stopping a body at its first error
+// The collecting checker (docs/kodo.md §5). One Checker per Check() call; it registers the module's
+// declarations (§5.3 steps 1-6), then checks each body, stopping a body at its first error
 // (step 7), then the module invariants (step 8). Tier T0-T1 rules are implemented as the spec
 // states them; later-tier constructs are typed leniently (kAny) where they are not implemented,
 // see docs/decisions/0014-kodo-diagnostics-and-checker.md.
@@ -51,7 +51,7 @@ struct BodyError {
 
 constexpr std::string_view kTodoPurpose = "TODO: describe this module";
 
-// Upstream's similar-name rule (§7.4): the candidate at the smallest Levenshtein distance d with
+// Upstream's similar-name rule (§5.4): the candidate at the smallest Levenshtein distance d with
 // 1 <= d <= max(len/2, 3), the first one on ties.
 std::size_t Levenshtein(std::string_view a, std::string_view b) {
   std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
@@ -96,7 +96,7 @@ struct EnumInfo {
   std::vector<std::pair<std::string_view, std::vector<Type>>> variants;
 };
 
-// A generic enum or struct declaration, instantiated on use (§7.2).
+// A generic enum or struct declaration, instantiated on use (§5.2).
 struct Template {
   std::vector<std::string> params;
   // Enum: variant name and payload types; struct: field name and its one type.
@@ -305,7 +305,7 @@ class Checker {
   // Functions whose signature failed to resolve: the error is reported once, at registration,
   // and their bodies are not checked.
   std::set<const ast::Function*> bad_signatures_;
-  std::set<std::string> element_aware_;  // list_*/map_*/set_* builtins (lenient, §13)
+  std::set<std::string> element_aware_;  // list_*/map_*/set_* builtins (lenient, §4.6)
   std::vector<Binding> env_;
   std::deque<std::string> owned_names_;  // made binding names (see Own); a deque: they never move
   // env_[0, globals_end_) are the module-level bindings, whose types are also indexed by name
@@ -335,7 +335,7 @@ constexpr int kMaxInstantiationDepth = 32;
 constexpr std::size_t kMaxInstanceNameBytes = 1024;
 
 // =============================================================================================
-// Diagnostics with their suggestions and patches (§16.2).
+// Diagnostics with their suggestions and patches (§6.1).
 
 // Upstream also attaches a patch replacing the span with the expected type's name (`true` ->
 // `Int`), which never removes the error; it is left out (decision 0014), so E0200 is `assisted`.
@@ -433,7 +433,7 @@ CheckResult Checker::Run() {
   if (Stopped()) return CheckResult{std::move(diags_)};
   FreezeGlobals();
   for (const ast::Function& fn : module_.functions) {
-    if (!fn.generic_params.empty()) continue;  // templates are never checked (§7.6)
+    if (!fn.generic_params.empty()) continue;  // templates are never checked (§5.6)
     CheckFunction(fn);
     if (Stopped()) return CheckResult{std::move(diags_)};
   }
@@ -460,7 +460,7 @@ bool Checker::CheckMeta() {
   if (!module_.meta) {
     Diagnostic d = diag::Make(Kind::kE0210, std::nullopt);
     d.suggestion = "add a `meta {{ purpose: \"...\" }}` block to your module";
-    // After the imports, or else after the module's `{` (meta follows imports, §3); upstream
+    // After the imports, or else after the module's `{` (meta follows imports, §4.2); upstream
     // inserts at offset 0, before `module`, where it cannot parse (decision 0047).
     const std::string_view text = source_.text();
     std::optional<std::uint32_t> at = module_.imports.empty()
@@ -495,7 +495,7 @@ bool Checker::CheckMeta() {
   } else if (purpose->value.find_first_not_of(" \t\r\n") == std::string::npos) {
     Diagnostic d = diag::Make(Kind::kE0211, R(purpose->span));
     d.suggestion = "provide a non-empty purpose string";
-    // The string literal only: the entry's span starts at the `meta` keyword (§4), which
+    // The string literal only: the entry's span starts at the `meta` keyword (§4.3), which
     // upstream's replacement swallows (decision 0047).
     const std::string_view text = source_.text();
     const std::uint32_t end = purpose->span.end;
@@ -518,7 +518,7 @@ void Checker::RegisterBuiltins() {
   const auto fn = [this](std::string_view name, std::initializer_list<Type> params, Type ret) {
     Bind(name, types_.Function(params, ret));
   };
-  // I/O, math, chars and string builder, tests (§13).
+  // I/O, math, chars and string builder, tests (§4.6).
   fn("println", {s}, u);
   fn("print", {s}, u);
   fn("print_int", {i}, u);
@@ -643,7 +643,7 @@ void Checker::RegisterBuiltins() {
 }
 
 void Checker::RegisterTypes() {
-  // The Option/Result prelude (§5): generic enums.
+  // The Option/Result prelude (§4.4): generic enums.
   SetTemplate("Option",
               Template{{"T"}, {{"Some", {TypeExpr::Named("T")}}, {"None", {}}}, /*is_enum=*/true});
   SetTemplate("Result", Template{{"T", "E"},
@@ -689,7 +689,7 @@ void Checker::RegisterTypes() {
       Report(std::move(error.diagnostic));
     }
   }
-  // Field and payload types of non-generic declarations: no monomorphisation (§7.2 [I]).
+  // Field and payload types of non-generic declarations: no monomorphisation (§5.2 [I]).
   for (std::size_t i = 0; i < module_.enum_decls.size(); ++i) {
     const ast::EnumDecl& e = module_.enum_decls[i];
     if (!e.generic_params.empty()) continue;
@@ -731,7 +731,7 @@ void Checker::RegisterImpls() {
   };
   for (const ast::ImplBlock& impl : module_.impl_blocks) {
     const Span span = impl.span;
-    // §7.3 step 4: trait conformance. Any error skips registering the block's methods (their
+    // §5.3 step 4: trait conformance. Any error skips registering the block's methods (their
     // bodies are still checked; calls to them become E0235).
     const ast::TraitDecl* trait = nullptr;
     if (impl.trait_name) {
@@ -809,7 +809,7 @@ void Checker::RegisterImpls() {
     }
     if (trait != nullptr) {
       // Default methods the block does not override are registered for the type too (their
-      // bodies are never checked, §7.3). `self` is the implementing type.
+      // bodies are never checked, §5.3). `self` is the implementing type.
       for (const ast::TraitMethod& m : trait->methods) {
         if (!m.body) continue;
         const bool overridden =
@@ -847,7 +847,7 @@ void Checker::RegisterImpls() {
 void Checker::RegisterFunctions() {
   for (const ast::Function& fn : module_.functions) {
     if (!fn.generic_params.empty()) {
-      // Generic functions are templates (§7.6); calls to them are typed leniently (T2).
+      // Generic functions are templates (§5.6); calls to them are typed leniently (T2).
       generic_fns_[fn.name] = &fn;
       Bind(fn.name, Type::Any());
       continue;
@@ -1048,7 +1048,7 @@ Type Checker::Resolve(const TypeExpr& te, Span where, bool mono,
 
 bool Checker::Assignable(const Type& expected, const Type& found) const {
   if (TypesEqual(expected, found)) return true;
-  // §7.10: `Ok(1)` (Result__Int_?) where Result<Int, String> is expected, `None` (Option__?).
+  // §5.10: `Ok(1)` (Result__Int_?) where Result<Int, String> is expected, `None` (Option__?).
   if (expected.tag() == TypeTag::kEnum && found.tag() == TypeTag::kEnum &&
       BaseName(expected.name()) == BaseName(found.name()) &&
       found.name().find('?') != std::string::npos) {
@@ -1077,7 +1077,7 @@ Type Checker::CheckBlock(const ast::Block& block) {
 }
 
 // The type of a block is the type of its last statement when that is an expression statement,
-// else unit (§7.5).
+// else unit (§5.5).
 Type Checker::CheckStmts(const ast::Block& block) {
   Type last = Type::Unit();
   for (const Stmt& stmt : block.stmts) {
@@ -1218,7 +1218,7 @@ void Checker::ExpectType(const Type& expected, const Expr& e) {
   if (!TypesEqual(expected, t)) Mismatch(expected, t, ast::ExprSpan(e));
 }
 
-// Binds the names of pattern `p` matched against a value of `type` (§7.7). `covered` collects
+// Binds the names of pattern `p` matched against a value of `type` (§5.7). `covered` collects
 // the enum variants a match arm covers. A bare name binds the whole value when the type is not
 // an enum and `top_level_binding_ok` (let and if-let patterns).
 void Checker::BindPattern(const Pattern& p, const Type& type,
@@ -1403,7 +1403,7 @@ Type Checker::Infer(const Expr& e) {
       return Infer(e.right());
     }
     case ExprKind::kClosure: {
-      // §7.9: typed parameters, the body typed with them in scope.
+      // §5.9: typed parameters, the body typed with them in scope.
       const std::size_t mark = env_.size();
       std::vector<Type> params;
       for (const ast::ClosureParam& p : e.extra->params) {
@@ -1495,7 +1495,7 @@ Type Checker::InferCall(const Expr& e) {
   if (callee.kind == ExprKind::kFieldAccess) {
     const Expr& object = callee.operand();
     // `T.f(...)`: a static method when `T` names a type (not a value) and T_f's first
-    // parameter is not a T (§7.5 call step 2).
+    // parameter is not a T (§5.5 call step 2).
     const auto names_a_type = [this](std::string_view name) {
       const TypeNames* names = type_names_.Find(name);
       return names != nullptr && (names->struct_info != nullptr || names->enum_info != nullptr ||
@@ -1552,7 +1552,7 @@ Type Checker::InferCall(const Expr& e) {
   return CheckCallArgs(ft.args(), ft.result(), e, 1);
 }
 
-// Builtin methods of String, Int and Float64 (§13), receiver first.
+// Builtin methods of String, Int and Float64 (§4.6), receiver first.
 std::optional<Type> Checker::BuiltinMethod(std::string_view type, std::string_view method) {
   const Type i = Type::Int(), s = Type::String(), b = Type::Bool(), f = Type::Float64();
   const auto fn = [this](std::initializer_list<Type> params, Type ret) {
@@ -1616,7 +1616,7 @@ Type Checker::InferMethodCall(const Expr& e, const Expr& object, std::string_vie
       break;
   }
   // Other receivers: `e.m` is a field access of a non-struct, typed `?`, and calling it is
-  // E0203 (§7.8).
+  // E0203 (§5.8).
   if (type_name.empty()) NotCallable(Type::Unknown(), e.span, ast::ExprSpan(object));
   const std::string base(BaseName(type_name));
   const Type* user = Lookup((type_name + "_").append(method));
@@ -1648,7 +1648,7 @@ Type Checker::InferMethodCall(const Expr& e, const Expr& object, std::string_vie
     }
     return Type::Any();
   }
-  // E0235: no such method (§7.8), with a near name among the type's methods.
+  // E0235: no such method (§5.8), with a near name among the type's methods.
   std::vector<std::string> owned;
   const std::string prefix = type_name + "_";
   for (const Binding& b : env_) {
@@ -1746,7 +1746,7 @@ Type Checker::InferStructLit(const Expr& e) {
     Fail(std::move(d));
   }
   const std::string_view shown = name;
-  // E0216 duplicates, E0215 unknown fields, E0214 missing fields, then the values (§7.5).
+  // E0216 duplicates, E0215 unknown fields, E0214 missing fields, then the values (§5.5).
   // Linear scans, not a set and a vector of names: a literal has a few fields, and these ran
   // (and allocated) for every struct literal (docs/decisions/0031-kodo-perf4.md).
   const auto initialized = [&](std::string_view field, std::size_t before) {
@@ -1891,7 +1891,7 @@ Type Checker::InferVariant(const Expr& e, std::string_view enum_name, std::strin
   Fail(std::move(d));
 }
 
-// A call of a generic function (§7.6): type arguments inferred left to right from parameters
+// A call of a generic function (§5.6): type arguments inferred left to right from parameters
 // declared as a bare type parameter (first binding wins, unresolved ones are `?`); each
 // argument must equal its substituted parameter type (span = the call); each bound `T: A`
 // needs `impl A for X` for the concrete type X; the result is the substituted return type,

@@ -6,7 +6,8 @@
 
 namespace trove::kodo::sema::internal {
 
-// Runs the phases of kodo.md §7.3 over `module` and returns the diagnostics in upstream's order.
+// Runs the phases of docs/kodo.md §5.3 over `module` and returns the diagnostics in upstream's
+// order.
 CheckResult RunChecker(const SourceBuffer& source, const ast::Module& module,
                        const CheckOptions& options);
 

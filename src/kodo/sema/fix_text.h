@@ -33,9 +33,9 @@ struct Insertion {
 
 // Returns the insertion that adds `elements` at the end of the braced list whose `}` ends at
 // `end` (text[end - 1] == '}'): struct literal fields, match arms, meta entries, whose commas are
-// optional (§3). When the `}` is on its own line each element gets a line, indented one level
-// deeper than the brace, and ends with ","; otherwise they follow the last element on its line,
-// after ", ". nullopt when text[end - 1] is not `}`.
+// optional (docs/kodo.md §4.2). When the `}` is on its own line each element gets a line, indented
+// one level deeper than the brace, and ends with ","; otherwise they follow the last element on its
+// line, after ", ". nullopt when text[end - 1] is not `}`.
 std::optional<Insertion> LastInBraces(std::string_view text, std::uint32_t end,
                                       const std::vector<std::string>& elements);
 

@@ -1,5 +1,5 @@
-// Golden diagnostics (conventions §14): every testdata/kodo/check/*.ko program is checked as
-// `kodoc check FILE --json-errors` would, and the envelope (code, message, span with line and
+// Golden diagnostics (docs/conventions.md §11): every testdata/kodo/check/*.ko program is checked
+// as `kodoc check FILE --json-errors` would, and the envelope (code, message, span with line and
 // column, suggestion, fixability, fix_patch, repair_plan, see_also) must equal FILE.json.
 // Programs named ok_*.ko must check clean.
 //
@@ -191,7 +191,7 @@ TEST(CheckGoldenTest, EveryEmittableCodeHasAGolden) {
   //   E0240-E0248,E0281 tier T4 (ownership), except E0243/E0244 (T0 loops, required)
   //   E0260-E0264,E0350 tier T3 (annotations, trust policies)
   //   E0280             tier T5 (spawn)
-  //   kNever/kBuild     never produced by `check` (§16)
+  //   kNever/kBuild     never produced by `check` (docs/kodo.md §6.1)
   for (const diag::KindInfo& info : diag::AllKinds()) {
     const std::string code(info.code);
     const bool required = (info.emitted == diag::Emitted::kAll && info.tier <= 1) ||

@@ -1,4 +1,4 @@
-// The checker's internal types (kodo.md §7.1): primitives, unit, structs and enums by name
+// The checker's internal types (docs/kodo.md §5.1): primitives, unit, structs and enums by name
 // (monomorphised instances have names like `Option__Int`), Generic (List, Map, Set, Channel and
 // any other non-enum, non-struct generic name), functions, tuples, `dyn Trait`, Future, and
 // Unknown (`?`). Display strings are upstream's, because they appear in messages and patches.
@@ -157,7 +157,7 @@ class TypeTable {
   std::size_t arg_left_ = 0;
 };
 
-// Returns true for the primitive names of §7.1.
+// Returns true for the primitive names of §5.1.
 bool IsPrimitiveName(std::string_view name);
 // Returns the primitive type named `name`, or nullopt when `name` is not a primitive name.
 std::optional<Type> PrimitiveType(std::string_view name);
@@ -166,7 +166,7 @@ bool IsNumeric(Type type);
 // Returns upstream's display: `Int`, `()`, `Point`, `List<Int>`, `(Int, Int) -> Bool`,
 // `(Int, String)`, `dyn Show`, `Future<Int>`, `?`.
 std::string Display(Type type);
-// Type equality as the checker uses it everywhere (§7.11): structural, except that Channel<...>
+// Type equality as the checker uses it everywhere (§5.11): structural, except that Channel<...>
 // and Int are interchangeable, Channel<?> matches any Channel, an expected `dyn T` accepts
 // anything, and kAny matches everything.
 bool TypesEqual(Type expected, Type found);

@@ -20,11 +20,11 @@ using mcp::Field;
 using mcp::Fields;
 using mcp::Tag;
 
-// --- Arguments (kodo.md §18.2: every property is a string) ---
+// --- Arguments (docs/kodo.md §3.2: every property is a string) ---
 
 struct CheckArgs {
   std::string source;
-  std::optional<std::string> filename;  // accepted and ignored, as upstream (§18.3)
+  std::optional<std::string> filename;  // accepted and ignored, as upstream (§3.3)
 };
 inline auto DescribeFields(Tag<CheckArgs>) {
   return Fields(Field("source", &CheckArgs::source, "Kōdo source code to check"),

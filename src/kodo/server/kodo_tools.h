@@ -1,4 +1,4 @@
-// The kodo-mcp binding (kodo.md §18): the seven tools of upstream kodo-mcp 1.14.1, in
+// The kodo-mcp binding (docs/kodo.md §3): the seven tools of upstream kodo-mcp 1.14.1, in
 // upstream's order, with upstream's names, descriptions and input schemas, registered on an
 // MCP server. The work is done by the engine (kodo/driver/tools.h); this file only converts.
 //

@@ -21,7 +21,7 @@ int RunKodoMcp(const McpRunOptions& options) {
   int exit_code = 0;
   {
     // Upstream Kodo's clients read replies line by line and pair them with requests by
-    // position, so replies leave in request order (specs/kodo.md §18); checks still run in
+    // position, so replies leave in request order (docs/kodo.md §3); checks still run in
     // parallel.
     mcp::Server server(KodoServerInfo(), mcp::ServerOptions{.ordered_replies = true}, workers,
                        logger);

@@ -1,6 +1,6 @@
 // SourceBuffer: the text and name of one Kōdo source file, plus the byte-offset locations
 // (SourceRange) that every later phase uses. Line and column are computed only on demand, from
-// a line-start table built once when the buffer is created (kodo.md §2, §17.1).
+// a line-start table built once when the buffer is created (docs/kodo.md §4.1, §6.2).
 // Thread safety: a SourceBuffer is immutable after Create; any number of threads may read it.
 #pragma once
 
@@ -17,7 +17,8 @@ namespace trove::kodo {
 using FileId = std::uint32_t;
 
 // A half-open byte range [begin, end) in one file. Offsets are 32-bit, as upstream's spans are
-// (kodo.md §2), so a file is at most 4 GiB - 1 bytes long (SourceBuffer::Create enforces it).
+// (docs/kodo.md §4.1), so a file is at most 4 GiB - 1 bytes long (SourceBuffer::Create enforces
+// it).
 struct SourceRange {
   FileId file = 0;
   std::uint32_t begin = 0;
@@ -29,7 +30,7 @@ struct SourceRange {
 };
 
 // A 1-based line and column. The column counts Unicode scalar values from the start of the line
-// (kodo.md §2: "the column counts Unicode scalar values"; §17.1: "column in characters"), not
+// (docs/kodo.md §4.1: "the column counts Unicode scalar values"; §6.2: "column in characters"), not
 // bytes. Decision for invalid UTF-8: each byte that is not a UTF-8 continuation byte (10xxxxxx)
 // counts as one column, which equals the scalar-value count for valid text and needs no decoder.
 struct LineColumn {

@@ -40,7 +40,7 @@ TEST(SourceBufferTest, LinesAndColumnsAreOneBased) {
 }
 
 TEST(SourceBufferTest, ColumnsCountCharactersNotBytes) {
-  // "é" is 2 bytes, "€" 3, "😀" 4 (kodo.md §2: columns count Unicode scalar values).
+  // "é" is 2 bytes, "€" 3, "😀" 4 (docs/kodo.md §4.1: columns count Unicode scalar values).
   SourceBuffer b = Make("é€😀x\n  ü=1");
   EXPECT_EQ(b.Locate(0), (LineColumn{1, 1}));
   EXPECT_EQ(b.Locate(2), (LineColumn{1, 2}));   // €

@@ -1,5 +1,5 @@
-// librarian: the Librarian command line (spec §3). Results go to stdout, diagnostics and
-// progress to stderr. Exit codes: 0 success; 1 the run failed (a bootstrap that did not
+// librarian: the Librarian command line (docs/librarian.md §3). Results go to stdout, diagnostics
+// and progress to stderr. Exit codes: 0 success; 1 the run failed (a bootstrap that did not
 // succeed, an I/O or store error); 2 usage error or invalid input (the message names the
 // field); 3 the workspace has no index (run `librarian bootstrap` first); 130 cancelled.
 #include <fmt/core.h>

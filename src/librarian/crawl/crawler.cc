@@ -25,7 +25,7 @@ constexpr std::string_view kDefaultExcludes[] = {
     ".venv/",        "venv/",  "__pycache__/",   ".cache/", "*.min.js", "*.map",
 };
 
-// Directories never entered, whatever the rules say (spec §2.1).
+// Directories never entered, whatever the rules say (docs/librarian.md §6.1).
 constexpr std::string_view kAlwaysSkippedDirs[] = {".git", ".hg", ".svn", ".librarian"};
 
 // Ignore files read in every directory; a later one's rules win over an earlier one's.

@@ -1,6 +1,6 @@
-// Crawl: Librarian's workspace discovery (spec §2.1) and the incremental half of §2.3. Walks a
-// workspace and returns the files a bootstrap should index, each with size, mtime and SHA-256,
-// plus every entry it left out and why.
+// Crawl: Librarian's workspace discovery (docs/librarian.md §6.1) and the incremental half of
+// docs/librarian.md §6.3. Walks a workspace and returns the files a bootstrap should index, each
+// with size, mtime and SHA-256, plus every entry it left out and why.
 //
 // What is walked: the tree under the canonical root in bytewise-sorted order of full paths (a
 // directory sorts as "name/"), so the file list, and which files `max_files` keeps, is
@@ -13,8 +13,8 @@
 // directory). Glob syntax: glob.h.
 //
 // What is kept: regular files, and symlinks to regular files whose realpath lies inside the
-// root. Symlinked directories are never followed (spec §2.1), so a symlink loop cannot trap
-// the walk; symlinks that leave the workspace, dangle, loop or point into .git/ (or another
+// root. Symlinked directories are never followed (docs/librarian.md §6.1), so a symlink loop cannot
+// trap the walk; symlinks that leave the workspace, dangle, loop or point into .git/ (or another
 // directory never entered) are recorded as skipped. Files above `max_file_bytes` are skipped
 // as large without being read; a file whose first `binary_probe_bytes` hold a NUL byte is
 // skipped as binary. Unreadable files and directories are recorded as skipped, never fatal.
@@ -25,8 +25,8 @@
 // hash of files and evidence references, and a workspace's contents are peer-controlled, so
 // collisions must not be forceable. With a `previous` manifest and without `force`, a file
 // whose (size, mtime_ns) equals its manifest entry is not read at all and keeps the stored
-// hash (spec §2.3); any other file is read once, probed for NUL bytes and hashed, unless
-// `defer_new_files` leaves the files without a manifest entry to the caller (ReadCandidate).
+// hash (docs/librarian.md §6.3); any other file is read once, probed for NUL bytes and hashed,
+// unless `defer_new_files` leaves the files without a manifest entry to the caller (ReadCandidate).
 //
 // Thread safety: Crawl is a free function with no shared state; `cancel` may be set from any
 // thread, and `progress` is called on the crawling thread.
@@ -46,7 +46,7 @@
 
 namespace trove::librarian::crawl {
 
-// Most patterns accepted in `include` or in `exclude` (spec §5.6).
+// Most patterns accepted in `include` or in `exclude` (docs/librarian.md §8.6).
 inline constexpr std::size_t kMaxGlobsPerList = 256;
 
 struct CrawlOptions {
@@ -59,7 +59,7 @@ struct CrawlOptions {
   // as large, binary or unreadable), in sorted order; more sets `truncated`. Unset: no limit.
   // Wire name `maxFiles` (>= 1).
   std::optional<std::uint64_t> max_files;
-  // Files larger than this are skipped as large, unread. Default 1 MiB (spec §2.1).
+  // Files larger than this are skipped as large, unread. Default 1 MiB (docs/librarian.md §6.1).
   std::uint64_t max_file_bytes = std::uint64_t{1} << 20;
   // A NUL byte within this many leading bytes marks a file binary. Default 8 KiB; 0 disables.
   std::size_t binary_probe_bytes = 8192;

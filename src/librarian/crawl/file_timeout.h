@@ -1,4 +1,4 @@
-// Per-file timeout policy of Librarian's bootstrap (spec §2.2): the `fileTimeoutMs`,
+// Per-file timeout policy of Librarian's bootstrap (docs/librarian.md §6.2): the `fileTimeoutMs`,
 // `fileTimeoutRetries` and `fileTimeoutPolicy` options, their validation, and the one loop
 // that applies them to a file's processing, so the indexer keeps no policy logic of its own.
 //

@@ -1,4 +1,4 @@
-// Glob and IgnoreRules: the path patterns of Librarian's discovery (spec §2.1): the
+// Glob and IgnoreRules: the path patterns of Librarian's discovery (docs/librarian.md §6.1): the
 // `include`/`exclude` globs of `bootstrap` and the lines of `.gitignore`/`.librarianignore`.
 //
 // Syntax (one dialect for both, git's wildmatch subset): paths are relative to a base

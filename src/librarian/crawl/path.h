@@ -1,6 +1,6 @@
-// Workspace path safety (spec §5.6): turns a user-supplied path (`affectedFiles`, `outputPath`,
-// a resource path) into a normalized workspace-relative path, refusing anything that could
-// reach outside the workspace.
+// Workspace path safety (docs/librarian.md §8.6): turns a user-supplied path (`affectedFiles`,
+// `outputPath`, a resource path) into a normalized workspace-relative path, refusing anything that
+// could reach outside the workspace.
 // Thread safety: free functions; they only read the filesystem (lstat, realpath).
 #pragma once
 
@@ -12,7 +12,7 @@
 
 namespace trove::librarian::crawl {
 
-// Longest accepted user path, in bytes (spec §5.6).
+// Longest accepted user path, in bytes (docs/librarian.md §8.6).
 inline constexpr std::size_t kMaxUserPathChars = 4096;
 
 struct PathPolicy {

@@ -1,5 +1,5 @@
-// EvalSet: the leakage-free evaluation set of spec §8.3 (documentation -> defining function,
-// repository-scoped), its on-disk form and the text rules that build it.
+// EvalSet: the leakage-free evaluation set of docs/librarian.md §9.3 (documentation -> defining
+// function, repository-scoped), its on-disk form and the text rules that build it.
 //
 // On disk, one JSON object per line (JSONL, deterministic field order):
 //   {"kind":"set","version":1,"generator":"...","sources":"..."}
@@ -74,30 +74,31 @@ std::string SerializeEvalSet(const EvalSet& set);
 Result<EvalSet> ParseEvalSet(std::string_view text);
 
 // Returns `content` with every ASCII letter and digit inside `ranges` replaced by a space
-// (spec §8.3 step 3): delimiters, line breaks and other bytes stay, so lines and parsing hold.
+// (docs/librarian.md §9.3 step 3): delimiters, line breaks and other bytes stay, so lines and
+// parsing hold.
 // Ranges past the end are clipped.
 std::string BlankRanges(std::string_view content,
                         const std::vector<std::pair<std::uint32_t, std::uint32_t>>& ranges);
 
-// Returns the query for a doc sentence (spec §8.3 step 4): inline code (`...`), JSDoc inline
-// tags ({@link ...}) and everything from the first block tag (@param, :param) on are cut;
+// Returns the query for a doc sentence (docs/librarian.md §9.3 step 4): inline code (`...`), JSDoc
+// inline tags ({@link ...}) and everything from the first block tag (@param, :param) on are cut;
 // tokens that look like identifiers are dropped: snake_case (an inner '_'), camelCase (lower
 // then upper), calls (a '('), paths and member accesses (an inner '/', '.', ':', '#'), ALL-CAPS
 // words with a digit or '_' (macros), and `name` itself. Punctuation around words goes;
 // remaining words are joined by single spaces.
 std::string StripIdentifiers(std::string_view sentence, std::string_view name);
-// Returns `query` without the words that are sub-words of `name` (spec §8.3 step 5),
+// Returns `query` without the words that are sub-words of `name` (docs/librarian.md §9.3 step 5),
 // compared lower-case: "parse the http request" with name "parseHttp" -> "the request".
 std::string DropNameWords(std::string_view query, std::string_view name);
 // Returns the number of words in `text` that hold at least one letter.
 std::size_t CountWords(std::string_view text);
 
 // Returns "dev" for about 30 % of target files and "test" otherwise, from a stable hash of
-// "<repo>/<path>" (spec §8.3 step 8: split by target file).
+// "<repo>/<path>" (docs/librarian.md §9.3 step 8: split by target file).
 std::string SplitOf(std::string_view repo, std::string_view path);
 
 // Returns whether `path` (repo-relative) is a test, spec, benchmark, vendored, docs or
-// examples file, which is never a target but stays as a distractor (spec §8.3 step 1).
+// examples file, which is never a target but stays as a distractor (docs/librarian.md §9.3 step 1).
 bool IsExcludedFromTargets(std::string_view path);
 
 // Returns the words of `text` lower-cased (ASCII letters and digits runs), joined by single

@@ -1,13 +1,14 @@
-// Generate: builds an EvalSet (eval_set.h) from real source trees by the method of spec §8.3,
-// deterministically: the same sources file over the same bytes gives a byte-identical set.
+// Generate: builds an EvalSet (eval_set.h) from real source trees by the method of
+// docs/librarian.md §9.3, deterministically: the same sources file over the same bytes gives a
+// byte-identical set.
 //
 // Sources file (JSON, committed beside the set):
 //   {"repos": [{"name": "zod", "root": "node_modules/zod", "language": "typescript",
 //               "include": ["src/v4/**/*.ts"], "exclude": ["**/*.d.ts"], "cap": 120}, ...]}
 // `root` is absolute or relative to the project directory; `include` (any match keeps a file;
 // empty keeps every file) and `exclude` use crawl/glob.h syntax over repo-relative paths; `cap`
-// bounds the queries of one repository (spec §8.3 step 7). Every kept file is indexed (targets
-// and distractors); files above 1 MiB are left out, as the crawler skips them.
+// bounds the queries of one repository (docs/librarian.md §9.3 step 7). Every kept file is indexed
+// (targets and distractors); files above 1 MiB are left out, as the crawler skips them.
 //
 // Per repository: extract every kept file (tree-sitter via extract::Extractor); candidates are
 // functions and methods with a doc comment in files that IsExcludedFromTargets does not reject,

@@ -1,4 +1,5 @@
-// librarian_eval: builds the evaluation set and scores retrieval systems on it (spec §8).
+// librarian_eval: builds the evaluation set and scores retrieval systems on it (docs/librarian.md
+// §9).
 //
 //   librarian_eval generate --sources testdata/librarian/eval/sources.json
 //                           --out testdata/librarian/eval/eval_set.jsonl [--project DIR]
@@ -83,7 +84,7 @@ Status Generate(const std::vector<std::string>& args) {
   std::string body = SerializeEvalSet(set);
   RETURN_IF_ERROR(WriteText(out, body));
 
-  // The manifest: the set's SHA-256 and its sizes (spec §8.3 step 7).
+  // The manifest: the set's SHA-256 and its sizes (docs/librarian.md §9.3 step 7).
   nlohmann::ordered_json m;
   m["set"] = std::filesystem::path(out).filename().string();
   m["sha256"] = base::Sha256Hex(body);

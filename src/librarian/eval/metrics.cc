@@ -36,7 +36,7 @@ std::vector<bool> Judge(const EvalConfig& config, const EvalQuery& query,
 }
 
 // Calibration of the top signal against observed top-1 hit rates, in ten equal-width buckets
-// (spec §8.2). Returns the findings.
+// (docs/librarian.md §9.2). Returns the findings.
 void Calibration(const EvalConfig& config, std::span<const RunResult> runs,
                  const std::vector<QueryRow>& rows, Summary& summary) {
   std::array<double, 10> signal_sum{};

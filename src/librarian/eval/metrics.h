@@ -1,4 +1,5 @@
-// Retrieval metrics and the evaluation harness (spec §8.1, §8.2; the seed's harness: P@k, R@k,
+// Retrieval metrics and the evaluation harness (docs/librarian.md §9.1, §9.2; the seed's harness:
+// P@k, R@k,
 // F1, nDCG, MRR, MAP, latency and throughput).
 //
 // For one query with ranked list r, relevant set R and cutoff k:
@@ -8,8 +9,8 @@
 //   ranks j of P@j) / |R|. A ranked entry is relevant when it matches a relevant item not
 //   matched by an earlier entry, so one target is never counted twice (function-level runs
 //   often rank several overlapping chunks of one function).
-// Latency percentiles are nearest-rank (spec §8.1 decision); throughput is queries per second
-// of wall time, run serially.
+// Latency percentiles are nearest-rank (docs/librarian.md §9.1 decision); throughput is queries per
+// second of wall time, run serially.
 //
 // Thread safety: pure functions; RunBatch calls `retrieve` serially on the calling thread.
 #pragma once
@@ -118,7 +119,7 @@ struct QueryRow {
   std::string error;
 };
 
-// The contract's summary (spec §8.2).
+// The contract's summary (docs/librarian.md §9.2).
 struct Summary {
   std::string quality_grade;  // "A".."F"
   double quality_score = 0;   // 0..100
@@ -138,7 +139,8 @@ struct Report {
   std::vector<QueryRow> rows;  // in query order
 };
 
-// Returns the quality score of spec §8.2: 40·min(1, P/minPrecision) + 40·min(1, R/minRecall)
+// Returns the quality score of docs/librarian.md §9.2: 40·min(1, P/minPrecision) + 40·min(1,
+// R/minRecall)
 // + 20·max(0, (maxLatencyMs − p95)/maxLatencyMs).
 double QualityScore(const EvalConfig& config, double precision, double recall, double p95_ms);
 // "A" >= 90, "B" >= 80, "C" >= 70, "D" >= 60, else "F".

@@ -119,7 +119,7 @@ Result<std::uint64_t> IndexCopy(const std::string& dir, const std::string& store
 }
 
 Result<std::vector<Entry>> Baseline(store::Store& st, const std::string& query) {
-  store::SearchOptions o;  // spec §6.5 starting weights
+  store::SearchOptions o;  // docs/librarian.md §6.8 starting weights
   o.limit = 100;
   ASSIGN_OR_RETURN(std::vector<store::ChunkHit> hits, st.SearchChunks(query, o));
   std::vector<Entry> out;

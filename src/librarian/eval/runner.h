@@ -1,18 +1,21 @@
-// Runner: scores retrieval systems on an EvalSet (spec §8.3 step 9, §8.4).
+// Runner: scores retrieval systems on an EvalSet (docs/librarian.md §9.3 step 9, docs/librarian.md
+// §9.4).
 //
 // Per repository of the set: rebuild the blanked copy of its pinned files in a work directory
 // (each file's SHA-256 checked against the pin; a file that is missing or changed is left out
 // with its queries, and counted), index the copy into a store of its own, then run every
 // selected query through each system, serially, timing each call:
 //   * baseline: BM25 over function-level chunks with the identifier sub-word and path columns
-//     (store::Store::SearchChunks with the spec §6.5 starting weights), nothing structural;
+//     (store::Store::SearchChunks with the docs/librarian.md §6.8 starting weights), nothing
+// structural;
 //   * librarian: the query engine (query::Query) at depth L3 (20 packs), minConfidence 0 and
 //     no cache, so every call retrieves; each pack is one entry.
 // Each system yields two ranked lists from one call. Function level: the entries that are
 // functions or methods, as "<path>#L<start>-L<end>::<qualified>"; an entry is relevant when it
 // names the target (same path and qualified name) or overlaps at least 50 % of the shorter of
-// the two spans (spec §8.3). File level: the distinct paths of all entries, in rank order. Both
-// lists are cut at `list_depth` entries for every system, so ranks compare like for like.
+// the two spans (docs/librarian.md §9.3). File level: the distinct paths of all entries, in rank
+// order. Both lists are cut at `list_depth` entries for every system, so ranks compare like for
+// like.
 //
 // Thread safety: one thread runs an evaluation at a time.
 #pragma once
@@ -103,7 +106,8 @@ bool FunctionMatch(std::string_view doc, std::string_view relevant);
 std::string FunctionId(std::string_view path, std::uint32_t start_line, std::uint32_t end_line,
                        std::string_view qualified);
 
-// Returns the run as a text table: per system and level, the spec §8.3 metrics and latency.
+// Returns the run as a text table: per system and level, the docs/librarian.md §9.3 metrics and
+// latency.
 std::string FormatRun(const EvalRun& run, const RunOptions& options);
 
 }  // namespace trove::librarian::eval

@@ -1,5 +1,6 @@
-// Function-level chunks (spec §6.5): one per function, method or type body, plus one per file
-// for the remaining top-level code; plain text is cut into 60-line windows overlapping by 10.
+// Function-level chunks (docs/librarian.md §6.8): one per function, method or type body, plus one
+// per file for the remaining top-level code; plain text is cut into 60-line windows overlapping by
+// 10.
 // Thread safety: pure functions.
 #pragma once
 

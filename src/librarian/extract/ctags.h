@@ -1,5 +1,5 @@
-// Universal-ctags as the fallback extractor (spec §6.4): languages without a grammar, and
-// grammars the core rejects. Runs `ctags --output-format=json --fields=+neKS -f - -L <list>`
+// Universal-ctags as the fallback extractor (docs/librarian.md §6.7): languages without a grammar,
+// and grammars the core rejects. Runs `ctags --output-format=json --fields=+neKS -f - -L <list>`
 // as a subprocess with a time limit (killed with SIGKILL past it). The list goes through a
 // file rather than stdin so that a child that dies early cannot raise SIGPIPE in the server.
 // Non-tag records (pseudo tags, errors) are ignored; a tag without `end` extends to the line
@@ -25,7 +25,7 @@
 
 namespace trove::librarian::extract {
 
-// Files per ctags run in TagFilesBatched (spec §6.4).
+// Files per ctags run in TagFilesBatched (docs/librarian.md §6.7).
 inline constexpr std::size_t kCtagsBatchSize = 200;
 
 struct CtagsTag {
@@ -64,8 +64,8 @@ class Ctags {
   };
   // Tags `paths` in runs of up to kCtagsBatchSize files, each run limited to
   // `per_file_timeout_micros` times its size (0: no limit); a run that fails is retried file
-  // by file, so one slow or crashing file costs only itself (spec §6.4). Returns one entry
-  // per path, in order.
+  // by file, so one slow or crashing file costs only itself (docs/librarian.md §6.7). Returns one
+  // entry per path, in order.
   std::vector<FileTags> TagFilesBatched(const std::vector<std::string>& paths,
                                         std::int64_t per_file_timeout_micros) const;
 

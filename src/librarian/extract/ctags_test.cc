@@ -1,4 +1,4 @@
-// The universal-ctags fallback on languages without a grammar (spec §6.4).
+// The universal-ctags fallback on languages without a grammar (docs/librarian.md §6.7).
 #include "librarian/extract/ctags.h"
 
 #include <fmt/format.h>

@@ -106,7 +106,7 @@ Result<FileFacts> Extractor::Extract(std::string_view path, std::string_view con
     if (facts.status().code() != base::StatusCode::kUnsupported) {
       return facts.status().WithContext(path);
     }
-    // spec §6.1: a grammar the core rejects is routed to ctags and recorded.
+    // docs/librarian.md §6.7: a grammar the core rejects is routed to ctags and recorded.
     notes.push_back(facts.status().message());
     if (ctags_ != nullptr) {
       ctags_language = ctags_->languages().Find(path);

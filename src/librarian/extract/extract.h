@@ -1,9 +1,10 @@
-// Extractor: turns one file's content into FileFacts (spec §2.2, §6.3, §6.4). The route
-// decides the extractor: a tree-sitter grammar for the nine languages of §6.3, universal-ctags
-// for other languages it knows, plain-text windows otherwise. Fallbacks, each recorded in
+// Extractor: turns one file's content into FileFacts (docs/librarian.md §6.2, §6.7, §6.7). The
+// route decides the extractor: a tree-sitter grammar for the nine languages of docs/librarian.md
+// §6.7, universal-ctags for other languages it knows, plain-text windows otherwise. Fallbacks, each
+// recorded in
 // FileFacts::notes: a grammar the core rejects -> ctags (then text); ctags unavailable, failing
 // or finding no symbol -> text. A time limit ends the file with kDeadlineExceeded (the caller
-// applies the file-timeout policy of §2.2); it is never turned into a fallback.
+// applies the file-timeout policy of docs/librarian.md §6.2); it is never turned into a fallback.
 //
 // Usage:
 //   ASSIGN_OR_RETURN(auto extractor, Extractor::Create({}));
@@ -38,7 +39,7 @@ struct ExtractorOptions {
   // cannot run, Create still succeeds and ctags-routed files become text. Default "ctags".
   std::string ctags_program = "ctags";
   // Wall-time limit for one file (parse, walk, ctags run), in milliseconds; 0 disables.
-  // Default 30,000 (spec §2.2 fileTimeoutMs).
+  // Default 30,000 (docs/librarian.md §6.2 fileTimeoutMs).
   std::int64_t timeout_ms = 30'000;
 };
 
@@ -70,7 +71,7 @@ class Extractor {
   // the rejected-grammar fallback. `grammar` must outlive its use.
   void OverrideGrammarForTesting(Language language, const TSLanguage* grammar);
 
-  // Replaces the time limit (tests and the §2.2 retry policy, which doubles it).
+  // Replaces the time limit (tests and the docs/librarian.md §6.2 retry policy, which doubles it).
   void set_timeout_ms(std::int64_t timeout_ms) { options_.timeout_ms = timeout_ms; }
 
  private:

@@ -1,5 +1,6 @@
-// FileFacts: what extraction learns about one source file (spec §1.2, §2.2): its symbols with
-// exact spans, its imports, the call references inside it and its function-level chunks.
+// FileFacts: what extraction learns about one source file (docs/librarian.md §1.1, §6.2): its
+// symbols with exact spans, its imports, the call references inside it and its function-level
+// chunks.
 // Plain values with no parser types, so the store and later layers can include this header
 // without pulling in tree-sitter.
 // Thread safety: values.
@@ -12,7 +13,7 @@
 
 namespace trove::librarian::extract {
 
-// Symbol kinds (spec §1.2). Ruby/Rust modules, Go and Java packages map to kNamespace.
+// Symbol kinds (docs/librarian.md §1.1). Ruby/Rust modules, Go and Java packages map to kNamespace.
 enum class SymbolKind : std::uint8_t {
   kFunction,
   kMethod,

@@ -1,4 +1,5 @@
-// The nine tree-sitter grammars linked into Librarian (spec §6.1), their npm versions and
+// The nine tree-sitter grammars linked into Librarian (docs/librarian.md §6.7), their npm versions
+// and
 // ABI. Only files in librarian/extract/ see tree-sitter types; this header forward-declares.
 // Thread safety: immutable tables; TSLanguage objects are static and shareable.
 #pragma once

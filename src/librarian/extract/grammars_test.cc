@@ -1,4 +1,5 @@
-// Every linked grammar has an ABI inside the core's range and loads into a parser (spec §10
+// Every linked grammar has an ABI inside the core's range and loads into a parser
+// (docs/librarian.md §10.2
 // "grammars"): the build refuses an out-of-range grammar (CMakeLists.txt), this checks the
 // objects actually linked.
 #include "librarian/extract/grammars.h"
@@ -41,7 +42,8 @@ TEST(GrammarsTest, AllNineLoadWithinTheCoreAbiRange) {
 }
 
 TEST(GrammarsTest, VersionsAreThePins) {
-  // spec §6.1's table; package.json pins the same versions and CMake checks node_modules.
+  // docs/librarian.md §6.7's table; package.json pins the same versions and CMake checks
+  // node_modules.
   EXPECT_EQ(FindGrammar(Language::kC)->version, "0.23.6");
   EXPECT_EQ(FindGrammar(Language::kCpp)->version, "0.23.4");
   EXPECT_EQ(FindGrammar(Language::kPython)->version, "0.23.6");

@@ -1,4 +1,4 @@
-// Identifier splitting for lexical retrieval (spec §6.6). Splits on non-alphanumerics
+// Identifier splitting for lexical retrieval (docs/librarian.md §6.8). Splits on non-alphanumerics
 // (`_`, `-`, `.`, `::`, `/`, ...); inside a part breaks lower->upper (parseHttp -> parse, Http),
 // before the last capital of a run followed by lower case (HTTPServer -> HTTP, Server) and
 // between letters and digits (utf8Decode -> utf, 8, decode); lower-cases; drops one-character

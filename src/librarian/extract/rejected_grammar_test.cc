@@ -1,4 +1,5 @@
-// spec §6.1/§10 "grammars": a grammar the core rejects (here the linked C++ grammar relabelled
+// docs/librarian.md §6.7/§10.2 "grammars": a grammar the core rejects (here the linked C++ grammar
+// relabelled
 // ABI 15, as tree-sitter CLI >= 0.25 generates) is routed to ctags at run time, and the
 // fallback is recorded.
 // The generated-parser header of the C++ grammar: the full TSLanguage layout, so the test can

@@ -1,5 +1,5 @@
-// Language routing by file name (spec §6.3): `.c` -> c; `.h` -> cpp when the workspace has C++
-// sources, else c; `.cc .cpp .cxx .c++ .hpp .hh .hxx .ipp .inl .tpp` -> cpp; `.py .pyi` ->
+// Language routing by file name (docs/librarian.md §6.7): `.c` -> c; `.h` -> cpp when the workspace
+// has C++ sources, else c; `.cc .cpp .cxx .c++ .hpp .hh .hxx .ipp .inl .tpp` -> cpp; `.py .pyi` ->
 // python; `.js .mjs .cjs .jsx` -> javascript; `.ts .mts .cts` -> typescript; `.tsx` -> tsx;
 // `.go` -> go; `.rs` -> rust; `.java` -> java; other files -> ctags when it knows the
 // language (CtagsLanguages, from `ctags --list-maps`), else plain text.

@@ -1,7 +1,7 @@
-// Internal: extraction from a tree-sitter parse (spec §6.3). Walks each grammar's definition
-// nodes; C/C++ qualified names come from the declarator chain and the enclosing namespaces
-// and classes; doc comments are the comment block directly above a definition (no blank line
-// between), or a Python docstring; identifiers in call expressions become call references.
+// Internal: extraction from a tree-sitter parse (docs/librarian.md §6.7). Walks each grammar's
+// definition nodes; C/C++ qualified names come from the declarator chain and the enclosing
+// namespaces and classes; doc comments are the comment block directly above a definition (no blank
+// line between), or a Python docstring; identifiers in call expressions become call references.
 // Thread safety: one thread uses a TreeSitterExtractor at a time.
 #pragma once
 

@@ -53,7 +53,7 @@ constexpr int kBootstrapWalCheckpointPages = 16384;
 // about three merges; with 16, by about one and a half, for about 1.5-2 s less writer CPU and
 // 11-12 segments at the end instead of 9 (docs/decisions/0039-librarian-boot3.md).
 constexpr int kBootstrapChunkAutomerge = 16;
-// Function-context packs per file (spec §2.2).
+// Function-context packs per file (docs/librarian.md §6.2).
 constexpr std::uint64_t kMaxFunctionPacksPerFile = 100;
 
 std::string Rfc3339Now() {
@@ -133,7 +133,7 @@ class LockFile {
   int fd_;
 };
 
-// Creates `<root>/.librarian/` and its `.gitignore` (spec §1.7).
+// Creates `<root>/.librarian/` and its `.gitignore` (docs/librarian.md §6.6).
 Status PrepareStoreDir(const std::string& root) {
   std::string dir = root + "/.librarian";
   if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
@@ -495,8 +495,8 @@ Status Run::Plan(crawl::CrawlResult& crawl) {
     batch_.replace.push_back(std::move(r));
   }
 
-  // Vanished files; with max_files, only those sorted before the last kept path (spec §2.1:
-  // a truncated run deletes nothing beyond the limit).
+  // Vanished files; with max_files, only those sorted before the last kept path (docs/librarian.md
+  // §6.1: a truncated run deletes nothing beyond the limit).
   for (const auto& [path, record] : previous_) {
     if (present.count(path) != 0) continue;
     if (crawl.truncated && (crawl.files.empty() || path > crawl.files.back().path)) continue;
@@ -512,7 +512,7 @@ Status Run::Plan(crawl::CrawlResult& crawl) {
                            it->second.status == store::FileStatus::kUnchanged);
     bool extract = force_;
     if (reusable && OutdatedExtractor(it->second.extractor)) {
-      // spec §2.3: a new extractor or grammar version re-extracts that language.
+      // docs/librarian.md §6.3: a new extractor or grammar version re-extracts that language.
       ++s.files_modified;
       extract = true;
     } else if (!reusable) {
@@ -686,8 +686,8 @@ Status Run::Accept(Outcome& outcome, bool final_pass) {
   if (a.attempts > 1) s.timeout_retries += static_cast<std::uint64_t>(a.attempts - 1);
   if (final_pass) s.timeout_retries += 1;
 
-  // A file whose extraction did not finish keeps its previous rows, marked stale (spec §2.2);
-  // a new one gets a bare record with the status.
+  // A file whose extraction did not finish keeps its previous rows, marked stale (docs/librarian.md
+  // §6.2); a new one gets a bare record with the status.
   auto keep_previous = [&](store::FileStatus status) {
     if (job.stored) {
       batch_.mark.push_back(store::FileMark{path, status, true});

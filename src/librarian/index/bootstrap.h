@@ -1,13 +1,13 @@
-// Bootstrap: Librarian's indexing pipeline (spec §2, §3.1). Crawls a workspace, extracts the
-// files that changed on a private pool of worker threads, and writes them into the knowledge
-// store in batched transactions, recording the run.
+// Bootstrap: Librarian's indexing pipeline (docs/librarian.md §6, §3.3). Crawls a workspace,
+// extracts the files that changed on a private pool of worker threads, and writes them into the
+// knowledge store in batched transactions, recording the run.
 //
-// Store location (spec §1.7): the SQLite file lives at `<workspace>/.librarian/librarian.sqlite`
-// (the original's name). Bootstrap creates `.librarian/` with a `.gitignore` holding `*`, so
-// the index never shows up in the workspace's own version control; the crawler never enters
-// `.librarian/`. BootstrapOptions::store_path overrides the location (evaluation copies,
-// benchmarks, read-only workspaces); StorePathFor() gives the default so readers (query,
-// resources) open the same file.
+// Store location (docs/librarian.md §6.6): the SQLite file lives at
+// `<workspace>/.librarian/librarian.sqlite` (the original's name). Bootstrap creates `.librarian/`
+// with a `.gitignore` holding `*`, so the index never shows up in the workspace's own version
+// control; the crawler never enters `.librarian/`. BootstrapOptions::store_path overrides the
+// location (evaluation copies, benchmarks, read-only workspaces); StorePathFor() gives the default
+// so readers (query, resources) open the same file.
 //
 // Pipeline: Crawl (sorted walk, size/mtime then SHA-256 against the stored manifest) ->
 // classify each file added / modified / touched / unchanged / deleted -> extract added and
@@ -15,9 +15,9 @@
 // calling thread among them, one Extractor each, under the per-file timeout policy
 // (crawl/file_timeout.h) -> the calling thread, which extracts only while no result waits,
 // applies results in WriteBatches of at most kCheckpointFiles files (or
-// kCheckpointInterval), each carrying the run record as a checkpoint (spec §2.4). Every batch
-// is one SQLite transaction, so kill -9 at any point leaves a consistent store holding every
-// file at either its old or its new state, and the next run resumes from what was committed.
+// kCheckpointInterval), each carrying the run record as a checkpoint (docs/librarian.md §6.4).
+// Every batch is one SQLite transaction, so kill -9 at any point leaves a consistent store holding
+// every file at either its old or its new state, and the next run resumes from what was committed.
 //
 // Outcomes:
 //   * bad options or workspace (not absolute, missing, not a directory, bad glob, out-of-range
@@ -51,7 +51,7 @@ namespace trove::librarian::index {
 
 // A checkpoint (one transaction with the run record) at least every this many files...
 inline constexpr std::size_t kCheckpointFiles = 100;
-// ...or this often (spec §2.4).
+// ...or this often (docs/librarian.md §6.4).
 inline constexpr std::chrono::minutes kCheckpointInterval{5};
 
 struct BootstrapOptions {
@@ -64,7 +64,7 @@ struct BootstrapOptions {
   std::vector<std::string> exclude;
   // Process only the first max_files files in sorted order (>= 1). Wire `maxFiles`.
   std::optional<std::uint64_t> max_files;
-  // Per-file timeout, retries and policy (spec §2.2). Wire `fileTimeoutMs`,
+  // Per-file timeout, retries and policy (docs/librarian.md §6.2). Wire `fileTimeoutMs`,
   // `fileTimeoutRetries`, `fileTimeoutPolicy`.
   crawl::FileTimeoutOptions timeout;
   // `claude` or `codex`: accepted and validated, but v1 generates no LLM summaries; the report
@@ -80,7 +80,8 @@ struct BootstrapOptions {
   std::size_t workers = 0;
   // The universal-ctags program; empty disables ctags (text fallback).
   std::string ctags_program = "ctags";
-  // Files above this are skipped as large (spec §2.1); 0 keeps the crawler's 1 MiB default.
+  // Files above this are skipped as large (docs/librarian.md §6.1); 0 keeps the crawler's 1 MiB
+  // default.
   std::uint64_t max_file_bytes = 0;
   // Whether a new store gets the trigram table (store.h StoreOptions::trigram).
   bool trigram = false;
@@ -113,8 +114,9 @@ struct BootstrapStats {
   std::uint64_t modules_indexed = 0;    // namespaces, modules, packages
   std::uint64_t edges = 0;              // import and call references
   std::uint64_t chunks_indexed = 0;
-  // Context packs (spec §2.2): one module_context per indexed file plus one function_context
-  // per function or method, at most 100 per file. Created = for the files extracted this run.
+  // Context packs (docs/librarian.md §6.2): one module_context per indexed file plus one
+  // function_context per function or method, at most 100 per file. Created = for the files
+  // extracted this run.
   std::uint64_t context_packs_created = 0;
   std::uint64_t context_packs_total = 0;
   std::map<std::string, std::uint64_t> languages;   // indexed files per language

@@ -1,5 +1,5 @@
-// Crash safety of the whole pipeline (spec §2.4, issue 6): a bootstrap killed with SIGKILL in
-// the middle of a run leaves a store that passes PRAGMA integrity_check with every file
+// Crash safety of the whole pipeline (docs/librarian.md §6.4, issue 6): a bootstrap killed with
+// SIGKILL in the middle of a run leaves a store that passes PRAGMA integrity_check with every file
 // complete, and the next run completes, extracting only what the killed one had not committed.
 #include <fmt/format.h>
 #include <gtest/gtest.h>

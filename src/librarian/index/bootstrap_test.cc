@@ -125,7 +125,7 @@ TEST(BootstrapTest, FirstRunIndexesTheWorkspace) {
   EXPECT_EQ(s.context_packs_created, s.context_packs_total);
   EXPECT_GE(s.checkpoints, 2u);
 
-  // The store location and its .gitignore (spec §1.7).
+  // The store location and its .gitignore (docs/librarian.md §6.6).
   std::ifstream ignore(dir.Abs(".librarian/.gitignore"));
   std::stringstream text;
   text << ignore.rdbuf();

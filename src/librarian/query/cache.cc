@@ -1,4 +1,4 @@
-// QueryCache (spec §7.1): TTL, LRU and trigger-file checks.
+// QueryCache (docs/librarian.md §7.1): TTL, LRU and trigger-file checks.
 #include <sys/stat.h>
 
 #include <utility>

@@ -1,5 +1,5 @@
-// The query pipeline (spec §3.2.3): adequacy scan, direct packs, lexical retrieval, graph
-// expansion, multi-signal scoring, fallback, re-ranking, defeater check, synthesis.
+// The query pipeline (docs/librarian.md §4.4): adequacy scan, direct packs, lexical retrieval,
+// graph expansion, multi-signal scoring, fallback, re-ranking, defeater check, synthesis.
 #include "librarian/query/query.h"
 
 #include <fcntl.h>
@@ -31,11 +31,11 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Chunks BM25 returns before they are mapped to packs (spec §3.2.3 step 3).
+// Chunks BM25 returns before they are mapped to packs (docs/librarian.md §4.4 step 3).
 constexpr std::size_t kRetrievalChunks = 200;
 // Candidates kept (by lexical signal) for the costlier signals and for assembly.
 constexpr std::size_t kDetailedCandidates = 80;
-// Graph expansion starts from this many top candidates (spec §3.2.3 step 4).
+// Graph expansion starts from this many top candidates (docs/librarian.md §4.4 step 4).
 constexpr std::size_t kExpansionSeeds = 10;
 // A later hop expands at most this many of the neighbours the previous hop reached, best
 // inherited relevance first. Unbounded, the second hop of an L3 query expanded hundreds of
@@ -47,11 +47,12 @@ constexpr std::size_t kExpansionFrontier = 30;
 // first; the others keep 0. On the development split 40 gave the figures of reading every
 // candidate (decision 0036), at a fraction of the reads.
 constexpr std::size_t kCoverageCandidates = 40;
-// At most this many packs per primary file (spec §3.2.3 step 7).
+// At most this many packs per primary file (docs/librarian.md §4.4 step 7).
 constexpr std::size_t kPacksPerFile = 3;
-// Files hashed by the defeater check per query (spec §3.2.3 step 8); stat only beyond.
+// Files hashed by the defeater check per query (docs/librarian.md §4.4 step 8); stat only beyond.
 constexpr std::size_t kMaxHashedFiles = 50;
-// Optional stages (graph expansion, fallback, synthesis) share this deadline (spec §9).
+// Optional stages (graph expansion, fallback, synthesis) share this deadline (docs/librarian.md
+// §10.1).
 constexpr std::chrono::milliseconds kOptionalStageBudget{400};
 // Module packs take this share of their file's best symbol-chunk BM25. Decision (spec silent
 // on module lexical scores): a file is as relevant as its best function, slightly less, so the
@@ -71,7 +72,8 @@ std::string Trim(std::string_view s) {
   return std::string(s.substr(b, e - b));
 }
 
-// Trimmed, whitespace collapsed, ASCII lower-cased (the cache key's intent, spec §7.1).
+// Trimmed, whitespace collapsed, ASCII lower-cased (the cache key's intent, docs/librarian.md
+// §7.1).
 std::string NormalizeIntent(std::string_view s) {
   std::string out;
   bool space = false;
@@ -126,7 +128,8 @@ std::string LastSegment(std::string_view qualified) {
   return std::string(qualified.substr(cut));
 }
 
-// The intent's words: every identifier-like run lower-cased, whole and split (spec §6.6).
+// The intent's words: every identifier-like run lower-cased, whole and split (docs/librarian.md
+// §6.8).
 struct IntentTerms {
   std::unordered_set<std::string> whole;  // runs as written, lower-cased
   // The runs of `whole` written as compound identifiers (more than one sub-word: parse_config,
@@ -213,7 +216,8 @@ IntentTerms TermsOf(std::string_view intent) {
   return terms;
 }
 
-// spec §3.2.3 `sym`: 1 when an intent token is the name or its last qualified segment; else
+// docs/librarian.md §4.4 `sym`: 1 when an intent token is the name or its last qualified segment;
+// else
 // 0.6 × the share of the name's sub-words found in the intent, as written or as an inflection
 // ("sends" for send). The spec gives 0.6 only when all sub-words occur and 0 otherwise; the
 // graded, inflection-aware form raised the dev split's function MRR (decision 0023).
@@ -241,7 +245,7 @@ double IdentifierSignal(std::string_view name, std::string_view qualified, const
              : 0;
 }
 
-// spec §3.2.3 `path`: the share of the path's sub-words found in the intent.
+// docs/librarian.md §4.4 `path`: the share of the path's sub-words found in the intent.
 double PathSignal(std::string_view path, const IntentTerms& t) {
   const std::vector<std::string> parts = extract::SplitIdentifier(path);
   if (parts.empty()) return 0;
@@ -250,7 +254,7 @@ double PathSignal(std::string_view path, const IntentTerms& t) {
   return static_cast<double>(found) / static_cast<double>(parts.size());
 }
 
-// spec §1.3 base signals.
+// docs/librarian.md §4.1 base signals.
 double BaseSignal(PackType type, const store::FileRecord& file, const store::SymbolRow* symbol) {
   const bool tree_sitter = file.extractor.rfind("tree-sitter", 0) == 0;
   const bool ctags = file.extractor.rfind("ctags", 0) == 0;
@@ -412,7 +416,7 @@ Status Pipeline::LoadSymbols() {
   return Status::Ok();
 }
 
-// Graph expansion (spec §3.2.3 step 4): callees and callers of the top candidates, each
+// Graph expansion (docs/librarian.md §4.4 step 4): callees and callers of the top candidates, each
 // inheriting its parent's relevance × 0.5 per hop. Each hop reads the store in four batch
 // statements (callees of the frontier, their definitions, callers of the frontier's names,
 // the neighbours' symbols) and then walks the frontier in order as a per-parent loop would.
@@ -543,7 +547,7 @@ Status Pipeline::Expand(int hops) {
   return Status::Ok();
 }
 
-// Hops from affectedFiles over calls (spec §3.2.3 `graph`, `scope`): 0 for the files
+// Hops from affectedFiles over calls (docs/librarian.md §4.4 `graph`, `scope`): 0 for the files
 // themselves, 1 for files calling into them or called from them.
 Status Pipeline::AffectedNeighbourhood() {
   for (const std::string& path : affected_indexed_) hops_[path] = 0;
@@ -703,8 +707,8 @@ Status Pipeline::BodyCoverage() {
   return Status::Ok();
 }
 
-// spec §3.2.3 step 8: a trigger file (the primary file) whose size or mtime changed is hashed;
-// a different hash (or a vanished file) activates code_change (full, -0.5).
+// docs/librarian.md §4.4 step 8: a trigger file (the primary file) whose size or mtime changed is
+// hashed; a different hash (or a vanished file) activates code_change (full, -0.5).
 Status Pipeline::DefeaterCheck(std::vector<Candidate*>& selection) {
   std::size_t hashed = 0;
   std::unordered_map<std::string, bool> changed;

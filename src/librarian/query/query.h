@@ -1,6 +1,6 @@
 // Query: turns a natural-language intent into a ranked, token-budgeted list of context packs
-// (spec §3.2; the seed's `query` input and output are the contract). Protocol-free: the MCP
-// binding (server/), the CLI (cli/) and the evaluation (eval/) all call Query() directly.
+// (docs/librarian.md §3.4; the seed's `query` input and output are the contract). Protocol-free:
+// the MCP binding (server/), the CLI (cli/) and the evaluation (eval/) all call Query() directly.
 //
 // For eval/ (L-eval): open the workspace's store (store::Store::Open on
 // <root>/.librarian/librarian.sqlite), fill a QueryRequest (intent; depth; set
@@ -12,8 +12,9 @@
 // pack.qualified_name` or the line span (function level).
 //
 // Packs are built at query time from the store's symbols, chunks, calls and imports:
-// `function_context` for functions and methods, `module_context` for files (spec §1.3). Pack
-// ids are `pk_` + 16 hex digits of SHA-256(packType + "\n" + targetId), stable across runs.
+// `function_context` for functions and methods, `module_context` for files (docs/librarian.md
+// §4.1). Pack ids are `pk_` + 16 hex digits of SHA-256(packType + "\n" + targetId), stable across
+// runs.
 //
 // Thread safety: Query() uses `store` from the calling thread only (a Store belongs to one
 // thread). A QueryCache may be shared by many threads.
@@ -42,9 +43,9 @@ class Store;
 
 namespace trove::librarian::query {
 
-// Longest intent, in characters (spec §3.2: 1-2,000).
+// Longest intent, in characters (docs/librarian.md §3.4: 1-2,000).
 inline constexpr std::size_t kMaxIntentChars = 2000;
-// Most affectedFiles entries (spec §3.2 decision).
+// Most affectedFiles entries (docs/librarian.md §3.4 decision).
 inline constexpr std::size_t kMaxAffectedFiles = 1000;
 // Graph expansion resolves calls by name. A name with more definitions than this (Python's
 // `__init__`, `get`) would link every caller to every definition: expansion leaves it out,
@@ -60,7 +61,7 @@ struct DepthBudget {
   std::size_t token_budget;  // estimated tokens of packs, synthesis and evidence
   std::size_t max_packs;
 };
-// spec §3.2.2: L0 2,000/4, L1 10,000/8, L2 30,000/12, L3 80,000/20.
+// docs/librarian.md §4.3: L0 2,000/4, L1 10,000/8, L2 30,000/12, L3 80,000/20.
 DepthBudget BudgetFor(Depth depth);
 
 enum class IntentType : std::uint8_t {
@@ -76,17 +77,17 @@ enum class IntentType : std::uint8_t {
 };
 std::string_view IntentTypeName(IntentType type);
 std::optional<IntentType> ParseIntentType(std::string_view name);
-// spec §3.2.1: the first row whose words or phrases occur in the lower-cased intent, else
-// general.
+// docs/librarian.md §4.2: the first row whose words or phrases occur in the lower-cased intent,
+// else general.
 IntentType InferIntentType(std::string_view intent);
 
 enum class PackType : std::uint8_t { kFunctionContext, kModuleContext };
 // "function_context", "module_context".
 std::string_view PackTypeName(PackType type);
-// spec §3.2.2 depth weight times §3.2.1 intent weight for `type`.
+// docs/librarian.md §4.3 depth weight times docs/librarian.md §4.2 intent weight for `type`.
 double PackTypeWeight(PackType type, Depth depth, IntentType intent);
 
-// "pk_" + the first 16 hex digits of SHA-256(packType + "\n" + targetId) (spec §1.2).
+// "pk_" + the first 16 hex digits of SHA-256(packType + "\n" + targetId) (docs/librarian.md §1.1).
 std::string PackId(PackType type, std::string_view target_id);
 
 // ceil(utf8Bytes(text) / 4) (spec conventions).
@@ -95,13 +96,13 @@ std::size_t EstimateTokens(std::string_view text);
 // The workspace a query runs against.
 struct Workspace {
   std::string root;          // canonical absolute root; used to stat and hash trigger files
-  std::string workspace_id;  // ws_ + 16 hex digits (spec §1.7); part of the cache key
+  std::string workspace_id;  // ws_ + 16 hex digits (docs/librarian.md §6.6); part of the cache key
 };
 
 struct QueryRequest {
   // Natural language, 1-kMaxIntentChars characters after trimming. Wire `intent`.
   std::string intent;
-  // Unset or general: inferred (spec §3.2.1). Wire `intentType`.
+  // Unset or general: inferred (docs/librarian.md §4.2). Wire `intentType`.
   std::optional<IntentType> intent_type;
   // Workspace-relative, normalized paths (the caller sanitizes them: crawl/path.h).
   // Wire `affectedFiles`.
@@ -120,7 +121,8 @@ struct QueryRequest {
   rank::Weights weights;
 };
 
-// An evidence reference (spec §1.4) with the span's text while the token budget allows.
+// An evidence reference (docs/librarian.md §5.2) with the span's text while the token budget
+// allows.
 struct Evidence {
   std::string file;
   std::uint32_t start_line = 0;  // 1-based, inclusive
@@ -132,7 +134,7 @@ struct Evidence {
 };
 
 struct Pack {
-  // The seven wire fields (spec §3.2).
+  // The seven wire fields (docs/librarian.md §3.4).
   std::string pack_id;
   PackType pack_type = PackType::kFunctionContext;
   std::string target_id;  // fn:<path>::<qualified> or mod:<path>
@@ -140,10 +142,10 @@ struct Pack {
   std::vector<std::string> key_facts;
   std::vector<std::string> related_files;  // first = primary file
   // The pack's base signal after defeaters, in [0, 1]: a ranking heuristic (wire
-  // `confidence`, spec §1.6), never a probability.
+  // `confidence`, docs/librarian.md §5.1), never a probability.
   double signal = 0;
 
-  // Why it ranked here (conventions §13) and the score it was ordered by.
+  // Why it ranked here (docs/conventions.md §10.3) and the score it was ordered by.
   rank::RankSignals signals;
   double score = 0;
 
@@ -193,7 +195,7 @@ struct QueryResponse {
   std::size_t estimated_tokens = 0;  // of packs, synthesis and evidence
 };
 
-// QueryCache: answers to identical queries for 60 s (spec §7.1). The key covers the
+// QueryCache: answers to identical queries for 60 s (docs/librarian.md §7.1). The key covers the
 // workspace id, the store's index generation (every index write changes it), the normalized
 // intent, resolved intent type, depth, sorted affectedFiles, minConfidence, includeEvidence and
 // maxResults. A hit re-stats the entry's trigger files (the returned packs' related files) and
@@ -238,9 +240,9 @@ class QueryCache {
   std::list<std::string> lru_;                      // GUARDED_BY(mu_), most recent first
 };
 
-// Runs the pipeline of spec §3.2.3 against `store`. Returns kInvalidArgument for an empty or
-// too long intent ("intent: ..."), too many affectedFiles, or a min_confidence outside [0, 1];
-// kCancelled when `cancel` is set (polled between stages); store errors otherwise. A workspace
+// Runs the pipeline of docs/librarian.md §4.4 against `store`. Returns kInvalidArgument for an
+// empty or too long intent ("intent: ..."), too many affectedFiles, or a min_confidence outside [0,
+// 1]; kCancelled when `cancel` is set (polled between stages); store errors otherwise. A workspace
 // without an index is not an error: the response has no packs, `error` set, `error_code`
 // RESOURCE_NOT_FOUND and a bootstrap_required disclosure. With `cache`, identical queries
 // within the TTL are answered from it (`cache_hit`, fresh `latency_ms`).

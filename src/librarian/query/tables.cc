@@ -1,4 +1,5 @@
-// The fixed tables of spec §3.2.1-3.2.2: depths, intent types, pack-type weights, pack ids.
+// The fixed tables of docs/librarian.md §4.2-4.3: depths, intent types, pack-type weights, pack
+// ids.
 #include <algorithm>
 #include <array>
 #include <cctype>
@@ -17,8 +18,8 @@ struct IntentRow {
   std::string_view name;
   // Words or phrases (space-separated words) that select the type when inferred.
   std::vector<std::string_view> cues;
-  // × function_context, module_context (spec §3.2.1; pattern, decision, change_impact and
-  // similar_tasks packs are not built in this version).
+  // × function_context, module_context (docs/librarian.md §4.2; pattern, decision, change_impact
+  // and similar_tasks packs are not built in this version).
   double function_weight;
   double module_weight;
 };
@@ -158,7 +159,7 @@ std::string_view PackTypeName(PackType type) {
 }
 
 double PackTypeWeight(PackType type, Depth depth, IntentType intent) {
-  // spec §3.2.2 (function_context, module_context rows).
+  // docs/librarian.md §4.3 (function_context, module_context rows).
   static constexpr std::array<double, 4> kFunctionByDepth = {1.2, 1.0, 1.0, 0.9};
   static constexpr std::array<double, 4> kModuleByDepth = {0.8, 1.0, 1.0, 1.0};
   const auto d = static_cast<std::size_t>(depth);

@@ -7,8 +7,8 @@
 //  - CanonicalWord, the form in which an intent word and a name sub-word are compared: an
 //    abbreviation becomes the stem of the English word it stands for, anything else its stem;
 //  - MatchNameWords, the name-match signals of a ranking candidate.
-// Nothing here touches the index: the store keeps unstemmed words (spec §6.5). The query
-// engine matches names with these functions; adding the abbreviations and plural forms to
+// Nothing here touches the index: the store keeps unstemmed words (docs/librarian.md §6.8). The
+// query engine matches names with these functions; adding the abbreviations and plural forms to
 // the BM25 query was measured and lowered the dev split's function MRR, so it does not
 // (docs/decisions/0027-librarian-mrr.md).
 //

@@ -32,7 +32,7 @@ double RankSignals::Scope() const {
 }
 
 double RankSignals::Relevance(const Weights& w) const {
-  // spec §3.2.3 starting coefficients (Weights defaults); eval/ tunes them on dev only.
+  // docs/librarian.md §4.4 starting coefficients (Weights defaults); eval/ tunes them on dev only.
   const double rel = w.lexical * lexical + w.symbol * symbol + w.name_words * name_words +
                      w.intent_words * intent_words + w.owner_words * owner_words + w.file * file +
                      w.coverage * coverage + w.identifier * identifier + w.path * path +

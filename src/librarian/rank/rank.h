@@ -1,12 +1,14 @@
-// RankSignals: why a context pack ranked where it did (conventions §13, clangd's Quality.h).
+// RankSignals: why a context pack ranked where it did (docs/conventions.md §10.3, clangd's
+// Quality.h).
 // Each source of evidence (lexical BM25, symbol match, path match, call-graph proximity to
 // `affectedFiles`, scoping, the pack type's weight for the depth and intentType, the pack's
 // base signal) fills in what it knows; a default RankSignals is neutral, so a source that
 // found nothing neither helps nor hurts. Merge() combines sources with each field's rule
-// written beside it, and Evaluate() is the one place that holds the weights (spec §3.2.3).
+// written beside it, and Evaluate() is the one place that holds the weights (docs/librarian.md
+// §4.4).
 //
 // The result of Evaluate() is a ranking signal named `score`, never a probability or a
-// calibrated confidence (spec §1.6).
+// calibrated confidence (docs/librarian.md §5.1).
 //
 // Thread safety: values and pure functions.
 #pragma once
@@ -20,7 +22,7 @@ namespace trove::librarian::rank {
 // Hops from an affected file along calls/imports; kNotConnected when unrelated or unknown.
 inline constexpr std::uint8_t kNotConnected = 255;
 
-// The coefficients of Evaluate(). The spec §3.2.3 starting values were
+// The coefficients of Evaluate(). The docs/librarian.md §4.4 starting values were
 // rel = 0.55·lex + 0.15·sym + 0.10·path + 0.10·graph + 0.10·scope. The defaults below were
 // chosen on the development split only, by `librarian_eval --split dev --system librarian
 // --weights L,S,P,G,Sc,NW,IW,OW,F` (docs/decisions/0023 and 0027, docs/retrieval.md): the best
@@ -88,9 +90,11 @@ struct RankSignals {
   std::uint8_t graph_hops = kNotConnected;
   // Relevance inherited through graph expansion (parent's relevance × 0.5 per hop), in [0, 1].
   double inherited = 0;
-  // The pack type's weight for the depth times its weight for the intentType (spec §3.2.1-2).
+  // The pack type's weight for the depth times its weight for the intentType (docs/librarian.md
+  // §4.2, §6).
   double pack_type_weight = 1;
-  // The pack's base signal after defeaters (spec §1.3 ladder, §3.2.3 step 8), in [0, 1].
+  // The pack's base signal after defeaters (docs/librarian.md §4.1 ladder, docs/librarian.md §4.4
+  // step 8), in [0, 1].
   double base_signal = 1;
 
   // Combines another source's view of the same pack: lexical, symbol, identifier, the name-word

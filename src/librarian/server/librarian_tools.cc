@@ -86,7 +86,7 @@ constexpr std::string_view kIntentTypes[] = {"understand", "debug",    "refactor
                                              "document",   "navigate", "general"};
 constexpr std::string_view kDepths[] = {"L0", "L1", "L2", "L3"};
 
-// --- bootstrap (spec §3.1) ---
+// --- bootstrap (docs/librarian.md §3.3) ---
 
 struct BootstrapArgs {
   std::string workspace;
@@ -200,7 +200,7 @@ inline auto DescribeFields(Tag<BootstrapOut>) {
                 Field("disclosures", &O::disclosures, "code: text notes about the run"));
 }
 
-// --- query (spec §3.2) ---
+// --- query (docs/librarian.md §3.4) ---
 
 struct QueryArgs {
   std::optional<std::string> workspace;
@@ -534,7 +534,7 @@ Result<std::optional<Workspaces::Entry>> ResolveWorkspace(Workspaces& workspaces
       Workspaces::Entry{root, WorkspaceId(root), nullptr, nullptr});
 }
 
-// --- resources (spec §4) ---
+// --- resources (docs/librarian.md §3.5) ---
 
 constexpr std::size_t kDefaultPage = 1000;
 constexpr std::size_t kMaxPage = 10000;
@@ -851,7 +851,8 @@ Status RegisterLibrarianTools(mcp::Server& server, Workspaces& workspaces,
           ASSIGN_OR_RETURN(st, OpenStore(ws->root));
         }
         if (!st) {
-          // Not bootstrapped: validate the intent, then the domain outcome of spec §3.0.
+          // Not bootstrapped: validate the intent, then the domain outcome of docs/librarian.md
+          // §3.1.
           ASSIGN_OR_RETURN(std::unique_ptr<store::Store> empty, store::Store::Open(":memory:"));
           query::Workspace w{ws ? ws->root : "", ws ? ws->id : ""};
           ASSIGN_OR_RETURN(query::QueryResponse r,

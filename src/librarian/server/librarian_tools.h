@@ -1,7 +1,7 @@
-// The Librarian MCP binding (spec §3.0-3.2, §4): the `bootstrap` and `query` tools and the
-// `file-tree` and `symbols` resources over the workspaces this server has indexed. Inputs and
-// outputs follow the seed's contract; wire names are camelCase, written once in each
-// mcp::Field. Bad input (paths outside the workspace, a missing workspace or one that is a
+// The Librarian MCP binding (docs/librarian.md §3.1, §3.3-3.4, §4.2-4.6, §3.5): the `bootstrap` and
+// `query` tools and the `file-tree` and `symbols` resources over the workspaces this server has
+// indexed. Inputs and outputs follow the seed's contract; wire names are camelCase, written once in
+// each mcp::Field. Bad input (paths outside the workspace, a missing workspace or one that is a
 // file, empty or huge intents, invalid globs) is an isError result naming the field.
 //
 // Thread safety: tools and resources may run concurrently. Workspaces is internally locked;
@@ -22,7 +22,7 @@
 
 namespace trove::librarian::server {
 
-// ws_ + the first 16 hex digits of SHA-256 of the canonical root (spec §1.7).
+// ws_ + the first 16 hex digits of SHA-256 of the canonical root (docs/librarian.md §6.6).
 std::string WorkspaceId(const std::string& canonical_root);
 
 // Open read connections to one workspace's store, reused across calls: a Store belongs to one
@@ -75,7 +75,7 @@ class Workspaces {
 struct ServiceOptions {
   std::string ctags_program = "ctags";  // for bootstrap; empty disables ctags
   std::size_t bootstrap_workers = 0;    // 0: both cores
-  std::size_t max_results = 10;         // spec §3.2.2 `maxResults`, 1-100
+  std::size_t max_results = 10;         // docs/librarian.md §4.3 `maxResults`, 1-100
 };
 
 // The compact JSON the `query` and `bootstrap` tools return, for `librarian ... --json`.

@@ -1,5 +1,5 @@
 // `librarian mcp`: serves the Librarian tools and resources over stdio or Streamable HTTP
-// (spec §3.0). Kept free of MCP headers so the CLI can call it.
+// (docs/librarian.md §3.1). Kept free of MCP headers so the CLI can call it.
 #pragma once
 
 #include <string>
@@ -11,7 +11,7 @@ struct McpRunOptions {
   std::string transport = "stdio";  // "stdio" or "http"
   std::string host = "127.0.0.1";
   int port = 0;  // http; 0 picks a free one (printed on stderr)
-  // Workspaces to register at start-up when they already hold an index (spec §1.7).
+  // Workspaces to register at start-up when they already hold an index (docs/librarian.md §6.6).
   std::vector<std::string> workspaces;
   std::string ctags_program = "ctags";
   std::string log_level = "warning";

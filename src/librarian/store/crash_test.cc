@@ -1,6 +1,6 @@
 // Crash safety: a writer killed with SIGKILL in the middle of its batches leaves a database
 // that passes PRAGMA integrity_check and the FTS5 checks, with every batch fully present or
-// fully absent (spec §2.2: each file is fully indexed or untouched).
+// fully absent (docs/librarian.md §6.2: each file is fully indexed or untouched).
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <signal.h>

@@ -1,4 +1,4 @@
-// Lexical search over the store's FTS5 tables (spec §6.5, §6.6).
+// Lexical search over the store's FTS5 tables (docs/librarian.md §6.8, §6.8).
 #include <fmt/format.h>
 #include <sqlite3.h>
 
@@ -19,7 +19,7 @@
 namespace trove::librarian::store {
 namespace {
 
-// A short English stop-word list (spec §6.6); code words such as "get" or "set" stay.
+// A short English stop-word list (docs/librarian.md §6.8); code words such as "get" or "set" stay.
 constexpr std::string_view kStopWords[] = {
     "a",   "an",   "and",  "are",   "as",    "at",    "be",   "by",    "can",  "do",    "does",
     "for", "from", "how",  "i",     "if",    "in",    "into", "is",    "it",   "its",   "of",

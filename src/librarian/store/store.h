@@ -1,16 +1,17 @@
-// Store: Librarian's knowledge store, one SQLite file (`.librarian/librarian.sqlite`, spec §1.7)
-// in WAL mode: files, symbols, function-level chunks, imports, call references and runs, with
-// FTS5 indexes over chunks (BM25 with per-column weights, spec §6.5), over paths and their
-// sub-words, and optionally a trigram index for substring search.
+// Store: Librarian's knowledge store, one SQLite file (`.librarian/librarian.sqlite`,
+// docs/librarian.md §6.6) in WAL mode: files, symbols, function-level chunks, imports, call
+// references and runs, with
+// FTS5 indexes over chunks (BM25 with per-column weights, docs/librarian.md §6.8), over paths and
+// their sub-words, and optionally a trigram index for substring search.
 //
 // Writes go through Apply: one WriteBatch is one transaction, so a crash (kill -9 included)
-// leaves every file either fully at its old state or fully at its new one (spec §2.2), and a
-// run's checkpoint commits with the batch it describes. Reads see the last committed state;
+// leaves every file either fully at its old state or fully at its new one (docs/librarian.md §6.2),
+// and a run's checkpoint commits with the batch it describes. Reads see the last committed state;
 // readers in other connections run beside the one writer (WAL).
 //
 // Schema: see schema.cc. A database whose `meta.schema_version` differs from kSchemaVersion is
-// dropped and rebuilt on Open (spec §1.7: an incompatible version forces a full rebuild);
-// schema_rebuilt() tells the caller to re-index everything.
+// dropped and rebuilt on Open (docs/librarian.md §6.6: an incompatible version forces a full
+// rebuild); schema_rebuilt() tells the caller to re-index everything.
 //
 // Thread safety: one thread uses a Store at a time (its connection has no mutex). Open one
 // Store per thread; separate Stores on one file may be used concurrently.
@@ -46,8 +47,8 @@ inline constexpr int kSchemaVersion = 3;
 struct StoreOptions {
   // Whether a new database gets the trigram table `chunk_tri` (substring search). Its index
   // runs to a multiple of the text and, measured on this repository's sources, roughly triples
-  // the store's write time, so it is opt-in per workspace (spec §6.5). An existing database
-  // keeps the setting it was created with. Default false.
+  // the store's write time, so it is opt-in per workspace (docs/librarian.md §6.8). An existing
+  // database keeps the setting it was created with. Default false.
   bool trigram = false;
   // WAL pages after which a commit checkpoints the WAL into the database file (SQLite's
   // wal_autocheckpoint); 0 keeps SQLite's default of 1000 pages. Each checkpoint copies the
@@ -57,7 +58,7 @@ struct StoreOptions {
   int wal_autocheckpoint_pages = 0;
 };
 
-// spec §1.2 file statuses.
+// docs/librarian.md §1.1 file statuses.
 enum class FileStatus : std::uint8_t {
   kIndexed,
   kUnchanged,
@@ -78,7 +79,7 @@ struct FileRecord {
   std::int64_t mtime_ns = 0;
   FileStatus status = FileStatus::kIndexed;
   bool parse_error = false;
-  bool stale = false;  // a timed-out re-extraction kept the previous rows (spec §2.2)
+  bool stale = false;  // a timed-out re-extraction kept the previous rows (docs/librarian.md §6.2)
   std::string run_id;  // the run that last changed it
 };
 
@@ -109,7 +110,7 @@ struct FileReplace {
   const PreparedRows* prepared = nullptr;
 };
 
-// Same content, new mtime/size (spec §2.3 "touched").
+// Same content, new mtime/size (docs/librarian.md §6.3 "touched").
 struct FileTouch {
   std::string path;
   std::uint64_t size = 0;
@@ -200,7 +201,7 @@ struct ChunkRow {
   std::string body;
 };
 
-// BM25 column weights for chunk_fts (spec §6.5 starting weights) and the result limit.
+// BM25 column weights for chunk_fts (docs/librarian.md §6.8 starting weights) and the result limit.
 struct SearchOptions {
   double name_weight = 10;
   double subwords_weight = 5;
@@ -227,11 +228,12 @@ struct PathHit {
   double score = 0;
 };
 
-// Returns the FTS5 query for `text`: its words split as identifiers (spec §6.6), whole and
-// pieces, lower-cased, stop words dropped, each quoted, OR-combined; "" when nothing is left.
+// Returns the FTS5 query for `text`: its words split as identifiers (docs/librarian.md §6.8), whole
+// and pieces, lower-cased, stop words dropped, each quoted, OR-combined; "" when nothing is left.
 // FTS5 operators in `text` ("NEAR", "*", ":", quotes) become plain terms or vanish.
 std::string BuildMatchQuery(std::string_view text);
-// Returns whether the lower-cased word `w` is on the query stop-word list (spec §6.6) that
+// Returns whether the lower-cased word `w` is on the query stop-word list (docs/librarian.md §6.8)
+// that
 // BuildMatchQuery drops.
 bool IsStopWord(std::string_view w);
 
@@ -345,7 +347,8 @@ class Store {
   // Up to `limit` symbols with id > `after_id`, in id order (keyset paging for resources).
   Result<std::vector<SymbolRow>> ListSymbols(std::int64_t after_id, std::size_t limit);
   // Returns a string that changes whenever an index write changed the store's content: the
-  // last run's record and counters over files and chunks. For the query cache key (spec §7.1).
+  // last run's record and counters over files and chunks. For the query cache key
+  // (docs/librarian.md §7.1).
   Result<std::string> Generation();
 
   bool has_trigram() const { return trigram_; }

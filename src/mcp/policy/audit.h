@@ -1,4 +1,4 @@
-// The audit log of the policy layer (specs/mcp.md §5.6, librarian.md §5.4): one JSON object
+// The audit log of the policy layer (docs/mcp.md §5.6, docs/librarian.md §8.4): one JSON object
 // per line (JSON Lines), appended by a background writer thread, each line chained to the one
 // before by `prev`, the SHA-256 of the previous line's bytes (without its newline). The first
 // line's `prev` is kAuditGenesis. An edited, removed, inserted or reordered record breaks the
@@ -168,7 +168,7 @@ struct AuditVerifyReport {
 // line before. Returns the report; an error only when the file cannot be read.
 Result<AuditVerifyReport> VerifyAuditLog(const std::string& path);
 
-// Statistics over a log (librarian.md §5.4 getStats).
+// Statistics over a log (docs/librarian.md §8.4 getStats).
 struct AuditStatsReport {
   std::uint64_t total_events = 0;
   std::map<std::string, std::uint64_t> by_type;
@@ -182,11 +182,11 @@ struct AuditStatsReport {
 // Reads every record of the log at `path`; an error only when the file cannot be read.
 Result<AuditStatsReport> AuditStats(const std::string& path);
 
-// Returns the report as JSON text with the wire names of librarian.md §5.4: totalEvents,
+// Returns the report as JSON text with the wire names of docs/librarian.md §8.4: totalEvents,
 // byType, byStatus, uniqueSessions, avgToolDurationMs, errorRate, unreadableLines.
 std::string AuditStatsJson(const AuditStatsReport& report);
 
-// A filter over a log's records (librarian.md §5.4 query); empty fields match everything.
+// A filter over a log's records (docs/librarian.md §8.4 query); empty fields match everything.
 struct AuditQuery {
   std::optional<AuditType> type;
   std::string session_id;

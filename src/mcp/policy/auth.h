@@ -1,4 +1,4 @@
-// Authentication of HTTP requests and the stdio principal (specs/mcp.md §2.16, §5.6).
+// Authentication of HTTP requests and the stdio principal (docs/mcp.md §2.6, §5.6).
 //
 // An Authenticator turns the value of a request's Authorization header into a Principal, or
 // into an AuthDenial: the HTTP status (400, 401 or 403), the WWW-Authenticate value and a
@@ -38,7 +38,7 @@
 
 namespace trove::mcp::policy {
 
-// The parameters of a `WWW-Authenticate: Bearer ...` challenge (RFC 6750 §3, RFC 9728 §5.1).
+// The parameters of a `WWW-Authenticate: Bearer ...` challenge (RFC 6750 §6, RFC 9728 §5.1).
 // Empty fields are left out.
 struct Challenge {
   std::string realm;

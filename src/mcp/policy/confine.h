@@ -1,5 +1,5 @@
-// Confinement of client-sent paths to allowed roots (specs/mcp.md §5.6 sanitization,
-// librarian.md §5.6).
+// Confinement of client-sent paths to allowed roots (docs/mcp.md §5.6 sanitization,
+// docs/librarian.md §8.6).
 //
 // PathConfiner::Resolve takes a path a client sent and returns the canonical absolute path it
 // names, or an error:

@@ -1,5 +1,5 @@
 // OAuth mode: JWT access tokens verified against a JSON Web Key Set, and the documents an
-// OAuth 2.1 resource server publishes (specs/mcp.md §2.16, RFC 7515/7517/7519, RFC 9068,
+// OAuth 2.1 resource server publishes (docs/mcp.md §2.6, RFC 7515/7517/7519, RFC 9068,
 // RFC 8707, RFC 9728).
 //
 // VerifyJwt checks a compact JWS signed with RS256 (RSA >= 2048 bits, PKCS #1 v1.5) or ES256
@@ -84,7 +84,7 @@ struct JwtClaims {
 Result<JwtClaims> VerifyJwt(std::string_view token, const Jwks& keys, const JwtOptions& options,
                             std::int64_t now_seconds);
 
-// Returns the metadata URL for `resource` (RFC 9728 §3.1): the well-known path
+// Returns the metadata URL for `resource` (RFC 9728 §6.1): the well-known path
 // `/.well-known/oauth-protected-resource` inserted between the authority and the path, so
 // "https://h.example/mcp" gives "https://h.example/.well-known/oauth-protected-resource/mcp".
 std::string ResourceMetadataUrl(std::string_view resource);

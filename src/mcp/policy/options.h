@@ -1,6 +1,6 @@
 // The policy flags every Trove server shares (`warden mcp`, `kodo-mcp`, `librarian mcp`, the
-// fixture server) and the JSON policy file they can also come from (specs/mcp.md §2.15,
-// §2.16, §5.6; docs/decisions/0048-mcp-policy-layer.md).
+// fixture server) and the JSON policy file they can also come from (docs/mcp.md §2.5,
+// §2.6, §5.6; docs/decisions/0048-mcp-policy-layer.md).
 //
 // Use: a main declares a PolicyFlags, calls AddPolicyFlags(app, flags) before parsing, then
 // ResolvePolicyOptions(flags, defaults, env) once parsing succeeded. Resolution reads the

@@ -1,5 +1,5 @@
-// Rate limiting and circuit breaking of the policy layer (specs/mcp.md §5.6, librarian.md
-// §5.5).
+// Rate limiting and circuit breaking of the policy layer (docs/mcp.md §5.6, docs/librarian.md
+// docs/mcp.md §5.5).
 //
 // RateLimiter: a token bucket per principal (optionally per principal and tool). A bucket
 // holds at most `burst` tokens, starts full and refills at `per_minute` tokens per minute; a

@@ -1,4 +1,4 @@
-// Scopes and principals of the policy layer (specs/mcp.md §5.6, librarian.md §5.3).
+// Scopes and principals of the policy layer (docs/mcp.md §5.6, docs/librarian.md §8.3).
 //
 // A Scopes value is a bitmask over the five scopes: `read` (read resources, query), `write`
 // (modify an index or KB), `execute` (run operations such as audits and exports), `network`

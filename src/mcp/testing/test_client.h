@@ -1,7 +1,7 @@
 // In-process test client for the MCP core: a recording in-memory Channel, a TestServer that
 // owns the worker pool, logger and Server, and a TestClient that drives one real Session the
 // way a transport does (ParseMessage, then Session::Handle, or the parse error on the
-// channel). No part of the core is mocked (conventions §14).
+// channel). No part of the core is mocked (docs/conventions.md §11).
 //
 //   TestServer ts;                       // inline pool: deterministic
 //   ASSERT_TRUE(ts.server().tools().AddRaw(...).ok());

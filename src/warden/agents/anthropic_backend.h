@@ -1,4 +1,4 @@
-// The Anthropic backend (spec warden.md §8.3; selector `anthropic`): one Messages API call per
+// The Anthropic backend (docs/warden.md §7.3; selector `anthropic`): one Messages API call per
 // function, `POST {base}/v1/messages` with headers `x-api-key` and `anthropic-version:
 // 2023-06-01`. The answer's JSON Schema is the input schema of one forced tool
 // (`tool_choice: {type: tool}`), so the model answers with a tool_use block holding the

@@ -1,4 +1,4 @@
-// Agent backends (spec warden.md §8.3): what proposes a name for one function from its facts.
+// Agent backends (docs/warden.md §7.3): what proposes a name for one function from its facts.
 //
 // Three backends: `offline` (deterministic heuristics, no network), `openai` (aliases `codex`,
 // `oai`; the Responses API) and `anthropic` (the Messages API). A reply is only ever a
@@ -30,12 +30,12 @@
 
 namespace trove::warden::agents {
 
-// A backend's claim about one function (§8.3 provider contract).
+// A backend's claim about one function (§7.3 provider contract).
 struct Proposal {
   std::string name;
   std::string summary;
   double confidence = 0;
-  std::optional<std::string> type_signature;  // a refinement; kept in evidence only (§8.4)
+  std::optional<std::string> type_signature;  // a refinement; kept in evidence only (§7.4)
   std::vector<std::string> cited_strings;
 };
 
@@ -62,13 +62,13 @@ class Backend {
   virtual std::optional<std::string> model() const = 0;
 
   // Returns a proposal or an abstention for `facts`. `callees` are the current names of its
-  // direct defined callees (§8.2). Providers poll `cancel` while waiting.
+  // direct defined callees (§7.2). Providers poll `cancel` while waiting.
   virtual Result<BackendReply> Propose(const FunctionFacts& facts,
                                        std::span<const CalleeName> callees,
                                        base::Cancellation& cancel) = 0;
 };
 
-// --- Registry (§8.3, §9.2 agent_backends) ---
+// --- Registry (§7.3, §3.2 agent_backends) ---
 
 // One row of `agent_backends`.
 struct BackendInfo {
@@ -85,14 +85,14 @@ struct BackendInfo {
 // `config` (a provider needs its key and a libcurl with HTTPS).
 std::vector<BackendInfo> ListBackends(const AgentConfig& config);
 
-// Returns `{"backends": [...]}`, the agent_backends result (§9.1, §9.2), as compact JSON.
+// Returns `{"backends": [...]}`, the agent_backends result (§3.1, §3.2), as compact JSON.
 std::string BackendsToJson(const std::vector<BackendInfo>& backends);
 
 // Returns the internal name for a selector: "offline", "openai" (also for "codex", "oai"),
 // "anthropic" or "auto". Unknown selectors are kInvalidArgument naming the valid ones.
 Result<std::string> CanonicalBackendName(std::string_view selector);
 
-// Returns the backend `auto` runs (§8.3, Decision): the configured `agent.backend` if
+// Returns the backend `auto` runs (§7.3, Decision): the configured `agent.backend` if
 // available, else openai, else anthropic, else offline. A configured value that is not a
 // backend name is kInvalidArgument.
 Result<std::string> ResolveAutoBackend(const AgentConfig& config);
@@ -100,7 +100,7 @@ Result<std::string> ResolveAutoBackend(const AgentConfig& config);
 // Whether the linked libcurl speaks HTTPS.
 bool HttpsSupported();
 
-// Knobs of the provider clients; the defaults are those of §8.3, tests shorten them.
+// Knobs of the provider clients; the defaults are those of §7.3, tests shorten them.
 struct ProviderOptions {
   std::int64_t timeout_ms = 60'000;  // whole request
   std::int64_t connect_timeout_ms = 10'000;

@@ -1,4 +1,4 @@
-// Agent configuration (spec warden.md §2.1, §8.3): the settings of the provider backends and
+// Agent configuration (docs/warden.md §2.1, §7.3): the settings of the provider backends and
 // the `auto` preference, resolved with the precedence flag > environment variable > project
 // config > global config > default.
 //

@@ -1,7 +1,7 @@
-// FunctionFacts (spec warden.md §8.1): the grounded, mechanically derived facts about one
+// FunctionFacts (docs/warden.md §7.1): the grounded, mechanically derived facts about one
 // defined function that an agent backend may use, and nothing else (the original's
 // "hallucination constraint"). The first eight fields are exactly those `get_function_facts`
-// returns; the rest feed the scheduler (§8.2) and prompts.
+// returns; the rest feed the scheduler (§7.2) and prompts.
 // Thread safety: plain values.
 #pragma once
 
@@ -16,11 +16,11 @@ struct FunctionIdentity;
 
 namespace trove::warden::agents {
 
-// Prompts keep the first this many mnemonics (§8.1); MCP returns them all.
+// Prompts keep the first this many mnemonics (§7.1); MCP returns them all.
 inline constexpr std::size_t kPromptMnemonics = 2000;
 
 struct FunctionFacts {
-  // --- §8.1, exactly as get_function_facts returns them ---
+  // --- §7.1, exactly as get_function_facts returns them ---
   std::uint32_t func_index = 0;
   std::string stable_id;
   std::string type_signature;                   // "(i32, i32) -> i32"
@@ -30,14 +30,14 @@ struct FunctionFacts {
   std::vector<std::string> instruction_mnemonics;
   bool is_exported = false;
 
-  // --- beyond §8.1 ---
+  // --- beyond §7.1 ---
   std::vector<std::string> export_names;  // in export-section order
   // Direct calls to defined functions (call, return_call), deduplicated in first-occurrence
   // order: the edges of the call graph the pass is scheduled over.
   std::vector<std::uint32_t> defined_callees;
 };
 
-// The current name of one direct defined callee, carried in prompts beside the facts (§8.2).
+// The current name of one direct defined callee, carried in prompts beside the facts (§7.2).
 struct CalleeName {
   std::uint32_t func_index = 0;
   std::string name;
@@ -46,7 +46,7 @@ struct CalleeName {
 // Returns the facts of `function` (defined_callees deduplicated, first occurrence kept).
 FunctionFacts FactsFromIdentity(const identity::FunctionIdentity& function);
 
-// Returns the §8.1 object as compact JSON: exactly the eight fields of get_function_facts, in
+// Returns the §7.1 object as compact JSON: exactly the eight fields of get_function_facts, in
 // table order, with all mnemonics (MCP returns them complete).
 std::string FunctionFactsToJson(const FunctionFacts& facts);
 

@@ -1,4 +1,4 @@
-// The offline backend (spec warden.md §8.3): deterministic naming heuristics over the facts,
+// The offline backend (docs/warden.md §7.3): deterministic naming heuristics over the facts,
 // no network, byte-identical output for the same facts and callee names.
 //
 // The name comes from the strongest evidence, first match wins (Decision details in

@@ -1,4 +1,4 @@
-// The OpenAI backend (spec warden.md §8.3; selectors `openai`, `codex`, `oai`): one Responses
+// The OpenAI backend (docs/warden.md §7.3; selectors `openai`, `codex`, `oai`): one Responses
 // API call per function, `POST {base}/v1/responses` with a bearer key and JSON-schema
 // structured output (text.format json_schema, strict). See backend.h for the error contract.
 // Thread safety: one thread at a time (like every Backend).

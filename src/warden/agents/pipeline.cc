@@ -40,7 +40,7 @@ std::string EvidenceDetails(const PassOptions& options, const std::string& pass_
   details["channel"] = options.channel;
   if (reply.retries > 0) details["retries"] = reply.retries;
   if (!proposal.cited_strings.empty()) details["cited_strings"] = proposal.cited_strings;
-  // A refined signature is kept in evidence only (§8.4).
+  // A refined signature is kept in evidence only (docs/warden.md §7.4).
   if (proposal.type_signature) details["type_signature"] = *proposal.type_signature;
   details["verifier"] = "passed";
   return details.dump(-1, ' ', false, Json::error_handler_t::replace);
@@ -116,8 +116,8 @@ Result<RunSummary> RunAgentPass(AgentStore& store, Backend& backend, const PassO
     ++summary.considered;
     progress.Report(static_cast<double>(summary.considered), total);
 
-    // The current names of the direct defined callees (§8.2): bottom-up order makes them
-    // the names this pass just wrote.
+    // The current names of the direct defined callees (docs/warden.md §7.2): bottom-up order makes
+    // them the names this pass just wrote.
     std::vector<CalleeName> callees;
     for (std::uint32_t callee : facts.defined_callees) {
       auto it = by_index.find(callee);

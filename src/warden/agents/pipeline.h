@@ -1,4 +1,4 @@
-// One agent pass (spec warden.md §8): gather facts -> order bottom-up -> skip -> propose ->
+// One agent pass (docs/warden.md §7): gather facts -> order bottom-up -> skip -> propose ->
 // verify -> write back through the economy gate. `warden agent` and MCP `run_agent_pass` both
 // call RunAgentPass.
 //
@@ -31,7 +31,7 @@
 
 namespace trove::warden::agents {
 
-inline constexpr double kSkipConfidence = 0.5;  // SKIP_CONFIDENCE (§5.1)
+inline constexpr double kSkipConfidence = 0.5;  // SKIP_CONFIDENCE (§6.1)
 
 struct PassOptions {
   std::int64_t version_id = 0;
@@ -46,7 +46,7 @@ enum class DetailOutcome { kWritten, kVerifierReject, kEconomyReject, kError };
 // Returns "written", "verifier_reject", "economy_reject" or "error".
 std::string_view OutcomeName(DetailOutcome outcome);
 
-// One `details` entry (§8.5 Decision).
+// One `details` entry (§7.5 Decision).
 struct RunDetail {
   std::uint32_t func_index = 0;
   std::string stable_id;
@@ -56,7 +56,7 @@ struct RunDetail {
   std::string reason;
 };
 
-// The run summary (§8.5), exactly its fields.
+// The run summary (§7.5), exactly its fields.
 struct RunSummary {
   std::string backend;  // the backend that actually ran
   std::int64_t considered = 0;
@@ -68,7 +68,7 @@ struct RunSummary {
   std::vector<RunDetail> details;
 };
 
-// Returns the summary as compact JSON, fields in §8.5 order (a non-finite confidence, which
+// Returns the summary as compact JSON, fields in §7.5 order (a non-finite confidence, which
 // only a rejected proposal can carry, is null).
 std::string RunSummaryToJson(const RunSummary& summary);
 

@@ -1,4 +1,4 @@
-// What the two provider backends share (spec warden.md §8.3): the HTTP POST over libcurl
+// What the two provider backends share (docs/warden.md §7.3): the HTTP POST over libcurl
 // with the bounded retry policy, the prompt, the output schema of the provider contract and
 // the parser of a model's answer. Internal to agents/; the backends are in openai_backend.h
 // and anthropic_backend.h.
@@ -60,7 +60,7 @@ struct PostResult {
   int retries = 0;
 };
 
-// POSTs with the §8.3 policy: 429 and 5xx are retried up to options.max_retries times, waiting
+// POSTs with the §7.3 policy: 429 and 5xx are retried up to options.max_retries times, waiting
 // backoff_base_ms * 2^(k-1) before retry k (or the server's Retry-After, both capped at
 // max_backoff_ms); 401 and 403 are kPermissionDenied at once; other statuses are
 // kInvalidArgument; exhausted retries are kResourceExhausted (429) or kIo (5xx). `secret` is

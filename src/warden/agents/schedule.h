@@ -1,4 +1,4 @@
-// The order of an agent pass (spec warden.md §8.2, Decision): layers of the condensed direct
+// The order of an agent pass (docs/warden.md §7.2, Decision): layers of the condensed direct
 // call graph, callees before callers. Every strongly connected component (Tarjan) sits in one
 // layer: 0 for components calling no other component, else one more than the highest layer
 // among the components it calls. Within a layer, functions sort by their number of

@@ -1,6 +1,6 @@
 // AgentStore: what an agent pass needs from the knowledge base, and nothing more. The lead's
-// adapter implements it over warden/kb (Kb::UpsertSymbol is the one write gate, §5.2); tests
-// use an in-memory fake. agents/ never includes kb/ headers.
+// adapter implements it over warden/kb (Kb::UpsertSymbol is the one write gate, docs/warden.md
+// §6.2); tests use an in-memory fake. agents/ never includes kb/ headers.
 // Thread safety: one pass uses a store from one thread.
 #pragma once
 
@@ -29,10 +29,10 @@ struct AgentWrite {
   std::string summary;
   double confidence = 0;
   std::string actor;         // "agent:<backend>"
-  std::string details_json;  // evidence details (§5.4): version, function, backend, model, ...
+  std::string details_json;  // evidence details (docs/warden.md §6.4): version, function, backend, model, ...
 };
 
-// The gate's decision (§5.2); `reason` begins with "accepted:" or "rejected:".
+// The gate's decision (docs/warden.md §6.2); `reason` begins with "accepted:" or "rejected:".
 struct WriteOutcome {
   bool accepted = false;
   std::string reason;

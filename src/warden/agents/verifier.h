@@ -1,4 +1,4 @@
-// The verifier gate (spec warden.md §8.4): what a backend's proposal must satisfy before it
+// The verifier gate (docs/warden.md §7.4): what a backend's proposal must satisfy before it
 // may reach the economy gate. It checks the proposal against the function's facts only; it
 // cannot make a wrong name right, but it blocks claims the facts do not back.
 //
@@ -43,7 +43,7 @@ struct Verdict {
 
 Verdict VerifyProposal(const FunctionFacts& facts, const Proposal& proposal);
 
-// The identifier, length and confidence checks alone (`propose_symbol`, §8.4).
+// The identifier, length and confidence checks alone (`propose_symbol`, §7.4).
 Verdict CheckProposedSymbol(std::string_view name, double confidence);
 
 // Whether `name` matches [A-Za-z_][A-Za-z0-9_]*(::[A-Za-z_][A-Za-z0-9_]*)* (no length limit).

@@ -23,17 +23,17 @@ using views::Json;
 void PrintJson(const Json& j);
 // "error: <message>" on stderr.
 void Error(std::string_view message);
-// The error line for a module that failed to read (§3.5): "malformed wasm at offset 0x1a2b
-// (6699), code section, function 17: function body: body ends inside a block" for a reader
+// The error line for a module that failed to read (docs/warden.md §4.5): "malformed wasm at offset
+// 0x1a2b (6699), code section, function 17: function body: body ends inside a block" for a reader
 // error, which begins with its location; "malformed wasm: <message>" for any other.
 std::string MalformedWasmMessage(const Status& s);
 // "2008" -> "2,008".
 std::string Grouped(std::uint64_t n);
-// Maps a query error to its exit code (§2.3).
+// Maps a query error to its exit code (docs/warden.md §2.4).
 int ExitFor(const Status& s);
 
-// Finds the KB (§2.1) and opens it; an open error names the path. Prints nothing, so that
-// `ingest` can run it on a thread of its own. Never creates a KB unless `options` say so.
+// Finds the KB (docs/warden.md §2.1) and opens it; an open error names the path. Prints nothing, so
+// that `ingest` can run it on a thread of its own. Never creates a KB unless `options` say so.
 Result<std::unique_ptr<kb::Kb>> FindAndOpenKb(base::Env& env, const GlobalOptions& global,
                                               const kb::KbOptions& options = {});
 // The same; prints the error and sets *exit on failure.
@@ -44,8 +44,8 @@ struct OpenedVersion {
   std::unique_ptr<kb::Kb> kb;
   std::int64_t version_id = 0;
 };
-// Opens the KB and resolves a `<version>` argument (§2.1); prints the error and sets *exit on
-// failure.
+// Opens the KB and resolves a `<version>` argument (docs/warden.md §2.1); prints the error and sets
+// *exit on failure.
 std::optional<OpenedVersion> OpenVersion(base::Env& env, const GlobalOptions& global,
                                          const std::optional<std::string>& version, int* exit);
 
@@ -69,7 +69,8 @@ class ExitOnSigbus {
   ExitOnSigbus& operator=(const ExitOnSigbus&) = delete;
 };
 
-// A progress bar on stderr when it is a terminal (§2.1: decoration only on a terminal), e.g.
+// A progress bar on stderr when it is a terminal (docs/warden.md §2.1: decoration only on a
+// terminal), e.g.
 // "\r\x1b[K[##########..............]  45% export 887/1,968". It redraws only when the
 // percentage or the message changes, so per-function reports cost little, and clears its line
 // when destroyed.

@@ -36,8 +36,8 @@ namespace {
 using base::StatusCode;
 using views::Json;
 
-// Lifts every function of a version (§10.2 pseudo, `show --lift`). The lifter needs the module
-// itself: the recorded path, with its SHA-256 checked; calls use the current names.
+// Lifts every function of a version (docs/warden.md §10.2 pseudo, `show --lift`). The lifter needs
+// the module itself: the recorded path, with its SHA-256 checked; calls use the current names.
 Result<std::map<std::uint32_t, std::string>> LiftVersion(base::Env& env, kb::Kb& k,
                                                          const kb::VersionInfo& version) {
   std::map<std::uint32_t, std::string> names;
@@ -122,8 +122,8 @@ int RunIngest(base::Env& env, const GlobalOptions& global, const IngestArgs& arg
       return kExitUsage;
     }
   }
-  // Only `ingest --db PATH` may create a database (§2.1), and a failed ingest leaves nothing
-  // that was not there before: which of the database's files exist now is noted, and a KB
+  // Only `ingest --db PATH` may create a database (docs/warden.md §2.1), and a failed ingest leaves
+  // nothing that was not there before: which of the database's files exist now is noted, and a KB
   // this command created is removed again when it fails (Kb::RemoveCreated).
   const std::optional<kb::DatabaseFiles> files_before =
       global.db ? std::optional<kb::DatabaseFiles>(kb::ExistingDatabaseFiles(*global.db))
@@ -480,9 +480,10 @@ int RunSetName(base::Env& env, const GlobalOptions& global, const SetNameArgs& a
     Error(d.status().message());
     return ExitFor(d.status());
   }
-  // A human write is refused only as an invalid write (§5.2 rule 1: an empty name, one over
-  // 512 bytes, text that is not UTF-8): a bad value, exit 2 (§2.3). The gate decides and
-  // records it, as every attempt.
+  // A human write is refused only as an invalid write (docs/warden.md §6.2 rule 1: an empty name,
+  // one over
+  // 512 bytes, text that is not UTF-8): a bad value, exit 2 (docs/warden.md §2.4). The gate decides
+  // and records it, as every attempt.
   const int refused = d->rule == 1 ? kExitUsage : kExitCheckFailed;
   if (global.json) {
     PrintJson(Json{{"written", d->accepted}, {"reason", d->reason}});
@@ -527,7 +528,7 @@ int RunVerify(base::Env& env, const GlobalOptions& global, const std::string& fi
   }
   const std::span<const std::uint8_t> bytes(reinterpret_cast<const std::uint8_t*>(data->data()),
                                             data->size());
-  // §4.5: fingerprint twice, on one thread and on several, and compare every output.
+  // docs/warden.md §5.5: fingerprint twice, on one thread and on several, and compare every output.
   wasm::ReadOptions one;
   wasm::ReadOptions many;
   many.decode_threads = 4;
@@ -654,8 +655,8 @@ int RunExport(base::Env& env, const GlobalOptions& global, const ExportArgs& arg
     case exporter::Format::kPseudo: {
       progress.Draw(0, 0, "lift");
       Result<std::map<std::uint32_t, std::string>> lifted = LiftVersion(env, *k, *version);
-      // The note names no path: exports carry no absolute paths (§10.2), and the path is
-      // this machine's, not the KB's.
+      // The note names no path: exports carry no absolute paths (docs/warden.md §10.2), and the
+      // path is this machine's, not the KB's.
       std::string why;
       if (!lifted.ok()) {
         why = lifted.status().code() == StatusCode::kNotFound

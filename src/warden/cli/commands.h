@@ -1,4 +1,4 @@
-// The `warden` commands (spec warden.md §2.2), one function each, returning the exit code.
+// The `warden` commands (docs/warden.md §2.2), one function each, returning the exit code.
 // Output goes to stdout, diagnostics to stderr.
 #pragma once
 
@@ -12,7 +12,7 @@ class Env;
 
 namespace trove::warden::cli {
 
-// Exit codes (§2.3).
+// Exit codes (§2.4).
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitCheckFailed = 1;
 inline constexpr int kExitUsage = 2;

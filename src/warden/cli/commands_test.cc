@@ -1,4 +1,4 @@
-// The `warden` commands' exit codes and leftovers (spec warden.md §2.1, §2.3, §3.3, §3.5;
+// The `warden` commands' exit codes and leftovers (docs/warden.md §2.1, §2.4, §4.3, §4.5;
 // issue 17): a directory as the module, a bad name for set-name, a malformed module into a KB
 // the command creates (nothing is left) or into an existing one (unchanged), the error line's
 // offset and function, and a malformed name section (a warning, and the code is ingested).
@@ -135,7 +135,7 @@ TEST_F(CommandsTest, AnEmptyKbThatExistedIsKept) {
   EXPECT_TRUE(fs::exists(dir_.Abs("empty.db")));
 }
 
-// §3.5: offset in hex and decimal, the section and, in the code section, the function.
+// §4.5: offset in hex and decimal, the section and, in the code section, the function.
 TEST_F(CommandsTest, TheErrorLineNamesOffsetSectionAndFunction) {
   const Bytes module = TwoFunctions({0x00, 0x02, 0x40, 0x0b});
   const std::string bad = Write("bad.wasm", module);
@@ -148,7 +148,7 @@ TEST_F(CommandsTest, TheErrorLineNamesOffsetSectionAndFunction) {
                              at, at));
 }
 
-// §3.3: a malformed name section is a warning on stderr; the code is ingested (exit 0).
+// §4.3: a malformed name section is a warning on stderr; the code is ingested (exit 0).
 TEST_F(CommandsTest, AMalformedNameSectionIsAWarningAndTheModuleIsIngested) {
   // Function names 1 then 0: out of order.
   const Bytes names = Cat({{0x01}, Sized(Cat({U(2), U(1), Name("b"), U(0), Name("a")}))});
@@ -165,7 +165,7 @@ TEST_F(CommandsTest, AMalformedNameSectionIsAWarningAndTheModuleIsIngested) {
   EXPECT_EQ(versions->front().defined, 2);
 }
 
-// A bad value for set-name (here an empty name) is a usage error, exit 2 (§2.3), not a failed
+// A bad value for set-name (here an empty name) is a usage error, exit 2 (§2.4), not a failed
 // check; the gate still records the attempt.
 TEST_F(CommandsTest, SetNameWithAnEmptyNameIsExit2) {
   const std::string good = Write("good.wasm", TwoFunctions({0x00, 0x01, 0x0b}));

@@ -144,8 +144,8 @@ TEST_F(IngestFixturesTest, EveryFixtureIngestsWithItsGlue) {
   EXPECT_EQ(static_cast<std::int64_t>(listed->size()), versions);
 }
 
-// `ingest --db new.db missing.wasm` fails before creating the database (§2.1: a failed
-// command leaves nothing behind).
+// `ingest --db new.db missing.wasm` fails before creating the database (docs/warden.md §2.1: a
+// failed command leaves nothing behind).
 TEST_F(IngestFixturesTest, MissingInputCreatesNoDatabase) {
   GlobalOptions global;
   global.cwd = dir_.path();

@@ -84,7 +84,8 @@ int RunAgent(base::Env& env, const GlobalOptions& global, const AgentArgs& args)
 }
 
 int RunMcp(base::Env& env, const GlobalOptions& global, const McpArgs& args) {
-  // No empty database is ever created here (§2.1): discovery or --db, then open existing.
+  // No empty database is ever created here (docs/warden.md §2.1): discovery or --db, then open
+  // existing.
   Result<std::string> path = kb::FindDatabase(env, global.db, global.cwd);
   if (!path.ok()) {
     Error(path.status().message());
@@ -105,7 +106,7 @@ int RunMcp(base::Env& env, const GlobalOptions& global, const McpArgs& args) {
 
 namespace {
 
-// §2.1's keys; anything else is a usage error.
+// docs/warden.md §2.1's keys; anything else is a usage error.
 constexpr std::string_view kConfigKeys[] = {
     "agent.backend",     "openai.api_key",  "openai.model",       "openai.base_url",
     "anthropic.api_key", "anthropic.model", "anthropic.base_url", "oracle.store"};
@@ -113,7 +114,8 @@ constexpr std::string_view kConfigKeys[] = {
 bool IsSecretKey(std::string_view key) { return key.ends_with(".api_key"); }
 
 // The config file `config set/get` use: the project's (.warden/config.json of the KB found per
-// §2.1) with --project, else $XDG_CONFIG_HOME/warden/config.json ($HOME/.config/...).
+// docs/warden.md §2.1) with --project, else $XDG_CONFIG_HOME/warden/config.json
+// ($HOME/.config/...).
 Result<std::string> ConfigPath(base::Env& env, const GlobalOptions& global, bool project) {
   if (project) {
     Result<std::string> db = kb::FindDatabase(env, global.db, global.cwd);
@@ -191,7 +193,7 @@ int RunConfig(base::Env& env, const GlobalOptions& global, const ConfigArgs& arg
       Error(fmt::format("{} is not set in {}", args.key, *path));
       return kExitUnknown;
     }
-    // Secrets are never printed (§2.1).
+    // Secrets are never printed (docs/warden.md §2.1).
     std::fputs(fmt::format("{}\n", IsSecretKey(args.key) ? "<set>" : it->second).c_str(), stdout);
     return kExitOk;
   }

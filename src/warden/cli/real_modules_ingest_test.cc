@@ -1,4 +1,4 @@
-// Opt-in (built into warden_real_modules_test): the real npm modules of spec warden.md §10.4
+// Opt-in (built into warden_real_modules_test): the real npm modules of docs/warden.md §10.4
 // ingested into a real KB with their glue, as `warden ingest --glue` does. Each case skips
 // when node_modules/ lacks its files.
 #include <gtest/gtest.h>

@@ -1,6 +1,6 @@
-// warden: the WARDEN command line (spec warden.md §2). Results go to stdout, diagnostics to
+// warden: the WARDEN command line (docs/warden.md §2). Results go to stdout, diagnostics to
 // stderr; every read command takes --json and then prints the objects of the matching MCP
-// tool (views/json_views.h). Exit codes (§2.3): 0 success, 1 a check failed, 2 usage error,
+// tool (views/json_views.h). Exit codes (§2.4): 0 success, 1 a check failed, 2 usage error,
 // 3 KB missing or unusable, 4 malformed input, 5 feature unavailable, 6 unknown version,
 // function, label or stable_id.
 #include <fmt/core.h>
@@ -44,7 +44,7 @@ int ExecWardenNet(char** argv) {
 }
 #endif
 
-// The commands of spec warden.md §2.2 that this build does not have yet.
+// The commands of docs/warden.md §2.2 that this build does not have yet.
 constexpr trove::base::CommandNote kPlanned[] = {
     {"oracle", "is planned but not implemented yet"},
     {"diff", "is planned but not implemented yet"},
@@ -53,7 +53,7 @@ constexpr trove::base::CommandNote kPlanned[] = {
 };
 
 // When the command word (or, under `config`, the config command) names no command, prints
-// which word is unknown and which commands there are and returns exit 2 (§2.3); CLI11 would
+// which word is unknown and which commands there are and returns exit 2 (§2.4); CLI11 would
 // say only "A subcommand is required". Returns nothing for every other parse error.
 std::optional<int> ReportUnknownCommand(CLI::App& app, const CLI::ParseError& error) {
   if (dynamic_cast<const CLI::RequiredError*>(&error) == nullptr) return std::nullopt;

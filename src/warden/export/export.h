@@ -1,4 +1,4 @@
-// WARDEN exports (spec warden.md §10.2): byte-deterministic text for a version's current
+// WARDEN exports (docs/warden.md §10.2): byte-deterministic text for a version's current
 // annotations. UTF-8, LF line endings, a final newline, no timestamps or absolute paths,
 // function-index order, confidences with exactly three decimals.
 // Thread safety: pure functions.

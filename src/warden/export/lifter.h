@@ -1,5 +1,5 @@
 // The pseudo-C lifter behind `warden export --format pseudo` and `warden show --lift` (spec
-// warden.md §10.2): stack values fold into expressions, structured control flow becomes
+// docs/warden.md §10.2): stack values fold into expressions, structured control flow becomes
 // nested blocks and loops with labelled breaks, memory accesses become typed dereferences
 // (the memory index shown when it is not 0), and calls use current names.
 //

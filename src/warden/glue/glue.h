@@ -1,5 +1,5 @@
 // ParseGlue: the facts an Emscripten JS glue file holds that the .wasm does not (spec
-// warden.md §3.4): the export-index map, the import bindings, the dynCall signatures, the
+// docs/warden.md §4.4): the export-index map, the import bindings, the dynCall signatures, the
 // pthread shape and Emscripten version hints.
 //
 // The scanner is linear: one JsLexer pass (js_lexer.h) to find the names of the import object
@@ -37,7 +37,7 @@
 
 namespace trove::warden::glue {
 
-// Largest glue accepted: 256 MiB (§3.4).
+// Largest glue accepted: 256 MiB (§4.4).
 inline constexpr std::size_t kMaxGlueBytes = std::size_t{256} << 20;
 
 // How an export binding was written, strongest evidence first when several apply.
@@ -60,7 +60,7 @@ struct ExportBinding {
   std::vector<ExportShape> shapes;       // sorted, unique
   std::size_t offset = 0;                // byte offset of the first binding's export key
 
-  // Returns the name to seed from (§3.3): the first Module key, else the first JS identifier.
+  // Returns the name to seed from (§4.3): the first Module key, else the first JS identifier.
   std::string_view PreferredName() const;
 };
 

@@ -1,4 +1,4 @@
-// Opt-in tests on the real-world modules of spec warden.md §10.4, pinned as devDependencies in
+// Opt-in tests on the real-world modules of docs/warden.md §10.4, pinned as devDependencies in
 // the root package.json (`npm ci` fetches them). Each test skips when its files are absent.
 // Every module must read and fingerprint, with the imported / defined counts of §10.4's table,
 // and the packages' glue must parse and agree with the module beside it.
@@ -34,8 +34,8 @@ struct RealModule {
   std::size_t max_unbound_function_exports;
 };
 
-// Spec §10.4. `sql.js-1.8.0` is the npm alias of sql.js@1.8.0. ffmpeg-core's umd build ships
-// the same .wasm as its esm build (FfmpegCoreShapes checks), so it is read once.
+// docs/warden.md §10.4. `sql.js-1.8.0` is the npm alias of sql.js@1.8.0. ffmpeg-core's umd build
+// ships the same .wasm as its esm build (FfmpegCoreShapes checks), so it is read once.
 const std::vector<RealModule> kRealModules = {
     {"sql.js/dist/sql-wasm.wasm", "sql.js/dist/sql-wasm.js", 688'197, 40, 1'968, 1},
     {"sql.js/dist/sql-wasm-debug.wasm", "sql.js/dist/sql-wasm-debug.js", 770'495, 39, 2'216, 1},
@@ -84,7 +84,7 @@ TEST_P(RealModulesTest, ReadsFingerprintsAndMatchesItsGlue) {
   ASSERT_FALSE(js.empty()) << r.glue;
   Result<GlueFacts> glue = ParseGlue(js);
   ASSERT_TRUE(glue.ok()) << glue.status().ToString();
-  EXPECT_TRUE(glue->version_hints.empty());  // §3.4: sql.js and ffmpeg-core glue state none
+  EXPECT_TRUE(glue->version_hints.empty());  // §4.4: sql.js and ffmpeg-core glue state none
   EXPECT_FALSE(glue->pthread.threads);
   for (const ExportBinding& b : glue->exports) {
     EXPECT_EQ(summary->exports.count(b.export_name), 1u) << b.export_name;
@@ -131,7 +131,8 @@ std::optional<Bindings> BindingsOf(const std::string& path) {
   return out;
 }
 
-// The packages' other builds of the same module (browser and worker variants; spec §10.4: the
+// The packages' other builds of the same module (browser and worker variants; docs/warden.md §10.4:
+// the
 // -browser .wasm equals the Node one) bind the same exports and imports.
 TEST(RealGlueTest, ShippedVariantsAgree) {
   const std::vector<std::pair<std::string, std::string>> pairs = {

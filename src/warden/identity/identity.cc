@@ -60,7 +60,7 @@ std::string_view AsChars(std::span<const std::uint8_t> bytes) {
   return {reinterpret_cast<const char*>(bytes.data()), bytes.size()};
 }
 
-// The splitmix64 finaliser, the one fixed 64-bit mixer of the MinHash (§4.3).
+// The splitmix64 finaliser, the one fixed 64-bit mixer of the MinHash (docs/warden.md §5.3).
 constexpr std::uint64_t Mix64(std::uint64_t x) {
   x ^= x >> 30;
   x *= 0xbf58476d1ce4e5b9ULL;
@@ -73,7 +73,7 @@ constexpr std::uint64_t Mix64(std::uint64_t x) {
 // hash in order: g = Mix64(g ^ h). Order-sensitive, so "a b c d" and "d c b a" differ.
 constexpr std::uint64_t kGramInit = 0x9e3779b97f4a7c15ULL;
 
-// Returns whether the instruction belongs to the structural skeleton (§4.3 item 1).
+// Returns whether the instruction belongs to the structural skeleton (docs/warden.md §5.3 item 1).
 bool IsSkeleton(Opcode op) {
   switch (op) {
     case Opcode::kBlock:
@@ -144,16 +144,16 @@ std::optional<std::uint32_t> NextCodePoint(std::string_view s, std::size_t& i) {
   return cp;
 }
 
-// Decision (§8.1 says "printable" without a definition): every code point except the C0
-// controls other than tab, line feed and carriage return, DEL and the C1 controls.
+// Decision (docs/warden.md §7.1 says "printable" without a definition): every code point except the
+// C0 controls other than tab, line feed and carriage return, DEL and the C1 controls.
 bool IsPrintable(std::uint32_t cp) {
   if (cp == '\t' || cp == '\n' || cp == '\r') return true;
   if (cp < 0x20 || cp == 0x7f) return false;
   return !(cp >= 0x80 && cp < 0xa0);
 }
 
-// Returns the string a constant points to, or nullopt (§8.1): valid UTF-8 of at least
-// kMinStringChars printable characters before a NUL found within kMaxStringScanBytes, cut
+// Returns the string a constant points to, or nullopt (docs/warden.md §7.1): valid UTF-8 of at
+// least kMinStringChars printable characters before a NUL found within kMaxStringScanBytes, cut
 // at kMaxStringChars characters.
 std::optional<std::string> StringAt(std::span<const std::uint8_t> bytes, std::size_t start) {
   const std::size_t limit = std::min(bytes.size() - start, kMaxStringScanBytes);
@@ -191,7 +191,8 @@ bool HashLess(const Hash128& a, const Hash128& b) {
 }
 
 std::string ExtendedId(const FunctionIdentity& f, int tier, const Hash128& key) {
-  // Decision (§4.2 names the tiers but not the spelling of an extended id): the base id, then
+  // Decision (docs/warden.md §5.2 names the tiers but not the spelling of an extended id): the base
+  // id, then
   // "/t<tier>:" and the first 8 bytes of the tier's key in hex. Keeping the base visible
   // lets a reader (and similarity) see the shared base without a lookup.
   return fmt::format("{}/t{}:{}", f.BaseId(), tier,
@@ -860,8 +861,8 @@ Status IdentityBuilder::OnFunctionName(wasm::FuncIndex func, std::string_view na
 Status IdentityBuilder::OnDataSegment(const wasm::DataSegment& segment) {
   // Decision: active segments of memory 0 whose offset is one i32.const or i64.const have a
   // known address; passive segments get one in Finish when the init code copies them with
-  // constant operands. Other memories are not followed (§3.2): without a data-flow pass a
-  // constant's memory is unknown, and §3.2 sends such constants to memory 0.
+  // constant operands. Other memories are not followed (docs/warden.md §4.2): without a data-flow
+  // pass a constant's memory is unknown, and docs/warden.md §4.2 sends such constants to memory 0.
   if (segment.mode == wasm::SegmentMode::kPassive) {
     passive_[segment.index] = segment.bytes;
     return {};
@@ -896,7 +897,8 @@ Status IdentityBuilder::OnFunctionBody(const wasm::FunctionBody& body) {
   Body* state = AcquireBody();
   state->slot = slot;
   // The hash input starts with the signature text and the local declarations as declared
-  // (§4.2), then the token count and each token, length-prefixed (see OnFunctionBodyEnd).
+  // (docs/warden.md §5.2), then the token count and each token, length-prefixed (see
+  // OnFunctionBodyEnd).
   std::string& locals = state->scratch;
   locals.clear();
   PutStr(locals, f.type_signature);
@@ -1020,7 +1022,8 @@ std::string IdentityBuilder::EncodeTag(std::uint32_t tag) const {
 }
 
 Status IdentityBuilder::EncodeToken(std::string& out, const wasm::Instruction& inst) const {
-  // Operands per §4.2: signatures replace type indices; direct calls to imports become
+  // Operands per docs/warden.md §5.2: signatures replace type indices; direct calls to imports
+  // become
   // "import:<module>.<field>"; calls to defined functions, constants, ref.func and data and
   // element segment indices are masked (encoded as nothing, or a 0 tag byte where an
   // alternative exists); everything else is kept.
@@ -1309,7 +1312,7 @@ Status IdentityBuilder::OnFunctionBodyEnd(wasm::FuncIndex func) {
   FunctionIdentity& f = functions_[state->slot];
   // The reader reports the final `end` too. It stays in the token stream (so every stream
   // has at least one token) and in the skeleton, but not in the instruction count, the
-  // mnemonics or the histogram (§3.2: the count excludes only the final `end`).
+  // mnemonics or the histogram (docs/warden.md §4.2: the count excludes only the final `end`).
   const std::size_t tokens = state->token_count;
   f.histogram = state->histogram;
   std::size_t stream_size = state->opcode_stream_size;
@@ -1497,7 +1500,7 @@ void IdentityBuilder::AssignGroupStableIds(std::vector<FunctionIdentity>& functi
     return;
   }
   // Tier keys, each hashing the previous one, so a function separated at tier k has an id
-  // that depends only on its own inputs up to tier k (§4.2).
+  // that depends only on its own inputs up to tier k (docs/warden.md §5.2).
   std::vector<Hash128> key(group.size());
   std::vector<std::size_t> left(group.size());  // positions in `group` still tied
   for (std::size_t p = 0; p < group.size(); ++p) left[p] = p;
@@ -1558,8 +1561,8 @@ void IdentityBuilder::AssignGroupStableIds(std::vector<FunctionIdentity>& functi
 }
 
 void IdentityBuilder::AddInitializedSegments() {
-  // §8.1: a passive segment has a known address when "the start/init function" copies it
-  // with a constant memory.init. Decision: the init code is the start function and the
+  // docs/warden.md §7.1: a passive segment has a known address when "the start/init function"
+  // copies it with a constant memory.init. Decision: the init code is the start function and the
   // defined functions it calls directly (Emscripten's start function may be
   // __wasm_init_memory itself or call it); only the pattern `i32.const dest; i32.const src;
   // i32.const size; memory.init seg 0` is recognised, and a copy running past its segment

@@ -1,12 +1,12 @@
-// Function identity for WARDEN (spec warden.md §4): for every defined function of a module,
-// the normalised token stream of its body (scheme `w1`, §4.2), the stable_id derived from it
-// (with the uniqueness tiers of §4.2), the four fingerprints of §4.3 (structural, semantic,
-// MinHash, exact) and the FunctionFacts fields of §8.1 that come straight from the module.
+// Function identity for WARDEN (docs/warden.md §5): for every defined function of a module,
+// the normalised token stream of its body (scheme `w1`, §5.2), the stable_id derived from it
+// (with the uniqueness tiers of §5.2), the four fingerprints of §5.3 (structural, semantic,
+// MinHash, exact) and the FunctionFacts fields of §7.1 that come straight from the module.
 //
 // IdentityBuilder is a ModuleVisitor, so it can run beside other visitors over one read;
 // ComputeModuleIdentity runs it alone over one ReadModule pass.
 //
-// Determinism (§4.5): every output depends only on the module bytes; nothing here reads a
+// Determinism (§5.5): every output depends only on the module bytes; nothing here reads a
 // clock, a random source, a hash seed of the standard library or the iteration order of an
 // unordered container.
 // Thread safety: an IdentityBuilder belongs to the one thread running ReadModule, except that
@@ -33,20 +33,20 @@
 namespace trove::warden::identity {
 
 // The prefix of every stable_id of a defined function under the current normalisation. Any
-// change to normalisation, encoding or hash inputs needs a new scheme and a new prefix (§4.2).
+// change to normalisation, encoding or hash inputs needs a new scheme and a new prefix (§5.2).
 inline constexpr std::string_view kSchemePrefix = "w1:";
-// The `<indirect>` entry of FunctionFacts.call_targets (§8.1).
+// The `<indirect>` entry of FunctionFacts.call_targets (§7.1).
 inline constexpr std::string_view kIndirectTarget = "<indirect>";
-// MinHash values per function (§4.3: 32 values over instruction 4-grams).
+// MinHash values per function (§5.3: 32 values over instruction 4-grams).
 inline constexpr std::size_t kMinHashSize = 32;
 // Instructions per MinHash shingle.
 inline constexpr std::size_t kGramSize = 4;
-// Limits of the string resolver (§8.1).
+// Limits of the string resolver (§7.1).
 inline constexpr std::size_t kMaxStringScanBytes = 4096;
 inline constexpr std::size_t kMinStringChars = 4;
 inline constexpr std::size_t kMaxStringChars = 200;
 
-// The 21 opcode classes of the semantic fingerprint (§4.3), in histogram order.
+// The 21 opcode classes of the semantic fingerprint (§5.3), in histogram order.
 enum class OpClass : std::uint8_t {
   kControl,
   kCall,
@@ -87,14 +87,14 @@ std::string SignatureText(const wasm::FuncType& type);
 std::string_view ValTypeName(wasm::ValType type);
 
 // Returns the first 16 bytes of SHA-256 over `data`, the one primitive of every non-exact
-// hash (§4.3, Decision).
+// hash (§5.3, Decision).
 Hash128 Sha256Prefix(std::string_view data);
 
-// Returns the FNV-1a 64 hash of `data` (§4.3, the MinHash token hash).
+// Returns the FNV-1a 64 hash of `data` (§5.3, the MinHash token hash).
 std::uint64_t Fnv1a64(std::string_view data);
 
 // Returns the 32 MinHash seeds: the first 32 outputs of splitmix64 started from
-// kMinHashSeedState (§4.3).
+// kMinHashSeedState (§5.3).
 inline constexpr std::uint64_t kMinHashSeedState = 0x57415244454e3031;  // "WARDEN01"
 std::array<std::uint64_t, kMinHashSize> MinHashSeeds();
 
@@ -126,7 +126,7 @@ struct ImportedFunction {
 
 // Everything identity knows about one defined function.
 struct FunctionIdentity {
-  // --- FunctionFacts (§8.1) ---
+  // --- FunctionFacts (§7.1) ---
   wasm::FuncIndex func_index = 0;
   // The final stable_id: "w1:" + hex(base) when the base is unique in the module, else the
   // extended id of the tier that separated it (see id_tier).
@@ -135,12 +135,12 @@ struct FunctionIdentity {
   // Direct import call targets ("module.field") and `<indirect>`, deduplicated, in order of
   // first occurrence.
   std::vector<std::string> call_targets;
-  // Strings referenced through decoded i32/i64 constants (§8.1), into memory 0 only: active
+  // Strings referenced through decoded i32/i64 constants (§7.1), into memory 0 only: active
   // segments with a constant offset, and passive ones the start function (or a function it
   // calls directly) copies with a constant memory.init. See IdentityBuilder::OnDataSegment.
   std::vector<std::string> referenced_strings;
   std::optional<std::string> raw_name;  // from the name section
-  // Decoded opcodes in order, the body's final `end` excluded (§3.2), as the stored opcode
+  // Decoded opcodes in order, the body's final `end` excluded (§4.2), as the stored opcode
   // stream (wasm::AppendOpcodeStream: each opcode's binary encoding) rather than strings;
   // InstructionMnemonics() gives the text.
   std::string opcode_stream;
@@ -148,20 +148,20 @@ struct FunctionIdentity {
 
   // --- more facts ---
   std::vector<std::string> export_names;  // in export-section order
-  std::uint32_t instruction_count = 0;    // the body's final `end` excluded (§3.2)
+  std::uint32_t instruction_count = 0;    // the body's final `end` excluded (§4.2)
   // Direct calls (call, return_call) to defined functions, in call order, repeats kept.
   std::vector<wasm::FuncIndex> defined_callees;
 
-  // --- identity (§4.2) ---
+  // --- identity (§5.2) ---
   // Normalised tokens hashed, the body's final `end` included (the encodings themselves are
   // hashed on the fly and not kept).
   std::uint32_t token_count = 0;
   // First 16 bytes of SHA-256 over signature, locals and token stream.
   Hash128 base{};
-  // 0: the base alone; 1: base + callee bases; 2: + exact hash; 3: + ordinal (§4.2).
+  // 0: the base alone; 1: base + callee bases; 2: + exact hash; 3: + ordinal (§5.2).
   int id_tier = 0;
 
-  // --- fingerprints (§4.3) ---
+  // --- fingerprints (§5.3) ---
   Hash128 structural{};
   Histogram histogram{};               // opcode classes, the final `end` excluded
   std::vector<std::string> call_outs;  // sorted set of imports called, "module.field"
@@ -171,7 +171,7 @@ struct FunctionIdentity {
 
   // Returns "w1:" + hex(base), the tier-0 id whatever id_tier is.
   std::string BaseId() const;
-  // Returns the FunctionFacts `instruction_mnemonics` (§8.1): the text of each opcode.
+  // Returns the FunctionFacts `instruction_mnemonics` (§7.1): the text of each opcode.
   std::vector<std::string_view> InstructionMnemonics() const;
 };
 

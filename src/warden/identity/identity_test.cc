@@ -506,9 +506,9 @@ TEST(IdentityTest, MinHashBasics) {
   EXPECT_NE(ComputeMinHash(std::vector<std::string>{}), short_hash);
 }
 
-// The MinHash of §4.3 written out as its definition (scalar splitmix64 finaliser, every gram
-// folded into every seed), against the builder's vectorised version on stream lengths around
-// the 8-gram steps of the AVX-512 path.
+// The MinHash of docs/warden.md §5.3 written out as its definition (scalar splitmix64 finaliser,
+// every gram folded into every seed), against the builder's vectorised version on stream lengths
+// around the 8-gram steps of the AVX-512 path.
 TEST(IdentityTest, MinHashMatchesItsDefinition) {
   auto mix = [](std::uint64_t x) {
     x ^= x >> 30;
@@ -638,7 +638,8 @@ TEST(IdentityTest, PassiveSegmentCopiedByStartFunctionHasAnAddress) {
   EXPECT_TRUE(strings(false).empty());
 }
 
-// Golden ids (§4.5): an accidental change to normalisation, encoding or hashing fails here.
+// Golden ids (docs/warden.md §5.5): an accidental change to normalisation, encoding or hashing
+// fails here.
 // A deliberate change is a new scheme (a new prefix), never an edit of these values. The nop
 // values were also computed independently (a short Python script following the encoding in
 // identity.cc), not only copied from a run.

@@ -21,7 +21,8 @@ double HistogramCosine(const Histogram& a, const Histogram& b) {
     na += x * x;
     nb += y * y;
   }
-  // Decision (§4.4 is silent): two empty bodies are alike; an empty and a non-empty are not.
+  // Decision (docs/warden.md §5.4 is silent): two empty bodies are alike; an empty and a non-empty
+  // are not.
   if (na == 0 && nb == 0) return 1;
   if (na == 0 || nb == 0) return 0;
   return dot / (std::sqrt(na) * std::sqrt(nb));

@@ -1,4 +1,4 @@
-// Similarity of two fingerprinted functions (spec warden.md §4.4): one function serves both
+// Similarity of two fingerprinted functions (docs/warden.md §5.4): one function serves both
 // the Oracle (target vs corpus) and the diff engine (old vs new), and every component of the
 // score is exposed so that a match can be explained in evidence.
 // Thread safety: pure functions; safe from any thread.
@@ -10,15 +10,15 @@
 
 namespace trove::warden::identity {
 
-// Weights of the fuzzy score (§4.4).
+// Weights of the fuzzy score (§5.4).
 inline constexpr double kWeightMinHash = 0.45;
 inline constexpr double kWeightHistogram = 0.25;
 inline constexpr double kWeightCallOuts = 0.20;
 inline constexpr double kWeightStructural = 0.10;
-// Scores of the two shortcuts (§4.4).
+// Scores of the two shortcuts (§5.4).
 inline constexpr double kExactScore = 1.00;
 inline constexpr double kBaseScore = 0.99;
-// Hard gate on the instruction-count ratio (§4.4).
+// Hard gate on the instruction-count ratio (§5.4).
 inline constexpr double kMinCountRatio = 0.5;
 inline constexpr double kMaxCountRatio = 2.0;
 
@@ -48,7 +48,7 @@ double SortedJaccard(const std::vector<std::string>& a, const std::vector<std::s
 enum class MatchPurpose : std::uint8_t { kOracle, kDiff };
 
 // Returns whether a fuzzy match with this similarity is accepted for `purpose`, by n, the
-// smaller instruction count of the pair (§4.4): n < 10 never; 10-19 never for the Oracle,
+// smaller instruction count of the pair (§5.4): n < 10 never; 10-19 never for the Oracle,
 // >= 0.90 for diff; 20-99 >= 0.92 (Oracle), >= 0.80 (diff); >= 100 >= 0.85 (Oracle), >= 0.75
 // (diff).
 bool AcceptFuzzy(double overall, std::uint32_t n, MatchPurpose purpose);

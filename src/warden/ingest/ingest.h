@@ -1,4 +1,4 @@
-// WARDEN ingest (spec warden.md §3, §3.5, §10.1): reads a .wasm file completely, fingerprints
+// WARDEN ingest (docs/warden.md §4, §4.5, §10.1): reads a .wasm file completely, fingerprints
 // every function in memory (one ReadModule pass, bodies decoded on several threads), then
 // stores the version, its functions, the seeded names and their evidence in one KB
 // transaction. A malformed module writes nothing; a module already ingested writes nothing.

@@ -140,8 +140,8 @@ TEST_F(IngestTest, MalformedModuleWritesNothing) {
   EXPECT_TRUE(versions->empty());
 }
 
-// §3.3: a malformed name section is ignored with a warning giving its offset; the code is
-// ingested as without it, and only the name-section seeds are missing.
+// docs/warden.md §4.3: a malformed name section is ignored with a warning giving its offset; the
+// code is ingested as without it, and only the name-section seeds are missing.
 TEST_F(IngestTest, MalformedNameSectionIsIgnoredWithAWarning) {
   const Bytes good = SampleModule();
   // The same module with the function-name map's index repeated (1, 1).

@@ -96,7 +96,7 @@ Status ModuleFactsVisitor::OnCustomSection(std::string_view name, std::uint64_t 
   facts_.custom_sections.push_back({std::string(name), payload.size()});
   if (name != "producers" && name != "target_features") return {};
   // Optional metadata: a malformed section is ignored with a warning, like the name
-  // section (§3.3), and never fails the ingest.
+  // section (docs/warden.md §4.3), and never fails the ingest.
   wasm::ByteCursor c(payload, offset);
   Status s = name == "producers" ? ReadProducers(c, facts_) : ReadTargetFeatures(c, facts_);
   if (!s.ok()) {

@@ -1,7 +1,7 @@
-// Module-level facts for WARDEN ingest (spec warden.md §3.1, §3.3, §10.1): memories, the
+// Module-level facts for WARDEN ingest (docs/warden.md §4.1, §4.3, §10.1): memories, the
 // `producers` and `target_features` custom sections, the other custom sections by name and
 // size; the visitor that fans one ReadModule pass out to several visitors; and the seeded
-// names of §3.3, computed from identity and (optionally) the JS glue's bindings.
+// names of §4.3, computed from identity and (optionally) the JS glue's bindings.
 //
 // Thread safety: a ModuleFactsVisitor or FanOutVisitor belongs to the thread running
 // ReadModule (FanOutVisitor passes body hooks on concurrently only when every visitor allows
@@ -28,7 +28,7 @@ struct CustomSection {
   std::uint64_t size = 0;
 };
 
-// What the name section says besides function names (which identity keeps as raw_name, §3.3):
+// What the name section says besides function names (which identity keeps as raw_name, §4.3):
 // the module's name and the extended subsections. Name maps hold index -> name.
 struct ModuleNames {
   std::optional<std::string> module;
@@ -54,7 +54,7 @@ struct ModuleFacts {
   // `producers`: field -> (name, version) pairs, in section order.
   std::vector<std::pair<std::string, std::vector<std::pair<std::string, std::string>>>> producers;
   std::vector<CustomSection> custom_sections;  // every custom section, in order
-  // Warnings about optional metadata that was malformed and ignored (§3.3), with offsets.
+  // Warnings about optional metadata that was malformed and ignored (§4.3), with offsets.
   std::vector<std::string> warnings;
   ModuleNames names;  // empty when the name section is absent or was ignored
 };
@@ -132,7 +132,7 @@ class FanOutVisitor final : public wasm::ModuleVisitor {
   std::vector<wasm::ModuleVisitor*> instruction_visitors_;  // those that read instructions
 };
 
-// What the JS glue binds (§3.4), as the seeding rules need it.
+// What the JS glue binds (§4.4), as the seeding rules need it.
 struct GlueBindings {
   // wasm export name -> the JS symbol bound to it ("_malloc", or a Module["name"] key).
   std::map<std::string, std::string> exports;
@@ -144,11 +144,11 @@ struct GlueBindings {
 // "malloc"); other symbols unchanged.
 std::string CSymbolName(std::string_view js_symbol);
 
-// Returns whether a module's function exports look minified (§3.3): ≥ 80 % of them have at
+// Returns whether a module's function exports look minified (§4.3): ≥ 80 % of them have at
 // most 3 characters. A single name of at most two characters is minified on its own.
 bool ExportsLookMinified(const std::vector<std::string>& function_export_names);
 
-// Returns the names seeded by ingest (§3.3), in the order they go through the gate, so that
+// Returns the names seeded by ingest (§4.3), in the order they go through the gate, so that
 // for one function the name section outranks the glue, and the glue the plain export name:
 // name-section names; glue-resolved export names; other export names unless minified; and
 // one name per imported function (`<module>.<field>`, or its glue-bound JS name).

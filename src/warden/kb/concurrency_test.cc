@@ -1,4 +1,4 @@
-// Concurrency (spec warden.md §5.5 invariant 10) and crash safety (§3.5) over real files.
+// Concurrency (docs/warden.md §6.5 invariant 10) and crash safety (§4.5) over real files.
 //
 // * 8 processes (fork) and 8 threads, each with its own Kb on one file, write at once to a
 //   few stable_ids through every write path. Afterwards there is exactly one evidence row per
@@ -93,7 +93,7 @@ Status RunWorker(const std::string& path, int worker) {
   return Status::Ok();
 }
 
-// The §5.2 rules again, independent of Decide (see property_test.cc).
+// The §6.2 rules again, independent of Decide (see property_test.cc).
 struct ModelSymbol {
   std::optional<std::string> name;
   std::optional<std::string> summary;

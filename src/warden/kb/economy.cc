@@ -1,4 +1,4 @@
-// The economy gate (spec warden.md §5). This file is the only one that holds SQL modifying
+// The economy gate (docs/warden.md §6). This file is the only one that holds SQL modifying
 // `symbols`; economy_test.cc scans the sources to keep it so.
 #include "warden/kb/economy.h"
 
@@ -162,7 +162,7 @@ Decision Decide(const std::optional<ExistingSymbol>& existing, const SymbolWrite
 }
 
 // ---------------------------------------------------------------------------------------------
-// Kb write paths. Each fixes provenance and actor (§5.3) and funnels into UpsertSymbol.
+// Kb write paths. Each fixes provenance and actor (§6.3) and funnels into UpsertSymbol.
 
 namespace {
 

@@ -1,7 +1,7 @@
-// The provenance / confidence economy (spec warden.md §5): the one decision every symbol write
+// The provenance / confidence economy (docs/warden.md §6): the one decision every symbol write
 // passes, whatever path it came by.
 //
-// Decide() is the pure rule of §5.2: a function of the existing symbol E and the write alone
+// Decide() is the pure rule of §6.2: a function of the existing symbol E and the write alone
 // (no clock, no actor of the write, no other symbol). Kb's write entry points (kb.h) build the
 // write from their path — so that provenance and actor can never come from a caller's
 // arguments — and run Decide inside the transaction that records the attempt; that code and
@@ -15,7 +15,7 @@
 
 namespace trove::warden::kb {
 
-// Provenance labels and their authority rank (§5.1 Decision: human 5 > export 4 > oracle 3 >
+// Provenance labels and their authority rank (§6.1 Decision: human 5 > export 4 > oracle 3 >
 // diff-carry 2 > agent 1). The enumerator's value is its rank.
 enum class Provenance : int {
   kAgent = 1,
@@ -32,9 +32,9 @@ std::optional<Provenance> ParseProvenance(std::string_view label);
 // Returns the rank of `label` (1..5), 0 for an unknown label.
 int ProvenanceRank(std::string_view label);
 
-// The longest name the gate accepts, in bytes (§5.2 rule 1).
+// The longest name the gate accepts, in bytes (§6.2 rule 1).
 inline constexpr std::size_t kMaxNameBytes = 512;
-// Agent passes skip symbols at or above this confidence (§5.1). The gate does not apply it.
+// Agent passes skip symbols at or above this confidence (§6.1). The gate does not apply it.
 inline constexpr double kSkipConfidence = 0.5;
 
 // The existing symbol E, as stored. A row with a null name is "unnamed".
@@ -47,7 +47,7 @@ struct ExistingSymbol {
   bool locked = false;
 };
 
-// A write as the gate sees it (§5.2). Built by Kb's entry points, never from caller input.
+// A write as the gate sees it (§6.2). Built by Kb's entry points, never from caller input.
 // A human write without a name is the `--clear` action.
 struct SymbolWrite {
   std::optional<std::string> name;
@@ -63,13 +63,13 @@ struct SymbolWrite {
 struct Decision {
   bool accepted = false;
   std::string reason;
-  // The §5.2 rule (1..7) that decided; 0 for a rejection before the rules (unknown stable_id).
+  // The §6.2 rule (1..7) that decided; 0 for a rejection before the rules (unknown stable_id).
   int rule = 0;
   // True for an accepted human write without a name: the slot is emptied and unlocked.
   bool clears = false;
 };
 
-// Returns the decision of §5.2 for `write` against `existing` (nullopt: no symbol row), first
+// Returns the decision of §6.2 for `write` against `existing` (nullopt: no symbol row), first
 // matching rule wins:
 //   1. invalid write -> reject: unknown provenance; confidence not finite or outside [0, 1];
 //      missing (or empty) name on a non-human write; empty name; name over 512 bytes or not

@@ -1,4 +1,4 @@
-// Table tests of the pure gate Decide() (spec warden.md §5.2), one block per rule and
+// Table tests of the pure gate Decide() (docs/warden.md §6.2), one block per rule and
 // boundary, and the source scan that keeps every statement modifying `symbols` in economy.cc.
 #include "warden/kb/economy.h"
 
@@ -244,7 +244,7 @@ TEST(DecideTest, DependsNeitherOnWriteActorNorDetails) {
   EXPECT_EQ(d1.reason, d2.reason);
 }
 
-// ---- Source scan: only economy.cc modifies `symbols` (§5.5).
+// ---- Source scan: only economy.cc modifies `symbols` (§6.5).
 
 std::regex SymbolsWriteRegex() {
   // "sym" "bols" so that this file does not match its own pattern.
@@ -303,7 +303,7 @@ TEST(SourceScanTest, OnlyEconomyModifiesSymbols) {
       gate_hits += static_cast<int>(count);
     } else {
       EXPECT_EQ(count, 0) << entry.path() << " modifies the symbols table; only "
-                          << "src/warden/kb/economy.cc may (spec warden.md §5.3)";
+                          << "src/warden/kb/economy.cc may (docs/warden.md §6.3)";
     }
   }
   EXPECT_GT(files, 10);

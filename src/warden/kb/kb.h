@@ -1,13 +1,13 @@
-// Kb: one WARDEN knowledge base, stored as one SQLite file in WAL mode (spec warden.md §10.1).
+// Kb: one WARDEN knowledge base, stored as one SQLite file in WAL mode (docs/warden.md §10.1).
 //
 // `functions` is the per-version appearance log, `symbols` the durable annotation layer keyed
 // on stable_id, `evidence` the append-only trail of every symbol write attempt. Every symbol
 // write goes through the economy gate (economy.h): the write entry points below differ only in
-// the path they stand for, and each path fixes its provenance and actor (§5.3), so no caller —
+// the path they stand for, and each path fixes its provenance and actor (§6.3), so no caller —
 // least of all an MCP peer — can choose either. Each runs read E → decide → write → append
 // evidence in one BEGIN IMMEDIATE transaction.
 //
-// Errors, for the CLI's exit codes (§2.3):
+// Errors, for the CLI's exit codes (§2.4):
 //   * Open and Init: every error means "KB missing, unreadable, not a WARDEN database or of a
 //     newer schema" (exit 3): kNotFound (no file), kMalformed (not SQLite, or not WARDEN:
 //     message contains "not a WARDEN database"), kUnsupported (newer schema_version), kIo.
@@ -103,7 +103,7 @@ class Kb {
   Kb& operator=(const Kb&) = delete;
   ~Kb();
 
-  // Removes a KB that a failed command created (spec §2.1: a failed first ingest leaves
+  // Removes a KB that a failed command created (docs/warden.md §2.1: a failed first ingest leaves
   // nothing that was not there before) and closes `kb` in every case. `before` says which of
   // the database's files existed before the command opened it; only the others are removed,
   // and nothing is when the database file existed. The files are removed only when `kb` is the

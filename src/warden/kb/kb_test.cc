@@ -460,7 +460,7 @@ TEST_F(KbTest, PrepareToStoreWithoutAStoreGoesBackToWalOnClose) {
   EXPECT_EQ(HeaderJournalVersion(dir_.Abs("kb.db")), 2);
 }
 
-// ---- RemoveCreated: a failed first ingest leaves nothing behind (§2.1)
+// ---- RemoveCreated: a failed first ingest leaves nothing behind (docs/warden.md §2.1)
 
 TEST_F(KbTest, RemoveCreatedRemovesANewUnusedKbAndItsFiles) {
   for (const bool prepared : {false, true}) {

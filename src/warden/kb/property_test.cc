@@ -1,7 +1,7 @@
-// Property test of the economy (spec warden.md §5.5, invariants 1-7 and 9).
+// Property test of the economy (docs/warden.md §6.5, invariants 1-7 and 9).
 //
 // Random write sequences over a few stable_ids are checked after every step against an
-// independent model written from the §5.2 rules (it never calls Decide) and against the
+// independent model written from the §6.2 rules (it never calls Decide) and against the
 // invariants stated directly. Two runs, to keep the runtime reasonable:
 //   * PureGate: 100,000 random write sequences (1-16 writes each, from an empty KB) through
 //     the pure Decide() plus the documented state update;

@@ -1,4 +1,4 @@
-// Plain records the KB stores and returns (spec warden.md §10.1, §9.2, §8.1).
+// Plain records the KB stores and returns (docs/warden.md §10.1, §3.2, §7.1).
 //
 // The ingest glue fills VersionRecord and FunctionRecord from the reader and from
 // identity::ModuleIdentity; the query side returns the other structs, each holding exactly what
@@ -15,7 +15,7 @@
 
 namespace trove::warden::kb {
 
-// MinHash values per function (§4.3) and opcode classes of the histogram (§4.3).
+// MinHash values per function (§5.3) and opcode classes of the histogram (§5.3).
 inline constexpr std::size_t kMinHashValues = 32;
 inline constexpr std::size_t kHistogramClasses = 21;
 
@@ -65,7 +65,7 @@ struct FunctionRecord {
   std::uint64_t body_size = 0;
   std::optional<std::string> raw_name;  // name-section name
   std::vector<std::string> export_names;
-  // FunctionFacts fields (§8.1) that the §10.1 columns do not hold; stored in extra columns
+  // FunctionFacts fields (§7.1) that the §10.1 columns do not hold; stored in extra columns
   // (docs/decisions/0008-warden-kb.md).
   std::vector<std::string> call_targets;
   std::vector<std::string> referenced_strings;
@@ -75,7 +75,7 @@ struct FunctionRecord {
   std::string opcodes;
 };
 
-// Where a seeded name was read from (§3.3); it picks the actor of the export write (§5.3).
+// Where a seeded name was read from (§4.3); it picks the actor of the export write (§6.3).
 enum class SeedSource { kNameSection, kGlue, kExport };
 inline constexpr std::size_t kSeedSourceCount = 3;
 
@@ -169,7 +169,7 @@ struct FunctionPage {
   std::optional<std::string> next_cursor;  // opaque; null on the last page
 };
 
-// The FunctionFacts of §8.1, exactly the `get_function_facts` fields.
+// The FunctionFacts of §7.1, exactly the `get_function_facts` fields.
 struct FunctionFacts {
   std::uint32_t func_index = 0;
   std::string stable_id;
@@ -187,7 +187,7 @@ struct StoredFunction {
   FunctionRecord record;
 };
 
-// One evidence row (§5.4), as `get_symbol.evidence` lists it.
+// One evidence row (§6.4), as `get_symbol.evidence` lists it.
 struct EvidenceEntry {
   std::int64_t id = 0;
   std::string at;

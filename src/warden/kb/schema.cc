@@ -10,9 +10,9 @@
 
 namespace trove::warden::kb::internal {
 
-// Booleans are INTEGER 0/1. Extra `functions` columns beyond §10.1 (call_targets_json,
-// referenced_strings_json, opcodes) hold the FunctionFacts fields that the listed columns
-// cannot give back; minhash holds 32 x u64 LE, the width identity computes
+// Booleans are INTEGER 0/1. Extra `functions` columns beyond docs/warden.md §10.1
+// (call_targets_json, referenced_strings_json, opcodes) hold the FunctionFacts fields that the
+// listed columns cannot give back; minhash holds 32 x u64 LE, the width identity computes
 // (docs/decisions/0008-warden-kb.md).
 const std::string_view kSchemaSql = R"sql(
 CREATE TABLE IF NOT EXISTS meta (
@@ -230,8 +230,8 @@ Status PrepareDatabase(base::Database& db, bool allow_init, std::string_view pro
                     "upgrade warden",
                     version, kSchemaVersion));
   }
-  // Applied on every open (§10.1: no migration runner). When everything exists this writes
-  // nothing.
+  // Applied on every open (docs/warden.md §10.1: no migration runner). When everything exists this
+  // writes nothing.
   RETURN_IF_ERROR(db.Exec(kSchemaSql));
   RETURN_IF_ERROR(db.Exec(FunctionIndexSql()));
 

@@ -1,4 +1,4 @@
-// The WARDEN KB schema (spec warden.md §10.1) and the checks run on every open. Internal to
+// The WARDEN KB schema (docs/warden.md §10.1) and the checks run on every open. Internal to
 // kb/: Kb::Open calls PrepareDatabase; nothing else should.
 // Thread safety: operates on one connection, used by one thread.
 #pragma once

@@ -1,6 +1,6 @@
 // The agent pass over a real KB: agents::AgentStore implemented with warden/kb, so every
 // proposal goes through Kb's one write gate as provenance `agent`, actor `agent:<backend>`
-// (spec warden.md §5.3, §8.4). Also the one place that turns configuration files into an
+// (docs/warden.md §6.3, §7.4). Also the one place that turns configuration files into an
 // agents::AgentConfig, for the CLI and the MCP server alike.
 // Thread safety: a KbAgentStore is used by one pass on one thread.
 #pragma once

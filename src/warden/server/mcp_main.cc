@@ -34,7 +34,7 @@ int RunWardenMcp(base::Env& env, const McpRunOptions& options) {
   }
   probe->reset();
 
-  // Provider keys come from the server's environment and config files (§2.1).
+  // Provider keys come from the server's environment and config files (docs/warden.md §2.1).
   Result<agents::AgentConfig> agent_config =
       pass::LoadAgentConfig(env, pass::ProjectDirOfDb(options.db_path));
   if (!agent_config.ok()) {

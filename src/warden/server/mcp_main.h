@@ -1,4 +1,4 @@
-// `warden mcp`: serves the WARDEN tools over stdio or Streamable HTTP (spec warden.md §9.1).
+// `warden mcp`: serves the WARDEN tools over stdio or Streamable HTTP (docs/warden.md §3.1).
 // Kept free of MCP headers so the CLI can call it.
 #pragma once
 

@@ -56,7 +56,7 @@ void KbPool::Release(std::unique_ptr<kb::Kb> kb) {
   returned_.notify_one();
 }
 
-// --- Tool types (spec §9.2) ---
+// --- Tool types (docs/warden.md §3.2) ---
 
 namespace {
 
@@ -373,7 +373,7 @@ inline auto DescribeFields(Tag<SummaryOut>) {
       Field("details", &S::details, "Per-function outcomes"));
 }
 
-// §8.4's identifier rule: [A-Za-z_][A-Za-z0-9_]* segments joined by "::".
+// docs/warden.md §7.4's identifier rule: [A-Za-z_][A-Za-z0-9_]* segments joined by "::".
 bool IsIdentifier(std::string_view s) {
   if (s.empty()) return false;
   std::size_t i = 0;
@@ -409,7 +409,7 @@ SymbolView ToView(const kb::SymbolRecord& s) {
   return out;
 }
 
-// The version must exist: an unknown id is a tool error naming it (§9.1).
+// The version must exist: an unknown id is a tool error naming it (docs/warden.md §3.1).
 Status RequireVersion(kb::Kb& k, std::int64_t version_id) {
   Result<kb::VersionInfo> v = k.GetVersion(version_id);
   if (v.ok()) return {};

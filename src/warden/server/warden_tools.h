@@ -1,6 +1,6 @@
-// The WARDEN MCP binding (spec warden.md §9): the tools of §9.2 over a KB, registered on an
+// The WARDEN MCP binding (docs/warden.md §3): the tools of §3.2 over a KB, registered on an
 // MCP server. Inputs and outputs are the seed's; array and null results are wrapped in one
-// named field (§9.1). The write tool injects provenance `agent` and actor `agent:mcp` and goes
+// named field (§3.1). The write tool injects provenance `agent` and actor `agent:mcp` and goes
 // through the KB's one gate.
 //
 // Thread safety: every tool may run concurrently; each call leases its own KB connection.

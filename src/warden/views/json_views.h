@@ -1,4 +1,4 @@
-// The JSON objects WARDEN shows to machines (spec warden.md §9.2, §8.1): the objects of the
+// The JSON objects WARDEN shows to machines (docs/warden.md §3.2, §7.1): the objects of the
 // MCP tools, which `warden <command> --json` prints too, so the CLI and MCP cannot drift.
 // Thread safety: pure functions.
 #pragma once

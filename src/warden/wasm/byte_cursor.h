@@ -61,7 +61,7 @@ class ByteCursor {
   // Returns kMalformed "offset 0x<at> (<at>): <what>: <detail>".
   static Status Malformed(std::uint64_t at, std::string_view what, std::string_view detail);
   // Returns "offset 0x<at> (<at>)", the hex and decimal offset every reader error begins with
-  // (spec warden.md §3.5).
+  // (docs/warden.md §4.5).
   static std::string Location(std::uint64_t at);
 
   // Absolute offset of the next byte.

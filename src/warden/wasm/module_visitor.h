@@ -200,8 +200,8 @@ class ModuleVisitor {
     return {};
   }
   // The name section at `offset` (its first payload byte) is malformed and ignored (spec
-  // §3.3: it is optional metadata): none of its names was reported, `error` says what is
-  // wrong and where, and the read goes on with the next section. A second name section is
+  // docs/warden.md §4.3: it is optional metadata): none of its names was reported, `error` says
+  // what is wrong and where, and the read goes on with the next section. A second name section is
   // ignored the same way. Name hooks are called only once the whole section has been checked.
   virtual Status OnNameSectionIgnored(std::uint64_t /*offset*/, const Status& /*error*/) {
     return {};

@@ -210,7 +210,7 @@ Status UnsupportedGc(std::uint64_t at, std::string_view what, std::uint8_t byte)
 }
 
 // Adds `where` ("code section", "function 17") to a reader error right after its location, so
-// that the error reads as spec warden.md §3.5 spells it: "offset 0x1a2b (6699), code section,
+// that the error reads as docs/warden.md §4.5 spells it: "offset 0x1a2b (6699), code section,
 // function 17: function body: body ends inside a block". The innermost step is added first
 // and each outer one goes in front of it. An error without a location (a visitor's) gets
 // "where: " in front instead.
@@ -920,8 +920,8 @@ Status Reader::ReadCustomSection(ByteCursor& c) {
   return c.ReadBytes(c.remaining(), "custom section").status();
 }
 
-// The name section is optional metadata (spec §3.3): it is checked whole before any of its
-// names is reported, and a malformed one, or a second one, is ignored (OnNameSectionIgnored)
+// The name section is optional metadata (docs/warden.md §4.3): it is checked whole before any of
+// its names is reported, and a malformed one, or a second one, is ignored (OnNameSectionIgnored)
 // instead of failing the module. Checking first costs a second pass over the names, a small
 // part of any module, and keeps a visitor from ever seeing half of a broken section.
 Status Reader::ReadNameSection(ByteCursor& c) {

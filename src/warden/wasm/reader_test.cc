@@ -683,8 +683,8 @@ TEST(ReaderTest, DecodesEveryNameSubsection) {
                   "field name 0 1 q", "tag name 0 a0", "tag name 3 a3"));
 }
 
-// A malformed name section is optional metadata (§3.3): it is ignored with its offset and
-// what is wrong, no name of it is reported, and the code is read as without it.
+// A malformed name section is optional metadata (docs/warden.md §4.3): it is ignored with its
+// offset and what is wrong, no name of it is reported, and the code is read as without it.
 TEST(ReaderTest, MalformedNameSectionsAreIgnoredAndTheCodeIsRead) {
   const Bytes good_functions = Sized(Cat({{0x01, 0x00}, Name("main")}));
   struct Case {
@@ -761,7 +761,8 @@ TEST(ReaderTest, ASecondNameSectionIsIgnored) {
   EXPECT_THAT(events[1], HasSubstr("name section: a second name section"));
 }
 
-// §3.5: "offset <hex> (<decimal>)", the section, and in the code section the function.
+// docs/warden.md §4.5: "offset <hex> (<decimal>)", the section, and in the code section the
+// function.
 TEST(ReaderTest, ErrorsNameOffsetSectionAndFunction) {
   RecordingVisitor v;
   // Three functions; the third body (function 2) ends inside a block.

@@ -1,5 +1,5 @@
 // FakeAgentStore: an in-memory AgentStore for tests of agent passes. It applies the economy's
-// rules for an agent write (spec warden.md §5.2) in their simplest form and records every
+// rules for an agent write (docs/warden.md §6.2) in their simplest form and records every
 // attempt, so a test can check what reached the gate.
 // Test-only. Thread safety: one thread.
 #pragma once
@@ -66,7 +66,7 @@ class FakeAgentStore final : public AgentStore {
   }
 
  private:
-  // §5.2 for a write of provenance `agent` (rank 1, never human).
+  // §6.2 for a write of provenance `agent` (rank 1, never human).
   WriteOutcome Decide(const AgentWrite& write) const {
     if (!std::isfinite(write.confidence) || write.confidence < 0 || write.confidence > 1 ||
         write.name.empty()) {
