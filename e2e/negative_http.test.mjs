@@ -528,7 +528,9 @@ describe('http: static bearer auth', () => {
       const headers = { ...JSON_HEADERS };
       if (auth !== undefined) headers.Authorization = auth;
       const r = await httpRequest(srv.url, { headers, body: INIT_BODY() });
-      assert.equal(r.status, 401, `Authorization ${auth?.slice(0, 20)} -> ${r.status}`);
+      // A Bearer scheme without a token is malformed: 400 invalid_request (RFC 6750 §3.1).
+      const want = auth === 'bearer' ? 400 : 401;
+      assert.equal(r.status, want, `Authorization ${auth?.slice(0, 20)} -> ${r.status}`);
       assert.match(r.headers['www-authenticate'] ?? '', /^Bearer\b/, `WWW-Authenticate: ${r.headers['www-authenticate']}`);
       assert.equal(r.headers['mcp-session-id'], undefined);
       assert.ok(!r.text.includes(tokA) && !r.text.includes(wrong), 'token echoed in the body');
