@@ -5,11 +5,13 @@
 #include <string>
 #include <vector>
 
+#include "mcp/policy/options.h"
+
 namespace trove::librarian::server {
 
 struct McpRunOptions {
   std::string transport = "stdio";  // "stdio" or "http"
-  std::string host = "127.0.0.1";
+  mcp::policy::PolicyFlags policy;  // the shared policy flags (mcp::AddServeFlags; --host)
   int port = 0;  // http; 0 picks a free one (printed on stderr)
   // Workspaces to register at start-up when they already hold an index (spec §1.7).
   std::vector<std::string> workspaces;
