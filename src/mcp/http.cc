@@ -357,9 +357,8 @@ class HttpTransport {
         if (!outcome.denial.www_authenticate.empty()) {
           res.set_header("WWW-Authenticate", outcome.denial.www_authenticate);
         }
-        const int code = outcome.denial.http_status == 401
-                             ? error_code::kAuthenticationRequired
-                             : error_code::kServerBusy;
+        const int code = outcome.denial.http_status == 401 ? error_code::kAuthenticationRequired
+                                                           : error_code::kServerBusy;
         Fail(res, outcome.denial.http_status, code, outcome.denial.message);
         return HR::Handled;
       }
@@ -686,7 +685,7 @@ class HttpTransport {
   httplib::Server http_;
   int port_ = 0;
   std::shared_ptr<const policy::Authenticator> auth_;  // null: authentication off
-  std::string metadata_json_;                         // oauth: Protected Resource Metadata
+  std::string metadata_json_;                          // oauth: Protected Resource Metadata
   std::mutex mu_;
   std::map<std::string, SessionEntry> sessions_;  // GUARDED_BY(mu_)
 };

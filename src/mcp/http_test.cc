@@ -268,16 +268,15 @@ TEST(HttpPolicyTest, UnauthenticatedRequestsGet401WithAChallenge) {
   ASSERT_NE(run.port(), 0);
   httplib::Client http("127.0.0.1", run.port());
   const httplib::Headers accept = {{"Accept", "application/json, text/event-stream"}};
-  auto res = http.Post("/mcp", accept, R"({"jsonrpc":"2.0","id":1,"method":"ping"})",
-                       "application/json");
+  auto res =
+      http.Post("/mcp", accept, R"({"jsonrpc":"2.0","id":1,"method":"ping"})", "application/json");
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 401);
   EXPECT_THAT(res->get_header_value("WWW-Authenticate"), ::testing::StartsWith("Bearer"));
 
   httplib::Headers wrong = accept;
   wrong.emplace("Authorization", "Bearer not-a-known-token-at-all");
-  res = http.Post("/mcp", wrong, R"({"jsonrpc":"2.0","id":1,"method":"ping"})",
-                  "application/json");
+  res = http.Post("/mcp", wrong, R"({"jsonrpc":"2.0","id":1,"method":"ping"})", "application/json");
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 401);
   EXPECT_THAT(res->get_header_value("WWW-Authenticate"), ::testing::HasSubstr("invalid_token"));

@@ -29,7 +29,9 @@ void ServePolicy::Apply(ServerOptions& server, ServeOptions& serve) const {
   serve.stdio_principal = stdio_principal;
 }
 
-void AddServeFlags(CLI::App& app, policy::PolicyFlags& flags) { policy::AddPolicyFlags(app, flags); }
+void AddServeFlags(CLI::App& app, policy::PolicyFlags& flags) {
+  policy::AddPolicyFlags(app, flags);
+}
 
 Result<ServePolicy> ResolveServePolicy(const policy::PolicyFlags& flags,
                                        policy::PolicyOptions defaults) {
@@ -37,15 +39,15 @@ Result<ServePolicy> ResolveServePolicy(const policy::PolicyFlags& flags,
   ServePolicy out;
   ASSIGN_OR_RETURN(out.options, policy::ResolvePolicyOptions(flags, defaults, env));
   ASSIGN_OR_RETURN(std::unique_ptr<policy::Authenticator> auth,
-                         policy::MakeAuthenticator(out.options, env));
+                   policy::MakeAuthenticator(out.options, env));
   out.authenticator = std::move(auth);
   ASSIGN_OR_RETURN(policy::Principal local, policy::StdioPrincipalFromEnvironment());
   out.stdio_principal = ToCorePrincipal(local);
   if (!out.options.audit_log.empty()) {
     auto log = policy::AuditLog::Open(out.options.audit_log, env);
     if (!log.ok()) {
-      return Status(log.status().code(),
-                    fmt::format("--audit-log {}: {}", out.options.audit_log, log.status().message()));
+      return Status(log.status().code(), fmt::format("--audit-log {}: {}", out.options.audit_log,
+                                                     log.status().message()));
     }
     out.audit_log = std::move(log).value();
   }

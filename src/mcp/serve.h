@@ -35,7 +35,7 @@ struct ServePolicy {
   std::shared_ptr<const policy::Authenticator> authenticator;  // HTTP
   std::shared_ptr<policy::AuditLog> audit_log;                 // null: --audit-log not given
   std::shared_ptr<policy::RateLimiter> rate_limiter;           // null: --rate-limit not given
-  Principal stdio_principal;  // TROVE_PRINCIPAL / TROVE_SCOPES
+  Principal stdio_principal;                                   // TROVE_PRINCIPAL / TROVE_SCOPES
 
   // Sets the audit log and rate limiter of `server` and the host, authenticator and stdio
   // principal of `serve`.

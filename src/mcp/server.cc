@@ -1041,10 +1041,18 @@ Json Session::ReadResource(InFlight& request, std::optional<ProtocolError>& erro
     if (!contents.ok()) {
       // The classified code (without logging a second error reference).
       switch (contents.status().code()) {
-        case base::StatusCode::kNotFound: event.error_code = "RESOURCE_NOT_FOUND"; break;
-        case base::StatusCode::kPermissionDenied: event.error_code = "PERMISSION_DENIED"; break;
-        case base::StatusCode::kInvalidArgument: event.error_code = "INVALID_INPUT"; break;
-        default: event.error_code = "INTERNAL_ERROR"; break;
+        case base::StatusCode::kNotFound:
+          event.error_code = "RESOURCE_NOT_FOUND";
+          break;
+        case base::StatusCode::kPermissionDenied:
+          event.error_code = "PERMISSION_DENIED";
+          break;
+        case base::StatusCode::kInvalidArgument:
+          event.error_code = "INVALID_INPUT";
+          break;
+        default:
+          event.error_code = "INTERNAL_ERROR";
+          break;
       }
     }
     server_.options().audit_log->Record(std::move(event));

@@ -12,7 +12,7 @@ namespace trove::librarian::server {
 struct McpRunOptions {
   std::string transport = "stdio";  // "stdio" or "http"
   mcp::policy::PolicyFlags policy;  // the shared policy flags (mcp::AddServeFlags; --host)
-  int port = 0;  // http; 0 picks a free one (printed on stderr)
+  int port = 0;                     // http; 0 picks a free one (printed on stderr)
   // Workspaces to register at start-up when they already hold an index (spec §1.7).
   std::vector<std::string> workspaces;
   std::string ctags_program = "ctags";
