@@ -261,6 +261,15 @@ std::string ErrorCode(const Json& reply) {
   return e->is_string() ? e->get<std::string>() : std::string();
 }
 
+TEST(HttpPolicyTest, AToolWithAnUnknownScopeIsRefusedAtRegistration) {
+  TestServer ts(0);
+  Status added = ts.server().tools().AddRaw(
+      {.name = "typo", .description = "typo", .scopes = {"wirte"}}, {{"type", "object"}}, nullptr,
+      [](const Json&, CallContext&) -> Result<ToolResult> { return ToolResult::Text("ran"); });
+  EXPECT_EQ(added.code(), base::StatusCode::kInvalidArgument);
+  EXPECT_THAT(added.message(), ::testing::HasSubstr("wirte"));
+}
+
 TEST(HttpPolicyTest, UnauthenticatedRequestsGet401WithAChallenge) {
   TestServer ts(2);
   AddReadAndWriteTools(ts.server());
