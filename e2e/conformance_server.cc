@@ -21,6 +21,8 @@
 #include "base/thread_pool.h"
 #include "mcp/describe.h"
 #include "mcp/http.h"
+#include "mcp/policy/options.h"
+#include "mcp/serve.h"
 #include "mcp/server.h"
 #include "mcp/stdio.h"
 
@@ -369,13 +371,17 @@ Status RegisterTools(mcp::Server& server) {
       {.name = "echo",
        .description = "Echoes its text argument",
        .annotations = {.read_only = true, .idempotent = true, .open_world = false},
+       .scopes = {"read"},
        .run_inline = true},
       [](const EchoArgs& args, mcp::CallContext&) -> Result<EchoArgs> { return args; }));
   RETURN_IF_ERROR(tools.Add<SlowArgs, SlowResult>(
       {.name = "slow",
        .description = "Runs for about ms milliseconds, reporting progress every 10 ms, and can "
                       "be cancelled",
-       .annotations = {.read_only = true, .open_world = false}},
+       .annotations = {.read_only = true, .open_world = false},
+       // Stands in for a write tool in the policy e2e tests (a read-only principal may not
+       // call it nor see it listed).
+       .scopes = {"write"}},
       [](const SlowArgs& args, mcp::CallContext& ctx) -> Result<SlowResult> {
         std::int64_t slept = 0;
         while (slept < args.ms) {
@@ -545,7 +551,6 @@ int Main(int argc, char** argv) {
   CLI::App app{"Trove MCP conformance fixture server"};
   app.set_version_flag("--version", "conformance_server 0.1.0");
   std::optional<int> http_port;
-  std::string host = "127.0.0.1";
   int workers = -1;
   std::size_t max_message_bytes = 4u << 20;
   std::size_t max_in_flight = 256;
@@ -553,14 +558,21 @@ int Main(int argc, char** argv) {
   std::string log_level = "warning";
   int deadline_ms = 120000;
   app.add_option("--http", http_port, "Serve Streamable HTTP on this port (0: any free port)");
-  app.add_option("--host", host, "Address to bind (default 127.0.0.1)");
   app.add_option("--workers", workers, "Worker threads (0: inline; default: hardware threads)");
   app.add_option("--max-message-bytes", max_message_bytes, "Largest accepted message");
   app.add_option("--max-in-flight", max_in_flight, "Requests in flight per session");
   app.add_option("--auth-token", tokens, "Accept this bearer token (enables authentication)");
   app.add_option("--log-level", log_level, "stderr log level: debug, info, warning, error");
   app.add_option("--deadline-ms", deadline_ms, "Handler deadline in milliseconds");
+  mcp::policy::PolicyFlags policy_flags;
+  mcp::AddServeFlags(app, policy_flags);  // --host, --auth, --token-file, --audit-log, ...
   CLI11_PARSE(app, argc, argv);
+  Result<mcp::ServePolicy> policy = mcp::ResolveServePolicy(policy_flags);
+  if (!policy.ok()) {
+    std::fprintf(stderr, "conformance_server: error: %s\n", policy.status().message().c_str());
+    return 2;
+  }
+  mcp::ServeOptions serve;
 
   base::Logger logger(base::ParseLogLevel(log_level, base::LogLevel::kWarning));
   base::ThreadPool pool(workers < 0 ? base::ThreadPool::DefaultWorkers()
@@ -570,6 +582,7 @@ int Main(int argc, char** argv) {
   options.max_in_flight = max_in_flight;
   options.handler_deadline = std::chrono::milliseconds(deadline_ms);
   options.validate_output = true;
+  policy->Apply(options, serve);
   mcp::Server server({.name = "trove-conformance-server",
                       .version = "0.1.0",
                       .title = "Trove conformance fixtures",
@@ -594,17 +607,21 @@ int Main(int argc, char** argv) {
 
   Status status;
   if (http_port) {
-    mcp::HttpOptions http;
-    http.host = host;
+    mcp::HttpOptions http = serve.http;
     http.port = *http_port;
-    http.bearer_tokens = tokens;
-    http.on_listening = [&](int port) {
+    // --auth-token (tests): plain tokens with every scope, when no --auth mode is given.
+    if (policy->options.auth == mcp::policy::AuthMode::kNone) {
+      http.authenticator = nullptr;
+      http.bearer_tokens = tokens;
+    }
+    const std::string host = http.host;
+    http.on_listening = [host](int port) {
       std::fprintf(stderr, "listening on http://%s:%d/mcp\n", host.c_str(), port);
       std::fflush(stderr);
     };
     status = mcp::ServeHttp(server, http);
   } else {
-    status = mcp::ServeStdio(server);
+    status = mcp::ServeStdio(server, mcp::StdioOptions{.principal = serve.stdio_principal});
   }
   stop.store(true);
   watcher.join();

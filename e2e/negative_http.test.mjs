@@ -5,6 +5,9 @@ import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { startHttpServer, httpRequest, HttpSession, ACCEPT_BOTH } from './lib/http.mjs';
 import { assertError, assertResult, firstText, validationText, nestedPing, INIT_PARAMS } from './lib/jsonrpc.mjs';
 import { rawId, rawValueAt } from './lib/rawjson.mjs';
@@ -529,7 +532,9 @@ describe('http: static bearer auth', () => {
       const headers = { ...JSON_HEADERS };
       if (auth !== undefined) headers.Authorization = auth;
       const r = await httpRequest(srv.url, { headers, body: INIT_BODY() });
-      assert.equal(r.status, 401, `Authorization ${auth?.slice(0, 20)} -> ${r.status}`);
+      // A Bearer scheme without a token is malformed: 400 invalid_request (RFC 6750 §3.1).
+      const want = auth === 'bearer' ? 400 : 401;
+      assert.equal(r.status, want, `Authorization ${auth?.slice(0, 20)} -> ${r.status}`);
       assert.match(r.headers['www-authenticate'] ?? '', /^Bearer\b/, `WWW-Authenticate: ${r.headers['www-authenticate']}`);
       assert.equal(r.headers['mcp-session-id'], undefined);
       assert.ok(!r.text.includes(tokA) && !r.text.includes(wrong), 'token echoed in the body');
@@ -609,5 +614,71 @@ describe('http: static bearer auth', () => {
       assert.ok(!srv.stderr.includes(t), `token ${t.slice(0, 14)}... found in stderr`);
     }
     assert.ok(srv.stderr.length > 0, 'debug logging wrote nothing to stderr');
+  });
+});
+
+describe('http: policy flags (token file with two principals, audit log)', () => {
+  const alice = `alice-${randomBytes(12).toString('hex')}`;
+  const reader = `reader-${randomBytes(12).toString('hex')}`;
+  let srv;
+  let dir;
+  before(async () => {
+    dir = mkdtempSync(path.join(tmpdir(), 'trove-policy-'));
+    writeFileSync(path.join(dir, 'tokens.txt'),
+      `# two principals\nalice read,write ${alice}\nreader read ${reader}\n`, { mode: 0o600 });
+    srv = await startHttpServer(['--auth', 'static', '--token-file', path.join(dir, 'tokens.txt'),
+      '--audit-log', path.join(dir, 'audit.jsonl'), '--log-level', 'debug']);
+  });
+  after(async () => {
+    if (srv) await srv.stop();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('no token: 401 with a Bearer challenge', { timeout: 20000 }, async () => {
+    const r = await httpRequest(srv.url, { headers: { ...JSON_HEADERS }, body: INIT_BODY() });
+    assert.equal(r.status, 401);
+    assert.match(r.headers['www-authenticate'] ?? '', /^Bearer\b/);
+  });
+
+  test('a read-only principal neither sees nor calls the write tool; the writer does', { timeout: 20000 }, async () => {
+    const r = new HttpSession(srv.url, { headers: { Authorization: `Bearer ${reader}` } });
+    await r.initialize();
+    const list = await r.request('tools/list');
+    const names = assertResult(list.msg).tools.map((t) => t.name);
+    assert.ok(names.includes('echo'), 'echo (read) is listed');
+    assert.ok(!names.includes('slow'), 'slow (write) is hidden from a read-only principal');
+    const denied = await r.request('tools/call', call('slow', { ms: 10 }));
+    const res = assertResult(denied.msg);
+    assert.equal(res.isError, true);
+    assert.equal(res._meta['trove/error'].code, 'PERMISSION_DENIED');
+    const ok = await r.request('tools/call', call('echo', { text: 'read' }));
+    assert.deepEqual(assertResult(ok.msg).structuredContent, { text: 'read' });
+
+    const w = new HttpSession(srv.url, { headers: { Authorization: `Bearer ${alice}` } });
+    await w.initialize();
+    const wl = assertResult((await w.request('tools/list')).msg).tools.map((t) => t.name);
+    assert.ok(wl.includes('slow'));
+    const ran = await w.request('tools/call', call('slow', { ms: 10 }));
+    assert.notEqual(assertResult(ran.msg).isError, true);
+  });
+
+  test('every call is audited, with the principal and without the token', { timeout: 20000 }, async () => {
+    const r = new HttpSession(srv.url, { headers: { Authorization: `Bearer ${reader}` } });
+    await r.initialize();
+    await r.request('tools/call', call('echo', { text: 'audited' }), { id: 'audit-me' });
+    let record;
+    for (let i = 0; i < 50 && !record; i++) {
+      const text = readFileSync(path.join(dir, 'audit.jsonl'), 'utf8');
+      assert.ok(!text.includes(reader) && !text.includes(alice), 'a token is in the audit log');
+      record = text.split('\n').filter(Boolean).map((l) => JSON.parse(l)).find((e) => e.requestId === 'audit-me');
+      if (!record) await sleep(50);
+    }
+    assert.ok(record, 'no audit record for the call');
+    assert.equal(record.type, 'tool_call');
+    assert.equal(record.principal, 'reader');
+    assert.equal(record.operation, 'echo');
+    assert.equal(record.status, 'success');
+    assert.equal(record.sessionId, r.sessionId);
+    assert.match(record.tokenId, /^[0-9a-f]{12}$/);
   });
 });

@@ -30,6 +30,9 @@ struct InFlight;
 struct Principal {
   std::string name = "local";
   std::vector<std::string> scopes = {"admin"};  // "admin" implies every other scope
+  // At most 12 hex digits of the SHA-256 of the bearer token (audit log); empty over stdio and
+  // without authentication. Never the token.
+  std::string token_id;
 };
 
 // MCP log levels (RFC 5424), ascending.

@@ -17,6 +17,8 @@
 #include <thread>
 
 #include "base/hash.h"
+#include "mcp/policy/auth.h"
+#include "mcp/policy/jwt.h"
 #include "mcp/signals.h"
 
 namespace trove::mcp {
@@ -232,8 +234,26 @@ std::string StripPort(const std::string& host) {
 class HttpTransport {
  public:
   HttpTransport(Server& server, const HttpOptions& options) : server_(server), options_(options) {
-    for (const auto& t : options_.bearer_tokens) token_digests_.push_back(base::Sha256(t));
+    auth_ = options_.authenticator;
+    if (auth_ == nullptr && !options_.bearer_tokens.empty()) {
+      // Plain tokens become an in-memory StaticTokenAuth of digests with every scope, each
+      // principal named by its token id.
+      std::string text;
+      for (const auto& t : options_.bearer_tokens) {
+        const std::string hex = base::ToHex(base::Sha256(t));
+        text += fmt::format("token:{} admin sha256:{}\n", hex.substr(0, 12), hex);
+      }
+      auto parsed = policy::StaticTokenAuth::Parse(text, "--auth-token");
+      TROVE_CHECK(parsed.ok());
+      auth_ = std::move(parsed).value();
+    }
     options_.bearer_tokens.clear();  // only digests are kept
+    if (auth_ != nullptr && auth_->mode() == policy::AuthMode::kNone) auth_ = nullptr;
+    if (auth_ != nullptr && auth_->mode() == policy::AuthMode::kOauth) {
+      if (const auto* jwt = dynamic_cast<const policy::JwtAuthenticator*>(auth_.get())) {
+        metadata_json_ = jwt->MetadataJson();
+      }
+    }
   }
 
   Status Run() {
@@ -315,55 +335,65 @@ class HttpTransport {
         return HR::Handled;
       }
     }
+    // The Protected Resource Metadata (RFC 9728, specs/mcp.md §2.16), oauth mode only.
+    if (!metadata_json_.empty() && req.method == "GET" &&
+        (req.path == "/.well-known/oauth-protected-resource" ||
+         req.path == "/.well-known/oauth-protected-resource" + options_.path)) {
+      res.status = 200;
+      res.set_content(metadata_json_, "application/json");
+      return HR::Handled;
+    }
     if (req.path != options_.path) {
       Fail(res, 404, error_code::kServerBusy, "not found");
       return HR::Handled;
     }
-    if (!token_digests_.empty()) {
+    if (auth_ != nullptr) {
       if (req.has_param("access_token") || req.has_param("token")) {
         Fail(res, 400, error_code::kServerBusy,
              "bad request: tokens are accepted only in the Authorization header");
         return HR::Handled;
       }
-      if (!Authenticated(req)) {
-        res.set_header("WWW-Authenticate", "Bearer realm=\"trove\", error=\"invalid_token\"");
-        Fail(res, 401, error_code::kAuthenticationRequired,
-             "authentication required: send a valid bearer token");
+      policy::AuthOutcome outcome = Authenticate(req);
+      if (!outcome.ok()) {
+        if (!outcome.denial.www_authenticate.empty()) {
+          res.set_header("WWW-Authenticate", outcome.denial.www_authenticate);
+        }
+        const int code = outcome.denial.http_status == 401 ? error_code::kAuthenticationRequired
+                                                           : error_code::kServerBusy;
+        Fail(res, outcome.denial.http_status, code, outcome.denial.message);
         return HR::Handled;
       }
     }
     return HR::Unhandled;
   }
 
+  policy::AuthOutcome Authenticate(const httplib::Request& req) const {
+    std::optional<std::string_view> header;
+    std::string value;
+    if (req.has_header("Authorization")) {
+      value = req.get_header_value("Authorization");
+      header = value;
+    }
+    return auth_->Authenticate(header);
+  }
+
   // Returns the SHA-256 of the request's bearer token; all zero when authentication is off.
   // REQUIRES: PreRoute authenticated the request.
   std::array<std::uint8_t, 32> TokenDigestOf(const httplib::Request& req) {
-    if (token_digests_.empty()) return {};
+    if (auth_ == nullptr) return {};
     const std::string header = req.get_header_value("Authorization");
-    return base::Sha256(std::string_view(header).substr(std::string_view("Bearer ").size()));
+    Result<std::string_view> token = policy::ExtractBearerToken(header);
+    if (!token.ok()) return {};
+    return base::Sha256(*token);
   }
 
   // Returns the principal of an authenticated request: the token's (its digest, never the
   // token, names it), or the anonymous loopback principal when authentication is off.
   Principal PrincipalOf(const httplib::Request& req) {
-    if (token_digests_.empty()) return Principal{"anonymous-loopback", {"admin"}};
-    return Principal{"token:" + base::ToHex(TokenDigestOf(req)).substr(0, 12), {"admin"}};
-  }
-
-  // Compares the presented token's digest with every stored digest, in constant time and
-  // without early exit.
-  bool Authenticated(const httplib::Request& req) {
-    const std::string header = req.get_header_value("Authorization");
-    constexpr std::string_view kBearer = "Bearer ";
-    if (header.size() <= kBearer.size() || header.compare(0, kBearer.size(), kBearer) != 0) {
-      return false;
-    }
-    const auto digest = base::Sha256(std::string_view(header).substr(kBearer.size()));
-    bool match = false;
-    for (const auto& stored : token_digests_) {
-      match |= base::ConstantTimeEqual(digest, stored);
-    }
-    return match;
+    if (auth_ == nullptr) return Principal{"anonymous-loopback", {"admin"}, ""};
+    policy::AuthOutcome outcome = Authenticate(req);
+    if (!outcome.ok()) return Principal{"unauthenticated", {}, ""};  // not reached: PreRoute
+    return ToCorePrincipal(*outcome.principal);
   }
 
   // Looks up the session named by the request; answers 400/404 itself when it fails. A
@@ -655,7 +685,8 @@ class HttpTransport {
   HttpOptions options_;
   httplib::Server http_;
   int port_ = 0;
-  std::vector<std::array<std::uint8_t, 32>> token_digests_;
+  std::shared_ptr<const policy::Authenticator> auth_;  // null: authentication off
+  std::string metadata_json_;                          // oauth: Protected Resource Metadata
   std::mutex mu_;
   std::map<std::string, SessionEntry> sessions_;  // GUARDED_BY(mu_)
 };

@@ -21,6 +21,10 @@
 
 namespace trove::mcp {
 
+namespace policy {
+class Authenticator;
+}  // namespace policy
+
 struct HttpOptions {
   std::string host = "127.0.0.1";  // another address needs explicit allowed hosts/origins
   int port = 0;                    // 0: pick a free port
@@ -30,7 +34,13 @@ struct HttpOptions {
   // Allowed Origin values; empty: http://127.0.0.1:<port>, http://localhost:<port>,
   // http://[::1]:<port>.
   std::vector<std::string> allowed_origins;
-  // Static bearer tokens; empty: no authentication (loopback only). Kept as SHA-256 digests.
+  // Who may call (policy/auth.h): null or mode none: no authentication (loopback only). A
+  // failure is answered with the denial's status (400, 401, 403) and WWW-Authenticate header.
+  // In oauth mode the Protected Resource Metadata is served at
+  // /.well-known/oauth-protected-resource and /.well-known/oauth-protected-resource<path>.
+  std::shared_ptr<const policy::Authenticator> authenticator;
+  // Static bearer tokens, used when `authenticator` is null: each one a principal
+  // "token:<12 hex of its SHA-256>" with every scope. Kept as SHA-256 digests.
   std::vector<std::string> bearer_tokens;
   std::size_t max_sessions = 1024;
   std::chrono::seconds session_idle_expiry{30 * 60};

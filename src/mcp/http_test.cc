@@ -6,12 +6,17 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <cstdio>
 #include <functional>
 #include <future>
 #include <string>
 #include <thread>
 
+#include "base/env.h"
 #include "mcp/json.h"
+#include "mcp/policy/audit.h"
+#include "mcp/policy/auth.h"
+#include "mcp/policy/rate_limit.h"
 #include "mcp/testing/test_client.h"
 
 namespace trove::mcp {
@@ -121,6 +126,33 @@ class Client {
     return status;
   }
 
+  // tools/call of `tool` with no arguments; returns the parsed JSON-RPC reply (null on failure).
+  Json Call(const std::string& session, const std::string& tool) {
+    std::string body;
+    if (Post(session,
+             {{"jsonrpc", "2.0"},
+              {"id", 3},
+              {"method", "tools/call"},
+              {"params", {{"name", tool}, {"arguments", Json::object()}}}},
+             nullptr, &body) != 200) {
+      return nullptr;
+    }
+    return Json::parse(body, nullptr, false);
+  }
+
+  // The names tools/list returns.
+  std::vector<std::string> ToolNames(const std::string& session) {
+    std::string body;
+    std::vector<std::string> names;
+    if (Post(session, {{"jsonrpc", "2.0"}, {"id", 4}, {"method", "tools/list"}}, nullptr, &body) !=
+        200) {
+      return names;
+    }
+    Json reply = Json::parse(body, nullptr, false);
+    for (const auto& t : reply["result"]["tools"]) names.push_back(t["name"].get<std::string>());
+    return names;
+  }
+
   int Delete(const std::string& session) {
     auto res = http_.Delete("/mcp", Headers(session));
     return res ? res->status : -1;
@@ -190,6 +222,181 @@ TEST(HttpSessionOwnerTest, WithoutAuthenticationSessionsWorkAsBefore) {
   EXPECT_EQ(c.CallEcho(session), 200);
   EXPECT_EQ(c.Delete(session), 200);
   EXPECT_EQ(c.Ping(session), 404);
+}
+
+// Two principals from a token file: alice (read, write) and reader (read only).
+constexpr char kAliceToken[] = "alice-token-0123456789";
+constexpr char kReaderToken[] = "reader-token-0123456789";
+
+std::shared_ptr<const policy::Authenticator> TwoPrincipals() {
+  auto auth = policy::StaticTokenAuth::Parse(
+      fmt::format("alice read,write {}\nreader read {}\n", kAliceToken, kReaderToken), "test");
+  EXPECT_TRUE(auth.ok()) << auth.status().ToString();
+  return auth.ok() ? std::shared_ptr<const policy::Authenticator>(std::move(auth).value())
+                   : nullptr;
+}
+
+// Registers "lookup" (needs read) and "store" (needs write).
+void AddReadAndWriteTools(Server& server) {
+  auto add = [&](const char* name, const char* scope) {
+    ASSERT_TRUE(server.tools()
+                    .AddRaw({.name = name, .description = name, .scopes = {scope}},
+                            {{"type", "object"}}, nullptr,
+                            [name](const Json&, CallContext&) -> Result<ToolResult> {
+                              return ToolResult::Text(fmt::format("{} ran", name));
+                            })
+                    .ok());
+  };
+  add("lookup", "read");
+  add("store", "write");
+}
+
+// The code of a tools/call reply's error object; "" when there is none.
+std::string ErrorCode(const Json& reply) {
+  const Json* e = &reply;
+  for (const char* key : {"result", "_meta", "trove/error", "code"}) {
+    if (!e->is_object() || !e->contains(key)) return {};
+    e = &(*e)[key];
+  }
+  return e->is_string() ? e->get<std::string>() : std::string();
+}
+
+TEST(HttpPolicyTest, AToolWithAnUnknownScopeIsRefusedAtRegistration) {
+  TestServer ts(0);
+  Status added = ts.server().tools().AddRaw(
+      {.name = "typo", .description = "typo", .scopes = {"wirte"}}, {{"type", "object"}}, nullptr,
+      [](const Json&, CallContext&) -> Result<ToolResult> { return ToolResult::Text("ran"); });
+  EXPECT_EQ(added.code(), base::StatusCode::kInvalidArgument);
+  EXPECT_THAT(added.message(), ::testing::HasSubstr("wirte"));
+}
+
+TEST(HttpPolicyTest, UnauthenticatedRequestsGet401WithAChallenge) {
+  TestServer ts(2);
+  AddReadAndWriteTools(ts.server());
+  HttpRun run(ts.server(), HttpOptions{.authenticator = TwoPrincipals()});
+  ASSERT_NE(run.port(), 0);
+  httplib::Client http("127.0.0.1", run.port());
+  const httplib::Headers accept = {{"Accept", "application/json, text/event-stream"}};
+  auto res =
+      http.Post("/mcp", accept, R"({"jsonrpc":"2.0","id":1,"method":"ping"})", "application/json");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 401);
+  EXPECT_THAT(res->get_header_value("WWW-Authenticate"), ::testing::StartsWith("Bearer"));
+
+  httplib::Headers wrong = accept;
+  wrong.emplace("Authorization", "Bearer not-a-known-token-at-all");
+  res = http.Post("/mcp", wrong, R"({"jsonrpc":"2.0","id":1,"method":"ping"})", "application/json");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 401);
+  EXPECT_THAT(res->get_header_value("WWW-Authenticate"), ::testing::HasSubstr("invalid_token"));
+  EXPECT_THAT(res->body, ::testing::Not(::testing::HasSubstr("not-a-known-token")));
+
+  // No metadata outside oauth mode.
+  res = http.Get("/.well-known/oauth-protected-resource");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 404);
+}
+
+TEST(HttpPolicyTest, AReadOnlyPrincipalNeitherSeesNorCallsAWriteTool) {
+  TestServer ts(2);
+  AddReadAndWriteTools(ts.server());
+  HttpRun run(ts.server(), HttpOptions{.authenticator = TwoPrincipals()});
+  ASSERT_NE(run.port(), 0);
+  Client reader(run.port(), kReaderToken);
+  Client alice(run.port(), kAliceToken);
+  const std::string rs = reader.Initialize();
+  const std::string as = alice.Initialize();
+  ASSERT_FALSE(rs.empty());
+  ASSERT_FALSE(as.empty());
+
+  EXPECT_THAT(reader.ToolNames(rs), ::testing::ElementsAre("lookup"));
+  EXPECT_THAT(alice.ToolNames(as), ::testing::ElementsAre("lookup", "store"));
+
+  Json denied = reader.Call(rs, "store");
+  ASSERT_TRUE(denied.is_object()) << Dump(denied);
+  EXPECT_EQ(denied["result"]["isError"], true);
+  EXPECT_EQ(ErrorCode(denied), "PERMISSION_DENIED");
+  EXPECT_THAT(Dump(denied), ::testing::Not(::testing::HasSubstr("store ran")));
+  Json read = reader.Call(rs, "lookup");
+  EXPECT_EQ(ErrorCode(read), "");
+  EXPECT_THAT(Dump(read), ::testing::HasSubstr("lookup ran"));
+  Json wrote = alice.Call(as, "store");
+  EXPECT_EQ(ErrorCode(wrote), "");
+  EXPECT_THAT(Dump(wrote), ::testing::HasSubstr("store ran"));
+}
+
+TEST(HttpPolicyTest, EveryCallLeavesOneAuditRecordWithoutTheToken) {
+  base::PosixEnv env;
+  const std::string path = ::testing::TempDir() + "/http_policy_audit.jsonl";
+  std::remove(path.c_str());
+  auto log = policy::AuditLog::Open(path, env);
+  ASSERT_TRUE(log.ok()) << log.status().ToString();
+  std::shared_ptr<policy::AuditLog> audit = std::move(log).value();
+  ServerOptions options;
+  options.audit_log = audit;
+  TestServer ts(2, options);
+  AddReadAndWriteTools(ts.server());
+  {
+    HttpRun run(ts.server(), HttpOptions{.authenticator = TwoPrincipals()});
+    ASSERT_NE(run.port(), 0);
+    Client reader(run.port(), kReaderToken);
+    const std::string rs = reader.Initialize();
+    ASSERT_FALSE(rs.empty());
+    reader.Call(rs, "lookup");
+    reader.Call(rs, "store");
+  }
+  ASSERT_TRUE(audit->Close().ok());
+  auto report = policy::VerifyAuditLog(path);
+  ASSERT_TRUE(report.ok());
+  EXPECT_TRUE(report->ok());
+  EXPECT_EQ(report->records, 2u);
+  Result<std::string> read = env.ReadFile(path);
+  ASSERT_TRUE(read.ok());
+  const std::string& text = *read;
+  EXPECT_THAT(text, ::testing::Not(::testing::HasSubstr(kReaderToken)));
+  std::vector<Json> records;
+  std::size_t start = 0;
+  for (std::size_t nl; (nl = text.find('\n', start)) != std::string::npos; start = nl + 1) {
+    records.push_back(Json::parse(text.substr(start, nl - start)));
+  }
+  ASSERT_EQ(records.size(), 2u);
+  EXPECT_EQ(records[0]["type"], "tool_call");
+  EXPECT_EQ(records[0]["operation"], "lookup");
+  EXPECT_EQ(records[0]["status"], "success");
+  EXPECT_EQ(records[0]["principal"], "reader");
+  EXPECT_EQ(records[0]["requestId"], "3");
+  EXPECT_EQ(records[0]["sessionId"].get<std::string>().size(), 32u);
+  EXPECT_EQ(records[0]["tokenId"].get<std::string>().size(), 12u);
+  EXPECT_TRUE(records[0]["arguments"].contains("sha256"));
+  EXPECT_EQ(records[1]["operation"], "store");
+  EXPECT_EQ(records[1]["status"], "denied");
+  EXPECT_EQ(records[1]["errorCode"], "PERMISSION_DENIED");
+  std::remove(path.c_str());
+}
+
+TEST(HttpPolicyTest, TheCallAfterTheBurstIsRefusedAsRetryable) {
+  base::MemEnv clock;  // time stands still: no refill
+  ServerOptions options;
+  options.rate_limiter = std::make_shared<policy::RateLimiter>(
+      policy::RateLimitOptions{.per_minute = 60, .burst = 20}, clock);
+  TestServer ts(2, options);
+  AddReadAndWriteTools(ts.server());
+  HttpRun run(ts.server(), HttpOptions{.authenticator = TwoPrincipals()});
+  ASSERT_NE(run.port(), 0);
+  Client reader(run.port(), kReaderToken);
+  Client alice(run.port(), kAliceToken);
+  const std::string rs = reader.Initialize();
+  const std::string as = alice.Initialize();
+  for (int i = 0; i < 20; ++i) {
+    EXPECT_EQ(ErrorCode(reader.Call(rs, "lookup")), "") << "call " << i + 1;
+  }
+  Json refused = reader.Call(rs, "lookup");
+  ASSERT_EQ(ErrorCode(refused), "RATE_LIMIT_EXCEEDED") << Dump(refused);
+  const Json& e = refused["result"]["_meta"]["trove/error"];
+  EXPECT_EQ(e["retryable"], true);
+  EXPECT_GT(e["retryDelayMs"].get<std::int64_t>(), 0);
+  // Another principal has its own bucket.
+  EXPECT_EQ(ErrorCode(alice.Call(as, "lookup")), "");
 }
 
 }  // namespace

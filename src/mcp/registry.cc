@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "mcp/policy/scopes.h"
+
 namespace trove::mcp {
 
 ToolResult ToolResult::Text(std::string text) {
@@ -92,6 +94,13 @@ Status ToolRegistry::AddRaw(ToolSpec spec, Json input_schema, Json output_schema
         CheckSchemaSupported(output_schema).WithContext("tool '" + spec.name + "' outputSchema"));
   }
   if (!handler) return Status::InvalidArgument(fmt::format("tool '{}': no handler", spec.name));
+  for (const auto& scope : spec.scopes) {
+    // A misspelt scope would make the tool uncallable for everyone but admin.
+    if (scope.empty() || !policy::ParseScopes(scope).ok()) {
+      return Status::InvalidArgument(
+          fmt::format("tool '{}': unknown scope '{}'", spec.name, scope));
+    }
+  }
   auto tool = std::make_unique<Tool>(
       Tool{std::move(spec), std::move(input_schema), std::move(output_schema), std::move(handler)});
   by_name_.emplace(tool->spec.name, tool.get());

@@ -54,7 +54,9 @@ struct ToolSpec {
   std::string title;        // optional display name
   std::string description;  // required
   ToolAnnotations annotations;
-  std::vector<std::string> scopes;        // needed scopes (policy layer, later)
+  // Needed scopes ("read", "write", "execute", "network", "admin"): a principal lacking one
+  // neither sees the tool in tools/list nor may call it (PERMISSION_DENIED).
+  std::vector<std::string> scopes;
   bool needs_consent = false;             // high-risk (policy layer, later)
   std::chrono::milliseconds deadline{0};  // 0: the server's default
   // Run on the transport's reader thread instead of the worker pool. Only for handlers that

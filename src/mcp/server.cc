@@ -8,6 +8,9 @@
 #include <exception>
 
 #include "base/hash.h"
+#include "mcp/policy/audit.h"
+#include "mcp/policy/rate_limit.h"
+#include "mcp/policy/scopes.h"
 #include "mcp/schema.h"
 
 namespace trove::mcp {
@@ -199,9 +202,52 @@ const Json& CallContext::client_info() const { return session_.client_info(); }
 const Principal& CallContext::principal() const { return session_.principal(); }
 
 bool CallContext::HasScope(std::string_view scope) const {
-  const auto& scopes = session_.principal().scopes;
-  return std::any_of(scopes.begin(), scopes.end(),
-                     [&](const std::string& s) { return s == scope || s == "admin"; });
+  return PrincipalAllows(session_.principal(), {std::string(scope)});
+}
+
+Principal ToCorePrincipal(const policy::Principal& principal) {
+  return Principal{principal.name, policy::ScopeNames(principal.scopes), principal.token_id};
+}
+
+namespace {
+
+// The scopes of a list of names; an unknown name gives nullopt.
+std::optional<policy::Scopes> ScopesOf(const std::vector<std::string>& names) {
+  policy::Scopes scopes;
+  for (const auto& n : names) {
+    Result<policy::Scopes> one = policy::ParseScopes(n);
+    if (!one.ok()) return std::nullopt;
+    scopes |= *one;
+  }
+  return scopes;
+}
+
+// The JSON-RPC id as text for the audit log ("12", "abc").
+std::string RequestIdText(const Json& id) {
+  if (id.is_string()) return id.get<std::string>();
+  return id.is_null() ? std::string() : Dump(id);
+}
+
+// The error code a tool result carries ("" on success).
+std::string ErrorCodeOf(const ToolResult& r) {
+  if (!r.is_error || !r.meta.is_object()) return {};
+  auto e = r.meta.find("trove/error");
+  if (e == r.meta.end() || !e->is_object()) return {};
+  auto c = e->find("code");
+  return c != e->end() && c->is_string() ? c->get<std::string>() : std::string();
+}
+
+}  // namespace
+
+bool PrincipalAllows(const Principal& principal, const std::vector<std::string>& required) {
+  std::optional<policy::Scopes> needed = ScopesOf(required);
+  if (!needed) return false;
+  policy::Scopes granted;
+  for (const auto& n : principal.scopes) {
+    Result<policy::Scopes> one = policy::ParseScopes(n, policy::UnknownScopes::kIgnore);
+    if (one.ok()) granted |= *one;
+  }
+  return policy::Allowed(*needed, granted);
 }
 
 Result<Json> CallContext::SendClientRequest(std::string_view method, const Json& params,
@@ -677,9 +723,35 @@ std::string Session::CallTool(InFlight& request, std::optional<ProtocolError>& e
     args = &*args_it;
   }
 
+  const auto started = std::chrono::steady_clock::now();
   ToolResult r;
-  std::vector<ValidationError> failures = ValidateAgainstSchema(tool->input_schema, *args);
-  if (!failures.empty()) {
+  std::vector<ValidationError> failures;
+  bool denied = false;
+  if (!PrincipalAllows(principal_, tool->spec.scopes)) {
+    denied = true;
+    std::string needed;
+    for (const auto& sc : tool->spec.scopes) needed += (needed.empty() ? "" : ",") + sc;
+    r = ToolErrorFromStatus(
+        Status::PermissionDenied(fmt::format("tool '{}' needs scopes {}", name, needed)),
+        server_.logger(), "tool " + name);
+  } else if (server_.options().rate_limiter != nullptr) {
+    policy::Admission admission = server_.options().rate_limiter->Acquire(principal_.name);
+    if (!admission.allowed) {
+      denied = true;
+      ErrorObject limited{.code = "RATE_LIMIT_EXCEEDED",
+                          .message = "rate limit exceeded: retry later",
+                          .category = "rate_limit",
+                          .severity = "low",
+                          .status_code = 429,
+                          .retryable = true,
+                          .retry_delay_ms = std::max<std::int64_t>(1, admission.retry_after_ms)};
+      r = ToolErrorResult(limited);
+    }
+  }
+  if (!denied) failures = ValidateAgainstSchema(tool->input_schema, *args);
+  if (denied) {
+    // r holds the refusal.
+  } else if (!failures.empty()) {
     std::string text =
         fmt::format("invalid arguments for tool '{}':\n{}", name, FormatValidationErrors(failures));
     ErrorObject invalid{.code = "INVALID_INPUT",
@@ -724,6 +796,25 @@ std::string Session::CallTool(InFlight& request, std::optional<ProtocolError>& e
         TROVE_CHECK(out_errors.empty());
       }
     }
+  }
+
+  if (server_.options().audit_log != nullptr) {
+    policy::AuditEvent event;
+    event.type = policy::AuditType::kToolCall;
+    event.status = !r.is_error ? policy::AuditStatus::kSuccess
+                   : denied    ? policy::AuditStatus::kDenied
+                               : policy::AuditStatus::kFailure;
+    event.session_id = id_;
+    event.principal = principal_.name;
+    event.token_id = principal_.token_id;
+    event.request_id = RequestIdText(request.id);
+    event.operation = name;
+    event.duration_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                            std::chrono::steady_clock::now() - started)
+                            .count();
+    event.error_code = ErrorCodeOf(r);
+    event.arguments = policy::DigestArguments(Dump(*args));
+    server_.options().audit_log->Record(std::move(event));
   }
 
   // {"content":[...],"structuredContent":{...},"isError":true,"_meta":{...}}
@@ -820,7 +911,11 @@ Json Session::ListPage(std::string_view method, const Json& params,
   };
   const char* key = "tools";
   if (method == "tools/list") {
-    add_page(server_.tools().all(), [&](const std::unique_ptr<Tool>& tool) {
+    std::vector<const Tool*> visible;
+    for (const auto& tool : server_.tools().all()) {
+      if (PrincipalAllows(principal_, tool->spec.scopes)) visible.push_back(tool.get());
+    }
+    add_page(visible, [&](const Tool* tool) {
       const Tool& t = *tool;
       Json j = {{"name", t.spec.name}};
       if (modern) PutIfNotEmpty(j, "title", t.spec.title);
@@ -930,7 +1025,39 @@ Json Session::ReadResource(InFlight& request, std::optional<ProtocolError>& erro
     return Json();
   }
   CallContext ctx(*this, request);
+  const auto started = std::chrono::steady_clock::now();
   Result<std::vector<ResourceContents>> contents = (*reader)(*uri, vars, ctx);
+  if (server_.options().audit_log != nullptr) {
+    policy::AuditEvent event;
+    event.type = policy::AuditType::kResourceRead;
+    event.status = contents.ok() ? policy::AuditStatus::kSuccess : policy::AuditStatus::kFailure;
+    event.session_id = id_;
+    event.principal = principal_.name;
+    event.token_id = principal_.token_id;
+    event.request_id = RequestIdText(request.id);
+    event.operation = *uri;
+    event.duration_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                            std::chrono::steady_clock::now() - started)
+                            .count();
+    if (!contents.ok()) {
+      // The classified code (without logging a second error reference).
+      switch (contents.status().code()) {
+        case base::StatusCode::kNotFound:
+          event.error_code = "RESOURCE_NOT_FOUND";
+          break;
+        case base::StatusCode::kPermissionDenied:
+          event.error_code = "PERMISSION_DENIED";
+          break;
+        case base::StatusCode::kInvalidArgument:
+          event.error_code = "INVALID_INPUT";
+          break;
+        default:
+          event.error_code = "INTERNAL_ERROR";
+          break;
+      }
+    }
+    server_.options().audit_log->Record(std::move(event));
+  }
   if (!contents.ok()) {
     if (contents.status().code() == base::StatusCode::kNotFound) {
       error = ResourceNotFound(*uri);

@@ -32,6 +32,12 @@
 
 namespace trove::mcp {
 
+namespace policy {
+class AuditLog;
+class RateLimiter;
+struct Principal;
+}  // namespace policy
+
 inline constexpr std::string_view kLatestProtocolVersion = "2025-11-25";
 
 // Returns true for the revisions Trove implements.
@@ -66,7 +72,21 @@ struct ServerOptions {
 #else
   bool validate_output = true;
 #endif
+  // The policy layer (specs/mcp.md §5.6, docs/decisions/0048-mcp-policy-layer.md). Scopes are
+  // always enforced: a tool whose ToolSpec::scopes the session's principal lacks is refused
+  // with PERMISSION_DENIED and left out of tools/list. With an audit log, every tools/call and
+  // resources/read is recorded; with a rate limiter, tools/call takes one token per call from
+  // the principal's bucket and a refusal is a retryable RATE_LIMIT_EXCEEDED.
+  std::shared_ptr<policy::AuditLog> audit_log;
+  std::shared_ptr<policy::RateLimiter> rate_limiter;
 };
+
+// Returns the core principal of an authenticated policy principal (scope names, token id).
+Principal ToCorePrincipal(const policy::Principal& principal);
+
+// Returns whether `principal` holds every scope in `required` (admin implies all). An unknown
+// scope name in `required` is never granted.
+bool PrincipalAllows(const Principal& principal, const std::vector<std::string>& required);
 
 // An outbound stream: stdout, an HTTP POST's response, or a session's GET stream.
 // Implementations serialize writes with one lock (one writer per output, docs/mcp.md §5.3).

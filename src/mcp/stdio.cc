@@ -196,6 +196,7 @@ Status ServeStdio(Server& server, const StdioOptions& options) {
   }
   auto channel = std::make_shared<FdChannel>(out_fd);
   std::shared_ptr<internal::Session> session = server.NewSession("");
+  session->set_principal(options.principal);
   session->set_session_channel(channel);
 
   // SIGTERM/SIGINT (see signals.h) cancel in-flight work, allow it up to 1 s, and exit 0.

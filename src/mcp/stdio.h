@@ -20,6 +20,7 @@ struct StdioOptions {
   int in_fd = 0;
   int out_fd = 1;
   bool redirect_stdout_to_stderr = true;  // only when out_fd is 1
+  Principal principal;                    // the caller (default: "local" with every scope)
 };
 
 // Serves one session on the descriptors until EOF or a shutdown signal.

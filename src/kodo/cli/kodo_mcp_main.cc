@@ -2,13 +2,21 @@
 // `--http PORT` serves Streamable HTTP on 127.0.0.1 instead (PORT 0 picks a free one and
 // prints it on stderr).
 #include <CLI/CLI.hpp>
+#include <cstring>
+#include <iostream>
 #include <optional>
 #include <string>
 
 #include "kodo/cli/commands.h"
 #include "kodo/server/mcp_main.h"
+#include "mcp/policy/audit_cli.h"
+#include "mcp/serve.h"
 
 int main(int argc, char** argv) {
+  // `kodo-mcp audit verify|stats FILE`: checks or summarizes an --audit-log file.
+  if (argc >= 2 && std::strcmp(argv[1], "audit") == 0) {
+    return trove::mcp::policy::RunAuditCommand(argc, argv, 2, std::cout, std::cerr);
+  }
   trove::kodo::server::PrepareMcpProcess();
   CLI::App app{"kodo-mcp: the Kōdo compiler's tools over MCP (stdio, or --http PORT)", "kodo-mcp"};
   app.set_version_flag("--version", trove::kodo::cli::VersionText("kodo-mcp"));
@@ -20,6 +28,7 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"debug", "info", "warning", "error"}));
   app.add_option("--workers", options.workers, "Handler threads (default 2)")
       ->check(CLI::Range(0, 64));
+  trove::mcp::AddServeFlags(app, options.policy);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

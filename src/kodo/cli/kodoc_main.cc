@@ -13,6 +13,7 @@
 #include "base/env.h"
 #include "kodo/cli/commands.h"
 #include "kodo/server/mcp_main.h"
+#include "mcp/serve.h"
 
 namespace {
 
@@ -114,6 +115,7 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0, 65535));
   mcp->add_option("--log-level", mcp_options.log_level, "debug, info, warning or error")
       ->check(CLI::IsMember({"debug", "info", "warning", "error"}));
+  trove::mcp::AddServeFlags(*mcp, mcp_options.policy);
 
   try {
     app.parse(argc, argv);

@@ -111,7 +111,10 @@ Status AddSourceTool(mcp::ToolRegistry& tools, std::string name, std::string des
   return tools.AddRaw(
       mcp::ToolSpec{.name = std::move(name),
                     .description = std::move(description),
-                    .annotations = {.read_only = true, .idempotent = true, .open_world = false}},
+                    .annotations = {.read_only = true, .idempotent = true, .open_world = false},
+                    // Every kodo tool reads the source it is given (kodo.build compiles to MIR
+                    // in memory; nothing is written or run).
+                    .scopes = {"read"}},
       UpstreamSchema<Args>(), nullptr,
       [run = std::move(run)](const mcp::Json& arguments,
                              mcp::CallContext&) -> Result<mcp::ToolResult> {

@@ -23,11 +23,17 @@ int RunKodoMcp(const McpRunOptions& options) {
     // Upstream Kodo's clients read replies line by line and pair them with requests by
     // position, so replies leave in request order (docs/kodo.md §3); checks still run in
     // parallel.
-    mcp::Server server(KodoServerInfo(), mcp::ServerOptions{.ordered_replies = true}, workers,
-                       logger);
+    Result<mcp::ServePolicy> policy = mcp::ResolveServePolicy(options.policy);
+    if (!policy.ok()) {
+      std::fputs(fmt::format("kodo-mcp: error: {}\n", policy.status().message()).c_str(), stderr);
+      return 2;
+    }
+    mcp::ServerOptions server_options{.ordered_replies = true};
+    mcp::ServeOptions serve{.program = "kodo-mcp"};
+    policy->Apply(server_options, serve);
+    mcp::Server server(KodoServerInfo(), server_options, workers, logger);
     Status s = RegisterKodoTools(server);
     if (s.ok()) {
-      mcp::ServeOptions serve{.program = "kodo-mcp"};
       if (options.http_port) {
         serve.transport = "http";
         serve.http.port = *options.http_port;

@@ -772,6 +772,7 @@ Status RegisterLibrarianTools(mcp::Server& server, Workspaces& workspaces,
                        .destructive = false,
                        .idempotent = true,
                        .open_world = true},
+       .scopes = {"write"},  // writes the workspace's index
        .deadline = std::chrono::minutes(30)},
       [&workspaces, options](const BootstrapArgs& args,
                              mcp::CallContext& ctx) -> Result<BootstrapOut> {
@@ -814,7 +815,8 @@ Status RegisterLibrarianTools(mcp::Server& server, Workspaces& workspaces,
                        .read_only = true,
                        .destructive = false,
                        .idempotent = true,
-                       .open_world = false}},
+                       .open_world = false},
+       .scopes = {"read"}},
       [&workspaces, options](const QueryArgs& args, mcp::CallContext& ctx) -> Result<QueryOut> {
         ASSIGN_OR_RETURN(std::optional<Workspaces::Entry> ws,
                          ResolveWorkspace(workspaces, args.workspace));

@@ -44,7 +44,15 @@ int RunLibrarianMcp(const McpRunOptions& options) {
           "Confidence values are uncalibrated ranking signals."};
   int exit_code = 0;
   {
-    mcp::Server server(info, mcp::ServerOptions{}, workers, logger);
+    Result<mcp::ServePolicy> policy = mcp::ResolveServePolicy(options.policy);
+    if (!policy.ok()) {
+      std::fputs(fmt::format("librarian: error: {}\n", policy.status().message()).c_str(), stderr);
+      return 2;
+    }
+    mcp::ServerOptions server_options;
+    mcp::ServeOptions serve{.transport = options.transport, .program = "librarian"};
+    policy->Apply(server_options, serve);  // host, authenticator, audit log, rate limit
+    mcp::Server server(info, server_options, workers, logger);
     ServiceOptions service;
     service.ctags_program = options.ctags_program;
     Status s = RegisterLibrarianTools(server, workspaces, service);
@@ -53,8 +61,6 @@ int RunLibrarianMcp(const McpRunOptions& options) {
       workers.Wait();
       return 1;
     }
-    mcp::ServeOptions serve{.transport = options.transport, .program = "librarian"};
-    serve.http.host = options.host;
     serve.http.port = options.port;
     exit_code = mcp::Serve(server, serve);
     workers.Wait();  // the Server must outlive every task still on the pool

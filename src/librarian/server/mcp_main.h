@@ -5,12 +5,14 @@
 #include <string>
 #include <vector>
 
+#include "mcp/policy/options.h"
+
 namespace trove::librarian::server {
 
 struct McpRunOptions {
   std::string transport = "stdio";  // "stdio" or "http"
-  std::string host = "127.0.0.1";
-  int port = 0;  // http; 0 picks a free one (printed on stderr)
+  mcp::policy::PolicyFlags policy;  // the shared policy flags (mcp::AddServeFlags; --host)
+  int port = 0;                     // http; 0 picks a free one (printed on stderr)
   // Workspaces to register at start-up when they already hold an index (docs/librarian.md §6.6).
   std::vector<std::string> workspaces;
   std::string ctags_program = "ctags";

@@ -481,7 +481,8 @@ Status RegisterWardenTools(mcp::Server& server, KbPool& pool,
       {.name = "list_versions",
        .description = "Every ingested version of the module. Call it first to learn the "
                       "version_id values the other tools need.",
-       .annotations = read_only},
+       .annotations = read_only,
+       .scopes = {"read"}},
       [&pool](const mcp::NoArgs&, mcp::CallContext&) -> Result<VersionsOut> {
         ASSIGN_OR_RETURN(KbPool::Lease k, pool.Acquire());
         ASSIGN_OR_RETURN(std::vector<kb::VersionInfo> versions, k->ListVersions());
@@ -495,7 +496,8 @@ Status RegisterWardenTools(mcp::Server& server, KbPool& pool,
       {.name = "coverage",
        .description = "Symbol coverage of one version: how many defined functions are named, "
                       "and by whom.",
-       .annotations = read_only},
+       .annotations = read_only,
+       .scopes = {"read"}},
       [&pool](const VersionArgs& args, mcp::CallContext&) -> Result<CoverageOut> {
         ASSIGN_OR_RETURN(KbPool::Lease k, pool.Acquire());
         RETURN_IF_ERROR(RequireVersion(*k, args.version_id));
@@ -510,7 +512,8 @@ Status RegisterWardenTools(mcp::Server& server, KbPool& pool,
        .description = "Every function of a version with its annotation state, in index order. "
                       "Remaining work is name == null or a low confidence. Optional limit and "
                       "cursor page through large modules.",
-       .annotations = read_only},
+       .annotations = read_only,
+       .scopes = {"read"}},
       [&pool](const ListFunctionsArgs& args, mcp::CallContext&) -> Result<FunctionsOut> {
         ASSIGN_OR_RETURN(KbPool::Lease k, pool.Acquire());
         RETURN_IF_ERROR(RequireVersion(*k, args.version_id));
@@ -532,7 +535,8 @@ Status RegisterWardenTools(mcp::Server& server, KbPool& pool,
       {.name = "get_function_facts",
        .description = "The grounded FunctionFacts of one defined function (call targets, "
                       "referenced strings, mnemonics...), for a proposal from evidence.",
-       .annotations = read_only},
+       .annotations = read_only,
+       .scopes = {"read"}},
       [&pool](const FactsArgs& args, mcp::CallContext&) -> Result<FactsOut> {
         ASSIGN_OR_RETURN(KbPool::Lease k, pool.Acquire());
         RETURN_IF_ERROR(RequireVersion(*k, args.version_id));
@@ -552,7 +556,8 @@ Status RegisterWardenTools(mcp::Server& server, KbPool& pool,
       {.name = "get_symbol",
        .description = "The complete annotation record of one function: name, summary, "
                       "provenance, confidence, lock and the evidence trail.",
-       .annotations = read_only},
+       .annotations = read_only,
+       .scopes = {"read"}},
       [&pool](const SymbolArgs& args, mcp::CallContext&) -> Result<SymbolOut> {
         ASSIGN_OR_RETURN(KbPool::Lease k, pool.Acquire());
         ASSIGN_OR_RETURN(std::optional<kb::SymbolRecord> s, k->GetSymbol(args.stable_id));
@@ -568,7 +573,8 @@ Status RegisterWardenTools(mcp::Server& server, KbPool& pool,
                       "agent:mcp, through the same gate as every write: it never overwrites a "
                       "human name, and beats an Oracle name only with a higher confidence.",
        .annotations =
-           {.read_only = false, .destructive = false, .idempotent = false, .open_world = false}},
+           {.read_only = false, .destructive = false, .idempotent = false, .open_world = false},
+       .scopes = {"write"}},
       [&pool](const ProposeArgs& args, mcp::CallContext&) -> Result<ProposeOut> {
         if (!IsIdentifier(args.name)) {
           return Status::InvalidArgument(fmt::format(
@@ -594,7 +600,8 @@ Status RegisterWardenTools(mcp::Server& server, KbPool& pool,
       {.name = "agent_backends",
        .description = "The agent backends, their aliases, required credentials and default "
                       "models. Call it before run_agent_pass with backend \"auto\".",
-       .annotations = read_only},
+       .annotations = read_only,
+       .scopes = {"read"}},
       [&agent_config](const mcp::NoArgs&, mcp::CallContext&) -> Result<BackendsOut> {
         BackendsOut out;
         for (const agents::BackendInfo& b : agents::ListBackends(agent_config)) {
@@ -613,6 +620,8 @@ Status RegisterWardenTools(mcp::Server& server, KbPool& pool,
                       "cancelled.",
        .annotations =
            {.read_only = false, .destructive = false, .idempotent = false, .open_world = true},
+       // Writes names back; its backend may call out to a network service.
+       .scopes = {"network", "write"},
        .deadline = std::chrono::hours(2)},
       [&pool, &agent_config, slots = std::make_shared<PassSlots>(max_passes)](
           const RunPassArgs& args, mcp::CallContext& ctx) -> Result<SummaryOut> {
