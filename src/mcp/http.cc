@@ -335,7 +335,7 @@ class HttpTransport {
         return HR::Handled;
       }
     }
-    // The Protected Resource Metadata (RFC 9728, specs/mcp.md §2.16), oauth mode only.
+    // The Protected Resource Metadata (RFC 9728, docs/mcp.md §2.6), oauth mode only.
     if (!metadata_json_.empty() && req.method == "GET" &&
         (req.path == "/.well-known/oauth-protected-resource" ||
          req.path == "/.well-known/oauth-protected-resource" + options_.path)) {

@@ -25,7 +25,7 @@ struct ServeOptions {
   Principal stdio_principal;        // the caller over stdio (default: "local", every scope)
 };
 
-// The policy of a server process (specs/mcp.md §5.6), resolved once from the shared flags:
+// The policy of a server process (docs/mcp.md §5.6), resolved once from the shared flags:
 //   policy::PolicyFlags flags;  AddServeFlags(app, flags);  ...parse...
 //   Result<ServePolicy> policy = ResolveServePolicy(flags);
 //   policy->Apply(server_options, serve_options);   // before building the Server

@@ -72,7 +72,7 @@ struct ServerOptions {
 #else
   bool validate_output = true;
 #endif
-  // The policy layer (specs/mcp.md §5.6, docs/decisions/0048-mcp-policy-layer.md). Scopes are
+  // The policy layer (docs/mcp.md §5.6, docs/decisions/0048-mcp-policy-layer.md). Scopes are
   // always enforced: a tool whose ToolSpec::scopes the session's principal lacks is refused
   // with PERMISSION_DENIED and left out of tools/list. With an audit log, every tools/call and
   // resources/read is recorded; with a rate limiter, tools/call takes one token per call from

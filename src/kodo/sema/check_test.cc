@@ -2,7 +2,9 @@
 // one-error-per-function rules of docs/kodo.md §5.3, fail-fast mode, and bad input that must not
 // crash.
 #include "kodo/sema/check.h"
+#include "kodo/sema/types.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -36,6 +38,24 @@ std::vector<std::string> Codes(const std::vector<diag::Diagnostic>& diags) {
 
 std::string Module(const std::string& body) {
   return "module m {\n    meta { purpose: \"test\" }\n" + body + "\n}\n";
+}
+
+// Aliases that double at every level (`type A1 = (A0, A0)`) make a type whose display is 2^40
+// names long; the mismatch message must stay bounded (types.h kMaxDisplayBytes) instead of
+// exhausting time and memory (issue 17: no input takes the server down).
+TEST(CheckTest, ADoublingAliasChainHasABoundedMessage) {
+  std::string body = "    type A0 = (Int, Int)\n";
+  for (int i = 1; i <= 40; ++i) {
+    body += fmt::format("    type A{} = (A{}, A{})\n", i, i - 1, i - 1);
+  }
+  body += "    fn main() {\n        let v: A40 = 1\n    }\n";
+  const std::vector<diag::Diagnostic> diags = Diags(Module(body));
+  ASSERT_FALSE(diags.empty());
+  for (const diag::Diagnostic& d : diags) {
+    EXPECT_LE(d.message.size(), 2 * kMaxDisplayBytes + 256) << d.code();
+  }
+  EXPECT_EQ(diags[0].code(), "E0200");
+  EXPECT_NE(diags[0].message.find("..."), std::string::npos) << diags[0].message.substr(0, 200);
 }
 
 TEST(CheckTest, T1ProgramChecksClean) {

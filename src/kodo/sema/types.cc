@@ -143,40 +143,76 @@ bool IsNumeric(Type type) {
 
 namespace {
 
-std::string JoinDisplay(std::span<const Type> types) {
-  std::string out;
-  for (std::size_t i = 0; i < types.size(); ++i) {
+// Appends `type`'s display string to `out`, stopping once `out` passes kMaxDisplayBytes: types
+// built from aliases can double in size at every level (`type A1 = (A0, A0)`), so an unbounded
+// display is exponential in the source's size. The recursion depth is bounded by the budget,
+// since every level appends at least one byte before descending.
+void AppendDisplay(Type type, std::string& out);
+
+void AppendJoined(std::span<const Type> types, std::string& out) {
+  for (std::size_t i = 0; i < types.size() && out.size() <= kMaxDisplayBytes; ++i) {
     if (i > 0) out += ", ";
-    out += Display(types[i]);
+    AppendDisplay(types[i], out);
   }
-  return out;
+}
+
+void AppendDisplay(Type type, std::string& out) {
+  if (out.size() > kMaxDisplayBytes) return;
+  switch (type.tag()) {
+    case TypeTag::kPrim:
+    case TypeTag::kStruct:
+    case TypeTag::kEnum:
+      out += type.name();
+      return;
+    case TypeTag::kUnit:
+      out += "()";
+      return;
+    case TypeTag::kGeneric:
+      out += type.name();
+      out += '<';
+      AppendJoined(type.args(), out);
+      out += '>';
+      return;
+    case TypeTag::kFunction:
+      out += '(';
+      AppendJoined(type.args(), out);
+      out += ") -> ";
+      AppendDisplay(type.result(), out);
+      return;
+    case TypeTag::kTuple:
+      out += '(';
+      AppendJoined(type.args(), out);
+      out += ')';
+      return;
+    case TypeTag::kDyn:
+      out += "dyn ";
+      out += type.name();
+      return;
+    case TypeTag::kFuture:
+      out += "Future<";
+      AppendDisplay(type.args()[0], out);
+      out += '>';
+      return;
+    case TypeTag::kUnknown:
+    case TypeTag::kAny:
+      out += '?';
+      return;
+  }
+  out += '?';
 }
 
 }  // namespace
 
 std::string Display(Type type) {
-  switch (type.tag()) {
-    case TypeTag::kPrim:
-    case TypeTag::kStruct:
-    case TypeTag::kEnum:
-      return type.name();
-    case TypeTag::kUnit:
-      return "()";
-    case TypeTag::kGeneric:
-      return type.name() + "<" + JoinDisplay(type.args()) + ">";
-    case TypeTag::kFunction:
-      return "(" + JoinDisplay(type.args()) + ") -> " + Display(type.result());
-    case TypeTag::kTuple:
-      return "(" + JoinDisplay(type.args()) + ")";
-    case TypeTag::kDyn:
-      return "dyn " + type.name();
-    case TypeTag::kFuture:
-      return "Future<" + Display(type.args()[0]) + ">";
-    case TypeTag::kUnknown:
-    case TypeTag::kAny:
-      return "?";
+  std::string out;
+  AppendDisplay(type, out);
+  if (out.size() > kMaxDisplayBytes) {
+    std::size_t cut = kMaxDisplayBytes;
+    while (cut > 0 && (static_cast<unsigned char>(out[cut]) & 0xC0) == 0x80) --cut;
+    out.resize(cut);
+    out += "...";
   }
-  return "?";
+  return out;
 }
 
 bool TypesEqual(Type expected, Type found) {

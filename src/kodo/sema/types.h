@@ -165,6 +165,9 @@ std::optional<Type> PrimitiveType(std::string_view name);
 bool IsNumeric(Type type);
 // Returns upstream's display: `Int`, `()`, `Point`, `List<Int>`, `(Int, Int) -> Bool`,
 // `(Int, String)`, `dyn Show`, `Future<Int>`, `?`.
+// Returns upstream's display string of `type`. A display longer than kMaxDisplayBytes is cut
+// there and ends in "..." (aliases can make a type's display exponential in the source's size).
+inline constexpr std::size_t kMaxDisplayBytes = 4096;
 std::string Display(Type type);
 // Type equality as the checker uses it everywhere (§5.11): structural, except that Channel<...>
 // and Int are interchangeable, Channel<?> matches any Channel, an expected `dyn T` accepts
