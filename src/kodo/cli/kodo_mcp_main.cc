@@ -9,13 +9,11 @@
 
 #include "kodo/cli/commands.h"
 #include "kodo/server/mcp_main.h"
-#include "mcp/policy/audit_cli.h"
-#include "mcp/serve.h"
 
 int main(int argc, char** argv) {
   // `kodo-mcp audit verify|stats FILE`: checks or summarizes an --audit-log file.
   if (argc >= 2 && std::strcmp(argv[1], "audit") == 0) {
-    return trove::mcp::policy::RunAuditCommand(argc, argv, 2, std::cout, std::cerr);
+    return trove::kodo::server::RunAuditCommand(argc, argv, 2);
   }
   trove::kodo::server::PrepareMcpProcess();
   CLI::App app{"kodo-mcp: the Kōdo compiler's tools over MCP (stdio, or --http PORT)", "kodo-mcp"};
@@ -28,7 +26,7 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"debug", "info", "warning", "error"}));
   app.add_option("--workers", options.workers, "Handler threads (default 2)")
       ->check(CLI::Range(0, 64));
-  trove::mcp::AddServeFlags(app, options.policy);
+  trove::kodo::server::AddPolicyFlags(app, options);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -13,7 +13,6 @@
 #include "base/env.h"
 #include "kodo/cli/commands.h"
 #include "kodo/server/mcp_main.h"
-#include "mcp/serve.h"
 
 namespace {
 
@@ -115,7 +114,7 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0, 65535));
   mcp->add_option("--log-level", mcp_options.log_level, "debug, info, warning or error")
       ->check(CLI::IsMember({"debug", "info", "warning", "error"}));
-  trove::mcp::AddServeFlags(*mcp, mcp_options.policy);
+  trove::kodo::server::AddPolicyFlags(*mcp, mcp_options);
 
   try {
     app.parse(argc, argv);

@@ -3,10 +3,12 @@
 #include <fmt/core.h>
 
 #include <cstdio>
+#include <iostream>
 
 #include "base/logging.h"
 #include "base/thread_pool.h"
 #include "kodo/server/kodo_tools.h"
+#include "mcp/policy/audit_cli.h"
 #include "mcp/serve.h"
 #include "mcp/server.h"
 #include "mcp/signals.h"
@@ -46,6 +48,14 @@ int RunKodoMcp(const McpRunOptions& options) {
     workers.Wait();  // the Server must outlive every task still on the pool
   }
   return exit_code;
+}
+
+void AddPolicyFlags(CLI::App& app, McpRunOptions& options) {
+  mcp::AddServeFlags(app, options.policy);
+}
+
+int RunAuditCommand(int argc, const char* const* argv, int first) {
+  return mcp::policy::RunAuditCommand(argc, argv, first, std::cout, std::cerr);
 }
 
 }  // namespace trove::kodo::server

@@ -7,6 +7,10 @@
 
 #include "mcp/policy/options.h"
 
+namespace CLI {
+class App;
+}  // namespace CLI
+
 namespace trove::kodo::server {
 
 struct McpRunOptions {
@@ -21,5 +25,13 @@ int RunKodoMcp(const McpRunOptions& options);
 
 // Must run first in main, before any thread starts (mcp::BlockShutdownSignals).
 void PrepareMcpProcess();
+
+// Adds the policy flags every Trove server shares (--host, --auth, --token-file, --audit-log,
+// --rate-limit, ...) to `app`; their values land in `options.policy`.
+void AddPolicyFlags(CLI::App& app, McpRunOptions& options);
+
+// `<program> audit verify|stats FILE [--json]`: checks or summarizes an --audit-log file.
+// `first` is the index in argv of the word after `audit`. Returns the process exit code.
+int RunAuditCommand(int argc, const char* const* argv, int first);
 
 }  // namespace trove::kodo::server

@@ -20,8 +20,6 @@
 #include "librarian/server/librarian_tools.h"
 #include "librarian/server/mcp_main.h"
 #include "librarian/store/store.h"
-#include "mcp/policy/audit_cli.h"
-#include "mcp/serve.h"
 
 #include "trove_version.h"  // generated: trove::VersionFull()
 
@@ -201,7 +199,7 @@ int RunQuery(const QueryFlags& f) {
 int main(int argc, char** argv) {
   // `librarian audit verify|stats FILE`: checks or summarizes an --audit-log file.
   if (argc >= 2 && std::string_view(argv[1]) == "audit") {
-    return trove::mcp::policy::RunAuditCommand(argc, argv, 2, std::cout, std::cerr);
+    return trove::librarian::server::RunAuditCommand(argc, argv, 2);
   }
   CLI::App app{"Librarian: repository knowledge index with ranked context packs", "librarian"};
   app.set_version_flag("--version", std::string("librarian (trove) ") + trove::VersionFull());
@@ -236,7 +234,7 @@ int main(int argc, char** argv) {
   CLI::App* mcp = app.add_subcommand("mcp", "Serve MCP over stdio (default) or HTTP");
   mcp->add_option("--http", http_port, "Serve Streamable HTTP on this port (0: any free port)")
       ->check(CLI::Range(0, 65535));
-  trove::mcp::AddServeFlags(*mcp, mo.policy);  // --host, --auth, --audit-log, --rate-limit, ...
+  server::AddPolicyFlags(*mcp, mo);  // --host, --auth, --audit-log, --rate-limit, ...
   mcp->add_option("--workspace", mo.workspaces,
                   "Register an already bootstrapped workspace at start-up (repeatable)");
   mcp->add_option("--ctags", mo.ctags_program, "universal-ctags program for bootstrap");

@@ -3,12 +3,14 @@
 #include <fmt/core.h>
 
 #include <cstdio>
+#include <iostream>
 #include <string>
 
 #include "base/logging.h"
 #include "base/thread_pool.h"
 #include "librarian/crawl/path.h"
 #include "librarian/server/librarian_tools.h"
+#include "mcp/policy/audit_cli.h"
 #include "mcp/serve.h"
 #include "mcp/server.h"
 #include "mcp/signals.h"
@@ -66,6 +68,14 @@ int RunLibrarianMcp(const McpRunOptions& options) {
     workers.Wait();  // the Server must outlive every task still on the pool
   }
   return exit_code;
+}
+
+void AddPolicyFlags(CLI::App& app, McpRunOptions& options) {
+  mcp::AddServeFlags(app, options.policy);
+}
+
+int RunAuditCommand(int argc, const char* const* argv, int first) {
+  return mcp::policy::RunAuditCommand(argc, argv, first, std::cout, std::cerr);
 }
 
 }  // namespace trove::librarian::server
