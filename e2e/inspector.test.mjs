@@ -10,39 +10,17 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { INSPECTOR_BIN, REPO_ROOT, SERVER_BIN, node22Env, requireServerBinary } from './lib/env.mjs';
+import { describeRun, resultOf, runInspector } from './lib/inspector.mjs';
 import { startHttpServer } from './lib/http.mjs';
 
 const home = mkdtempSync(path.join(tmpdir(), 'trove-inspector-'));
 process.on('exit', () => rmSync(home, { recursive: true, force: true }));
 
-// Runs the Inspector CLI; resolves {code, stdout, stderr, json (parsed stdout or undefined),
-// err (parsed stderr envelope or undefined)}.
 function inspector(target, args, { timeout = 30000 } = {}) {
-  return new Promise((resolve) => {
-    execFile(INSPECTOR_BIN, ['--cli', '--format', 'json', '-q', target, ...args], {
-      cwd: REPO_ROOT,
-      env: node22Env({ HOME: home, MCP_CATALOG_PATH: path.join(home, 'mcp.json') }),
-      timeout,
-      maxBuffer: 16 * 1024 * 1024,
-    }, (error, stdout, stderr) => {
-      const parse = (s) => {
-        const line = s.trim().split('\n').filter((l) => l.startsWith('{')).pop();
-        if (!line) return undefined;
-        try { return JSON.parse(line); } catch { return undefined; }
-      };
-      const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0;
-      resolve({ code, signal: error?.signal, stdout, stderr, json: parse(stdout), err: parse(stderr) });
-    });
-  });
+  return runInspector(['--format', 'json', '-q', target, ...args], { home, timeout });
 }
 
-const describeRun = (r) => `exit ${r.code}${r.signal ? ` (${r.signal})` : ''}; stdout: ${r.stdout.slice(0, 400)}; stderr: ${r.stderr.slice(0, 400)}`;
-
-function expectOk(r) {
-  assert.equal(r.code, 0, describeRun(r));
-  assert.ok(r.json && r.json.result, `no {"result": ...} on stdout: ${describeRun(r)}`);
-  return r.json.result;
-}
+const expectOk = resultOf;
 
 const targets = [['stdio', () => SERVER_BIN]];
 let srv;

@@ -10,13 +10,14 @@
 
 import { describe, test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile, execFileSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { INSPECTOR_BIN, REPO_ROOT, node22Env } from './lib/env.mjs';
+import { REPO_ROOT } from './lib/env.mjs';
+import { describeRun, resultOf, runInspector } from './lib/inspector.mjs';
 import { KODO_MCP, LIBRARIAN, WARDEN } from './lib/servers.mjs';
 
 const scratch = mkdtempSync(path.join(tmpdir(), 'trove-inspector-servers-'));
@@ -24,29 +25,8 @@ after(() => rmSync(scratch, { recursive: true, force: true }));
 
 // Runs the Inspector CLI against `command args...` over stdio; resolves {code, json, err, ...}.
 function inspector(command, args, inspectorArgs, { extra = [] } = {}) {
-  return new Promise((resolve) => {
-    execFile(INSPECTOR_BIN, ['--cli', ...extra, '--format', 'json', '-q', ...inspectorArgs, '--', command, ...args], {
-      cwd: REPO_ROOT,
-      env: node22Env({ HOME: scratch, MCP_CATALOG_PATH: path.join(scratch, 'mcp.json') }),
-      timeout: 60000,
-      maxBuffer: 16 * 1024 * 1024,
-    }, (error, stdout, stderr) => {
-      const parse = (s) => {
-        const line = s.trim().split('\n').filter((l) => l.startsWith('{')).pop();
-        if (!line) return undefined;
-        try { return JSON.parse(line); } catch { return undefined; }
-      };
-      const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0;
-      resolve({ code, signal: error?.signal, stdout, stderr, json: parse(stdout), err: parse(stderr) });
-    });
-  });
-}
-
-const describeRun = (r) => `exit ${r.code}${r.signal ? ` (${r.signal})` : ''}; stdout: ${r.stdout.slice(0, 600)}; stderr: ${r.stderr.slice(0, 600)}`;
-function resultOf(r) {
-  assert.equal(r.code, 0, describeRun(r));
-  assert.ok(r.json && r.json.result, `no {"result": ...} on stdout: ${describeRun(r)}`);
-  return r.json.result;
+  return runInspector([...extra, '--format', 'json', '-q', ...inspectorArgs, '--', command, ...args],
+                      { home: scratch, timeout: 60000 });
 }
 
 const KODO_SOURCE = 'module smoke {\n    meta { purpose: "inspector smoke" }\n    fn half(n: Int) -> Int {\n        return n / 2\n    }\n    fn main() -> Int {\n        return half(4)\n    }\n}\n';
