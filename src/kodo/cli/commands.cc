@@ -13,7 +13,6 @@
 #include "kodo/driver/front.h"
 #include "kodo/driver/tools.h"
 #include "kodo/sema/check.h"
-
 #include "trove_version.h"  // generated: trove::Version(), trove::GitCommit()
 
 namespace trove::kodo::cli {
@@ -154,8 +153,7 @@ std::string DescribeText(const driver::Compiled& c) {
 }  // namespace
 
 std::string VersionText(const std::string& program) {
-  return fmt::format("{} 1.14.1 (trove {}, git {})", program, trove::Version(),
-                     trove::GitCommit());
+  return fmt::format("{} 1.14.1 (trove {}, git {})", program, trove::Version(), trove::GitCommit());
 }
 
 CommandOutput RunCheck(base::Env& env, const CheckArgs& args) {

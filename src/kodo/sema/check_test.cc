@@ -2,7 +2,6 @@
 // one-error-per-function rules of docs/kodo.md §5.3, fail-fast mode, and bad input that must not
 // crash.
 #include "kodo/sema/check.h"
-#include "kodo/sema/types.h"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -11,6 +10,8 @@
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include "kodo/sema/types.h"
 
 namespace trove::kodo::sema {
 namespace {

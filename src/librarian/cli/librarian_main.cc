@@ -20,7 +20,6 @@
 #include "librarian/server/librarian_tools.h"
 #include "librarian/server/mcp_main.h"
 #include "librarian/store/store.h"
-
 #include "trove_version.h"  // generated: trove::VersionFull()
 
 namespace {

@@ -29,7 +29,8 @@ struct AgentWrite {
   std::string summary;
   double confidence = 0;
   std::string actor;         // "agent:<backend>"
-  std::string details_json;  // evidence details (docs/warden.md §6.4): version, function, backend, model, ...
+  std::string details_json;  // evidence details (docs/warden.md §6.4): version, function, backend,
+                             // model, ...
 };
 
 // The gate's decision (docs/warden.md §6.2); `reason` begins with "accepted:" or "rejected:".

@@ -18,9 +18,8 @@
 
 #include "base/command_line.h"
 #include "base/env.h"
-#include "warden/cli/commands.h"
-
 #include "trove_version.h"  // generated: trove::VersionFull()
+#include "warden/cli/commands.h"
 
 namespace {
 
