@@ -24,6 +24,10 @@ class Session;
 struct InFlight;
 }  // namespace internal
 
+namespace policy {
+class CircuitBreaker;
+}  // namespace policy
+
 // The authenticated caller of a session. stdio: the local user (all scopes). HTTP: the
 // bearer token's principal ("token:" plus 12 hex digits of its SHA-256), or the anonymous
 // loopback principal when authentication is off.
@@ -91,6 +95,19 @@ class CallContext {
   // comes from here, never from a tool's arguments.
   const Principal& principal() const;
   bool HasScope(std::string_view scope) const;
+
+  // Resolves a path the client sent (a workspace, a source file) against the server's allowed
+  // roots (ServerOptions::confiner, --allow-root; docs/decisions/0048-mcp-policy-layer.md).
+  // Returns the canonical absolute path, or INVALID_INPUT (empty, NUL, over-long) or
+  // PERMISSION_DENIED (traversal, a symlink out of every root, or no roots configured: the
+  // HTTP default). Every tool that takes a path calls this before touching the file system.
+  Result<std::string> ResolvePath(std::string_view client_path) const;
+
+  // The circuit breaker of an external dependency ("ctags", "agent:openai", ...), shared by
+  // every session of the server (docs/mcp.md §5.6). A handler calls Admit() before using the
+  // dependency and Report() after it; an open breaker's refusal is returned as
+  // BreakerRefusal(). Never null.
+  policy::CircuitBreaker& breaker(std::string_view dependency) const;
 
   // Sends a request to the client (sampling/createMessage, elicitation/create) on this
   // request's stream and waits for its answer. Refused locally (no wire traffic) when the

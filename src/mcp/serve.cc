@@ -6,6 +6,7 @@
 
 #include "mcp/policy/audit.h"
 #include "mcp/policy/auth.h"
+#include "mcp/policy/confine.h"
 #include "mcp/policy/rate_limit.h"
 #include "mcp/stdio.h"
 
@@ -24,6 +25,11 @@ base::Env& PolicyEnv() {
 void ServePolicy::Apply(ServerOptions& server, ServeOptions& serve) const {
   server.audit_log = audit_log;
   server.rate_limiter = rate_limiter;
+  server.confiner = confiner;
+  if (confiner == nullptr && serve.transport == "stdio") {
+    auto cwd = policy::PathConfiner::Make({"."});
+    if (cwd.ok()) server.confiner = std::make_shared<const policy::PathConfiner>(*std::move(cwd));
+  }
   serve.http.host = options.host;
   serve.http.authenticator = authenticator;
   serve.stdio_principal = stdio_principal;
@@ -50,6 +56,14 @@ Result<ServePolicy> ResolveServePolicy(const policy::PolicyFlags& flags,
                                                      log.status().message()));
     }
     out.audit_log = std::move(log).value();
+  }
+  if (!out.options.allow_roots.empty()) {
+    auto confiner = policy::PathConfiner::Make(out.options.allow_roots);
+    if (!confiner.ok()) {
+      return Status(confiner.status().code(),
+                    fmt::format("--allow-root: {}", confiner.status().message()));
+    }
+    out.confiner = std::make_shared<const policy::PathConfiner>(*std::move(confiner));
   }
   if (out.options.rate_limit) {
     out.rate_limiter = std::make_shared<policy::RateLimiter>(

@@ -36,9 +36,13 @@ struct ServePolicy {
   std::shared_ptr<policy::AuditLog> audit_log;                 // null: --audit-log not given
   std::shared_ptr<policy::RateLimiter> rate_limiter;           // null: --rate-limit not given
   Principal stdio_principal;                                   // TROVE_PRINCIPAL / TROVE_SCOPES
+  // --allow-root (or the policy file's allowRoots); null when none was given.
+  std::shared_ptr<const policy::PathConfiner> confiner;
 
-  // Sets the audit log and rate limiter of `server` and the host, authenticator and stdio
-  // principal of `serve`.
+  // Sets the audit log, rate limiter and path confiner of `server` and the host, authenticator
+  // and stdio principal of `serve`. Call it after choosing serve.transport: without
+  // --allow-root, stdio confines client paths to the current directory and HTTP refuses every
+  // client path (docs/decisions/0048-mcp-policy-layer.md).
   void Apply(ServerOptions& server, ServeOptions& serve) const;
 };
 

@@ -9,6 +9,7 @@
 
 #include "base/hash.h"
 #include "mcp/policy/audit.h"
+#include "mcp/policy/confine.h"
 #include "mcp/policy/rate_limit.h"
 #include "mcp/policy/scopes.h"
 #include "mcp/schema.h"
@@ -248,6 +249,30 @@ bool PrincipalAllows(const Principal& principal, const std::vector<std::string>&
     if (one.ok()) granted |= *one;
   }
   return policy::Allowed(*needed, granted);
+}
+
+Result<std::string> CallContext::ResolvePath(std::string_view client_path) const {
+  const auto& confiner = session_.server().options().confiner;
+  if (confiner == nullptr) {
+    return Status::PermissionDenied(
+        "no allowed roots are configured for client paths (start the server with --allow-root)");
+  }
+  return confiner->Resolve(client_path);
+}
+
+policy::CircuitBreaker& CallContext::breaker(std::string_view dependency) const {
+  return session_.server().options().breakers->For(dependency);
+}
+
+ToolResult BreakerRefusal(std::string_view dependency, const policy::Admission& admission) {
+  ErrorObject open{.code = "RATE_LIMIT_EXCEEDED",
+                   .message = fmt::format("{} is failing; the circuit breaker is open", dependency),
+                   .category = "rate_limit",
+                   .severity = "low",
+                   .status_code = 429,
+                   .retryable = true,
+                   .retry_delay_ms = std::max<std::int64_t>(1, admission.retry_after_ms)};
+  return ToolErrorResult(open);
 }
 
 Result<Json> CallContext::SendClientRequest(std::string_view method, const Json& params,
@@ -1202,9 +1227,25 @@ Json Session::Complete(InFlight& request, std::optional<ProtocolError>& error) {
 // ---------------------------------------------------------------------------------------------
 // Server
 
+namespace {
+
+ServerOptions WithDefaultBreakers(ServerOptions options) {
+  if (options.breakers == nullptr) {
+    static base::PosixEnv* const clock = new base::PosixEnv();  // never destroyed
+    options.breakers =
+        std::make_shared<policy::CircuitBreakers>(policy::CircuitBreakerOptions{}, *clock);
+  }
+  return options;
+}
+
+}  // namespace
+
 Server::Server(ServerInfo info, ServerOptions options, base::ThreadPool& pool,
                const base::Logger& logger)
-    : info_(std::move(info)), options_(options), pool_(pool), logger_(logger) {
+    : info_(std::move(info)),
+      options_(WithDefaultBreakers(std::move(options))),
+      pool_(pool),
+      logger_(logger) {
   timer_thread_ = std::thread([this] { TimerLoop(); });
 }
 

@@ -34,7 +34,10 @@ namespace trove::mcp {
 
 namespace policy {
 class AuditLog;
+class CircuitBreakers;
+class PathConfiner;
 class RateLimiter;
+struct Admission;
 struct Principal;
 }  // namespace policy
 
@@ -79,6 +82,12 @@ struct ServerOptions {
   // the principal's bucket and a refusal is a retryable RATE_LIMIT_EXCEEDED.
   std::shared_ptr<policy::AuditLog> audit_log;
   std::shared_ptr<policy::RateLimiter> rate_limiter;
+  // The allowed roots of client-sent paths (CallContext::ResolvePath); null: no roots, so every
+  // path is refused (the HTTP default; stdio defaults to the current directory, serve.h).
+  std::shared_ptr<const policy::PathConfiner> confiner;
+  // One circuit breaker per external dependency (CallContext::breaker); null: the Server makes
+  // one with the defaults of docs/mcp.md §5.6 (5 failures in 60 s, open 30 s, 3 probes).
+  std::shared_ptr<policy::CircuitBreakers> breakers;
 };
 
 // Returns the core principal of an authenticated policy principal (scope names, token id).
@@ -314,6 +323,10 @@ ErrorObject ErrorObjectFromStatus(const Status& status, const base::Logger& logg
 // `_meta["trove/error"]`, from ErrorObjectFromStatus (which logs server-side detail).
 ToolResult ToolErrorFromStatus(const Status& status, const base::Logger& logger,
                                std::string_view where);
+
+// Returns the fail-fast refusal of an open circuit breaker (CallContext::breaker): a retryable
+// RATE_LIMIT_EXCEEDED naming `dependency`, retryDelayMs = the admission's remaining open time.
+ToolResult BreakerRefusal(std::string_view dependency, const policy::Admission& admission);
 
 // Returns an RFC 3339 UTC timestamp of now ("2026-11-22T04:12:09.123Z").
 std::string NowRfc3339();
