@@ -25,6 +25,7 @@ import {
   SECURITY_SERVERS, rowSkipReason, newToken, writeTokenFile, makeSigningKey, writeJwks, signJwt,
   unsignedJwt, nowSeconds, startRowHttp, sdkHttpClient, sdkStdioClient, trovError,
   readAuditRecords, runAudit, collectAuditLog, assertNoSecretsLeaked, sha256Hex, stopClean, refusalOf, outcomeOf,
+  serverRow, traversalCorpus, makeTraversalRoot,
 } from './lib/security.mjs';
 
 // A refusal over HTTP: an isError result with `code`, or (once the HTTP layer maps policy
@@ -440,6 +441,50 @@ for (const row of SECURITY_SERVERS) {
     });
   });
 }
+
+// Kōdo takes source text, never a path: kodo.check's `filename` is a label that is never opened
+// (docs/kodo.md §3.3). So the traversal corpus in `filename` changes nothing, over stdio (root:
+// the cwd) and over HTTP without --allow-root (where every client path would be refused), and a
+// file outside the root that the path names is not read.
+describe('confinement: Kōdo takes no paths', () => {
+  const row = serverRow('kodo');
+  const skip = rowSkipReason(row);
+  for (const mode of ['stdio', 'http']) {
+    test(`${mode}: no tool takes a path argument; the traversal corpus in filename changes no answer`, { timeout: 30000 }, async (t) => {
+      if (skip) { t.skip(skip); return; }
+      const base = mkdtempSync(path.join(ROOT, `kodo-paths-${mode}-`));
+      const { root, outside } = makeTraversalRoot(base);
+      // What a server that opened `filename` would read instead of `source`.
+      writeFileSync(path.join(outside, 'leak.ko'), 'module leaked {\n    fn main() -> Int {\n        return nope\n    }\n}\n');
+      let srv;
+      let c;
+      try {
+        if (mode === 'stdio') {
+          c = await sdkStdioClient(row, {}, { cwd: root, label: 'paths' });
+        } else {
+          srv = await startRowHttp(row, {}, [], 'paths');
+          c = await sdkHttpClient(srv.url, undefined);
+        }
+        for (const tool of (await c.client.listTools()).tools) {
+          for (const prop of Object.keys(tool.inputSchema?.properties ?? {})) {
+            assert.ok(['source', 'code', 'filename'].includes(prop), `${tool.name} takes ${prop}: if it is a path, it must be confined (CallContext::ResolvePath) and tested here`);
+          }
+        }
+        const params = row.readCall('paths');
+        const expected = await c.client.callTool(params);
+        row.checkRead(expected, 'paths');
+        const corpus = [...traversalCorpus(root, outside), path.join(outside, 'leak.ko'), `../outside/leak.ko`, 'link-out/leak.ko'];
+        for (const filename of corpus) {
+          const r = await c.client.callTool({ name: params.name, arguments: { ...params.arguments, filename } });
+          assert.deepEqual(r, expected, `filename ${JSON.stringify(filename).slice(0, 60)} changed the answer`);
+        }
+      } finally {
+        await c?.client.close().catch(() => {});
+        if (srv) await srv.stop();
+      }
+    });
+  }
+});
 
 describe('no secret in any log', () => {
   test('no token or JWT text in any server stderr or audit log of this file', { timeout: 20000 }, () => {

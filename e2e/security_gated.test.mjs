@@ -6,9 +6,9 @@
 //     client, remembered for the session, asked again in a new one; --consent pre-approves;
 //   - HTTP status mapping (same probe): 403 with error="insufficient_scope" in oauth mode, 429
 //     with Retry-After under the rate limit; resources hidden from and refused without `read`;
-//   - confinement (probe: the tools call ctx.ResolvePath): a traversal corpus through Librarian
-//     bootstrap workspaces and Kōdo file arguments is refused at 100%, over stdio (root: the
-//     cwd) and HTTP (--allow-root), while a path inside the root works;
+//   - confinement (probe: Librarian's tools call ctx.ResolvePath): a traversal corpus through
+//     the bootstrap workspace is refused at 100%, over stdio (root: the cwd) and HTTP
+//     (--allow-root), while a path inside the root works, and nothing is written outside;
 //   - circuit breaker (probe: `warden mcp --help` lists --auth): run_agent_pass against a
 //     failing local OpenAI stand-in opens the breaker (fail fast, retryable
 //     RATE_LIMIT_EXCEEDED), and after the open time it closes again.
@@ -16,7 +16,7 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -26,7 +26,8 @@ import { sleep } from './lib/env.mjs';
 import {
   SECURITY_SERVERS, LONG_WAITS_OK, FEATURES, serverRow, rowSkipReason, newToken, writeTokenFile,
   makeSigningKey, writeJwks, signJwt, nowSeconds, startRowHttp, sdkHttpClient, sdkStdioClient,
-  trovError, refusalOf, collectAuditLog, assertNoSecretsLeaked, rememberSecret,
+  trovError, refusalOf, collectAuditLog, assertNoSecretsLeaked, rememberSecret, makeWorkspace,
+  traversalCorpus, makeTraversalRoot,
 } from './lib/security.mjs';
 import { WARDEN } from './lib/servers.mjs';
 
@@ -55,13 +56,6 @@ function consentAnswer(action, params) {
     else if (p.type === 'string') content[k] = 'yes';
   }
   return { action: 'accept', content };
-}
-
-// A workspace for bootstrap: one small C file.
-function makeWorkspace(dir) {
-  mkdirSync(dir, { recursive: true });
-  writeFileSync(path.join(dir, 'main.c'), 'int add(int a, int b) { return a + b; }\nint main(void) { return add(1, 2); }\n');
-  return dir;
 }
 
 // --- Consent ------------------------------------------------------------------------------
@@ -255,48 +249,14 @@ for (const row of SECURITY_SERVERS) {
 
 // --- Confinement: a traversal corpus ------------------------------------------------------
 
-// The corpus for root `root`, with `outside` a real directory next to it and `root/link-out`
-// a symlink to it. Every entry must be refused.
-function traversalCorpus(root, outside) {
-  const out = path.basename(outside);
-  return [
-    '..', '../', `../${out}`, 'ws/../../', `ws/../../${out}`, `${root}/..`, `${root}/../${out}`,
-    `${root}/ws/../../${out}`, './../.', '%2e%2e', '%2e%2e/%2e%2e/etc', '..%2f..%2fetc', '%252e%252e%252f',
-    `..\\..\\${out}`, `ws\\..\\..\\${out}`, outside, '/etc', '/', '/tmp', `${outside}/`,
-    `${root}/link-out`, `${root}/link-out/sub`, 'link-out', 'link-out/sub',
-    `${root}/ws\u0000`, 'ws\u0000/../..', '\u0000', `${root}/${'a'.repeat(5000)}`, 'b'.repeat(5000),
-  ];
-}
+// The calls that pass a client path: Librarian's bootstrap workspace, with a control path inside
+// the root that must work. (Kōdo takes no paths: security.test.mjs checks that `filename` is a
+// label that is never opened.)
+const PATH_CALLS = [
+  { label: 'bootstrap workspace', params: (p) => ({ name: 'bootstrap', arguments: { workspace: p } }), control: (root) => path.join(root, 'ws') },
+];
 
-function makeTraversalRoot(base) {
-  const root = path.join(base, 'root');
-  const outside = path.join(base, 'outside');
-  makeWorkspace(path.join(root, 'ws'));
-  makeWorkspace(path.join(outside, 'sub'));
-  writeFileSync(path.join(root, 'ok.ko'), 'module okay {\n    meta { purpose: "e2e" }\n    fn main() -> Int {\n        return 1\n    }\n}\n');
-  symlinkSync(outside, path.join(root, 'link-out'));
-  return { root, outside };
-}
-
-// The calls that pass a client path, per server: [{label, params(p), control}] where control is
-// a path inside the root that must work.
-function pathCalls(row, tools) {
-  if (row.name === 'librarian') {
-    return [{ label: 'bootstrap workspace', params: (p) => ({ name: 'bootstrap', arguments: { workspace: p } }), control: (root) => path.join(root, 'ws') }];
-  }
-  // Kōdo: every tool argument named like a file or path.
-  const calls = [];
-  for (const t of tools) {
-    for (const prop of Object.keys(t.inputSchema?.properties ?? {})) {
-      if (/^(file|path|filename|file_path)$/i.test(prop) && prop !== 'filename') {
-        calls.push({ label: `${t.name} ${prop}`, params: (p) => ({ name: t.name, arguments: { [prop]: p } }), control: (root) => path.join(root, 'ok.ko') });
-      }
-    }
-  }
-  return calls;
-}
-
-for (const rowName of ['librarian', 'kodo']) {
+for (const rowName of ['librarian']) {
   const row = serverRow(rowName);
   describe(`gated: ${rowName} confinement of client paths`, () => {
     const skip = rowSkipReason(row) ?? FEATURES.confinement(row);
@@ -315,9 +275,7 @@ for (const rowName of ['librarian', 'kodo']) {
             srv = await startRowHttp(row, {}, ['--allow-root', root], 'confine');
             c = await sdkHttpClient(srv.url, undefined, { onElicit: accept });
           }
-          const calls = pathCalls(row, (await c.client.listTools()).tools);
-          assert.ok(calls.length > 0, `${rowName}: no tool takes a file or path argument`);
-          for (const pc of calls) {
+          for (const pc of PATH_CALLS) {
             const control = await c.client.callTool(pc.params(pc.control(root)));
             assert.notEqual(control.isError, true, `${pc.label} inside the root: ${JSON.stringify(control).slice(0, 400)}`);
             const accepted = [];

@@ -15,7 +15,7 @@ import { Readable } from 'node:stream';
 import {
   createHash, createPrivateKey, generateKeyPairSync, randomBytes, sign as cryptoSign,
 } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import assert from 'node:assert/strict';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -191,7 +191,6 @@ export const SECURITY_SERVERS = [
     readCall: (tag) => ({ name: 'kodo.check', arguments: { source: KODO_SOURCE(`m_${tag}`) } }),
     checkRead: (r, tag) => assert.deepEqual(r.structuredContent, { errors: [], module: `m_${tag}`, status: 'ok' }),
     writeTools: [], // every Kōdo tool needs only read
-    confinedSource: 'src/kodo/server/kodo_tools.cc',
   },
   {
     name: 'librarian',
@@ -356,6 +355,37 @@ export async function outcomeOf(promise) {
     throw e;
   }
   return { http: 200, result: r, error: r.isError === true ? r._meta?.['trove/error'] : undefined };
+}
+
+// --- Client paths ---
+
+// A workspace for bootstrap: one small C file.
+export function makeWorkspace(dir) {
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(path.join(dir, 'main.c'), 'int add(int a, int b) { return a + b; }\nint main(void) { return add(1, 2); }\n');
+  return dir;
+}
+
+// The corpus for root `root`, with `outside` a real directory next to it and `root/link-out`
+// a symlink to it. Every entry must be refused.
+export function traversalCorpus(root, outside) {
+  const out = path.basename(outside);
+  return [
+    '..', '../', `../${out}`, 'ws/../../', `ws/../../${out}`, `${root}/..`, `${root}/../${out}`,
+    `${root}/ws/../../${out}`, './../.', '%2e%2e', '%2e%2e/%2e%2e/etc', '..%2f..%2fetc', '%252e%252e%252f',
+    `..\\..\\${out}`, `ws\\..\\..\\${out}`, outside, '/etc', '/', '/tmp', `${outside}/`,
+    `${root}/link-out`, `${root}/link-out/sub`, 'link-out', 'link-out/sub',
+    `${root}/ws\u0000`, 'ws\u0000/../..', '\u0000', `${root}/${'a'.repeat(5000)}`, 'b'.repeat(5000),
+  ];
+}
+
+export function makeTraversalRoot(base) {
+  const root = path.join(base, 'root');
+  const outside = path.join(base, 'outside');
+  makeWorkspace(path.join(root, 'ws'));
+  makeWorkspace(path.join(outside, 'sub'));
+  symlinkSync(outside, path.join(root, 'link-out'));
+  return { root, outside };
 }
 
 // --- Audit log ----------------------------------------------------------------------------
