@@ -200,13 +200,23 @@ for (const row of SECURITY_SERVERS) {
       try {
         const s = new HttpSession(srv.url, { headers: { Authorization: `Bearer ${token}` } });
         await s.initialize();
+        const t0 = Date.now();
         const burst = await Promise.all(Array.from({ length: 20 }, (_, i) => s.request('tools/call', row.readCall(`r${i}`))));
         burst.forEach((r, i) => {
           assert.equal(r.status, 200, `call ${i + 1}: HTTP ${r.status}`);
           assert.notEqual(r.msg?.result?.isError, true, JSON.stringify(r.msg).slice(0, 300));
         });
-        const limited = await s.request('tools/call', row.readCall('r20'));
-        assert.equal(limited.status, 429, `21st: HTTP ${limited.status} ${limited.text.slice(0, 300)}`);
+        // One token a second comes back: on a slow machine a call or two more may pass first.
+        let limited;
+        for (let extra = 0; ; extra++) {
+          limited = await s.request('tools/call', row.readCall(`x${extra}`));
+          if (limited.status !== 200 || limited.msg?.result?.isError === true) break;
+          assert.ok(extra + 1 <= Math.floor((Date.now() - t0) / 1000), `${21 + extra} calls passed in ${Date.now() - t0} ms`);
+        }
+        assert.equal(limited.status, 429, `first refusal: HTTP ${limited.status} ${limited.text.slice(0, 300)}`);
+        if (limited.msg) {
+          assert.equal(limited.msg.result?._meta?.['trove/error']?.code, 'RATE_LIMIT_EXCEEDED', limited.text.slice(0, 300));
+        }
         const retryAfter = limited.headers['retry-after'];
         assert.match(retryAfter ?? '', /^[1-9][0-9]*$/, `Retry-After: ${retryAfter}`);
         assert.ok(Number(retryAfter) <= 1, `Retry-After ${retryAfter} s for one token at 60/min`);
