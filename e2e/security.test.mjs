@@ -1,4 +1,4 @@
-// Security end to end (issue 18; docs/mcp.md §2.16, §5.6): for every server of
+// Security end to end (issue 18; docs/mcp.md §2.6, §5.6): for every server of
 // SECURITY_SERVERS (kodo-mcp, `librarian mcp`, the fixture server and, once its policy flags are
 // merged, `warden mcp`), through the real binaries and the official SDK client:
 //   - static bearer tokens over HTTP: no or a bad token is 401 with WWW-Authenticate, another
@@ -15,7 +15,7 @@
 
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { httpRequest, HttpSession, ACCEPT_BOTH } from './lib/http.mjs';

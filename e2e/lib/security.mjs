@@ -1,4 +1,4 @@
-// Helpers of the security end-to-end suite (issue 18; docs/mcp.md §2.16, §5.6): the table of
+// Helpers of the security end-to-end suite (issue 18; docs/mcp.md §2.6, §5.6): the table of
 // servers under test, secrets (static tokens, JWTs) that must never leak, token files, JWKS and
 // JWT signing with node:crypto, SDK clients with a bearer token or stdio scopes, the audit CLI,
 // and feature probes for the parts that land later.
@@ -13,7 +13,7 @@ import { spawnSync } from 'node:child_process';
 import http from 'node:http';
 import { Readable } from 'node:stream';
 import {
-  createHash, createPrivateKey, generateKeyPairSync, randomBytes, sign as cryptoSign,
+  createHash, generateKeyPairSync, randomBytes, sign as cryptoSign,
 } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
