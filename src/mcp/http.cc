@@ -38,7 +38,11 @@ class ElasticTaskQueue final : public httplib::TaskQueue {
   void enqueue(std::function<void()> fn) override {
     std::lock_guard<std::mutex> lock(mu_);
     queue_.push_back(std::move(fn));
-    if (idle_ == 0 && threads_.size() < max_) {
+    // A thread that was notified but has not woken yet still counts as idle, so compare with
+    // the queued tasks, not with zero: otherwise two connections arriving together (an SSE GET
+    // and a POST) wake one thread, the GET keeps it, and the POST waits for the next
+    // connection.
+    if (queue_.size() > idle_ && threads_.size() < max_) {
       threads_.emplace_back([this] { Loop(); });
     } else {
       cv_.notify_one();
