@@ -76,6 +76,12 @@ std::optional<std::string> NearName(std::string_view name,
   std::optional<std::string> best;
   std::size_t best_d = limit + 1;
   for (std::string_view c : candidates) {
+    // The distance is at least the difference in length: such candidates cannot qualify or
+    // beat the best so far, and are skipped without computing it (about 200 builtins are bound
+    // besides the module's names).
+    const std::size_t gap =
+        c.size() > name.size() ? c.size() - name.size() : name.size() - c.size();
+    if (gap > limit || gap >= best_d) continue;
     const std::size_t d = Levenshtein(name, c);
     if (d >= 1 && d <= limit && d < best_d) {
       best_d = d;
