@@ -6,9 +6,10 @@
 //   - 2026-11-26: CheckSource verifies fix patches (CheckOptions::verify_fixes, verify_fixes.h);
 //     Check() does not.
 //
-// Scope. Tiers T0 and T1 (§7.1) are checked in full. Constructs of later tiers are accepted
-// without false errors: see docs/decisions/0014-kodo-diagnostics-and-checker.md for what is
-// skipped.
+// Scope. Tiers T0 and T1 (§7.1) are checked in full, and of T2 the builtin table of §13 with
+// element-aware collection builtins and typed builtin methods (docs/decisions/0055-kodo-builtins-
+// and-collections.md). Other constructs of later tiers are accepted without false errors: see
+// docs/decisions/0014-kodo-diagnostics-and-checker.md for what is skipped.
 //
 // Thread safety: pure functions of their arguments.
 #pragma once

@@ -13,9 +13,11 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <deque>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <span>
 #include <string>
@@ -24,6 +26,7 @@
 #include <utility>
 #include <vector>
 
+#include "kodo/sema/builtins.h"
 #include "kodo/sema/fix_text.h"
 #include "kodo/sema/name_table.h"
 #include "kodo/sema/types.h"
@@ -73,6 +76,12 @@ std::optional<std::string> NearName(std::string_view name,
   std::optional<std::string> best;
   std::size_t best_d = limit + 1;
   for (std::string_view c : candidates) {
+    // The distance is at least the difference in length: such candidates cannot qualify or
+    // beat the best so far, and are skipped without computing it (about 200 builtins are bound
+    // besides the module's names).
+    const std::size_t gap =
+        c.size() > name.size() ? c.size() - name.size() : name.size() - c.size();
+    if (gap > limit || gap >= best_d) continue;
     const std::size_t d = Levenshtein(name, c);
     if (d >= 1 && d <= limit && d < best_d) {
       best_d = d;
@@ -110,6 +119,23 @@ struct Binding {
   std::string_view name;
   Type type;
 };
+
+// A builtin of the §13 table as this check types it (RegisterBuiltins). `pattern` is its
+// signature with the table's variables (builtins.h) as the structs `$T`, `$K`, ...; `bound` is
+// the type its name is bound to (the variables at their defaults: upstream's registered type).
+// `typed_call`: its calls by name are typed by CheckBuiltinCall (see RegisterBuiltins).
+struct BuiltinEntry {
+  const BuiltinSignature* sig = nullptr;
+  Type pattern;
+  Type bound;
+  bool typed_call = false;
+};
+
+// Variables of the builtin table, by slot: element variables (bound from the collection a call
+// works on) first, then result variables (bound from the first argument that mentions them).
+constexpr std::string_view kBuiltinVars = "TKVEUA";
+constexpr std::size_t kFirstResultVar = 4;
+using VarBindings = std::array<std::optional<Type>, kBuiltinVars.size()>;
 
 struct FnContext {
   Type return_type = Type::Unit();
@@ -154,6 +180,7 @@ class Checker {
   void RegisterImpls();
   void RegisterFunctions();
   void RegisterBuiltins();
+  void RegisterBuiltinEnums();
   void CheckFunction(const ast::Function& fn);
   void CheckInvariant(const ast::InvariantDecl& inv);
 
@@ -234,20 +261,51 @@ class Checker {
   // made checking quadratic in the number of functions).
   // Returns the type bound to `name`, or nullptr.
   const Type* Lookup(std::string_view name) const {
+    if (const Type* local = LookupLocal(name)) return local;
+    const Global* global = FindGlobal(name);
+    return global == nullptr ? nullptr : &global->type;
+  }
+  // The innermost local named `name` (before FreezeGlobals: any binding), or nullptr.
+  const Type* LookupLocal(std::string_view name) const {
     for (std::size_t i = env_.size(); i > globals_end_; --i) {
       if (env_[i - 1].name == name) return &env_[i - 1].type;
     }
-    if (globals_end_ == 0) return nullptr;
-    return globals_.Find(name);
+    return nullptr;
+  }
+  // The module-level binding of `name` once frozen, or nullptr.
+  struct Global {
+    Type type;
+    // builtins_ index + 1 when the name is a builtin that no module-level name shadows, else 0.
+    std::uint32_t builtin = 0;
+  };
+  const Global* FindGlobal(std::string_view name) const {
+    return globals_end_ == 0 ? nullptr : globals_.Find(name);
+  }
+  // Returns the type bound to `name`, and in `*builtin` the builtin whose calls are typed by
+  // CheckBuiltinCall when the name is one and no local or module name shadows it.
+  const Type* LookupCallee(std::string_view name, const BuiltinEntry** builtin) const {
+    *builtin = nullptr;
+    if (const Type* local = LookupLocal(name)) return local;
+    const Global* global = FindGlobal(name);
+    if (global == nullptr) return nullptr;
+    if (global->builtin != 0 && builtins_[global->builtin - 1].typed_call) {
+      *builtin = &builtins_[global->builtin - 1];
+    }
+    return &global->type;
   }
   // Freezes the bindings made so far as the module level. REQUIRES: called once, after the
   // last module-level Bind and before any scope is opened.
   void FreezeGlobals() {
     globals_end_ = env_.size();
     globals_.Reserve(globals_end_);
-    // Later bindings of a name shadow earlier ones, as in the scan.
-    for (std::size_t i = 0; i < globals_end_; ++i)
-      *globals_.TryEmplace(env_[i].name).first = env_[i].type;
+    // Later bindings of a name shadow earlier ones, as in the scan: a module function or method
+    // named like a builtin makes its calls ordinary ones. The builtins are env_[0, builtins_end_)
+    // in builtins_ order.
+    for (std::size_t i = 0; i < globals_end_; ++i) {
+      Global& global = *globals_.TryEmplace(env_[i].name).first;
+      global.type = env_[i].type;
+      global.builtin = i < builtins_end_ ? static_cast<std::uint32_t>(i + 1) : 0;
+    }
   }
   std::vector<std::string_view> BoundNames() const {
     std::vector<std::string_view> names;
@@ -267,7 +325,18 @@ class Checker {
   // Checks the arguments call.operands[first_arg...] against `params`; returns `result`.
   Type CheckCallArgs(std::span<const Type> params, Type result, const Expr& call,
                      std::size_t first_arg);
-  std::optional<Type> BuiltinMethod(std::string_view type, std::string_view method);
+  // Builtins (§13): the table's types, and calls whose types depend on the collection.
+  Type ParseBuiltinType(std::string_view& text);
+  // Returns the variable slot of `t` (a `$X` struct of a pattern), or npos.
+  static std::size_t VarSlot(const Type& t);
+  Type Substitute(const Type& pattern, const VarBindings& vars, bool in_param);
+  // Binds the variables of `pattern` found at the same place in `actual` (`element`: the element
+  // variables, from a collection; else the result variables), first binding wins.
+  void Unify(const Type& pattern, const Type& actual, VarBindings& vars, bool element);
+  // Checks the call `call` of builtin `b` whose arguments are call.operands[first_arg...];
+  // `receiver` is the receiver's type for a method call (the builtin's first parameter).
+  Type CheckBuiltinCall(const BuiltinEntry& b, const Expr& call, std::size_t first_arg,
+                        std::optional<Type> receiver);
   Type InferFieldAccess(const Expr& e);
   Type InferStructLit(const Expr& e);
   Type InferVariant(const Expr& e, std::string_view enum_name, std::string_view variant,
@@ -305,13 +374,14 @@ class Checker {
   // Functions whose signature failed to resolve: the error is reported once, at registration,
   // and their bodies are not checked.
   std::set<const ast::Function*> bad_signatures_;
-  std::set<std::string> element_aware_;  // list_*/map_*/set_* builtins (lenient, §4.6)
+  std::vector<BuiltinEntry> builtins_;  // in Builtins() order
+  std::size_t builtins_end_ = 0;        // env_[0, builtins_end_) are the builtins
   std::vector<Binding> env_;
   std::deque<std::string> owned_names_;  // made binding names (see Own); a deque: they never move
   // env_[0, globals_end_) are the module-level bindings, whose types are also indexed by name
   // in globals_ (frozen: not changed after FreezeGlobals, so pointers into it stay valid).
   std::size_t globals_end_ = 0;
-  NameTable<Type> globals_;
+  NameTable<Global> globals_;
   FnContext fn_;
   int instantiation_depth_ = 0;
   // The nodes on the path being checked (Infer, CheckBlock, CheckStmt, BindPattern, Resolve).
@@ -426,6 +496,7 @@ CheckResult Checker::Run() {
                       module_.enum_decls.size() + module_.actor_decls.size());
   RegisterBuiltins();
   RegisterTypes();
+  RegisterBuiltinEnums();
   if (Stopped()) return CheckResult{std::move(diags_)};
   RegisterImpls();
   if (Stopped()) return CheckResult{std::move(diags_)};
@@ -510,136 +581,243 @@ bool Checker::CheckMeta() {
   return true;
 }
 
+// The §13 table (builtins.h), bound first so that module functions shadow it. A builtin with
+// variables is bound to its Int-element instance, upstream's registered type; its calls are
+// typed element-aware (CheckBuiltinCall).
 void Checker::RegisterBuiltins() {
-  const Type i = Type::Int(), s = Type::String(), b = Type::Bool(), f = Type::Float64(),
-             u = Type::Unit();
-  const Type list_s = types_.Generic("List", {s});
-  // Builtin names are string literals, so they need no owned copy.
-  const auto fn = [this](std::string_view name, std::initializer_list<Type> params, Type ret) {
-    Bind(name, types_.Function(params, ret));
+  const std::span<const BuiltinSignature> table = Builtins();
+  builtins_.reserve(table.size());
+  VarBindings defaults;
+  for (std::size_t i = 0; i < kBuiltinVars.size(); ++i) {
+    defaults[i] = kBuiltinVars[i] == 'E' ? Type::String() : Type::Int();
+  }
+  std::vector<Type> params;
+  for (const BuiltinSignature& sig : table) {
+    params.clear();
+    std::string_view text = sig.params;
+    while (!text.empty()) {
+      params.push_back(ParseBuiltinType(text));
+      while (!text.empty() && (text.front() == ',' || text.front() == ' ')) text.remove_prefix(1);
+    }
+    std::string_view result_text = sig.result;
+    const Type pattern = types_.Function(params, ParseBuiltinType(result_text));
+    BuiltinEntry entry{&sig, pattern, pattern, false};
+    entry.bound = Substitute(pattern, defaults, false);
+    // Calls by name go through CheckBuiltinCall when the types depend on the arguments, or when
+    // the first parameter is a bare `Option`/`Result` (any instance is accepted there).
+    entry.typed_call =
+        !(entry.bound == pattern) ||
+        (!params.empty() && params[0].tag() == TypeTag::kEnum && !sig.receiver.empty());
+    // Table names are string literals: no owned copy.
+    Bind(sig.name, entry.bound);
+    builtins_.push_back(entry);
+  }
+  builtins_end_ = env_.size();
+}
+
+// The monomorphised enums that builtins return by name (file_read's `Result__String_String`,
+// file_write's `Result__Unit_String`, regex_find's `Option__String`), registered so that
+// matches on their results see the variants. `Unit` is upstream's spelling of `()` there.
+void Checker::RegisterBuiltinEnums() {
+  if (const Template* result = FindTemplate("Result")) {
+    Instantiate("Result", *result, {Type::String(), Type::String()});
+  }
+  if (const Template* option = FindTemplate("Option")) {
+    Instantiate("Option", *option, {Type::String()});
+  }
+  EnumInfo& unit_result = EnumEntry("Result__Unit_String");
+  if (unit_result.variants.empty()) {
+    unit_result.variants.push_back({"Ok", {Type::Unit()}});
+    unit_result.variants.push_back({"Err", {Type::String()}});
+  }
+}
+
+// Parses one type of the table's notation (builtins.h) at the front of `text`, consuming it.
+// The table is ours and well formed; anything else parses as Unknown.
+Type Checker::ParseBuiltinType(std::string_view& text) {
+  const auto skip = [&text] {
+    while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
   };
-  // I/O, math, chars and string builder, tests (§4.6).
-  fn("println", {s}, u);
-  fn("print", {s}, u);
-  fn("print_int", {i}, u);
-  fn("print_float", {f}, u);
-  fn("println_float", {f}, u);
-  fn("readln", {}, s);
-  fn("args", {}, list_s);
-  fn("exit", {i}, u);
-  fn("abs", {i}, i);
-  fn("min", {i, i}, i);
-  fn("max", {i, i}, i);
-  fn("clamp", {i, i, i}, i);
-  for (const char* name : {"sqrt", "sin", "cos", "log", "floor", "ceil", "round"}) fn(name, {f}, f);
-  fn("pow", {f, f}, f);
-  fn("rand_int", {i, i}, i);
-  fn("char_at", {s, i}, i);
-  fn("char_from_code", {i}, s);
-  for (const char* name : {"is_alpha", "is_digit", "is_alphanumeric", "is_whitespace"}) {
-    fn(name, {i}, b);
+  skip();
+  if (text.empty()) return Type::Unknown();
+  if (text.front() == '?') {
+    text.remove_prefix(1);
+    return Type::Unknown();
   }
-  fn("string_builder_new", {}, i);
-  fn("string_builder_push", {i, s}, u);
-  fn("string_builder_push_char", {i, i}, u);
-  fn("string_builder_to_string", {i}, s);
-  fn("string_builder_len", {i}, i);
-  fn("format_int", {i, i}, s);
-  fn("assert", {b}, u);
-  fn("assert_true", {b}, u);
-  fn("assert_false", {b}, u);
-  // Collections, files, time, JSON, HTTP, DB, regex, channels (tiers T2 and T5): registered so
-  // that their names resolve; their calls are typed leniently (arguments typed, not compared;
-  // the result is kAny) until those tiers are implemented.
-  for (const char* name : {"list_new",
-                           "list_push",
-                           "list_get",
-                           "list_set",
-                           "list_length",
-                           "list_is_empty",
-                           "list_contains",
-                           "list_pop",
-                           "list_remove",
-                           "list_reverse",
-                           "list_slice",
-                           "list_sort",
-                           "list_join",
-                           "map_new",
-                           "map_insert",
-                           "map_get",
-                           "map_contains_key",
-                           "map_remove",
-                           "map_length",
-                           "map_is_empty",
-                           "map_merge",
-                           "map_filter",
-                           "set_new",
-                           "set_add",
-                           "set_contains",
-                           "set_remove",
-                           "set_length",
-                           "set_is_empty",
-                           "set_union",
-                           "set_intersection",
-                           "set_difference",
-                           "set_to_list",
-                           "file_read",
-                           "file_write",
-                           "file_append",
-                           "file_exists",
-                           "file_delete",
-                           "dir_exists",
-                           "dir_list",
-                           "env_get",
-                           "env_set",
-                           "time_now",
-                           "time_now_ms",
-                           "timestamp",
-                           "time_format",
-                           "time_elapsed_ms",
-                           "sleep",
-                           "json_parse",
-                           "json_get_string",
-                           "json_get_int",
-                           "json_get_bool",
-                           "json_get_float",
-                           "json_get_array",
-                           "json_get_object",
-                           "json_stringify",
-                           "json_free",
-                           "json_new_object",
-                           "json_set_string",
-                           "json_set_int",
-                           "json_set_bool",
-                           "json_set_float",
-                           "http_get",
-                           "http_post",
-                           "http_server_new",
-                           "http_server_recv",
-                           "http_request_method",
-                           "http_request_path",
-                           "http_request_body",
-                           "http_respond",
-                           "http_server_free",
-                           "db_open",
-                           "db_execute",
-                           "db_query",
-                           "db_row_next",
-                           "db_row_get_string",
-                           "db_row_get_int",
-                           "db_row_advance",
-                           "db_result_free",
-                           "db_close",
-                           "regex_match",
-                           "regex_find",
-                           "regex_replace",
-                           "channel_new",
-                           "channel_send",
-                           "channel_recv",
-                           "channel_free"}) {
-    element_aware_.insert(name);
-    Bind(name, Type::Any());
+  if (text.front() == '(') {
+    text.remove_prefix(1);
+    std::vector<Type> elems;
+    skip();
+    while (!text.empty() && text.front() != ')') {
+      elems.push_back(ParseBuiltinType(text));
+      skip();
+      if (!text.empty() && text.front() == ',') text.remove_prefix(1);
+      skip();
+    }
+    if (!text.empty()) text.remove_prefix(1);  // ')'
+    skip();
+    if (text.substr(0, 2) == "->") {
+      text.remove_prefix(2);
+      const Type result = ParseBuiltinType(text);
+      return types_.Function(elems, result);
+    }
+    return elems.empty() ? Type::Unit() : types_.Tuple(elems);
   }
+  std::size_t n = 0;
+  while (n < text.size() && (std::isalnum(static_cast<unsigned char>(text[n])) || text[n] == '_')) {
+    ++n;
+  }
+  const std::string_view name = text.substr(0, n);
+  text.remove_prefix(n);
+  if (!text.empty() && text.front() == '<') {
+    text.remove_prefix(1);
+    std::vector<Type> args;
+    skip();
+    while (!text.empty() && text.front() != '>') {
+      args.push_back(ParseBuiltinType(text));
+      skip();
+      if (!text.empty() && text.front() == ',') text.remove_prefix(1);
+      skip();
+    }
+    if (!text.empty()) text.remove_prefix(1);  // '>'
+    return types_.Generic(name, args);
+  }
+  if (name.size() == 1 && kBuiltinVars.find(name[0]) != std::string_view::npos) {
+    return types_.Struct(std::string("$").append(name));
+  }
+  if (std::optional<Type> prim = PrimitiveType(name)) return *prim;
+  return types_.Enum(name);  // Option, Result, Result__String_String, ...
+}
+
+std::size_t Checker::VarSlot(const Type& t) {
+  if (t.tag() != TypeTag::kStruct || t.name().size() != 2 || t.name()[0] != '$') {
+    return std::string_view::npos;
+  }
+  return kBuiltinVars.find(t.name()[1]);
+}
+
+// Replaces the variables of `pattern`. An unbound variable is Int (String for E), upstream's
+// instance. In a parameter (`in_param`), an element type that is unknown (`?`, as in `None` or
+// `Channel<?>`) accepts anything, as Channel<?> does upstream (§7.5); in a result it stays `?`.
+Type Checker::Substitute(const Type& pattern, const VarBindings& vars, bool in_param) {
+  if (const std::size_t slot = VarSlot(pattern); slot != std::string_view::npos) {
+    if (!vars[slot]) return kBuiltinVars[slot] == 'E' ? Type::String() : Type::Int();
+    if (in_param && vars[slot]->tag() == TypeTag::kUnknown) return Type::Any();
+    return *vars[slot];
+  }
+  switch (pattern.tag()) {
+    case TypeTag::kGeneric:
+    case TypeTag::kTuple:
+    case TypeTag::kFunction: {
+      std::array<Type, 8> inline_args;
+      std::vector<Type> many;
+      std::span<Type> args(inline_args.data(), pattern.args().size());
+      if (pattern.args().size() > inline_args.size()) {
+        many.resize(pattern.args().size());
+        args = many;
+      }
+      bool changed = false;
+      for (std::size_t i = 0; i < args.size(); ++i) {
+        args[i] = Substitute(pattern.args()[i], vars, in_param);
+        changed = changed || !(args[i] == pattern.args()[i]);
+      }
+      if (pattern.tag() == TypeTag::kFunction) {
+        const Type result = Substitute(pattern.result(), vars, in_param);
+        if (!changed && result == pattern.result()) return pattern;
+        return types_.Function(args, result);
+      }
+      if (!changed) return pattern;
+      return pattern.tag() == TypeTag::kTuple ? types_.Tuple(args)
+                                              : types_.Generic(pattern.name(), args);
+    }
+    default:
+      return pattern;
+  }
+}
+
+void Checker::Unify(const Type& pattern, const Type& actual, VarBindings& vars, bool element) {
+  if (const std::size_t slot = VarSlot(pattern); slot != std::string_view::npos) {
+    if ((slot < kFirstResultVar) == element && !vars[slot]) vars[slot] = actual;
+    return;
+  }
+  if (actual.tag() == TypeTag::kAny) {
+    // A value of a construct typed leniently: every variable under it accepts anything.
+    for (const Type& arg : pattern.args()) Unify(arg, actual, vars, element);
+    if (pattern.tag() == TypeTag::kFunction) Unify(pattern.result(), actual, vars, element);
+    return;
+  }
+  switch (pattern.tag()) {
+    case TypeTag::kEnum: {
+      // `Option`/`Result` (a method's receiver): T is the Some/Ok payload, E the Err payload.
+      if (!element || actual.tag() != TypeTag::kEnum || BaseName(actual.name()) != pattern.name()) {
+        return;
+      }
+      const EnumInfo* info = FindEnum(actual);
+      if (info == nullptr) return;
+      for (const auto& [variant, payload] : info->variants) {
+        if (payload.empty()) continue;
+        const std::size_t slot = variant == "Err" ? kBuiltinVars.find('E') : kBuiltinVars.find('T');
+        if (!vars[slot]) vars[slot] = payload[0];
+      }
+      return;
+    }
+    case TypeTag::kGeneric:
+    case TypeTag::kTuple:
+      if (actual.tag() != pattern.tag() || actual.name() != pattern.name() ||
+          actual.args().size() != pattern.args().size()) {
+        return;
+      }
+      for (std::size_t i = 0; i < pattern.args().size(); ++i) {
+        Unify(pattern.args()[i], actual.args()[i], vars, element);
+      }
+      return;
+    case TypeTag::kFunction:
+      if (actual.tag() != TypeTag::kFunction || actual.args().size() != pattern.args().size()) {
+        return;
+      }
+      for (std::size_t i = 0; i < pattern.args().size(); ++i) {
+        Unify(pattern.args()[i], actual.args()[i], vars, element);
+      }
+      Unify(pattern.result(), actual.result(), vars, element);
+      return;
+    default:
+      return;
+  }
+}
+
+// Element-aware typing of a builtin call (§7.5 step 8, §13): the element variables are bound
+// from the collection (the receiver, else the first argument), the result variables from the
+// first argument that mentions them, and every argument must equal its parameter with the
+// variables replaced. With a List<Int> (Map<Int, Int>, Set<Int>) the types are upstream's.
+Type Checker::CheckBuiltinCall(const BuiltinEntry& b, const Expr& call, std::size_t first_arg,
+                               std::optional<Type> receiver) {
+  const std::span<const Type> params = b.pattern.args();
+  VarBindings vars;
+  std::size_t first_param = 0;
+  if (receiver) {
+    if (!params.empty()) Unify(params[0], *receiver, vars, true);
+    first_param = 1;
+  }
+  const std::size_t given = call.operands.size() - first_arg;
+  const std::size_t expected = params.size() - first_param;
+  if (expected != given) Arity(expected, given, call.span);
+  for (std::size_t i = 0; i < given; ++i) {
+    const Expr& arg = call.operands[first_arg + i];
+    const Type& param = params[first_param + i];
+    const Type t = Infer(arg);
+    if (first_param + i == 0) {
+      Unify(param, t, vars, true);
+      // Option_unwrap(o) called by name: any instance of the enum is its receiver.
+      if (param.tag() == TypeTag::kEnum && t.tag() == TypeTag::kEnum &&
+          BaseName(t.name()) == param.name()) {
+        continue;
+      }
+    }
+    Unify(param, t, vars, false);
+    const Type want = Substitute(param, vars, true);
+    if (!TypesEqual(want, t)) Mismatch(Substitute(param, vars, false), t, ast::ExprSpan(arg));
+  }
+  return Substitute(b.pattern.result(), vars, false);
 }
 
 void Checker::RegisterTypes() {
@@ -1543,7 +1721,17 @@ Type Checker::InferCall(const Expr& e) {
       if (b != nullptr && b->tag() == TypeTag::kAny) return InferGenericCall(e, *it->second);
     }
   }
-  const Type ft = Infer(callee);
+  // An identifier callee is looked up once, here; a builtin whose types depend on its
+  // arguments is typed by CheckBuiltinCall. An unbound name goes to Infer, for E0201.
+  std::optional<Type> callee_type;
+  if (callee.kind == ExprKind::kIdent) {
+    const BuiltinEntry* builtin = nullptr;
+    if (const Type* bound = LookupCallee(callee.text, &builtin)) {
+      if (builtin != nullptr) return CheckBuiltinCall(*builtin, e, 1, std::nullopt);
+      callee_type = *bound;
+    }
+  }
+  const Type ft = callee_type ? *callee_type : Infer(callee);
   if (ft.tag() == TypeTag::kAny) {
     for (std::size_t i = 1; i < e.operands.size(); ++i) Infer(e.operands[i]);
     return Type::Any();
@@ -1552,46 +1740,13 @@ Type Checker::InferCall(const Expr& e) {
   return CheckCallArgs(ft.args(), ft.result(), e, 1);
 }
 
-// Builtin methods of String, Int and Float64 (§4.6), receiver first.
-std::optional<Type> Checker::BuiltinMethod(std::string_view type, std::string_view method) {
-  const Type i = Type::Int(), s = Type::String(), b = Type::Bool(), f = Type::Float64();
-  const auto fn = [this](std::initializer_list<Type> params, Type ret) {
-    return types_.Function(params, ret);
-  };
-  if (type == "String") {
-    if (method == "length" || method == "char_count" || method == "byte_length" ||
-        method == "parse_int") {
-      return fn({s}, i);
-    }
-    if (method == "contains" || method == "starts_with" || method == "ends_with") {
-      return fn({s, s}, b);
-    }
-    if (method == "trim" || method == "to_upper" || method == "to_lower") return fn({s}, s);
-    if (method == "substring") return fn({s, i, i}, s);
-    if (method == "split") return fn({s, s}, types_.Generic("List", {s}));
-    if (method == "lines") return fn({s}, types_.Generic("List", {s}));
-    if (method == "char_at") return fn({s, i}, i);
-    if (method == "repeat") return fn({s, i}, s);
-    if (method == "chars") return fn({s}, i);
-  } else if (type == "Int") {
-    if (method == "to_string") return fn({i}, s);
-    if (method == "to_float64") return fn({i}, f);
-  } else if (type == "Float64") {
-    if (method == "to_string") return fn({f}, s);
-    if (method == "to_int") return fn({f}, i);
+// The builtin method names of `receiver` (a base name), for E0235's similar-name hint.
+std::vector<std::string_view> BuiltinMethodNames(std::string_view receiver) {
+  std::vector<std::string_view> names;
+  for (const BuiltinSignature& b : Builtins()) {
+    if (b.receiver == receiver) names.push_back(b.method);
   }
-  return std::nullopt;
-}
-
-std::vector<std::string_view> BuiltinMethodNames(std::string_view type) {
-  if (type == "String") {
-    return {"length",    "char_count", "byte_length", "contains",  "starts_with", "ends_with",
-            "trim",      "to_upper",   "to_lower",    "substring", "split",       "lines",
-            "parse_int", "char_at",    "repeat",      "chars"};
-  }
-  if (type == "Int") return {"to_string", "to_float64"};
-  if (type == "Float64") return {"to_string", "to_int"};
-  return {};
+  return names;
 }
 
 Type Checker::InferMethodCall(const Expr& e, const Expr& object, std::string_view method) {
@@ -1619,8 +1774,15 @@ Type Checker::InferMethodCall(const Expr& e, const Expr& object, std::string_vie
   // E0203 (§5.8).
   if (type_name.empty()) NotCallable(Type::Unknown(), e.span, ast::ExprSpan(object));
   const std::string base(BaseName(type_name));
-  const Type* user = Lookup((type_name + "_").append(method));
-  if (user == nullptr && base != type_name) user = Lookup((base + "_").append(method));
+  // A user method (`impl T`) first; the builtin methods are bound by name too (`String_length`,
+  // `List_map`), but are typed below unless a module function shadows the name.
+  const auto user_method = [this](const std::string& name) -> const Type* {
+    if (const Type* local = LookupLocal(name)) return local;
+    const Global* global = FindGlobal(name);
+    return global == nullptr || global->builtin != 0 ? nullptr : &global->type;
+  };
+  const Type* user = user_method((type_name + "_").append(method));
+  if (user == nullptr && base != type_name) user = user_method((base + "_").append(method));
   if (user != nullptr) {
     const Type& ft = *user;
     if (ft.tag() != TypeTag::kFunction || ft.args().empty()) {
@@ -1629,23 +1791,15 @@ Type Checker::InferMethodCall(const Expr& e, const Expr& object, std::string_vie
     }
     return CheckCallArgs(ft.args().subspan(1), ft.result(), e, 1);
   }
-  if (std::optional<Type> builtin = BuiltinMethod(type_name, method)) {
-    return CheckCallArgs(builtin->args().subspan(1), builtin->result(), e, 1);
+  // Builtin methods (§7.8, §13) of String, Int, Float64, Option, Result, List, Map and Set,
+  // typed for the receiver's element types.
+  if (const BuiltinSignature* sig = FindBuiltinMethod(base, method)) {
+    const BuiltinEntry& entry = builtins_[static_cast<std::size_t>(sig - Builtins().data())];
+    return CheckBuiltinCall(entry, e, 1, recv);
   }
-  // Option/Result (T2) and List/Map/Set/dyn receivers: lenient until those tiers exist.
-  if (base == "Option" || base == "Result" || recv.tag() == TypeTag::kGeneric ||
-      recv.tag() == TypeTag::kDyn) {
+  // `dyn Trait` receivers: lenient until trait-object signatures are typed (issue 20, T2).
+  if (recv.tag() == TypeTag::kDyn) {
     for (std::size_t i = 1; i < e.operands.size(); ++i) Infer(e.operands[i]);
-    if (base == "Option" || base == "Result") {
-      const EnumInfo* info = FindEnum(type_name);
-      if (info != nullptr && (method == "unwrap" || method == "unwrap_err")) {
-        const std::size_t which = method == "unwrap" ? 0 : 1;
-        if (which < info->variants.size() && !info->variants[which].second.empty()) {
-          return info->variants[which].second[0];
-        }
-      }
-      if (method.rfind("is_", 0) == 0) return Type::Bool();
-    }
     return Type::Any();
   }
   // E0235: no such method (§5.8), with a near name among the type's methods.
@@ -1657,7 +1811,7 @@ Type Checker::InferMethodCall(const Expr& e, const Expr& object, std::string_vie
     }
   }
   std::vector<std::string_view> candidates(owned.begin(), owned.end());
-  for (std::string_view m : BuiltinMethodNames(type_name)) candidates.push_back(m);
+  for (std::string_view m : BuiltinMethodNames(base)) candidates.push_back(m);
   Diagnostic d = diag::Make(Kind::kE0235, R(e.span), method, type_name);
   if (std::optional<std::string> near = NearName(method, candidates)) {
     d.suggestion =
