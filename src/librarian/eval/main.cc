@@ -262,7 +262,20 @@ Status Run(const std::vector<std::string>& args) {
   ASSIGN_OR_RETURN(std::string text, ReadText(set_path));
   Result<EvalSet> set = ParseEvalSet(text);
   if (!set.ok()) return std::move(set).status().WithContext(set_path);
-  ASSIGN_OR_RETURN(EvalRun run, RunEval(*set, o));
+  // A progress line on stderr only when it is a terminal (base/terminal.h); erased before the
+  // table is printed.
+  const bool show_progress = base::TerminalInfo::Detect().stderr_progress;
+  const base::Progress progress([](double done, double total, const std::string& what) {
+    std::fputs(
+        fmt::format("\r\x1b[Klibrarian_eval: repository {}/{} {}", done, total, what).c_str(),
+        stderr);
+    std::fflush(stderr);
+  });
+  if (show_progress) o.progress = &progress;
+  Result<EvalRun> ran = RunEval(*set, o);
+  if (show_progress) std::fputs("\r\x1b[K", stderr);
+  if (!ran.ok()) return std::move(ran).status();
+  const EvalRun& run = *ran;
   fmt::print("{}", FormatRun(run, o));
   if (!figures_path.empty() || !svg_path.empty()) {
     const std::vector<RepoFigures> figures = PerRepoFigures(run, *set);
