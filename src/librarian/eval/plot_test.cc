@@ -118,17 +118,18 @@ TEST(PlotTest, TheCheckerCatchesIllFormedXml) {
 }
 
 TEST(PlotTest, MeanIntervalIsTheNormalApproximation) {
-  const Interval i = MeanInterval({0, 1, 0, 1});
+  const Interval i = MeanInterval({0.4, 0.6, 0.4, 0.6});
   EXPECT_DOUBLE_EQ(i.mean, 0.5);
   EXPECT_EQ(i.n, 4u);
-  // s = sqrt(1/3), half-width 1.96 * s / 2.
-  EXPECT_NEAR(i.high - i.mean, 1.96 * std::sqrt(1.0 / 3.0) / 2, 1e-12);
+  // s = sqrt(0.04 / 3) (the sample standard deviation), half-width 1.96 * s / sqrt(4).
+  EXPECT_NEAR(i.high - i.mean, 1.96 * std::sqrt(0.04 / 3.0) / 2, 1e-12);
   EXPECT_NEAR(i.mean - i.low, i.high - i.mean, 1e-12);
   const Interval one = MeanInterval({0.25});
   EXPECT_EQ(one.low, 0.25);
   EXPECT_EQ(one.high, 0.25);
-  const Interval clamped = MeanInterval({1, 1, 1, 0});
-  EXPECT_LE(clamped.high, 1.0);
+  const Interval clamped = MeanInterval({0, 1, 0, 1});  // half-width 0.566: clamped to [0, 1]
+  EXPECT_EQ(clamped.low, 0.0);
+  EXPECT_EQ(clamped.high, 1.0);
   EXPECT_EQ(MeanInterval({}).n, 0u);
 }
 
