@@ -724,9 +724,9 @@ int RunReport(base::Env& env, const GlobalOptions& global, const ReportArgs& arg
                    {"functions", v.functions},
                    {"versions", data->versions.size()}});
   } else {
-    std::fputs(fmt::format("wrote the report of {} ({} functions, {} versions charted) to {}\n",
+    std::fputs(fmt::format("wrote the report of {} ({} functions, {} version{} charted) to {}\n",
                            v.label, Grouped(static_cast<std::uint64_t>(v.functions)),
-                           data->versions.size(), args.html)
+                           data->versions.size(), data->versions.size() == 1 ? "" : "s", args.html)
                    .c_str(),
                stdout);
   }
