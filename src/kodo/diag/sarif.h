@@ -1,4 +1,4 @@
-// `kodoc check --sarif` (docs/kodo.md §17.2): the diagnostics of one check as a SARIF 2.1.0 log
+// `kodoc check --sarif` (docs/kodo.md §2.1): the diagnostics of one check as a SARIF 2.1.0 log
 // (OASIS, https://docs.oasis-open.org/sarif/sarif/v2.1.0/), so that editors and code-scanning
 // tools show them. One run; its tool.driver is kodoc with the rules (one per code used, from
 // the kinds table); each diagnostic is one result:

@@ -401,7 +401,7 @@ std::string RenderHtml(const ReportData& data) {
   out += "</section>\n<section id=\"changelog\">\n<h2>Changelog</h2>\n";
   out +=
       "<p>The changelog between versions is not available yet: <code>warden diff</code> is "
-      "planned (docs/warden.md §7).</p>\n</section>\n";
+      "planned (docs/warden.md §9).</p>\n</section>\n";
   out += fmt::format("<script>{}</script>\n</body>\n</html>\n", kScript);
   return out;
 }

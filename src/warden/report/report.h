@@ -7,7 +7,7 @@
 //   * the imports and the exports;
 //   * every function, with filters (text, provenance, locked) run by the script, and for each
 //     its facts (type, body, fingerprint, calls, strings, exports) and its evidence trail.
-// The changelog between versions joins once `warden diff` exists (docs/warden.md §7).
+// The changelog between versions joins once `warden diff` exists (docs/warden.md §9).
 //
 // Everything that comes from the module or the KB (names, strings, summaries, reasons) is
 // escaped (base/markup.h), and the script reads the table rather than any embedded data, so a
