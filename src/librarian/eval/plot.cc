@@ -205,7 +205,9 @@ std::string RenderSvg(const std::vector<RepoFigures>& figures, std::string_view 
       if (s.mrr_ratio) max_ratio = std::max(max_ratio, *s.mrr_ratio);
     }
   }
-  max_ratio = std::ceil(max_ratio * 2) / 2;  // the axis ends at a multiple of 0.5
+  // The axis ends at a multiple of 0.5, at most 4: a larger ratio (a baseline near 0) is drawn
+  // to the top of the panel, its value in the bar's title and data-value.
+  max_ratio = std::min(std::ceil(max_ratio * 2) / 2, 4.0);
 
   constexpr int kBar = 14, kGroupGap = 16, kLeft = 56, kPanelHeight = 160, kPanelGap = 70,
                 kTop = 50;
@@ -247,8 +249,10 @@ std::string RenderSvg(const std::vector<RepoFigures>& figures, std::string_view 
     };
     out += fmt::format("<g id=\"{}\">\n<text x=\"{}\" y=\"{}\" font-weight=\"bold\">{}</text>\n",
                        panel.id, kLeft, top - 6, EscapeMarkup(panel.title));
-    for (int t = 0; t <= 4; ++t) {
-      const double v = axis_max * t / 4;
+    // Ticks every 0.25: the metric axes end at 1, the ratio axis at a multiple of 0.5.
+    const int ticks = static_cast<int>(std::lround(axis_max / 0.25));
+    for (int t = 0; t <= ticks; ++t) {
+      const double v = 0.25 * t;
       out += fmt::format(
           "<line x1=\"{}\" y1=\"{:.1f}\" x2=\"{}\" y2=\"{:.1f}\" stroke=\"#e2e8f0\"/><text "
           "x=\"{}\" y=\"{:.1f}\" text-anchor=\"end\">{:.2f}</text>\n",
