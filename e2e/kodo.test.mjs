@@ -370,7 +370,7 @@ describe('kodoc CLI on real files', () => {
     assert.equal(e.see_also, 'docs/error_index.md#E0201');
     r = run(KODOC, ['check', 'missing.ko']);
     assert.equal(r.code, 1);
-    assert.match(r.stderr, /^error: could not read file `missing\.ko`/);
+    assert.match(r.stderr, /^kodoc: error: could not read file `missing\.ko`/);
     r = run(KODOC, ['check']);
     assert.equal(r.code, 2, 'a usage error');
   });
@@ -384,7 +384,7 @@ describe('kodoc CLI on real files', () => {
     assert.deepEqual(Object.keys(JSON.parse(r.stdout)).sort(), ['bad_example', 'code', 'explanation', 'good_example', 'title']);
     r = run(KODOC, ['explain', 'E4242']);
     assert.equal(r.code, 1);
-    assert.equal(r.stderr, 'error: unknown error code `E4242`\nhint: error codes range from E0001 to E0699\n');
+    assert.equal(r.stderr, 'kodoc: error: unknown error code `E4242`\nhint: error codes range from E0001 to E0699\n');
 
     writeFileSync(path.join(dir, 'pay.ko'), DIVIDE);
     r = run(KODOC, ['describe', 'pay.ko', '--json']);
@@ -430,16 +430,17 @@ describe('kodoc CLI on real files', () => {
     const commands = 'the commands are: check, explain, describe, annotate, fix, mcp';
     let r = run(KODOC, ['build', 'ok.ko']);
     assert.equal(r.code, 2, r.stderr);
-    assert.equal(r.stderr, `error: 'build' is planned but not implemented yet; ${commands}\n`);
+    assert.equal(r.stderr, `kodoc: error: 'build' is planned but not implemented yet; ${commands}\n`);
     r = run(KODOC, ['run', 'ok.ko']);
     assert.equal(r.code, 2);
-    assert.match(r.stderr, /^error: 'run' is not a command: build the program, then run the executable/);
+    assert.match(r.stderr, /^kodoc: error: 'run' is not a command: build the program, then run the executable/);
     r = run(KODO, ['frobnicate']);
     assert.equal(r.code, 2);
-    assert.equal(r.stderr, `error: unknown command 'frobnicate'; ${commands}\n`);
+    // Each binary names itself: `kodo` is kodoc built under its other name.
+    assert.equal(r.stderr, `kodo: error: unknown command 'frobnicate'; ${commands}\n`);
     r = run(KODOC, []);
     assert.equal(r.code, 2);
-    assert.equal(r.stderr, `error: a command is required; ${commands}\n`);
+    assert.equal(r.stderr, `kodoc: error: a command is required; ${commands}\n`);
   });
 
   test('--version and --help of kodoc, kodo and kodo-mcp', () => {

@@ -145,7 +145,7 @@ describe('warden CLI', () => {
     writeFileSync(bad, buildModule(false).subarray(0, 60));
     const r = warden(['ingest', bad, '--db', db]);
     assert.equal(r.code, 4, r.stderr);
-    assert.match(r.stderr, /^error: malformed wasm at offset 0x[0-9a-f]+ \(\d+\)[,:] /);
+    assert.match(r.stderr, /^warden: error: malformed wasm at offset 0x[0-9a-f]+ \(\d+\)[,:] /);
     assert.equal(wardenJson(['versions', '--db', db]).length, 1, 'a failed ingest wrote a version');
     const fresh = path.join(dir, 'fresh.db');
     assert.equal(warden(['ingest', path.join(dir, 'missing.wasm'), '--db', fresh]).code, 2);
@@ -157,21 +157,21 @@ describe('warden CLI', () => {
   });
 
   test('unknown and planned commands name themselves and the commands there are (exit 2)', () => {
-    const commands = 'init, ingest, versions, coverage, funcs, show, set-name, verify, export, agent, mcp, config';
-    for (const cmd of ['oracle', 'diff', 'demo', 'report']) {
+    const commands = 'init, ingest, versions, coverage, funcs, show, set-name, verify, export, report, agent, mcp, config';
+    for (const cmd of ['oracle', 'diff', 'demo']) {
       const r = warden([cmd, '--db', db]);
       assert.equal(r.code, 2, `${cmd}: ${r.stderr}`);
-      assert.equal(r.stderr, `error: '${cmd}' is planned but not implemented yet; the commands are: ${commands}\n`);
+      assert.equal(r.stderr, `warden: error: '${cmd}' is planned but not implemented yet; the commands are: ${commands}\n`);
     }
     let r = warden(['frobnicate']);
     assert.equal(r.code, 2);
-    assert.equal(r.stderr, `error: unknown command 'frobnicate'; the commands are: ${commands}\n`);
+    assert.equal(r.stderr, `warden: error: unknown command 'frobnicate'; the commands are: ${commands}\n`);
     r = warden([]);
     assert.equal(r.code, 2);
-    assert.equal(r.stderr, `error: a command is required; the commands are: ${commands}\n`);
+    assert.equal(r.stderr, `warden: error: a command is required; the commands are: ${commands}\n`);
     r = warden(['config', 'frob']);
     assert.equal(r.code, 2);
-    assert.equal(r.stderr, "error: unknown command 'frob'; the config commands are: set, get\n");
+    assert.equal(r.stderr, "warden: error: unknown command 'frob'; the config commands are: set, get\n");
   });
 
   test('exit codes of issue 17: a directory 2, an empty name 2, a failed first ingest leaves no file', () => {
@@ -359,7 +359,7 @@ describe('warden CLI', () => {
         const r = spawnSync(lone, args, { encoding: 'utf8', timeout: 60000 });
         assert.equal(r.status, 5, `${args}: ${r.stderr}`);
         assert.equal(r.stdout, '');
-        assert.match(r.stderr, /^error: cannot run .*\/warden-net: No such file or directory \(the agent, mcp and config commands run in warden-net, which is installed beside warden\)\n$/);
+        assert.match(r.stderr, /^warden: error: cannot run .*\/warden-net: No such file or directory \(the agent, mcp and config commands run in warden-net, which is installed beside warden\)\n$/);
       }
       // The commands that do not need it work from the lone copy.
       const r = spawnSync(lone, ['verify', v1], { encoding: 'utf8', timeout: 60000 });

@@ -10,6 +10,7 @@
 #include "kodo/diag/diagnostic.h"
 #include "kodo/diag/explain.h"
 #include "kodo/diag/mcp_json.h"
+#include "kodo/diag/sarif.h"
 #include "kodo/driver/front.h"
 #include "kodo/driver/tools.h"
 #include "kodo/sema/check.h"
@@ -20,6 +21,9 @@ namespace {
 
 using nlohmann::json;
 using nlohmann::ordered_json;
+
+// The upstream kodoc release whose behaviour this follows.
+constexpr std::string_view kKodocRelease = "1.14.1";
 
 // Pretty JSON as serde's to_string_pretty writes it (two-space indent), invalid UTF-8 replaced.
 template <typename J>
@@ -153,16 +157,30 @@ std::string DescribeText(const driver::Compiled& c) {
 }  // namespace
 
 std::string VersionText(const std::string& program) {
-  return fmt::format("{} 1.14.1 (trove {}, git {})", program, trove::Version(), trove::GitCommit());
+  return fmt::format("{} {} (trove {}, git {})", program, kKodocRelease, trove::Version(),
+                     trove::GitCommit());
 }
 
 CommandOutput RunCheck(base::Env& env, const CheckArgs& args) {
   CommandOutput out;
+  if (args.sarif && args.json_errors) {
+    out.err += "error: --sarif and --json-errors exclude each other\n";
+    out.exit_code = kExitUsage;
+    return out;
+  }
   std::string text;
   if (!ReadSource(env, args.file, text, out)) return out;
   std::optional<driver::Compiled> c = Compile(std::move(text), args.file, {}, out);
   if (!c) return out;
   NoteImports(*c, out);
+  if (args.sarif) {
+    diag::SarifTool tool;
+    tool.version = kKodocRelease;
+    tool.full_name = VersionText("kodoc");
+    out.out += diag::RenderSarif(c->source, args.file, c->diagnostics, tool) + "\n";
+    out.exit_code = c->ok() ? kExitOk : kExitFailure;
+    return out;
+  }
   ReportCheck(*c, args.file, args.json_errors, out);
   return out;
 }

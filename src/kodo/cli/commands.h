@@ -28,10 +28,14 @@ struct CommandOutput {
 
 // `kodoc check FILE [--json-errors]`: parse and type-check. Text mode prints each diagnostic
 // to stderr (diag::RenderText) or "Check passed for module `M`" to stdout; --json-errors prints
-// the §6.2 envelope to stdout. Exit 1 when the program has errors.
+// the §6.2 envelope to stdout; --sarif prints a SARIF 2.1.0 log of the same diagnostics to
+// stdout (kodo/diag/sarif.h, docs/kodo.md §2.1). Exit 1 when the program has errors, 2 for --sarif
+// with
+// --json-errors.
 struct CheckArgs {
   std::string file;  // as given: it is echoed in span.file
   bool json_errors = false;
+  bool sarif = false;
 };
 CommandOutput RunCheck(base::Env& env, const CheckArgs& args);
 

@@ -55,6 +55,36 @@ TEST_F(CommandsTest, CheckTextAndJsonWithExitCodes) {
   EXPECT_EQ(e["errors"][0]["span"]["line"], 4);
 }
 
+TEST_F(CommandsTest, CheckSarifAgreesWithJsonErrors) {
+  Write("bad.ko", kTypeError);
+  CommandOutput sarif = RunCheck(env_, {.file = "bad.ko", .sarif = true});
+  EXPECT_EQ(sarif.exit_code, 1);
+  EXPECT_EQ(sarif.err, "");
+  const json log = json::parse(sarif.out);
+  const json errors = json::parse(RunCheck(env_, {.file = "bad.ko", .json_errors = true}).out);
+  EXPECT_EQ(log["version"], "2.1.0");
+  ASSERT_EQ(log["runs"][0]["results"].size(), errors["errors"].size());
+  const json& r = log["runs"][0]["results"][0];
+  const json& e = errors["errors"][0];
+  EXPECT_EQ(r["ruleId"], e["code"]);
+  EXPECT_EQ(r["message"]["text"], e["message"]);
+  const json& region = r["locations"][0]["physicalLocation"]["region"];
+  EXPECT_EQ(region["startLine"], e["span"]["line"]);
+  EXPECT_EQ(region["startColumn"], e["span"]["column"]);
+  EXPECT_EQ(region["byteOffset"], e["span"]["start"]);
+  EXPECT_EQ(region["byteLength"].get<int>(),
+            e["span"]["end"].get<int>() - e["span"]["start"].get<int>());
+
+  Write("ok.ko", kValid);
+  CommandOutput ok = RunCheck(env_, {.file = "ok.ko", .sarif = true});
+  EXPECT_EQ(ok.exit_code, 0);
+  EXPECT_TRUE(json::parse(ok.out)["runs"][0]["results"].empty());
+
+  CommandOutput both = RunCheck(env_, {.file = "ok.ko", .json_errors = true, .sarif = true});
+  EXPECT_EQ(both.exit_code, kExitUsage);
+  EXPECT_EQ(both.err, "error: --sarif and --json-errors exclude each other\n");
+}
+
 TEST_F(CommandsTest, CheckOfAMissingFileFails) {
   CommandOutput r = RunCheck(env_, {.file = "nope.ko"});
   EXPECT_EQ(r.exit_code, 1);

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "base/terminal.h"
 #include "kodo/cli/commands.h"
 #include "kodo/server/mcp_main.h"
 
@@ -18,6 +19,10 @@ int main(int argc, char** argv) {
   trove::kodo::server::PrepareMcpProcess();
   CLI::App app{"kodo-mcp: the Kōdo compiler's tools over MCP (stdio, or --http PORT)", "kodo-mcp"};
   app.set_version_flag("--version", trove::kodo::cli::VersionText("kodo-mcp"));
+  // CLI11's own usage errors start with the program's name too (base/terminal.h).
+  app.failure_message([](const CLI::App*, const CLI::Error& e) {
+    return trove::base::ErrorLine("kodo-mcp", e.what()) + "Run with --help for more information.\n";
+  });
   trove::kodo::server::McpRunOptions options;
   std::optional<int> http_port;
   app.add_option("--http", http_port, "Serve Streamable HTTP on 127.0.0.1:PORT")

@@ -11,15 +11,19 @@
 
 #include "base/command_line.h"
 #include "base/env.h"
+#include "base/terminal.h"
 #include "kodo/cli/commands.h"
 #include "kodo/server/mcp_main.h"
 
 namespace {
 
-void Emit(const trove::kodo::cli::CommandOutput& out) {
+// The commands write upstream's "error: ..." lines; here, where the program's name is known,
+// each gets it in front (base/terminal.h). Diagnostics ("error[E0201]: ...") stay as they are.
+void Emit(const std::string& program, const trove::kodo::cli::CommandOutput& out) {
   std::fwrite(out.out.data(), 1, out.out.size(), stdout);
   std::fflush(stdout);
-  std::fwrite(out.err.data(), 1, out.err.size(), stderr);
+  const std::string err = trove::base::PrefixErrorLines(program, out.err);
+  std::fwrite(err.data(), 1, err.size(), stderr);
 }
 
 // Words a user may type that name no command of this build (docs/kodo.md §2 lists the commands
@@ -50,7 +54,8 @@ constexpr trove::base::CommandNote kNotes[] = {
 // When the command word names no command, prints which word is unknown and which commands
 // there are and returns exit 2; CLI11 would say only "A subcommand is required". Returns
 // nothing for every other parse error.
-std::optional<int> ReportUnknownCommand(CLI::App& app, const CLI::ParseError& error) {
+std::optional<int> ReportUnknownCommand(const std::string& program, CLI::App& app,
+                                        const CLI::ParseError& error) {
   if (dynamic_cast<const CLI::RequiredError*>(&error) == nullptr ||
       !app.get_subcommands().empty()) {
     return std::nullopt;
@@ -61,7 +66,7 @@ std::optional<int> ReportUnknownCommand(CLI::App& app, const CLI::ParseError& er
   }
   const std::string message = trove::base::UnknownCommandMessage(
       trove::base::FirstCommandWord(app.remaining(true)), commands, kNotes);
-  std::fputs(("error: " + message + "\n").c_str(), stderr);
+  trove::base::PrintError(program, message);
   return trove::kodo::cli::kExitUsage;
 }
 
@@ -74,12 +79,17 @@ int main(int argc, char** argv) {
   CLI::App app{"The Kōdo compiler front end (compatible with kodoc 1.14.1, tiers T0-T1)", program};
   app.set_version_flag("--version", VersionText(program));
   app.require_subcommand(1);
+  // CLI11's own usage errors start with the program's name too.
+  app.failure_message([&program](const CLI::App*, const CLI::Error& e) {
+    return trove::base::ErrorLine(program, e.what()) + "Run with --help for more information.\n";
+  });
 
   CheckArgs check_args;
   CLI::App* check = app.add_subcommand("check", "Parse and type-check a source file");
   check->add_option("file", check_args.file, "The .ko source file")->required();
   check->add_flag("--json-errors", check_args.json_errors,
                   "Print the diagnostics as JSON (errors, warnings, status, count)");
+  check->add_flag("--sarif", check_args.sarif, "Print the diagnostics as a SARIF 2.1.0 log");
 
   ExplainArgs explain_args;
   CLI::App* explain = app.add_subcommand("explain", "Explain an error code with examples");
@@ -119,12 +129,12 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    if (std::optional<int> code = ReportUnknownCommand(app, e)) return *code;
+    if (std::optional<int> code = ReportUnknownCommand(program, app, e)) return *code;
     const int code = app.exit(e);
     return code == 0 ? 0 : kExitUsage;
   }
   if (*fix && dry_run && fix_args.apply) {
-    std::fputs("error: --dry-run and --apply exclude each other\n", stderr);
+    trove::base::PrintError(program, "--dry-run and --apply exclude each other");
     return kExitUsage;
   }
 
@@ -142,6 +152,6 @@ int main(int argc, char** argv) {
     mcp_options.http_port = http_port;
     return trove::kodo::server::RunKodoMcp(mcp_options);
   }
-  Emit(out);
+  Emit(program, out);
   return out.exit_code;
 }

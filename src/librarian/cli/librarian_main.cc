@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "base/cancellation.h"
+#include "base/terminal.h"
 #include "librarian/crawl/path.h"
 #include "librarian/index/bootstrap.h"
 #include "librarian/query/query.h"
@@ -39,8 +40,10 @@ int ExitFor(const Status& s) {
   }
 }
 
+constexpr std::string_view kProgram = "librarian";
+
 int Fail(const Status& s) {
-  std::fputs(fmt::format("librarian: error: {}\n", s.message()).c_str(), stderr);
+  base::PrintError(kProgram, s.message());
   return ExitFor(s);
 }
 
@@ -72,7 +75,8 @@ int RunBootstrap(const BootstrapFlags& f) {
   o.max_files = f.max_files;
   o.ctags_program = f.ctags;
   base::Cancellation cancel;
-  const bool quiet = f.quiet;
+  // Progress only where a person watches (base/terminal.h); a pipe or a log gets the result.
+  const bool quiet = f.quiet || !base::TerminalInfo::Detect().stderr_progress;
   base::Progress progress(
       [quiet, last = 0.0](double done, double total, const std::string&) mutable {
         if (quiet || (done - last < 500 && done != total)) return;
@@ -203,6 +207,10 @@ int main(int argc, char** argv) {
   CLI::App app{"Librarian: repository knowledge index with ranked context packs", "librarian"};
   app.set_version_flag("--version", std::string("librarian (trove) ") + trove::VersionFull());
   app.require_subcommand(1);
+  // CLI11's own usage errors start with the program's name too.
+  app.failure_message([](const CLI::App*, const CLI::Error& e) {
+    return base::ErrorLine(kProgram, e.what()) + "Run with --help for more information.\n";
+  });
 
   BootstrapFlags bf;
   CLI::App* bootstrap = app.add_subcommand("bootstrap", "Index (or re-index) a workspace");
@@ -213,7 +221,8 @@ int main(int argc, char** argv) {
   bootstrap->add_option("--max-files", bf.max_files, "Index at most N files (sorted)")
       ->check(CLI::PositiveNumber);
   bootstrap->add_option("--ctags", bf.ctags, "universal-ctags program; empty disables it");
-  bootstrap->add_flag("--quiet", bf.quiet, "No progress on stderr");
+  bootstrap->add_flag("--quiet", bf.quiet,
+                      "No progress on stderr (there is none unless stderr is a terminal)");
   bootstrap->add_flag("--json", bf.json, "Print the bootstrap tool's JSON");
 
   QueryFlags qf;

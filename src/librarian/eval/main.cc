@@ -7,6 +7,12 @@
 //                  [--hard] [--system NAME]... [--repo NAME]... [--max-per-repo N] [--depth N]
 //                  [--weights LEX,SYM,PATH,GRAPH,SCOPE[,NAMEW,INTENTW,OWNERW,FILE[,COVER]]]
 //                  [--project DIR] [--work DIR] [--check]
+//                  [--figures FILE.json] [--svg FILE.svg] [--title TEXT]
+//   librarian_eval plot --figures FILE.json --svg FILE.svg [--title TEXT]
+//
+// `--figures` writes the per-repository figures (MRR and nDCG@10 with 95 % intervals, the ratio
+// to the baseline: plot.h) as JSON, `--svg` the plot of them; `plot` draws the plot again from
+// such a JSON without running anything. Both are written atomically (temporary file, rename).
 //
 // `--check` (the CI run) exits non-zero unless the correctness properties hold: the set loads,
 // queries ran, every metric is in [0, 1], no query failed and the baseline ranked at least one
@@ -23,9 +29,12 @@
 #include <string>
 #include <vector>
 
+#include "base/env.h"
 #include "base/hash.h"
+#include "base/terminal.h"
 #include "librarian/eval/eval_set.h"
 #include "librarian/eval/generate.h"
+#include "librarian/eval/plot.h"
 #include "librarian/eval/runner.h"
 
 namespace trove::librarian::eval {
@@ -156,9 +165,47 @@ Status Check(const EvalRun& run) {
   return Status::Ok();
 }
 
+// Writes `text` to `path` through a temporary file and a rename, so that a reader never sees a
+// half-written plot.
+Status WriteAtomically(const std::string& path, std::string_view text) {
+  base::PosixEnv env;
+  Status s = env.WriteFile(path, text);
+  if (!s.ok()) return std::move(s).WithContext(path);
+  return Status::Ok();
+}
+
+constexpr std::string_view kDefaultTitle = "Librarian retrieval per repository";
+
+Status Plot(const std::vector<std::string>& args) {
+  std::string figures_path, svg_path, title(kDefaultTitle);
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (i + 1 >= args.size()) return Status::InvalidArgument(fmt::format("{}: needs a value", a));
+    if (a == "--figures") {
+      figures_path = args[++i];
+    } else if (a == "--svg") {
+      svg_path = args[++i];
+    } else if (a == "--title") {
+      title = args[++i];
+    } else {
+      return Status::InvalidArgument(fmt::format("unknown option '{}'", a));
+    }
+  }
+  if (figures_path.empty() || svg_path.empty()) {
+    return Status::InvalidArgument("plot needs --figures FILE and --svg FILE");
+  }
+  ASSIGN_OR_RETURN(std::string text, ReadText(figures_path));
+  Result<std::vector<RepoFigures>> figures = ParseFiguresJson(text);
+  if (!figures.ok()) return std::move(figures).status().WithContext(figures_path);
+  RETURN_IF_ERROR(WriteAtomically(svg_path, RenderSvg(*figures, title)));
+  fmt::print("wrote {} ({} repositories)\n", svg_path, figures->size());
+  return Status::Ok();
+}
+
 Status Run(const std::vector<std::string>& args) {
   RunOptions o;
   std::string set_path;
+  std::string figures_path, svg_path, title(kDefaultTitle);
   bool check = false;
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
@@ -190,6 +237,12 @@ Status Run(const std::vector<std::string>& args) {
       o.work_dir = v;
     } else if (a == "--rankings") {
       o.rankings_path = v;
+    } else if (a == "--figures") {
+      figures_path = v;
+    } else if (a == "--svg") {
+      svg_path = v;
+    } else if (a == "--title") {
+      title = v;
     } else if (a == "--weights") {
       std::stringstream ss(v);
       std::string part;
@@ -209,8 +262,26 @@ Status Run(const std::vector<std::string>& args) {
   ASSIGN_OR_RETURN(std::string text, ReadText(set_path));
   Result<EvalSet> set = ParseEvalSet(text);
   if (!set.ok()) return std::move(set).status().WithContext(set_path);
-  ASSIGN_OR_RETURN(EvalRun run, RunEval(*set, o));
+  // A progress line on stderr only when it is a terminal (base/terminal.h); erased before the
+  // table is printed.
+  const bool show_progress = base::TerminalInfo::Detect().stderr_progress;
+  const base::Progress progress([](double done, double total, const std::string& what) {
+    std::fputs(
+        fmt::format("\r\x1b[Klibrarian_eval: repository {}/{} {}", done, total, what).c_str(),
+        stderr);
+    std::fflush(stderr);
+  });
+  if (show_progress) o.progress = &progress;
+  Result<EvalRun> ran = RunEval(*set, o);
+  if (show_progress) std::fputs("\r\x1b[K", stderr);
+  if (!ran.ok()) return std::move(ran).status();
+  const EvalRun& run = *ran;
   fmt::print("{}", FormatRun(run, o));
+  if (!figures_path.empty() || !svg_path.empty()) {
+    const std::vector<RepoFigures> figures = PerRepoFigures(run, *set);
+    if (!figures_path.empty()) RETURN_IF_ERROR(WriteAtomically(figures_path, FiguresJson(figures)));
+    if (!svg_path.empty()) RETURN_IF_ERROR(WriteAtomically(svg_path, RenderSvg(figures, title)));
+  }
   if (check) {
     RETURN_IF_ERROR(Check(run));
     fmt::print("check: ok\n");
@@ -226,12 +297,14 @@ int main(int argc, char** argv) {
   trove::Status s;
   if (!args.empty() && args[0] == "generate") {
     s = trove::librarian::eval::Generate({args.begin() + 1, args.end()});
+  } else if (!args.empty() && args[0] == "plot") {
+    s = trove::librarian::eval::Plot({args.begin() + 1, args.end()});
   } else {
     if (!args.empty() && args[0] == "run") args.erase(args.begin());
     s = trove::librarian::eval::Run(args);
   }
   if (!s.ok()) {
-    std::fprintf(stderr, "librarian_eval: %s\n", s.ToString().c_str());
+    trove::base::PrintError("librarian_eval", s.ToString());
     return 1;
   }
   return 0;

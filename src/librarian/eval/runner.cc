@@ -291,11 +291,16 @@ Result<EvalRun> RunEval(const EvalSet& set, const RunOptions& options) {
   std::vector<std::vector<RunResult>> file_runs(systems.size()), fn_runs(systems.size());
   std::string rankings;  // RunOptions::rankings_path
 
+  const auto selected = [&options](const EvalRepo& repo) {
+    return options.repos.empty() ||
+           std::find(options.repos.begin(), options.repos.end(), repo.name) != options.repos.end();
+  };
+  const double repo_total =
+      static_cast<double>(std::count_if(set.repos.begin(), set.repos.end(), selected));
+  double repo_done = 0;
   for (const EvalRepo& repo : set.repos) {
-    if (!options.repos.empty() &&
-        std::find(options.repos.begin(), options.repos.end(), repo.name) == options.repos.end()) {
-      continue;
-    }
+    if (!selected(repo)) continue;
+    if (options.progress) options.progress->Report(repo_done++, repo_total, repo.name);
     RepoSummary summary;
     summary.name = repo.name;
     fs::path root = fs::path(repo.root).is_absolute() ? fs::path(repo.root)
@@ -403,6 +408,7 @@ Result<EvalRun> RunEval(const EvalSet& set, const RunOptions& options) {
     ASSIGN_OR_RETURN(r.function_level, ScoreRuns(fn_config, queries, fn_runs[s]));
     run.systems.push_back(std::move(r));
   }
+  if (options.progress) options.progress->Report(repo_total, repo_total, "scored");
   return run;
 }
 

@@ -26,6 +26,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/cancellation.h"
 #include "base/status.h"
 #include "librarian/eval/eval_set.h"
 #include "librarian/eval/metrics.h"
@@ -69,6 +70,9 @@ struct RunOptions {
   std::string rankings_path;
   // Harness settings (cutoff k = 10 by default).
   EvalConfig config;
+  // When set, told (repositories done, repositories selected, name) as each repository starts
+  // and once at the end. Not owned.
+  const base::Progress* progress = nullptr;
 };
 
 struct SystemResult {

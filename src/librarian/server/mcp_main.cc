@@ -30,7 +30,8 @@ int RunLibrarianMcp(const McpRunOptions& options) {
   for (const std::string& w : options.workspaces) {
     Result<std::string> root = crawl::CanonicalWorkspaceRoot(w);
     if (!root.ok()) {
-      std::fputs(fmt::format("error: --workspace {}\n", root.status().message()).c_str(), stderr);
+      std::fputs(fmt::format("librarian: error: --workspace {}\n", root.status().message()).c_str(),
+                 stderr);
       return 2;
     }
     workspaces.Register(*root);
@@ -59,7 +60,7 @@ int RunLibrarianMcp(const McpRunOptions& options) {
     service.ctags_program = options.ctags_program;
     Status s = RegisterLibrarianTools(server, workspaces, service);
     if (!s.ok()) {
-      std::fputs(fmt::format("error: {}\n", s.message()).c_str(), stderr);
+      std::fputs(fmt::format("librarian: error: {}\n", s.message()).c_str(), stderr);
       workers.Wait();
       return 1;
     }

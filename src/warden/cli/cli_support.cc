@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/env.h"
+#include "base/terminal.h"
 #include "warden/kb/kb.h"
 
 namespace trove::warden::cli {
@@ -21,9 +22,7 @@ void PrintJson(const Json& j) {
   std::fputs((j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n").c_str(), stdout);
 }
 
-void Error(std::string_view message) {
-  std::fputs(fmt::format("error: {}\n", message).c_str(), stderr);
-}
+void Error(std::string_view message) { base::PrintError(kProgram, message); }
 
 std::string MalformedWasmMessage(const Status& s) {
   const std::string& message = s.message();
@@ -145,7 +144,7 @@ void OnSigbus(int /*signal*/) {
 
 ExitOnSigbus::ExitOnSigbus(std::string_view path) {
   const std::string message =
-      fmt::format("error: malformed wasm: {} changed while it was read\n", path);
+      base::ErrorLine(kProgram, fmt::format("malformed wasm: {} changed while it was read", path));
   g_sigbus_length = std::min(message.size(), sizeof(g_sigbus_message));
   std::memcpy(g_sigbus_message, message.data(), g_sigbus_length);
   struct sigaction action {};

@@ -21,7 +21,9 @@ using views::Json;
 
 // Names and summaries need not be valid UTF-8: invalid bytes become U+FFFD.
 void PrintJson(const Json& j);
-// "error: <message>" on stderr.
+// The name error lines start with (base/terminal.h), for warden and warden-net alike.
+inline constexpr std::string_view kProgram = "warden";
+// "warden: error: <message>" on stderr.
 void Error(std::string_view message);
 // The error line for a module that failed to read (docs/warden.md §4.5): "malformed wasm at offset
 // 0x1a2b (6699), code section, function 17: function body: body ends inside a block" for a reader
@@ -57,8 +59,8 @@ std::string OrDash(const std::optional<std::string>& s);
 std::string Conf(const std::optional<double>& c);
 
 // While one is alive, a SIGBUS, which reading a mapped module that shrank raises
-// (base::MappedFile, IngestOptions::map_module), prints "error: malformed wasm: <path> changed
-// while it was read" on stderr and exits with kExitMalformed (4) at once: nothing has been
+// (base::MappedFile, IngestOptions::map_module), prints "warden: error: malformed wasm: <path>
+// changed while it was read" on stderr and exits with kExitMalformed (4) at once: nothing has been
 // written to the KB before the module is prepared, and a KB being created meanwhile is left
 // as after a kill. The previous action comes back when it is destroyed. One at a time.
 class ExitOnSigbus {

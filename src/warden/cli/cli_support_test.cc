@@ -36,7 +36,7 @@ TEST(ExitOnSigbusDeathTest, AModuleThatShrinksWhileMappedIsExit4) {
         std::_Exit(TouchEveryPage(mapped->bytes()) == 0 ? 12 : 13);  // not reached
       },
       ::testing::ExitedWithCode(kExitMalformed),
-      "error: malformed wasm: .*module.wasm changed while it was read");
+      "warden: error: malformed wasm: .*module.wasm changed while it was read");
 }
 
 // Once the guard is gone, the action before it is back.

@@ -26,6 +26,7 @@
 #include "warden/identity/identity.h"
 #include "warden/ingest/ingest.h"
 #include "warden/kb/kb.h"
+#include "warden/report/report.h"
 #include "warden/views/json_views.h"
 #include "warden/wasm/reader.h"
 
@@ -578,8 +579,8 @@ int RunVerify(base::Env& env, const GlobalOptions& global, const std::string& fi
     std::string out = fmt::format("{}/{} functions fingerprint deterministically\n",
                                   total - unstable.size(), total);
     for (std::uint32_t f : unstable) {
-      out += global.stdout_is_terminal ? fmt::format("\x1b[31munstable: func[{}]\x1b[0m\n", f)
-                                       : fmt::format("unstable: func[{}]\n", f);
+      out += global.stdout_colour ? fmt::format("\x1b[31munstable: func[{}]\x1b[0m\n", f)
+                                  : fmt::format("unstable: func[{}]\n", f);
     }
     out += fmt::format(
         "differential equivalence ready: {} tooling={{'wasm2c': {}, 'w2c2': {}, 'cc': {}, "
@@ -688,6 +689,47 @@ int RunExport(base::Env& env, const GlobalOptions& global, const ExportArgs& arg
     return kExitOk;
   }
   if (!args.out) std::fputs(text.c_str(), stdout);
+  return kExitOk;
+}
+
+int RunReport(base::Env& env, const GlobalOptions& global, const ReportArgs& args) {
+  int exit = kExitOk;
+  std::optional<OpenedVersion> opened = OpenVersion(env, global, args.version, &exit);
+  if (!opened) return exit;
+  TerminalProgress progress(global.stderr_is_terminal && !global.json);
+  const base::Progress sink = progress.Sink();
+  base::Cancellation cancel;
+  Result<report::ReportData> data =
+      report::CollectReport(*opened->kb, opened->version_id, cancel, sink);
+  progress.Clear();
+  if (!data.ok()) {
+    Error(data.status().message());
+    return ExitFor(data.status());
+  }
+  data->generator = args.generator;
+  const std::string html = report::RenderHtml(*data);
+  // Env::WriteFile writes a temporary file beside the target and renames it over the target,
+  // so a reader never sees half a page and a failed write leaves the old file.
+  const std::string path = AbsolutePath(global.cwd, args.html);
+  if (Status s = env.WriteFile(path, html); !s.ok()) {
+    Error(fmt::format("cannot write {}: {}", args.html, s.message()));
+    return kExitUsage;
+  }
+  const kb::VersionInfo& v = data->versions[data->selected].version;
+  if (global.json) {
+    PrintJson(Json{{"version_id", v.id},
+                   {"label", v.label},
+                   {"out", path},
+                   {"bytes", html.size()},
+                   {"functions", v.functions},
+                   {"versions", data->versions.size()}});
+  } else {
+    std::fputs(fmt::format("wrote the report of {} ({} functions, {} version{} charted) to {}\n",
+                           v.label, Grouped(static_cast<std::uint64_t>(v.functions)),
+                           data->versions.size(), data->versions.size() == 1 ? "" : "s", args.html)
+                   .c_str(),
+               stdout);
+  }
   return kExitOk;
 }
 

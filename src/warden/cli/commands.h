@@ -26,7 +26,8 @@ struct GlobalOptions {
   bool json = false;
   std::string cwd;
   bool stdout_is_terminal = false;
-  bool stderr_is_terminal = false;
+  bool stderr_is_terminal = false;  // progress bars are drawn only then
+  bool stdout_colour = false;       // a terminal and NO_COLOR unset (base/terminal.h)
 };
 
 struct IngestArgs {
@@ -66,6 +67,12 @@ struct ExportArgs {
   std::optional<std::string> out;
 };
 
+struct ReportArgs {
+  std::optional<std::string> version;
+  std::string html;       // the page's path; written atomically (temporary file, then rename)
+  std::string generator;  // "warden (trove) VERSION", shown on the page
+};
+
 struct AgentArgs {
   std::optional<std::string> version;
   std::string backend = "auto";
@@ -92,6 +99,8 @@ int RunShow(base::Env& env, const GlobalOptions& global, const ShowArgs& args);
 int RunSetName(base::Env& env, const GlobalOptions& global, const SetNameArgs& args);
 int RunVerify(base::Env& env, const GlobalOptions& global, const std::string& file);
 int RunExport(base::Env& env, const GlobalOptions& global, const ExportArgs& args);
+// `report [<version>] --html FILE` (issue 24): the self-contained HTML page of warden/report/.
+int RunReport(base::Env& env, const GlobalOptions& global, const ReportArgs& args);
 int RunAgent(base::Env& env, const GlobalOptions& global, const AgentArgs& args);
 // Blocks the shutdown signals first (before any thread starts), then serves.
 int RunMcp(base::Env& env, const GlobalOptions& global, const McpArgs& args);

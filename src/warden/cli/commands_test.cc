@@ -143,7 +143,7 @@ TEST_F(CommandsTest, TheErrorLineNamesOffsetSectionAndFunction) {
   const std::size_t at = module.size();
   std::string err;
   EXPECT_EQ(Ingest(bad, dir_.Abs("kb.db"), &err), kExitMalformed);
-  EXPECT_EQ(err, fmt::format("error: malformed wasm at offset {:#x} ({}), code section, "
+  EXPECT_EQ(err, fmt::format("warden: error: malformed wasm at offset {:#x} ({}), code section, "
                              "function 1: function body: body ends inside a block\n",
                              at, at));
 }

@@ -18,7 +18,9 @@
 
 #include "base/command_line.h"
 #include "base/env.h"
+#include "base/terminal.h"
 #include "trove_version.h"  // generated: trove::VersionFull()
+#include "warden/cli/cli_support.h"
 #include "warden/cli/commands.h"
 
 namespace {
@@ -34,11 +36,10 @@ int ExecWardenNet(char** argv) {
   const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
   const std::string net = (ec ? std::filesystem::path(argv[0]) : self).parent_path() / "warden-net";
   ::execv(net.c_str(), argv);
-  std::fputs(fmt::format("error: cannot run {}: {} (the agent, mcp and config commands run in "
-                         "warden-net, which is installed beside warden)\n",
-                         net, std::strerror(errno))
-                 .c_str(),
-             stderr);
+  trove::base::PrintError(trove::warden::cli::kProgram,
+                          fmt::format("cannot run {}: {} (the agent, mcp and config commands run "
+                                      "in warden-net, which is installed beside warden)",
+                                      net, std::strerror(errno)));
   return trove::warden::cli::kExitUnavailable;
 }
 #endif
@@ -48,7 +49,6 @@ constexpr trove::base::CommandNote kPlanned[] = {
     {"oracle", "is planned but not implemented yet"},
     {"diff", "is planned but not implemented yet"},
     {"demo", "is planned but not implemented yet"},
-    {"report", "is planned but not implemented yet"},
 };
 
 // When the command word (or, under `config`, the config command) names no command, prints
@@ -72,7 +72,7 @@ std::optional<int> ReportUnknownCommand(CLI::App& app, const CLI::ParseError& er
                     : std::span<const trove::base::CommandNote>();
   const std::string message = trove::base::UnknownCommandMessage(
       trove::base::FirstCommandWord(app.remaining(true)), commands, notes, parent);
-  std::fputs(fmt::format("error: {}\n", message).c_str(), stderr);
+  trove::base::PrintError(trove::warden::cli::kProgram, message);
   return trove::warden::cli::kExitUsage;
 }
 
@@ -83,6 +83,10 @@ int main(int argc, char** argv) {
   CLI::App app{"WARDEN: a WebAssembly reverse-engineering knowledge base", "warden"};
   app.set_version_flag("--version", std::string("warden (trove) ") + trove::VersionFull());
   app.require_subcommand(1);
+  // CLI11's own usage errors start with the program's name too.
+  app.failure_message([](const CLI::App*, const CLI::Error& e) {
+    return trove::base::ErrorLine(kProgram, e.what()) + "Run with --help for more information.\n";
+  });
   app.fallthrough();  // --db may come after the command: `warden ingest --db kb.db f.wasm`
 
   GlobalOptions global;
@@ -163,6 +167,15 @@ int main(int argc, char** argv) {
   export_cmd->add_flag("--json", global.json,
                        "Print one JSON object: the export in content (null with --out)");
 
+  // report
+  ReportArgs report_args;
+  report_args.generator = std::string("warden (trove) ") + trove::VersionFull();
+  CLI::App* report =
+      app.add_subcommand("report", "Write a self-contained HTML report of a version");
+  report->add_option("version", report_args.version, "Label or id (default: the latest)");
+  report->add_option("--html", report_args.html, "Write the page to FILE")->required();
+  report->add_flag("--json", global.json, "Print JSON");
+
   // agent
   AgentArgs agent_args;
   CLI::App* agent = app.add_subcommand("agent", "Run an agent pass: propose, verify, write back");
@@ -212,8 +225,10 @@ int main(int argc, char** argv) {
   trove::base::PosixEnv env;
   std::error_code ec;
   global.cwd = std::filesystem::current_path(ec).string();
-  global.stdout_is_terminal = ::isatty(1) == 1;
-  global.stderr_is_terminal = ::isatty(2) == 1;
+  const trove::base::TerminalInfo terminal = trove::base::TerminalInfo::Detect();
+  global.stdout_is_terminal = terminal.stdout_terminal;
+  global.stderr_is_terminal = terminal.stderr_progress;
+  global.stdout_colour = terminal.stdout_colour;
 
   if (*init) return RunInit(env, global, project);
   if (*ingest) return RunIngest(env, global, ingest_args);
@@ -224,6 +239,7 @@ int main(int argc, char** argv) {
   if (*set_name) return RunSetName(env, global, set_args);
   if (*verify) return RunVerify(env, global, verify_file);
   if (*export_cmd) return RunExport(env, global, export_args);
+  if (*report) return RunReport(env, global, report_args);
 #ifdef TROVE_WARDEN_LEAN
   if (*agent || *mcp || *config) return ExecWardenNet(argv);
 #else

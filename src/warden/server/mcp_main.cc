@@ -28,8 +28,9 @@ int RunWardenMcp(base::Env& env, const McpRunOptions& options) {
   // a clear error and a non-zero exit rather than a failing tool call.
   Result<std::unique_ptr<kb::Kb>> probe = kb::Kb::Open(env, options.db_path);
   if (!probe.ok()) {
-    std::fputs(fmt::format("error: {}: {}\n", options.db_path, probe.status().message()).c_str(),
-               stderr);
+    std::fputs(
+        fmt::format("warden: error: {}: {}\n", options.db_path, probe.status().message()).c_str(),
+        stderr);
     return 3;
   }
   probe->reset();
@@ -38,7 +39,7 @@ int RunWardenMcp(base::Env& env, const McpRunOptions& options) {
   Result<agents::AgentConfig> agent_config =
       pass::LoadAgentConfig(env, pass::ProjectDirOfDb(options.db_path));
   if (!agent_config.ok()) {
-    std::fputs(fmt::format("error: {}\n", agent_config.status().message()).c_str(), stderr);
+    std::fputs(fmt::format("warden: error: {}\n", agent_config.status().message()).c_str(), stderr);
     return 2;
   }
 
@@ -59,7 +60,7 @@ int RunWardenMcp(base::Env& env, const McpRunOptions& options) {
     mcp::Server server(info, mcp::ServerOptions{}, workers, logger);
     Status s = RegisterWardenTools(server, pool, *agent_config);
     if (!s.ok()) {
-      std::fputs(fmt::format("error: {}\n", s.message()).c_str(), stderr);
+      std::fputs(fmt::format("warden: error: {}\n", s.message()).c_str(), stderr);
       workers.Wait();
       return 1;
     }
