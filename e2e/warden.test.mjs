@@ -359,7 +359,7 @@ describe('warden CLI', () => {
         const r = spawnSync(lone, args, { encoding: 'utf8', timeout: 60000 });
         assert.equal(r.status, 5, `${args}: ${r.stderr}`);
         assert.equal(r.stdout, '');
-        assert.match(r.stderr, /^error: cannot run .*\/warden-net: No such file or directory \(the agent, mcp and config commands run in warden-net, which is installed beside warden\)\n$/);
+        assert.match(r.stderr, /^error: cannot run .*\/warden-net: No such file or directory \(the agent, mcp, config and audit commands run in warden-net, which is installed beside warden\)\n$/);
       }
       // The commands that do not need it work from the lone copy.
       const r = spawnSync(lone, ['verify', v1], { encoding: 'utf8', timeout: 60000 });
@@ -869,7 +869,8 @@ describe('warden mcp', () => {
     r = warden(['audit', 'stats', log, '--json']);
     assert.equal(r.code, 0, r.stderr);
     const stats = JSON.parse(r.stdout);
-    assert.ok(JSON.stringify(stats).includes('list_versions'), r.stdout);
+    assert.equal(stats.totalEvents, lines.length, r.stdout);
+    assert.equal(stats.byType.tool_call, 2, r.stdout);
     // One record changed: the chain breaks there.
     const tampered = path.join(dir, 'warden-audit-tampered.jsonl');
     const i = lines.findIndex((l) => l.includes('list_versions'));
