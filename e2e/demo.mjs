@@ -224,7 +224,7 @@ function copyRepository(dest) {
 async function librarian() {
   const ws = path.join(scratch, 'trove');
   const how = copyRepository(ws);
-  const client = await connect(LIBRARIAN, ['mcp']);
+  const client = await connect(LIBRARIAN, ['mcp', '--allow-root', scratch]);
   try {
     const { tools } = await client.listTools();
     say(`MCP client -> librarian mcp: ${tools.length} tools (${tools.map((t) => t.name).join(', ')}); workspace: this repository (${how})`);

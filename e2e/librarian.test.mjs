@@ -320,7 +320,7 @@ describe('librarian mcp progress on the wire (raw stdio client)', () => {
   test('bootstrap sends progress 0..4 of 4 for its token, every notification before the result', { timeout: 60000 }, async () => {
     const root = path.join(dir, 'ws-progress');
     writeWorkspace(root);
-    const s = await StdioServer.start(['mcp'], { bin: LIBRARIAN });
+    const s = await StdioServer.start(['mcp', '--allow-root', dir], { bin: LIBRARIAN });
     try {
       await s.initialize();
       const from = s.lines.length;
@@ -342,12 +342,12 @@ describe('librarian mcp progress on the wire (raw stdio client)', () => {
 
 mcpSuite('stdio', async () => {
   const client = new Client({ name: 'librarian-e2e', version: '0.0.0' });
-  await client.connect(new StdioClientTransport({ command: LIBRARIAN, args: ['mcp'], stderr: 'pipe' }));
+  await client.connect(new StdioClientTransport({ command: LIBRARIAN, args: ['mcp', '--allow-root', dir], stderr: 'pipe' }));
   return { client, close: () => client.close() };
 }, () => ws);
 
 mcpSuite('Streamable HTTP', async () => {
-  const srv = await startHttpServer([], { bin: LIBRARIAN, command: ['mcp'], timeout: 20000 });
+  const srv = await startHttpServer(['--allow-root', dir], { bin: LIBRARIAN, command: ['mcp'], timeout: 20000 });
   const client = new Client({ name: 'librarian-e2e-http', version: '0.0.0' });
   await client.connect(new StreamableHTTPClientTransport(new URL(srv.url)));
   return {

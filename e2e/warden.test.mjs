@@ -157,7 +157,7 @@ describe('warden CLI', () => {
   });
 
   test('unknown and planned commands name themselves and the commands there are (exit 2)', () => {
-    const commands = 'init, ingest, versions, coverage, funcs, show, set-name, verify, export, report, agent, mcp, config';
+    const commands = 'init, ingest, versions, coverage, funcs, show, set-name, verify, export, report, agent, mcp, config, audit';
     for (const cmd of ['oracle', 'diff', 'demo']) {
       const r = warden([cmd, '--db', db]);
       assert.equal(r.code, 2, `${cmd}: ${r.stderr}`);
@@ -355,11 +355,11 @@ describe('warden CLI', () => {
       const lone = path.join(alone, 'warden');
       copyFileSync(WARDEN, lone);
       chmodSync(lone, 0o755);
-      for (const args of [['config', 'get', 'agent.backend'], ['mcp', '--db', db], ['agent', '--db', db]]) {
+      for (const args of [['config', 'get', 'agent.backend'], ['mcp', '--db', db], ['agent', '--db', db], ['audit', 'stats', db]]) {
         const r = spawnSync(lone, args, { encoding: 'utf8', timeout: 60000 });
         assert.equal(r.status, 5, `${args}: ${r.stderr}`);
         assert.equal(r.stdout, '');
-        assert.match(r.stderr, /^warden: error: cannot run .*\/warden-net: No such file or directory \(the agent, mcp and config commands run in warden-net, which is installed beside warden\)\n$/);
+        assert.match(r.stderr, /^warden: error: cannot run .*\/warden-net: No such file or directory \(the agent, mcp, config and audit commands run in warden-net, which is installed beside warden\)\n$/);
       }
       // The commands that do not need it work from the lone copy.
       const r = spawnSync(lone, ['verify', v1], { encoding: 'utf8', timeout: 60000 });
@@ -828,5 +828,56 @@ describe('warden mcp', () => {
     const r = warden(['mcp', '--db', missing]);
     assert.equal(r.code, 3, r.stderr);
     assert.ok(!existsSync(missing));
+  });
+
+  test('mcp takes the policy flags every server shares; --listen stays an alias', () => {
+    const help = warden(['mcp', '--help']);
+    assert.equal(help.code, 0, help.stderr);
+    for (const flag of ['--http', '--host', '--auth', '--token-file', '--jwks-file', '--issuer', '--resource',
+      '--allow-root', '--audit-log', '--rate-limit', '--burst', '--policy', '--listen', '--transport']) {
+      assert.match(help.stdout, new RegExp(`^\\s+${flag}\\b`, 'm'), `warden mcp --help lacks ${flag}`);
+    }
+    let r = warden(['mcp', '--db', db, '--listen', '127.0.0.1:0', '--http', '0']);
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /--listen HOST:PORT cannot be combined with --host or --http/);
+    r = warden(['mcp', '--db', db, '--listen', 'nonsense']);
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /--listen must be HOST:PORT/);
+    // Without authentication only loopback may be served, whichever spelling names the host.
+    for (const args of [['--listen', '0.0.0.0:0'], ['--host', '0.0.0.0', '--http', '0']]) {
+      r = warden(['mcp', '--db', db, ...args]);
+      assert.equal(r.code, 2, `${args}: ${r.stderr}`);
+      assert.match(r.stderr, /loopback/);
+    }
+  });
+
+  test('mcp --audit-log records every call; audit verify and stats read it; a changed record fails', { timeout: 60000 }, async () => {
+    const log = path.join(dir, 'warden-audit.jsonl');
+    const client = new Client({ name: 'warden-e2e-audit', version: '0.0.0' });
+    await client.connect(new StdioClientTransport({ command: WARDEN, args: ['mcp', '--db', db, '--audit-log', log],
+      stderr: 'pipe', env: { PATH: process.env.PATH, HOME: dir, XDG_CONFIG_HOME: dir } }));
+    try {
+      await client.callTool({ name: 'list_versions', arguments: {} });
+      await client.callTool({ name: 'coverage', arguments: { version_id: 1 } });
+    } finally {
+      await client.close();
+    }
+    const lines = readFileSync(log, 'utf8').split('\n').filter(Boolean);
+    assert.ok(lines.length >= 2, `audit log: ${lines.length} records`);
+    let r = warden(['audit', 'verify', log]);
+    assert.equal(r.code, 0, r.stderr + r.stdout);
+    r = warden(['audit', 'stats', log, '--json']);
+    assert.equal(r.code, 0, r.stderr);
+    const stats = JSON.parse(r.stdout);
+    assert.equal(stats.totalEvents, lines.length, r.stdout);
+    assert.equal(stats.byType.tool_call, 2, r.stdout);
+    // One record changed: the chain breaks there.
+    const tampered = path.join(dir, 'warden-audit-tampered.jsonl');
+    const i = lines.findIndex((l) => l.includes('list_versions'));
+    const changed = [...lines];
+    changed[i] = changed[i].replace('list_versions', 'list_functions');
+    writeFileSync(tampered, changed.join('\n') + '\n');
+    r = warden(['audit', 'verify', tampered]);
+    assert.equal(r.code, 1, r.stdout + r.stderr);
   });
 });

@@ -156,5 +156,26 @@ TEST_F(KodoToolsTest, ExplainDescribeAnnotateAndFix) {
   EXPECT_EQ(fix["patches"][0]["replacement"], "total");
 }
 
+// Confinement (docs/decisions/0048-mcp-policy-layer.md): no Kōdo tool takes a path. Each takes
+// source text (or an error code); kodo.check's `filename` is a label that is never opened. So
+// the traversal corpus in `filename` changes nothing and reaches no file, even on a server
+// with no allowed roots at all (this fixture's), where every client path would be refused.
+TEST_F(KodoToolsTest, NoToolTakesAPathAndFilenameIsNeverOpened) {
+  Json list = client_.Request("tools/list")["result"]["tools"];
+  for (const Json& tool : list) {
+    for (const auto& [name, property] : tool["inputSchema"]["properties"].items()) {
+      EXPECT_TRUE(name == "source" || name == "code" || name == "filename")
+          << tool["name"] << " takes " << name;
+    }
+  }
+  const std::string expected = mcp::Dump(Structured(Call("kodo.check", {{"source", kValid}})));
+  for (const std::string& filename :
+       {std::string("../../../../etc/passwd"), std::string("%2e%2e/%2e%2e/etc/shadow"),
+        std::string("/etc/passwd"), std::string("a\0b", 3), std::string(5000, 'a')}) {
+    Json r = Structured(Call("kodo.check", {{"source", kValid}, {"filename", filename}}));
+    EXPECT_EQ(mcp::Dump(r), expected) << filename.substr(0, 40);
+  }
+}
+
 }  // namespace
 }  // namespace trove::kodo::server

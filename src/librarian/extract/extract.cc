@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <cctype>
+#include <map>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "librarian/extract/chunks.h"
 #include "librarian/extract/ctags.h"
@@ -80,7 +82,10 @@ Result<FileFacts> Extractor::ExtractWithCtags(std::string_view path, std::string
   ASSIGN_OR_RETURN(internal::ScratchDir scratch, internal::ScratchDir::Create("trove_extract"));
   std::string file = scratch.path() + "/" + ScratchName(path);
   RETURN_IF_ERROR(internal::WriteWholeFile(file, content));
-  ASSIGN_OR_RETURN(auto tags, ctags_->TagFiles({file}, options_.timeout_ms * 1000, language));
+  Result<std::map<std::string, std::vector<CtagsTag>>> run =
+      ctags_->TagFiles({file}, options_.timeout_ms * 1000, language);
+  if (options_.on_ctags_run) options_.on_ctags_run(run.ok());
+  ASSIGN_OR_RETURN(auto tags, std::move(run));
   FileFacts facts;
   facts.language = Lower(language);
   facts.extractor = fmt::format("ctags@{}", ctags_->version());

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -41,6 +42,11 @@ struct ExtractorOptions {
   // Wall-time limit for one file (parse, walk, ctags run), in milliseconds; 0 disables.
   // Default 30,000 (docs/librarian.md §6.2 fileTimeoutMs).
   std::int64_t timeout_ms = 30'000;
+  // Called after each ctags run with whether it succeeded (false: ctags failed or timed out),
+  // on the extracting thread, so it must be thread-safe; shared by Fork(). Empty: not called.
+  // The Librarian server feeds its "ctags" circuit breaker with it
+  // (docs/decisions/0052-breakers-around-dependencies.md).
+  std::function<void(bool ok)> on_ctags_run;
 };
 
 class Extractor {

@@ -372,6 +372,7 @@ Status Run::Open() {
 
   extract::ExtractorOptions eo;
   eo.ctags_program = options_.ctags_program;
+  eo.on_ctags_run = options_.on_ctags_run;
   eo.timeout_ms = options_.timeout.timeout_ms;
   std::size_t workers =
       options_.workers == 0 ? base::ThreadPool::DefaultWorkers() : options_.workers;

@@ -80,6 +80,9 @@ struct BootstrapOptions {
   std::size_t workers = 0;
   // The universal-ctags program; empty disables ctags (text fallback).
   std::string ctags_program = "ctags";
+  // Called after each ctags run with whether it succeeded (extract.h ExtractorOptions); from
+  // worker threads. Empty: not called.
+  std::function<void(bool ok)> on_ctags_run;
   // Files above this are skipped as large (docs/librarian.md §6.1); 0 keeps the crawler's 1 MiB
   // default.
   std::uint64_t max_file_bytes = 0;

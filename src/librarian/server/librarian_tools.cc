@@ -4,10 +4,13 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <ctime>
 #include <map>
+#include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -20,6 +23,7 @@
 #include "librarian/index/bootstrap.h"
 #include "librarian/store/store.h"
 #include "mcp/describe.h"
+#include "mcp/policy/rate_limit.h"
 #include "mcp/registry.h"
 
 namespace trove::librarian::server {
@@ -521,18 +525,101 @@ Result<std::unique_ptr<store::Store>> OpenStore(const std::string& root) {
   return store::Store::Open(path);
 }
 
-// Resolves the `workspace` argument of a read: an absolute directory (canonicalized, errors
-// naming `workspace`), else the first registered workspace.
+// Confines a client-sent workspace path to the server's allowed roots (CallContext::ResolvePath,
+// docs/decisions/0048-mcp-policy-layer.md): an absolute path, inside a root after `..` and
+// symlinks are resolved. Returns the resolved path, or the refusal naming `workspace`.
+Result<std::string> ConfineWorkspace(mcp::CallContext& ctx, const std::string& path) {
+  if (path.empty() || path.front() != '/') {
+    return Status::InvalidArgument("workspace: must be an absolute path");
+  }
+  Result<std::string> resolved = ctx.ResolvePath(path);
+  if (!resolved.ok()) {
+    return Status(resolved.status().code(),
+                  fmt::format("workspace: {}", resolved.status().message()));
+  }
+  return resolved;
+}
+
+// Refuses a registered workspace (the default one, one named by a resource URI, one given at
+// start-up) that lies outside the allowed roots.
+Status RequireAllowedWorkspace(mcp::CallContext& ctx, const Workspaces::Entry& ws,
+                               std::string_view where) {
+  if (ctx.ResolvePath(ws.root).ok()) return Status::Ok();
+  return Status::PermissionDenied(
+      fmt::format("{}: the workspace is outside the allowed roots of this server", where));
+}
+
+// Resolves the `workspace` argument of a read: an absolute directory inside the allowed roots
+// (canonicalized, errors naming `workspace`), else the first registered workspace.
 Result<std::optional<Workspaces::Entry>> ResolveWorkspace(Workspaces& workspaces,
-                                                          const std::optional<std::string>& arg) {
-  if (!arg) return workspaces.Find("");
-  ASSIGN_OR_RETURN(std::string root, crawl::CanonicalWorkspaceRoot(*arg));
+                                                          const std::optional<std::string>& arg,
+                                                          mcp::CallContext& ctx) {
+  if (!arg) {
+    std::optional<Workspaces::Entry> first = workspaces.Find("");
+    if (first) RETURN_IF_ERROR(RequireAllowedWorkspace(ctx, *first, "workspace"));
+    return first;
+  }
+  ASSIGN_OR_RETURN(std::string confined, ConfineWorkspace(ctx, *arg));
+  ASSIGN_OR_RETURN(std::string root, crawl::CanonicalWorkspaceRoot(confined));
   if (std::optional<Workspaces::Entry> e = workspaces.Find(root)) return e;
   // A workspace bootstrapped by another process (or the CLI) is registered on first use.
   if (FileExists(index::StorePathFor(root))) return workspaces.Register(root);
   return std::optional<Workspaces::Entry>(
       Workspaces::Entry{root, WorkspaceId(root), nullptr, nullptr});
 }
+
+// The "ctags" circuit breaker around one bootstrap (docs/decisions/0052-breakers-around-
+// dependencies.md). While the breaker is open, bootstrap runs without ctags: the files ctags
+// would index are indexed as plain text and the report discloses `ctags_skipped`. Otherwise the
+// run's ctags subprocesses are counted and the run is reported once, when the guard goes: a
+// failure when ctags failed or timed out and never succeeded, a success when at least one
+// run succeeded, nothing when ctags did not run.
+class CtagsBreakerGuard {
+ public:
+  CtagsBreakerGuard(mcp::policy::CircuitBreaker& breaker, index::BootstrapOptions& options)
+      : breaker_(breaker), counts_(std::make_shared<Counts>()) {
+    if (options.ctags_program.empty()) return;  // ctags disabled: no dependency
+    const mcp::policy::Admission admission = breaker_.Admit();
+    if (!admission.allowed) {
+      retry_after_ms_ = admission.retry_after_ms;
+      options.ctags_program.clear();
+      return;
+    }
+    admitted_ = true;
+    options.on_ctags_run = [counts = counts_](bool ok) {
+      (ok ? counts->ok : counts->failed).fetch_add(1, std::memory_order_relaxed);
+    };
+  }
+  ~CtagsBreakerGuard() {
+    if (!admitted_) return;
+    const std::uint64_t ok = counts_->ok.load();
+    const std::uint64_t failed = counts_->failed.load();
+    breaker_.Report(ok > 0       ? mcp::policy::CallOutcome::kSuccess
+                    : failed > 0 ? mcp::policy::CallOutcome::kFailure
+                                 : mcp::policy::CallOutcome::kIgnored);
+  }
+  CtagsBreakerGuard(const CtagsBreakerGuard&) = delete;
+  CtagsBreakerGuard& operator=(const CtagsBreakerGuard&) = delete;
+
+  bool skipped() const { return retry_after_ms_.has_value(); }
+  std::string Disclosure() const {
+    return fmt::format(
+        "ctags_skipped: ctags failed repeatedly and its circuit breaker is open, so files "
+        "only ctags can index were indexed as plain text; bootstrap again with force after "
+        "{} ms to index them with ctags",
+        retry_after_ms_.value_or(0));
+  }
+
+ private:
+  struct Counts {
+    std::atomic<std::uint64_t> ok{0};
+    std::atomic<std::uint64_t> failed{0};
+  };
+  mcp::policy::CircuitBreaker& breaker_;
+  std::shared_ptr<Counts> counts_;  // shared with the hook, which worker threads call
+  bool admitted_ = false;
+  std::optional<std::int64_t> retry_after_ms_;  // set when the open breaker skipped ctags
+};
 
 // --- resources (docs/librarian.md §3.5) ---
 
@@ -717,6 +804,7 @@ Result<mcp::Json> Symbols(store::Store& st, const Workspaces::Entry& ws, const R
 }
 
 Result<std::vector<mcp::ResourceContents>> ReadResource(Workspaces& workspaces,
+                                                        mcp::CallContext& ctx,
                                                         const std::string& uri,
                                                         const std::string& workspace_key,
                                                         const std::string& kind_and_query) {
@@ -729,6 +817,7 @@ Result<std::vector<mcp::ResourceContents>> ReadResource(Workspaces& workspaces,
   if (!ws || workspace_key.rfind('/', 0) == 0) {
     return Status::NotFound(fmt::format("{}: no such bootstrapped workspace", uri));
   }
+  RETURN_IF_ERROR(RequireAllowedWorkspace(ctx, *ws, "resource"));
   ASSIGN_OR_RETURN(std::unique_ptr<store::Store> st, OpenStore(ws->root));
   if (!st) return Status::NotFound(fmt::format("{}: workspace is not bootstrapped", uri));
   const std::string base_uri = fmt::format("librarian://{}/{}", workspace_key, q.kind);
@@ -776,8 +865,9 @@ Status RegisterLibrarianTools(mcp::Server& server, Workspaces& workspaces,
        .deadline = std::chrono::minutes(30)},
       [&workspaces, options](const BootstrapArgs& args,
                              mcp::CallContext& ctx) -> Result<BootstrapOut> {
+        ASSIGN_OR_RETURN(std::string workspace, ConfineWorkspace(ctx, args.workspace));
         index::BootstrapOptions o;
-        o.workspace = args.workspace;
+        o.workspace = std::move(workspace);
         o.force = args.force.value_or(false);
         if (args.include) o.include = *args.include;
         if (args.exclude) o.exclude = *args.exclude;
@@ -793,9 +883,12 @@ Status RegisterLibrarianTools(mcp::Server& server, Workspaces& workspaces,
         o.workers = options.bootstrap_workers;
         // Validated first so a bad workspace or glob is refused before anything is written.
         RETURN_IF_ERROR(index::ValidateBootstrapOptions(o).status());
+        // ctags is a subprocess behind the "ctags" circuit breaker (docs/decisions/0052).
+        CtagsBreakerGuard ctags(ctx.breaker("ctags"), o);
         const base::Progress progress = ctx.MakeProgress();
         ASSIGN_OR_RETURN(index::BootstrapReport report,
                          index::Bootstrap(o, ctx.cancellation(), progress));
+        if (ctags.skipped()) report.disclosures.push_back(ctags.Disclosure());
         workspaces.Register(report.workspace);  // also drops its cached answers
         return ToView(report);
       });
@@ -819,7 +912,7 @@ Status RegisterLibrarianTools(mcp::Server& server, Workspaces& workspaces,
        .scopes = {"read"}},
       [&workspaces, options](const QueryArgs& args, mcp::CallContext& ctx) -> Result<QueryOut> {
         ASSIGN_OR_RETURN(std::optional<Workspaces::Entry> ws,
-                         ResolveWorkspace(workspaces, args.workspace));
+                         ResolveWorkspace(workspaces, args.workspace, ctx));
         query::QueryRequest req;
         req.intent = args.intent;
         if (args.intent_type) req.intent_type = query::ParseIntentType(*args.intent_type);
@@ -890,8 +983,8 @@ Status RegisterLibrarianTools(mcp::Server& server, Workspaces& workspaces,
                    "?cursor=<nextCursor>&limit=<n> (default 1000, max 10000).",
          .mime_type = "application/json"},
         [&workspaces, k](const std::string& uri, const mcp::ResourceVars&,
-                         mcp::CallContext&) -> Result<std::vector<mcp::ResourceContents>> {
-          return ReadResource(workspaces, uri, "workspace", k);
+                         mcp::CallContext& ctx) -> Result<std::vector<mcp::ResourceContents>> {
+          return ReadResource(workspaces, ctx, uri, "workspace", k);
         });
     if (!added.ok()) return added;
   }
@@ -903,13 +996,13 @@ Status RegisterLibrarianTools(mcp::Server& server, Workspaces& workspaces,
                       "for the default; accepts ?cursor=&limit=",
        .mime_type = "application/json"},
       [&workspaces](const std::string& uri, const mcp::ResourceVars& vars,
-                    mcp::CallContext&) -> Result<std::vector<mcp::ResourceContents>> {
+                    mcp::CallContext& ctx) -> Result<std::vector<mcp::ResourceContents>> {
         auto w = vars.find("workspace");
         auto k = vars.find("kind");
         if (w == vars.end() || k == vars.end()) {
           return Status::NotFound(fmt::format("{}: unknown resource", uri));
         }
-        return ReadResource(workspaces, uri, w->second, k->second);
+        return ReadResource(workspaces, ctx, uri, w->second, k->second);
       });
 }
 

@@ -5,12 +5,23 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <optional>
 #include <set>
 #include <string>
+#include <string_view>
+#include <vector>
 
+#include "base/env.h"
 #include "librarian/crawl/path.h"
 #include "librarian/testing/temp_dir.h"
+#include "mcp/policy/confine.h"
+#include "mcp/policy/rate_limit.h"
 #include "mcp/testing/test_client.h"
 
 namespace trove::librarian::server {
@@ -37,6 +48,32 @@ void start_server() {
   parse_config("a.conf");
 }
 )";
+
+// Server options whose client paths are confined to `root` (created if missing), as
+// `--allow-root root` would set them.
+mcp::ServerOptions ConfinedTo(const std::string& root) {
+  std::error_code ec;
+  std::filesystem::create_directories(root, ec);
+  mcp::ServerOptions options;
+  auto confiner = mcp::policy::PathConfiner::Make({root});
+  if (confiner.ok()) {
+    options.confiner = std::make_shared<const mcp::policy::PathConfiner>(*std::move(confiner));
+  }
+  return options;
+}
+
+// The full path of `program` in PATH, if there is one.
+std::optional<std::string> FindInPath(const std::string& program) {
+  const char* path = std::getenv("PATH");
+  std::string_view rest = path != nullptr ? path : "";
+  while (!rest.empty()) {
+    const std::size_t colon = rest.find(':');
+    const std::string candidate = std::string(rest.substr(0, colon)) + "/" + program;
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+    rest = colon == std::string_view::npos ? std::string_view() : rest.substr(colon + 1);
+  }
+  return std::nullopt;
+}
 
 class ToolsTest : public ::testing::Test {
  protected:
@@ -85,7 +122,8 @@ class ToolsTest : public ::testing::Test {
   librarian::testing::TempDir dir_;
   std::string root_;
   Workspaces workspaces_;
-  TestServer ts_;
+  // The allowed root is the workspace itself: dir_'s outside/ and plain.txt lie beyond it.
+  TestServer ts_{0, ConfinedTo(dir_.Abs("ws"))};
   TestClient client_{ts_.server()};
 };
 
@@ -264,6 +302,182 @@ TEST_F(ToolsTest, ResourcesArePagedWithCursors) {
     ASSERT_TRUE(response.contains("error")) << missing;
     EXPECT_EQ(response["error"]["code"], -32002) << missing;
   }
+}
+
+// Every workspace path a client sends goes through the server's allowed roots: traversal,
+// encoded forms, absolute paths outside, symlinks out, NUL bytes and over-long paths are all
+// refused, by both tools, and nothing is written outside the root.
+TEST_F(ToolsTest, WorkspacePathsOutsideTheAllowedRootsAreRefused) {
+  dir_.Symlink(dir_.Abs("outside"), "ws/escape");
+  const std::vector<std::string> corpus = {
+      root_ + "/..",
+      root_ + "/../outside",
+      root_ + "/src/../../outside",
+      root_ + "/%2e%2e/outside",  // stays a literal (missing) name, never decoded
+      root_ + "/%2e%2e",
+      dir_.Abs("outside"),
+      "/",
+      "/etc",
+      root_ + "/escape",  // a symlink out of the root
+      root_ + "/escape/../../outside",
+      root_ + std::string("\0/x", 3),  // NUL
+      root_ + "/" + std::string(5000, 'a'),
+      "../outside",
+      "relative/path",
+      "",
+  };
+  int refused = 0;
+  for (const std::string& path : corpus) {
+    for (const char* tool : {"bootstrap", "query"}) {
+      Json args = {{"workspace", path}};
+      if (std::string(tool) == "query") args["intent"] = "secret";
+      Json r = Call(tool, args);
+      if (r.value("isError", false) && !r.contains("structuredContent")) {
+        ++refused;
+        EXPECT_THAT(Text(r), HasSubstr("workspace")) << tool << " " << path.size();
+        // The message names the problem, not the (possibly huge) path.
+        EXPECT_LT(Text(r).size(), 400u) << tool;
+      } else {
+        ADD_FAILURE() << tool << " accepted a workspace outside the root: " << path.substr(0, 80)
+                      << " -> " << r.dump().substr(0, 300);
+      }
+    }
+  }
+  EXPECT_EQ(refused, static_cast<int>(corpus.size() * 2));
+  struct stat st {};
+  EXPECT_NE(::stat(dir_.Abs("outside/.librarian").c_str(), &st), 0);
+  EXPECT_NE(::stat(dir_.Abs(".librarian").c_str(), &st), 0);
+  EXPECT_NE(::stat(dir_.Abs("ws/%2e%2e").c_str(), &st), 0);
+
+  // A path that stays inside after `..` is accepted.
+  Json ok = Call("bootstrap", {{"workspace", root_ + "/src/.."}});
+  EXPECT_FALSE(ok.value("isError", false)) << ok.dump();
+  EXPECT_TRUE(ok["structuredContent"]["success"].get<bool>());
+}
+
+// A workspace registered outside the allowed roots (e.g. by an operator's --workspace) is
+// neither the default of query nor readable as a resource.
+TEST_F(ToolsTest, RegisteredWorkspacesOutsideTheRootsAreNotRead) {
+  Result<std::string> outside = crawl::CanonicalWorkspaceRoot(dir_.Abs("outside"));
+  ASSERT_TRUE(outside.ok());
+  const Workspaces::Entry entry = workspaces_.Register(*outside);
+  Json q = Call("query", {{"intent", "secret"}});
+  EXPECT_TRUE(q.value("isError", false)) << q.dump();
+  EXPECT_THAT(Text(q), HasSubstr("outside the allowed roots"));
+  for (const std::string& uri :
+       {std::string("librarian://workspace/file-tree"), "librarian://" + entry.id + "/symbols"}) {
+    Json response = client_.Request("resources/read", {{"uri", uri}});
+    ASSERT_TRUE(response.contains("error")) << uri << " " << response.dump();
+    EXPECT_THAT(response["error"].value("message", ""), HasSubstr("outside the allowed roots"));
+  }
+}
+
+// Without any allowed root (the HTTP default when --allow-root is not given) every workspace
+// path is refused.
+TEST(ToolsNoRootsTest, EveryWorkspaceIsRefusedWithoutAllowedRoots) {
+  librarian::testing::TempDir dir;
+  dir.Write("ws/a.cc", "int a() { return 1; }\n");
+  Workspaces workspaces;
+  TestServer ts;  // ServerOptions without a confiner
+  ServiceOptions options;
+  options.ctags_program = "";
+  ASSERT_TRUE(RegisterLibrarianTools(ts.server(), workspaces, options).ok());
+  TestClient client(ts.server());
+  client.Initialize();
+  Json r = client.CallTool("bootstrap", {{"workspace", dir.Abs("ws")}});
+  ASSERT_TRUE(r.contains("result")) << r.dump();
+  EXPECT_TRUE(r["result"].value("isError", false));
+  EXPECT_THAT(r["result"]["content"][0].value("text", ""), HasSubstr("--allow-root"));
+  struct stat st {};
+  EXPECT_NE(::stat(dir.Abs("ws/.librarian").c_str(), &st), 0);
+}
+
+// The "ctags" circuit breaker around bootstrap's ctags subprocess
+// (docs/decisions/0052-breakers-around-dependencies.md): a ctags that fails on every file opens
+// it after five bootstraps; the next bootstrap skips ctags without starting it and discloses
+// that; once the open time has passed and ctags works again, half-open successes close it.
+TEST(CtagsBreakerTest, OpensOnFailingCtagsSkipsItThenClosesWhenItRecovers) {
+  std::optional<std::string> real = FindInPath("ctags");
+  if (!real) GTEST_SKIP() << "ctags is not installed";
+  librarian::testing::TempDir dir;
+  dir.Write("ws/app.rb", "class Greeter\n  def greet\n    1\n  end\nend\n");
+  const std::string healthy = dir.Abs("healthy");
+  const std::string log = dir.Abs("ctags.log");
+  // Probes (--version, --list-maps) always reach the real ctags; a tagging run fails until
+  // `healthy` exists. Each tagging run is logged.
+  dir.Write("fake-ctags",
+            "#!/bin/sh\n"
+            "case \"$1\" in --version|--list-maps) exec " +
+                *real +
+                " \"$@\";; esac\n"
+                "echo run >> '" +
+                log +
+                "'\n"
+                "if [ -e '" +
+                healthy + "' ]; then exec " + *real +
+                " \"$@\"; fi\n"
+                "echo 'ctags: simulated failure' >&2\n"
+                "exit 1\n");
+  ASSERT_EQ(::chmod(dir.Abs("fake-ctags").c_str(), 0755), 0);
+  const auto runs = [&] {
+    std::ifstream in(log);
+    int n = 0;
+    for (std::string line; std::getline(in, line);) ++n;
+    return n;
+  };
+
+  base::MemEnv clock;
+  auto breakers = std::make_shared<mcp::policy::CircuitBreakers>(
+      mcp::policy::CircuitBreakerOptions{.failure_threshold = 5,
+                                         .failure_window_ms = 60'000,
+                                         .open_ms = 30'000,
+                                         .half_open_successes = 3},
+      clock);
+  mcp::ServerOptions server_options = ConfinedTo(dir.Abs("ws"));
+  server_options.breakers = breakers;
+  Workspaces workspaces;
+  TestServer ts(0, server_options);
+  ServiceOptions options;
+  options.ctags_program = dir.Abs("fake-ctags");
+  options.bootstrap_workers = 1;
+  ASSERT_TRUE(RegisterLibrarianTools(ts.server(), workspaces, options).ok());
+  TestClient client(ts.server());
+  client.Initialize();
+  const auto bootstrap = [&] {
+    Json r = client.CallTool("bootstrap", {{"workspace", dir.Abs("ws")}, {"force", true}});
+    EXPECT_TRUE(r.contains("result")) << r.dump();
+    Json out = r["result"].value("structuredContent", Json::object());
+    EXPECT_TRUE(out.value("success", false)) << r.dump();
+    return out;
+  };
+  const auto skipped = [](const Json& out) {
+    for (const Json& d : out.value("disclosures", Json::array())) {
+      if (d.get<std::string>().rfind("ctags_skipped:", 0) == 0) return true;
+    }
+    return false;
+  };
+  mcp::policy::CircuitBreaker& breaker = breakers->For("ctags");
+
+  for (int i = 1; i <= 5; ++i) {
+    EXPECT_FALSE(skipped(bootstrap())) << i;
+    EXPECT_EQ(runs(), i);
+  }
+  EXPECT_EQ(breaker.state(), mcp::policy::CircuitState::kOpen);
+  // Open: ctags is not started, the file is still indexed (as text), and the report says so.
+  Json open = bootstrap();
+  EXPECT_TRUE(skipped(open)) << open.dump();
+  EXPECT_EQ(runs(), 5);
+  EXPECT_EQ(open["stats"]["filesDiscovered"], 1);
+
+  // ctags recovers; after the open time, three successful half-open probes close the breaker.
+  dir.Write("healthy", "");
+  clock.AdvanceMicros(30'000'000);
+  for (int i = 0; i < 3; ++i) {
+    Json out = bootstrap();
+    EXPECT_FALSE(skipped(out)) << i;
+  }
+  EXPECT_EQ(runs(), 8);
+  EXPECT_EQ(breaker.state(), mcp::policy::CircuitState::kClosed);
 }
 
 }  // namespace

@@ -5,6 +5,9 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
+
+#include "warden/server/mcp_main.h"  // McpRunOptions (the policy flags' plain struct)
 
 namespace trove::base {
 class Env;
@@ -82,12 +85,9 @@ struct AgentArgs {
   bool dry_run = false;
 };
 
-struct McpArgs {
-  std::string transport = "stdio";
-  std::string listen = "127.0.0.1:8765";
-  std::optional<int> http_port;
-  std::string log_level = "warning";
-};
+// `mcp`'s flags: --transport, --http, --listen (alias), --log-level and the shared policy
+// flags (server::AddPolicyFlags, warden-net only). db_path is filled by RunMcp.
+using McpArgs = server::McpRunOptions;
 
 int RunInit(base::Env& env, const GlobalOptions& global, const std::string& project);
 int RunIngest(base::Env& env, const GlobalOptions& global, const IngestArgs& args);
@@ -104,6 +104,8 @@ int RunReport(base::Env& env, const GlobalOptions& global, const ReportArgs& arg
 int RunAgent(base::Env& env, const GlobalOptions& global, const AgentArgs& args);
 // Blocks the shutdown signals first (before any thread starts), then serves.
 int RunMcp(base::Env& env, const GlobalOptions& global, const McpArgs& args);
+// `audit verify|stats FILE [--json]` (docs/warden.md §2.2): `args` are the words after `audit`.
+int RunAudit(const std::vector<std::string>& args);
 
 struct ConfigArgs {
   std::string key;

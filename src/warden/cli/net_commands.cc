@@ -91,18 +91,13 @@ int RunMcp(base::Env& env, const GlobalOptions& global, const McpArgs& args) {
     Error(path.status().message());
     return kExitKb;
   }
-  server::McpRunOptions options;
+  server::McpRunOptions options = args;
   options.db_path = *path;
-  options.transport = args.transport;
-  options.listen = args.listen;
-  if (args.http_port) {
-    options.transport = "http";
-    options.listen = fmt::format("127.0.0.1:{}", *args.http_port);
-  }
-  options.log_level = args.log_level;
   server::PrepareMcpProcess();
   return server::RunWardenMcp(env, options);
 }
+
+int RunAudit(const std::vector<std::string>& args) { return server::RunAuditCommand(args); }
 
 namespace {
 

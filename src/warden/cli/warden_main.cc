@@ -14,6 +14,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/command_line.h"
@@ -37,10 +38,31 @@ int ExecWardenNet(char** argv) {
   const std::string net = (ec ? std::filesystem::path(argv[0]) : self).parent_path() / "warden-net";
   ::execv(net.c_str(), argv);
   trove::base::PrintError(trove::warden::cli::kProgram,
-                          fmt::format("cannot run {}: {} (the agent, mcp and config commands run "
-                                      "in warden-net, which is installed beside warden)",
+                          fmt::format("cannot run {}: {} (the agent, mcp, config and audit "
+                                      "commands run in warden-net, which is installed beside "
+                                      "warden)",
                                       net, std::strerror(errno)));
   return trove::warden::cli::kExitUnavailable;
+}
+
+// Returns the command word of `argv`: the first word that is neither an option nor the value
+// of --db, the one global option that takes a value; empty when there is none.
+std::string_view CommandWord(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg == "--db") {
+      ++i;
+    } else if (!arg.starts_with("-")) {
+      return arg;
+    }
+  }
+  return {};
+}
+
+// Whether `command` runs in warden-net (its flags, --help included, are warden-net's: the MCP
+// policy flags and `audit` live in the MCP core, which this binary does not link).
+bool RunsInWardenNet(std::string_view command) {
+  return command == "agent" || command == "mcp" || command == "config" || command == "audit";
 }
 #endif
 
@@ -80,6 +102,9 @@ std::optional<int> ReportUnknownCommand(CLI::App& app, const CLI::ParseError& er
 
 int main(int argc, char** argv) {
   using namespace trove::warden::cli;
+#ifdef TROVE_WARDEN_LEAN
+  if (RunsInWardenNet(CommandWord(argc, argv))) return ExecWardenNet(argv);
+#endif
   CLI::App app{"WARDEN: a WebAssembly reverse-engineering knowledge base", "warden"};
   app.set_version_flag("--version", std::string("warden (trove) ") + trove::VersionFull());
   app.require_subcommand(1);
@@ -193,13 +218,17 @@ int main(int argc, char** argv) {
   // mcp
   McpArgs mcp_args;
   CLI::App* mcp = app.add_subcommand("mcp", "Serve the KB to MCP clients (stdio by default)");
-  mcp->add_option("--transport", mcp_args.transport, "stdio or http")
-      ->check(CLI::IsMember({"stdio", "http"}));
-  mcp->add_option("--listen", mcp_args.listen, "HOST:PORT for http (default 127.0.0.1:8765)");
-  mcp->add_option("--http", mcp_args.http_port, "Serve Streamable HTTP on 127.0.0.1:PORT")
+  mcp->add_option("--http", mcp_args.http_port,
+                  "Serve Streamable HTTP on PORT at --host (0: any free port)")
       ->check(CLI::Range(0, 65535));
+  mcp->add_option("--transport", mcp_args.transport, "stdio or http (http alone: port 8765)")
+      ->check(CLI::IsMember({"stdio", "http"}));
+  mcp->add_option("--listen", mcp_args.listen, "HOST:PORT, the same as --host HOST --http PORT");
   mcp->add_option("--log-level", mcp_args.log_level, "debug, info, warning or error")
       ->check(CLI::IsMember({"debug", "info", "warning", "error"}));
+#ifndef TROVE_WARDEN_LEAN
+  trove::warden::server::AddPolicyFlags(*mcp, mcp_args);  // --host, --auth, --allow-root, ...
+#endif
 
   // config set / get
   ConfigArgs config_args;
@@ -213,6 +242,19 @@ int main(int argc, char** argv) {
   CLI::App* config_get = config->add_subcommand("get", "Print KEY (API keys print as <set>)");
   config_get->add_option("key", config_args.key, "agent.backend, openai.model, ...")->required();
   config_get->add_flag("--project", config_args.project, "Read .warden/config.json instead");
+
+  // audit verify / stats
+  CLI::App* audit = app.add_subcommand("audit", "Check or summarize an mcp --audit-log file");
+  audit->require_subcommand(1);
+  std::string audit_file;
+  bool audit_json = false;
+  CLI::App* audit_verify =
+      audit->add_subcommand("verify", "Check the hash chain; name the first bad record");
+  CLI::App* audit_stats = audit->add_subcommand("stats", "Calls, errors and latency per tool");
+  for (CLI::App* sub : {audit_verify, audit_stats}) {
+    sub->add_option("file", audit_file, "The audit log (JSON Lines)")->required();
+    sub->add_flag("--json", audit_json, "Print JSON");
+  }
 
   try {
     app.parse(argc, argv);
@@ -241,10 +283,15 @@ int main(int argc, char** argv) {
   if (*export_cmd) return RunExport(env, global, export_args);
   if (*report) return RunReport(env, global, report_args);
 #ifdef TROVE_WARDEN_LEAN
-  if (*agent || *mcp || *config) return ExecWardenNet(argv);
+  if (*agent || *mcp || *config || *audit) return ExecWardenNet(argv);
 #else
   if (*agent) return RunAgent(env, global, agent_args);
   if (*mcp) return RunMcp(env, global, mcp_args);
+  if (*audit) {
+    std::vector<std::string> words = {*audit_verify ? "verify" : "stats", audit_file};
+    if (audit_json) words.push_back("--json");
+    return RunAudit(words);
+  }
   if (*config) {
     if (*config_set) config_args.value = config_value;
     return RunConfig(env, global, config_args);

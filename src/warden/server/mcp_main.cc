@@ -3,10 +3,12 @@
 #include <fmt/core.h>
 
 #include <cstdio>
+#include <iostream>
 #include <string>
 
 #include "base/logging.h"
 #include "base/thread_pool.h"
+#include "mcp/policy/audit_cli.h"
 #include "mcp/serve.h"
 #include "mcp/server.h"
 #include "mcp/signals.h"
@@ -21,8 +23,55 @@ namespace trove::warden::server {
 
 void PrepareMcpProcess() { mcp::BlockShutdownSignals(); }
 
+namespace {
+
+// Parses --listen HOST:PORT into `host` and `port`; false when it is not that shape.
+bool ParseListen(const std::string& listen, std::string& host, int& port) {
+  const std::size_t colon = listen.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == listen.size()) return false;
+  const std::string digits = listen.substr(colon + 1);
+  if (digits.size() > 5 || digits.find_first_not_of("0123456789") != std::string::npos) {
+    return false;
+  }
+  port = std::stoi(digits);
+  if (port > 65535) return false;
+  host = listen.substr(0, colon);
+  return true;
+}
+
+int UsageError(const std::string& message) {
+  std::fputs(fmt::format("warden: error: {}\n", message).c_str(), stderr);
+  return 2;
+}
+
+}  // namespace
+
 int RunWardenMcp(base::Env& env, const McpRunOptions& options) {
   base::Logger logger(base::ParseLogLevel(options.log_level, base::LogLevel::kWarning));
+
+  // The transport: --http PORT (on --host), or the older --listen HOST:PORT, or --transport.
+  mcp::policy::PolicyFlags flags = options.policy;
+  std::string transport = options.transport;
+  int port = 8765;
+  if (options.listen) {
+    if (options.http_port || options.policy.host) {
+      return UsageError("--listen HOST:PORT cannot be combined with --host or --http");
+    }
+    std::string host;
+    if (!ParseListen(*options.listen, host, port)) {
+      return UsageError("--listen must be HOST:PORT");
+    }
+    flags.host = host;  // validated with the other policy flags (auth none: loopback only)
+    transport = "http";
+  } else if (options.http_port) {
+    port = *options.http_port;
+    transport = "http";
+  }
+  if (transport != "stdio" && transport != "http") {
+    return UsageError(fmt::format("--transport must be stdio or http, not '{}'", transport));
+  }
+  Result<mcp::ServePolicy> policy = mcp::ResolveServePolicy(flags);
+  if (!policy.ok()) return UsageError(policy.status().message());
 
   // The KB must exist and be a WARDEN database: check once before serving, so a wrong path is
   // a clear error and a non-zero exit rather than a failing tool call.
@@ -57,36 +106,29 @@ int RunWardenMcp(base::Env& env, const McpRunOptions& options) {
           "built-in agent pass."};
   int exit_code = 0;
   {
-    mcp::Server server(info, mcp::ServerOptions{}, workers, logger);
+    mcp::ServerOptions server_options;
+    mcp::ServeOptions serve{.transport = transport, .program = "warden"};
+    policy->Apply(server_options, serve);  // host, authenticator, audit log, rate limit, roots
+    serve.http.port = port;
+    mcp::Server server(info, server_options, workers, logger);
     Status s = RegisterWardenTools(server, pool, *agent_config);
     if (!s.ok()) {
       std::fputs(fmt::format("warden: error: {}\n", s.message()).c_str(), stderr);
       workers.Wait();
       return 1;
     }
-    mcp::ServeOptions serve{.transport = options.transport, .program = "warden"};
-    if (options.transport == "http") {
-      const std::size_t colon = options.listen.rfind(':');
-      int port = -1;
-      if (colon != std::string::npos) {
-        try {
-          port = std::stoi(options.listen.substr(colon + 1));
-        } catch (...) {
-          port = -1;
-        }
-      }
-      if (port < 0) {
-        std::fputs("warden: error: --listen must be HOST:PORT\n", stderr);
-        workers.Wait();
-        return 2;
-      }
-      serve.http.host = options.listen.substr(0, colon);
-      serve.http.port = port;
-    }
     exit_code = mcp::Serve(server, serve);
     workers.Wait();  // the Server must outlive every task still on the pool
   }
   return exit_code;
+}
+
+void AddPolicyFlags(CLI::App& app, McpRunOptions& options) {
+  mcp::AddServeFlags(app, options.policy);
+}
+
+int RunAuditCommand(const std::vector<std::string>& args) {
+  return mcp::policy::RunAuditCommand(args, std::cout, std::cerr);
 }
 
 }  // namespace trove::warden::server

@@ -6,12 +6,15 @@
 #include <cmath>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "base/env.h"
 #include "mcp/describe.h"
+#include "mcp/policy/rate_limit.h"
 #include "mcp/registry.h"
 #include "warden/agents/backend.h"
 #include "warden/agents/pipeline.h"
@@ -458,6 +461,55 @@ class PassSlots {
   std::atomic<std::size_t> running_{0};
 };
 
+// An agent provider behind its circuit breaker "agent:<provider>" (docs/decisions/0052-breakers-
+// around-dependencies.md): each backend call is admitted by the breaker and its outcome
+// reported. A refused call ends the pass (kUnsupported ends RunAgentPass) and is remembered,
+// so the tool answers mcp::BreakerRefusal, a retryable RATE_LIMIT_EXCEEDED.
+class BreakerBackend final : public agents::Backend {
+ public:
+  BreakerBackend(agents::Backend& inner, mcp::policy::CircuitBreaker& breaker)
+      : inner_(inner), breaker_(breaker) {}
+
+  std::string_view name() const override { return inner_.name(); }
+  std::optional<std::string> model() const override { return inner_.model(); }
+
+  Result<agents::BackendReply> Propose(const agents::FunctionFacts& facts,
+                                       std::span<const agents::CalleeName> callees,
+                                       base::Cancellation& cancel) override {
+    const mcp::policy::Admission admission = breaker_.Admit();
+    if (!admission.allowed) {
+      refusal_ = admission;
+      return Status::Unsupported(fmt::format("agent:{} circuit breaker is open", inner_.name()));
+    }
+    Result<agents::BackendReply> reply = inner_.Propose(facts, callees, cancel);
+    breaker_.Report(Outcome(reply.status()));
+    return reply;
+  }
+
+  // The refusal that ended the pass, if the breaker refused a call.
+  const std::optional<mcp::policy::Admission>& refusal() const { return refusal_; }
+
+ private:
+  // A provider error (transport, timeout, 5xx or 429 after the retries, an unusable answer)
+  // counts towards opening; cancellation and the caller's own configuration (a refused key, an
+  // unavailable backend) do not.
+  static mcp::policy::CallOutcome Outcome(const Status& status) {
+    if (status.ok()) return mcp::policy::CallOutcome::kSuccess;
+    switch (status.code()) {
+      case base::StatusCode::kCancelled:
+      case base::StatusCode::kPermissionDenied:
+      case base::StatusCode::kUnsupported:
+        return mcp::policy::CallOutcome::kIgnored;
+      default:
+        return mcp::policy::CallOutcome::kFailure;
+    }
+  }
+
+  agents::Backend& inner_;
+  mcp::policy::CircuitBreaker& breaker_;
+  std::optional<mcp::policy::Admission> refusal_;  // one pass runs on one thread
+};
+
 }  // namespace
 
 Status RegisterWardenTools(mcp::Server& server, KbPool& pool,
@@ -612,7 +664,7 @@ Status RegisterWardenTools(mcp::Server& server, KbPool& pool,
       });
   if (!added.ok()) return added;
 
-  added = tools.Add<RunPassArgs, SummaryOut>(
+  added = tools.AddRaw(
       {.name = "run_agent_pass",
        .description = "Runs the propose -> verify -> write-back pass of `warden agent` over a "
                       "version, callees before callers. Every proposal passes the verifier and "
@@ -620,13 +672,17 @@ Status RegisterWardenTools(mcp::Server& server, KbPool& pool,
                       "cancelled.",
        .annotations =
            {.read_only = false, .destructive = false, .idempotent = false, .open_world = true},
-       // Writes names back; its backend may call out to a network service.
-       .scopes = {"network", "write"},
+       // Runs a pass (execute) that writes names back (write); its backend may call out to a
+       // network service (network). Scopes are static, so the offline backend needs them too.
+       .scopes = {"execute", "network", "write"},
        .deadline = std::chrono::hours(2)},
-      [&pool, &agent_config, slots = std::make_shared<PassSlots>(max_passes)](
-          const RunPassArgs& args, mcp::CallContext& ctx) -> Result<SummaryOut> {
+      mcp::SchemaFor<RunPassArgs>(), mcp::SchemaFor<SummaryOut>(),
+      [&pool, &agent_config, provider = tool_options.provider,
+       slots = std::make_shared<PassSlots>(max_passes)](
+          const mcp::Json& arguments, mcp::CallContext& ctx) -> Result<mcp::ToolResult> {
+        ASSIGN_OR_RETURN(RunPassArgs args, mcp::FromJson<RunPassArgs>(arguments));
         ASSIGN_OR_RETURN(std::unique_ptr<agents::Backend> backend,
-                         agents::MakeBackend(args.backend, std::nullopt, agent_config));
+                         agents::MakeBackend(args.backend, std::nullopt, agent_config, provider));
         ASSIGN_OR_RETURN(PassSlots::Slot slot, slots->TryTake());
         ASSIGN_OR_RETURN(KbPool::Lease k, pool.Acquire());
         RETURN_IF_ERROR(RequireVersion(*k, args.version_id));
@@ -636,8 +692,17 @@ Status RegisterWardenTools(mcp::Server& server, KbPool& pool,
         options.only_unconfident = args.only_unconfident;
         options.channel = "mcp";
         const base::Progress progress = ctx.MakeProgress();
-        ASSIGN_OR_RETURN(agents::RunSummary r, agents::RunAgentPass(store, *backend, options,
-                                                                    ctx.cancellation(), progress));
+        // A provider (not the offline backend) is an external dependency with its breaker.
+        const std::string dependency = fmt::format("agent:{}", backend->name());
+        std::optional<BreakerBackend> guarded;
+        if (backend->name() != "offline") guarded.emplace(*backend, ctx.breaker(dependency));
+        agents::Backend& used = guarded ? static_cast<agents::Backend&>(*guarded) : *backend;
+        Result<agents::RunSummary> run =
+            agents::RunAgentPass(store, used, options, ctx.cancellation(), progress);
+        if (guarded && guarded->refusal()) {
+          return mcp::BreakerRefusal(dependency, *guarded->refusal());
+        }
+        ASSIGN_OR_RETURN(agents::RunSummary r, std::move(run));
         SummaryOut out{r.backend,
                        r.considered,
                        r.proposed,
@@ -651,7 +716,7 @@ Status RegisterWardenTools(mcp::Server& server, KbPool& pool,
                                  std::string(agents::OutcomeName(d.outcome)), d.name, d.confidence,
                                  d.reason});
         }
-        return out;
+        return mcp::ToolResult::Structured(mcp::ToJson(out));
       });
   return added;
 }

@@ -14,6 +14,7 @@
 
 #include "base/status.h"
 #include "mcp/server.h"
+#include "warden/agents/backend.h"
 #include "warden/agents/config.h"
 #include "warden/kb/kb.h"
 
@@ -68,6 +69,8 @@ struct WardenToolOptions {
   // every other tool. Registration rejects a value that leaves no worker for the other tools
   // (>= the server pool's worker count, unless the pool runs inline). Default 2.
   std::size_t max_concurrent_passes = 2;
+  // Timeouts and retries of the agent providers run_agent_pass calls (tests shorten them).
+  agents::ProviderOptions provider;
 };
 
 // Registers the WARDEN tools on `server`. `pool` and `agent_config` must outlive it.

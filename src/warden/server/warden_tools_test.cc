@@ -15,6 +15,7 @@
 
 #include "base/env.h"
 #include "base/testing/temp_dir.h"
+#include "mcp/policy/rate_limit.h"
 #include "mcp/testing/test_client.h"
 #include "warden/ingest/ingest.h"
 #include "warden/wasm/testing/wasm_builder.h"
@@ -83,6 +84,55 @@ class HoldingProvider {
   std::condition_variable cv_;
   int requests_ = 0;       // GUARDED_BY(mu_)
   bool released_ = false;  // GUARDED_BY(mu_)
+};
+
+// An OpenAI stand-in that fails (HTTP 500) until Heal(), then abstains on every function.
+class FlakyProvider {
+ public:
+  FlakyProvider() {
+    server_.Post("/v1/responses", [this](const httplib::Request&, httplib::Response& res) {
+      std::lock_guard<std::mutex> lock(mu_);
+      ++requests_;
+      if (!healthy_) {
+        res.status = 500;
+        res.set_content(R"({"error":{"message":"stand-in outage"}})", "application/json");
+        return;
+      }
+      const Json text = {{"type", "output_text"}, {"text", R"({"abstain": true})"}};
+      const Json message = {
+          {"type", "message"}, {"role", "assistant"}, {"content", Json::array({text})}};
+      res.set_content(Json{{"id", "resp_1"},
+                           {"object", "response"},
+                           {"status", "completed"},
+                           {"output", Json::array({message})}}
+                          .dump(),
+                      "application/json");
+    });
+    port_ = server_.bind_to_any_port("127.0.0.1");
+    thread_ = std::thread([this] { server_.listen_after_bind(); });
+  }
+  ~FlakyProvider() {
+    server_.stop();
+    thread_.join();
+  }
+
+  std::string base_url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  void Heal() {
+    std::lock_guard<std::mutex> lock(mu_);
+    healthy_ = true;
+  }
+  int requests() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return requests_;
+  }
+
+ private:
+  httplib::Server server_;
+  int port_ = 0;
+  std::thread thread_;
+  std::mutex mu_;
+  int requests_ = 0;      // GUARDED_BY(mu_)
+  bool healthy_ = false;  // GUARDED_BY(mu_)
 };
 
 class WardenToolsTest : public ::testing::Test {
@@ -183,6 +233,68 @@ TEST_F(WardenToolsTest, PassesBeyondTheLimitAreRefusedAndReadsContinue) {
     EXPECT_THAT(again["result"]["content"][0].value("text", ""),
                 ::testing::Not(HasSubstr("already running")));
   }
+}
+
+// The circuit breaker "agent:openai" around the provider calls of run_agent_pass
+// (docs/decisions/0052-breakers-around-dependencies.md): five failed calls open it; a pass then
+// fails fast with a retryable RATE_LIMIT_EXCEEDED without calling the provider; after the open
+// time, successful half-open calls close it. The breaker's clock is a MemEnv the test moves.
+TEST_F(WardenToolsTest, ProviderBreakerOpensFailsFastAndClosesAfterRecovery) {
+  FlakyProvider provider;
+  agents::AgentConfig config;
+  config.openai = {.api_key = "sk-test", .model = "gpt-test", .base_url = provider.base_url()};
+  base::MemEnv clock;
+  auto breakers = std::make_shared<mcp::policy::CircuitBreakers>(
+      mcp::policy::CircuitBreakerOptions{.failure_threshold = 5,
+                                         .failure_window_ms = 60'000,
+                                         .open_ms = 30'000,
+                                         .half_open_successes = 3},
+      clock);
+  KbPool pool(env_, db_, 4);
+  TestServer ts(4, mcp::ServerOptions{.breakers = breakers});
+  WardenToolOptions options;
+  options.provider.max_retries = 0;  // each failed call is one failure, at once
+  ASSERT_TRUE(RegisterWardenTools(ts.server(), pool, config, options).ok());
+  TestClient client(ts.server());
+  client.Initialize();
+  const Json pass = {{"version_id", version_}, {"backend", "openai"}, {"only_unconfident", false}};
+  mcp::policy::CircuitBreaker& breaker = breakers->For("agent:openai");
+
+  // First pass: three functions, three failed calls (each an error detail), still closed.
+  Json first = client.CallTool("run_agent_pass", pass);
+  ASSERT_TRUE(first.contains("result")) << first.dump();
+  EXPECT_FALSE(first["result"].value("isError", false)) << first.dump();
+  EXPECT_EQ(provider.requests(), 3);
+  EXPECT_EQ(breaker.state(), mcp::policy::CircuitState::kClosed);
+
+  // Second pass: failures four and five open the breaker; the third call is refused, which
+  // ends the pass with the breaker's retryable refusal.
+  Json second = client.CallTool("run_agent_pass", pass);
+  ASSERT_TRUE(second.contains("result")) << second.dump();
+  EXPECT_TRUE(second["result"].value("isError", false)) << second.dump();
+  EXPECT_EQ(provider.requests(), 5);
+  EXPECT_EQ(breaker.state(), mcp::policy::CircuitState::kOpen);
+
+  // Open: fail fast, the provider is not called.
+  Json refused = client.CallTool("run_agent_pass", pass);
+  ASSERT_TRUE(refused.contains("result")) << refused.dump();
+  EXPECT_TRUE(refused["result"].value("isError", false));
+  const Json error = refused["result"]["_meta"]["trove/error"];
+  EXPECT_EQ(error["code"], "RATE_LIMIT_EXCEEDED") << refused.dump();
+  EXPECT_EQ(error["retryable"], true);
+  EXPECT_GT(error["retryDelayMs"].get<std::int64_t>(), 0);
+  EXPECT_THAT(refused["result"]["content"][0].value("text", ""), HasSubstr("agent:openai"));
+  EXPECT_EQ(provider.requests(), 5);
+
+  // The provider recovers and the open time passes: three half-open successes close it.
+  provider.Heal();
+  clock.AdvanceMicros(30'000'000);
+  Json healed = client.CallTool("run_agent_pass", pass);
+  ASSERT_TRUE(healed.contains("result")) << healed.dump();
+  EXPECT_FALSE(healed["result"].value("isError", false)) << healed.dump();
+  EXPECT_EQ(healed["result"]["structuredContent"]["considered"], 3);
+  EXPECT_EQ(provider.requests(), 8);
+  EXPECT_EQ(breaker.state(), mcp::policy::CircuitState::kClosed);
 }
 
 }  // namespace
