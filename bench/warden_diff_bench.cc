@@ -182,6 +182,12 @@ int main(int argc, char** argv) {
     const warden::diff::DiffReport report = warden::diff::ComputeDiff(*from, *to);
     const double compute_s = Since(t);
     t = Clock::now();
+    const std::string md = warden::diff::RenderChangelog(report);
+    const double changelog_s = Since(t);
+    t = Clock::now();
+    const std::string json = warden::diff::StoredReportJson(report);
+    const double json_s = Since(t);
+    t = Clock::now();
     Result<warden::diff::DiffRun> whole = warden::diff::RunDiff(**kb, r1->store.version_id, v2);
     if (!whole.ok()) Fail(whole.status());
     const double diff_s = Since(t);
@@ -192,7 +198,11 @@ int main(int argc, char** argv) {
                args.size() == 3 ? fmt::format("   ingest v2 {:.3f} s", ingest2_s) : "");
     fmt::print("  diff (warden diff: load, passes, changelog, store) {:.3f} s  = {:.2f}x ingest\n",
                diff_s, diff_s / ingest_s);
-    fmt::print("    load both {:.3f} s, passes {:.3f} s\n", load_s, compute_s);
+    fmt::print(
+        "    load both {:.3f} s, passes {:.3f} s, changelog {:.3f} s ({} bytes), stored report "
+        "JSON "
+        "{:.3f} s ({} bytes)\n",
+        load_s, compute_s, changelog_s, md.size(), json_s, json.size());
     std::string passes;
     for (std::size_t p = 1; p < warden::diff::kPassCount; ++p) {
       passes += fmt::format(" {} {}", warden::diff::PassName(static_cast<warden::diff::Pass>(p)),

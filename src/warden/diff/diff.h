@@ -143,9 +143,13 @@ struct DiffOptions {
 DiffReport ComputeDiff(const VersionSide& from, const VersionSide& to,
                        const DiffOptions& options = {});
 
-// The report as JSON text (the stored report_json and `warden diff --json`). Unchanged and
+// The report as JSON text (`warden diff --json`, MCP diff_versions). Unchanged and
 // moved changes are left out unless `include_unchanged`.
 std::string ReportJson(const DiffReport& report, bool include_unchanged);
+// The stored report_json: ReportJson without unchanged and moved changes, plus
+// "unchanged_or_moved": [[from_index, to_index, pass], ...] for them (pass 1 exact, 2
+// stable_id), so that every function is in it at a fraction of the size.
+std::string StoredReportJson(const DiffReport& report);
 
 // The Markdown changelog (docs/warden.md §9.1): title "<from> → <to>", a counts table by class
 // and origin, the toolchain line, then Modified, New and Deleted sections, application changes

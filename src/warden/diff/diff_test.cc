@@ -205,7 +205,9 @@ TEST_F(DiffTest, ChangelogLayout) {
   ASSERT_TRUE(stored.ok() && stored->has_value());
   EXPECT_EQ((*stored)->changelog_md, md);
   const nlohmann::json report = nlohmann::json::parse((*stored)->report_json);
-  EXPECT_EQ(report["changes"].size(), 18u);
+  EXPECT_EQ(report["changes"].size(), 9u);  // modified, new, deleted
+  EXPECT_EQ(report["unchanged_or_moved"].size(), 9u);
+  EXPECT_EQ(report["unchanged_or_moved"][0], nlohmann::json::array({1, 1, 1}));  // f0, exact
   EXPECT_EQ(report["counts"]["modified"]["total"], 7);
   EXPECT_EQ(report["passes"]["call_graph"], 4);
   Result<DiffRun> again = RunDiff(*kb_, v1_, v2_);

@@ -58,7 +58,7 @@ Result<DiffRun> RunDiff(kb::Kb& kb, std::int64_t from_version, std::int64_t to_v
       {"max_bucket",
        options.max_bucket}}.dump();
   ASSIGN_OR_RETURN(run.diff_id, kb.StoreDiff(from_version, to_version, params,
-                                             ReportJson(run.report, true), run.changelog));
+                                             StoredReportJson(run.report), run.changelog));
   return run;
 }
 
