@@ -23,6 +23,7 @@
 #include "trove_version.h"  // generated: trove::VersionFull()
 #include "warden/cli/cli_support.h"
 #include "warden/cli/commands.h"
+#include "warden/cli/diff_command.h"
 
 namespace {
 
@@ -69,7 +70,6 @@ bool RunsInWardenNet(std::string_view command) {
 // The commands of docs/warden.md §2.2 that this build does not have yet.
 constexpr trove::base::CommandNote kPlanned[] = {
     {"oracle", "is planned but not implemented yet"},
-    {"diff", "is planned but not implemented yet"},
     {"demo", "is planned but not implemented yet"},
 };
 
@@ -201,6 +201,17 @@ int main(int argc, char** argv) {
   report->add_option("--html", report_args.html, "Write the page to FILE")->required();
   report->add_flag("--json", global.json, "Print JSON");
 
+  // diff
+  DiffArgs diff_args;
+  CLI::App* diff_cmd =
+      app.add_subcommand("diff", "Pair two versions' functions, store the report, carry names");
+  diff_cmd->add_option("from", diff_args.from, "Old version: label or id")->required();
+  diff_cmd->add_option("to", diff_args.to, "New version: label or id")->required();
+  diff_cmd->add_flag("--carry", diff_args.carry,
+                     "Carry old names to changed functions (provenance diff-carry)");
+  diff_cmd->add_option("--changelog", diff_args.changelog, "Also write the changelog to FILE");
+  diff_cmd->add_flag("--json", global.json, "Print the report as JSON");
+
   // agent
   AgentArgs agent_args;
   CLI::App* agent = app.add_subcommand("agent", "Run an agent pass: propose, verify, write back");
@@ -282,6 +293,7 @@ int main(int argc, char** argv) {
   if (*verify) return RunVerify(env, global, verify_file);
   if (*export_cmd) return RunExport(env, global, export_args);
   if (*report) return RunReport(env, global, report_args);
+  if (*diff_cmd) return RunDiff(env, global, diff_args);
 #ifdef TROVE_WARDEN_LEAN
   if (*agent || *mcp || *config || *audit) return ExecWardenNet(argv);
 #else

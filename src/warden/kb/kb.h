@@ -205,6 +205,19 @@ class Kb {
   Result<std::optional<SymbolRecord>> GetSymbol(std::string_view stable_id);
   // The evidence trail of stable_id, oldest first (also when no symbol row exists).
   Result<std::vector<EvidenceEntry>> Evidence(std::string_view stable_id);
+  // --- Diffs (diffs.cc; docs/warden.md §9.1) ---
+
+  // Stores the report of the diff from_version -> to_version in one transaction, replacing an
+  // earlier one of the same pair; returns its row id. kNotFound for an unknown version.
+  Result<std::int64_t> StoreDiff(std::int64_t from_version, std::int64_t to_version,
+                                 std::string_view params_json, std::string_view report_json,
+                                 std::string_view changelog_md);
+  // The stored diff of the pair; nullopt when none is stored.
+  Result<std::optional<DiffRecord>> GetDiff(std::int64_t from_version, std::int64_t to_version);
+  // Every stored diff, ordered by (from_version, to_version), without report_json and
+  // changelog_md.
+  Result<std::vector<DiffRecord>> ListDiffs();
+
   // Resolves a `<func>` argument (§2.1) in a version to its index: a decimal index, func[N],
   // a stable_id or a unique prefix of >= 8 hex digits after "w1:", or a name unique in the
   // version (the current symbol name, else the name-section name).

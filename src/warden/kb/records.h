@@ -216,4 +216,16 @@ struct SymbolRecord {
   std::vector<EvidenceEntry> evidence;  // oldest first
 };
 
+// One `diffs` row (docs/warden.md §9.1): the report of the diff of one version pair, as JSON,
+// and its Markdown changelog. A newer diff of the same pair replaces the older.
+struct DiffRecord {
+  std::int64_t id = 0;
+  std::int64_t from_version = 0;
+  std::int64_t to_version = 0;
+  std::string created_at;  // YYYY-MM-DDTHH:MM:SS.mmmZ
+  std::string params_json;
+  std::string report_json;   // empty in Kb::ListDiffs
+  std::string changelog_md;  // empty in Kb::ListDiffs
+};
+
 }  // namespace trove::warden::kb

@@ -19,6 +19,7 @@
 #include "warden/agents/backend.h"
 #include "warden/agents/pipeline.h"
 #include "warden/pass/kb_agent_store.h"
+#include "warden/server/diff_tools.h"
 
 namespace trove::warden::server {
 
@@ -718,7 +719,8 @@ Status RegisterWardenTools(mcp::Server& server, KbPool& pool,
         }
         return mcp::ToolResult::Structured(mcp::ToJson(out));
       });
-  return added;
+  if (!added.ok()) return added;
+  return RegisterDiffTools(server, pool);
 }
 
 }  // namespace trove::warden::server

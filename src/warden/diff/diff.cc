@@ -1,0 +1,559 @@
+#include "warden/diff/diff.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <iterator>
+#include <nlohmann/json.hpp>
+#include <unordered_map>
+#include <utility>
+
+#include "base/hash.h"
+#include "warden/identity/identity.h"
+
+namespace trove::warden::diff {
+
+std::string_view ChangeClassName(ChangeClass c) {
+  switch (c) {
+    case ChangeClass::kUnchanged:
+      return "unchanged";
+    case ChangeClass::kMoved:
+      return "moved";
+    case ChangeClass::kModified:
+      return "modified";
+    case ChangeClass::kNew:
+      return "new";
+    case ChangeClass::kDeleted:
+      return "deleted";
+  }
+  return "unknown";
+}
+
+std::string_view OriginName(Origin o) { return o == Origin::kRuntime ? "runtime" : "application"; }
+
+std::string_view PassName(Pass p) {
+  switch (p) {
+    case Pass::kNone:
+      return "none";
+    case Pass::kExact:
+      return "exact";
+    case Pass::kStableId:
+      return "stable_id";
+    case Pass::kNormalised:
+      return "normalised";
+    case Pass::kCallGraph:
+      return "call_graph";
+    case Pass::kFuzzy:
+      return "fuzzy";
+  }
+  return "unknown";
+}
+
+namespace {
+
+// Pass 3 refuses functions below this many instructions (docs/warden.md §9.1).
+constexpr std::uint32_t kNormalisedMinInstructions = 5;
+// Fuzzy scoring never accepts a pair below this size (docs/warden.md §5.4), so smaller functions
+// are not even bucketed.
+constexpr std::uint32_t kFuzzyMinInstructions = 10;
+// LSH: 8 bands of 4 MinHash values.
+constexpr std::size_t kBands = 8;
+constexpr std::size_t kRowsPerBand = 4;
+static_assert(kBands * kRowsPerBand == identity::kMinHashSize);
+constexpr std::uint32_t kUnpaired = 0xffffffff;
+
+template <std::size_t N>
+void ParseHex(std::string_view hex, std::array<std::uint8_t, N>& out) {
+  auto nibble = [](char c) -> std::uint8_t {
+    if (c >= '0' && c <= '9') return static_cast<std::uint8_t>(c - '0');
+    if (c >= 'a' && c <= 'f') return static_cast<std::uint8_t>(c - 'a' + 10);
+    if (c >= 'A' && c <= 'F') return static_cast<std::uint8_t>(c - 'A' + 10);
+    return 0;
+  };
+  out.fill(0);
+  for (std::size_t i = 0; i < N && 2 * i + 1 < hex.size(); ++i) {
+    out[i] = static_cast<std::uint8_t>(nibble(hex[2 * i]) << 4 | nibble(hex[2 * i + 1]));
+  }
+}
+
+// What identity::Compare reads, rebuilt from a stored record: the one similarity function
+// serves the diff as it serves the Oracle (docs/warden.md §5.4).
+identity::FunctionIdentity ToIdentity(const kb::FunctionRecord& r) {
+  identity::FunctionIdentity f;
+  f.func_index = r.func_index;
+  f.type_signature = r.type_signature;
+  f.instruction_count = r.instruction_count;
+  f.call_outs = r.call_outs;
+  f.minhash = r.minhash;
+  f.histogram = r.histogram;
+  ParseHex(r.norm_hash, f.base);
+  ParseHex(r.structural_hash, f.structural);
+  ParseHex(r.exact_hash, f.exact);
+  return f;
+}
+
+// One side while the passes run.
+struct Side {
+  const VersionSide* version = nullptr;
+  std::vector<const kb::FunctionRecord*> functions;  // defined only, index order
+  std::vector<const Annotation*> annotations;
+  std::vector<identity::FunctionIdentity> ids;
+  std::unordered_map<std::uint32_t, std::uint32_t> position;  // func_index -> position
+  std::vector<std::uint32_t> pair;                            // position -> pair number, kUnpaired
+  std::vector<std::uint64_t> shape;  // pass 4: hash of signature, opcodes and call-outs
+};
+
+Side MakeSide(const VersionSide& v) {
+  static const Annotation kNoAnnotation;
+  Side s;
+  s.version = &v;
+  for (std::size_t i = 0; i < v.functions.size(); ++i) {
+    const kb::FunctionRecord& r = v.functions[i];
+    if (r.is_import) continue;
+    s.position.emplace(r.func_index, static_cast<std::uint32_t>(s.functions.size()));
+    s.functions.push_back(&r);
+    s.annotations.push_back(i < v.annotations.size() ? &v.annotations[i] : &kNoAnnotation);
+    s.ids.push_back(ToIdentity(r));
+    std::string shape = r.type_signature;
+    shape.push_back('\0');
+    shape += r.opcodes;
+    shape.push_back('\0');
+    for (const std::string& c : r.call_outs) {
+      shape += c;
+      shape.push_back('\0');
+    }
+    s.shape.push_back(base::XxHash3_64(shape));
+  }
+  s.pair.assign(s.functions.size(), kUnpaired);
+  return s;
+}
+
+struct PairRecord {
+  std::uint32_t from = 0;
+  std::uint32_t to = 0;
+  Pass pass = Pass::kNone;
+  identity::Similarity similarity;
+};
+
+class Matcher {
+ public:
+  Matcher(const VersionSide& from, const VersionSide& to, const DiffOptions& options)
+      : from_(MakeSide(from)), to_(MakeSide(to)), options_(options) {}
+
+  void Run() {
+    PairUnique(Pass::kExact, [](const Side& s, std::uint32_t p) -> std::optional<std::string> {
+      // The exact hash covers the body only; the signature keeps two empty bodies of
+      // different types apart.
+      const kb::FunctionRecord& r = *s.functions[p];
+      return r.exact_hash + '\0' + r.type_signature;
+    });
+    PairUnique(Pass::kStableId, [](const Side& s, std::uint32_t p) -> std::optional<std::string> {
+      return s.functions[p]->stable_id;
+    });
+    PairUnique(Pass::kNormalised, [](const Side& s, std::uint32_t p) -> std::optional<std::string> {
+      const kb::FunctionRecord& r = *s.functions[p];
+      if (r.instruction_count < kNormalisedMinInstructions) return std::nullopt;
+      std::string key = r.structural_hash;
+      key.push_back('\0');
+      key += r.type_signature;
+      key.push_back('\0');
+      for (const std::string& c : r.call_outs) {
+        key += c;
+        key.push_back('\0');
+      }
+      key += std::to_string(r.instruction_count);
+      return key;
+    });
+    for (int round = 0; round < options_.max_propagation_rounds; ++round) {
+      const std::size_t before = pairs_.size();
+      PairUnique(Pass::kCallGraph,
+                 [](const Side& s, std::uint32_t p) { return CallGraphKey(s, p); });
+      if (pairs_.size() == before) break;
+    }
+    Fuzzy();
+  }
+
+  const Side& from() const { return from_; }
+  const Side& to() const { return to_; }
+  const std::vector<PairRecord>& pairs() const { return pairs_; }
+
+ private:
+  // The token stream of pass 4 (docs/warden.md §9.1), over the stored data: the hash of
+  // signature, opcode stream (immediates masked) and call-outs, then each direct defined callee
+  // in call order as its pair number (or "unpaired"). Null without a paired callee: then the
+  // key would carry no call-graph evidence at all.
+  static std::optional<std::string> CallGraphKey(const Side& s, std::uint32_t p) {
+    const kb::FunctionRecord& r = *s.functions[p];
+    if (r.defined_callees.empty()) return std::nullopt;
+    std::string key(sizeof(std::uint64_t), '\0');
+    std::memcpy(key.data(), &s.shape[p], sizeof(std::uint64_t));
+    bool any = false;
+    for (std::uint32_t callee : r.defined_callees) {
+      std::uint32_t token = kUnpaired;
+      auto it = s.position.find(callee);
+      if (it != s.position.end()) token = s.pair[it->second];
+      any = any || token != kUnpaired;
+      char bytes[sizeof(token)];
+      std::memcpy(bytes, &token, sizeof(token));
+      key.append(bytes, sizeof(token));
+    }
+    if (!any) return std::nullopt;
+    return key;
+  }
+
+  void Pair(std::uint32_t f, std::uint32_t t, Pass pass, const identity::Similarity& s) {
+    const auto number = static_cast<std::uint32_t>(pairs_.size());
+    from_.pair[f] = number;
+    to_.pair[t] = number;
+    pairs_.push_back({f, t, pass, s});
+  }
+
+  // Pairs the unmatched functions whose key (null: none) is unique on both sides.
+  template <typename KeyFn>
+  void PairUnique(Pass pass, KeyFn key_of) {
+    struct Slot {
+      std::uint32_t from = kUnpaired;
+      std::uint32_t to = kUnpaired;
+      bool from_many = false;
+      bool to_many = false;
+    };
+    std::unordered_map<std::string, Slot> slots;
+    slots.reserve(from_.functions.size());
+    for (std::uint32_t p = 0; p < from_.functions.size(); ++p) {
+      if (from_.pair[p] != kUnpaired) continue;
+      std::optional<std::string> key = key_of(from_, p);
+      if (!key) continue;
+      Slot& slot = slots[*key];
+      if (slot.from != kUnpaired) slot.from_many = true;
+      slot.from = p;
+    }
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> found;  // (to, from)
+    std::vector<Slot*> touched;
+    for (std::uint32_t p = 0; p < to_.functions.size(); ++p) {
+      if (to_.pair[p] != kUnpaired) continue;
+      std::optional<std::string> key = key_of(to_, p);
+      if (!key) continue;
+      auto it = slots.find(*key);
+      if (it == slots.end()) continue;
+      Slot& slot = it->second;
+      if (slot.to != kUnpaired) slot.to_many = true;
+      slot.to = p;
+      touched.push_back(&slot);
+    }
+    for (Slot* slot : touched) {
+      if (slot->from_many || slot->to_many || slot->from == kUnpaired) continue;
+      found.emplace_back(slot->to, slot->from);
+      slot->from_many = true;  // once
+    }
+    std::sort(found.begin(), found.end());
+    for (const auto& [t, f] : found) {
+      identity::Similarity s = identity::Compare(from_.ids[f], to_.ids[t]);
+      if (pass == Pass::kExact) {
+        s.overall = identity::kExactScore;
+      } else if (pass == Pass::kStableId) {
+        s.overall = identity::kBaseScore;
+      }
+      Pair(f, t, pass, s);
+    }
+  }
+
+  // Pass 5: LSH candidates, best score first, mutual best, ties refused.
+  void Fuzzy() {
+    std::unordered_map<std::string, std::vector<std::uint32_t>> buckets;
+    auto band_key = [](const Side& s, std::uint32_t p, std::size_t band) {
+      const kb::FunctionRecord& r = *s.functions[p];
+      std::string key = r.type_signature;
+      key.push_back(static_cast<char>('0' + band));
+      const char* values = reinterpret_cast<const char*>(r.minhash.data() + band * kRowsPerBand);
+      key.append(values, kRowsPerBand * sizeof(std::uint64_t));
+      return key;
+    };
+    auto eligible = [](const Side& s, std::uint32_t p) {
+      return s.pair[p] == kUnpaired && s.functions[p]->instruction_count >= kFuzzyMinInstructions;
+    };
+    for (std::uint32_t p = 0; p < from_.functions.size(); ++p) {
+      if (!eligible(from_, p)) continue;
+      for (std::size_t band = 0; band < kBands; ++band) {
+        buckets[band_key(from_, p, band)].push_back(p);
+      }
+    }
+    struct Candidate {
+      double score = 0;
+      std::uint32_t from = 0;
+      std::uint32_t to = 0;
+    };
+    std::vector<Candidate> candidates;
+    std::vector<std::uint32_t> seen(from_.functions.size(), kUnpaired);
+    for (std::uint32_t t = 0; t < to_.functions.size(); ++t) {
+      if (!eligible(to_, t)) continue;
+      for (std::size_t band = 0; band < kBands; ++band) {
+        auto it = buckets.find(band_key(to_, t, band));
+        if (it == buckets.end() || it->second.size() > options_.max_bucket) continue;
+        for (std::uint32_t f : it->second) {
+          if (seen[f] == t) continue;
+          seen[f] = t;
+          const identity::Similarity s = identity::Compare(from_.ids[f], to_.ids[t]);
+          const std::uint32_t n =
+              std::min(from_.functions[f]->instruction_count, to_.functions[t]->instruction_count);
+          if (!identity::AcceptFuzzy(s.overall, n, identity::MatchPurpose::kDiff)) continue;
+          candidates.push_back({s.overall, f, t});
+        }
+      }
+    }
+    std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
+      if (a.score != b.score) return a.score > b.score;
+      if (a.to != b.to) return a.to < b.to;
+      return a.from < b.from;
+    });
+    // Walk groups of equal score: the first group with both sides free holds the best
+    // remaining score of each of its members; a member appearing twice in a group is a tie
+    // and pairs with neither.
+    std::unordered_map<std::uint32_t, int> from_uses, to_uses;
+    for (std::size_t i = 0; i < candidates.size();) {
+      std::size_t j = i;
+      while (j < candidates.size() && candidates[j].score == candidates[i].score) ++j;
+      from_uses.clear();
+      to_uses.clear();
+      for (std::size_t k = i; k < j; ++k) {
+        const Candidate& c = candidates[k];
+        if (from_.pair[c.from] != kUnpaired || to_.pair[c.to] != kUnpaired) continue;
+        ++from_uses[c.from];
+        ++to_uses[c.to];
+      }
+      for (std::size_t k = i; k < j; ++k) {
+        const Candidate& c = candidates[k];
+        if (from_.pair[c.from] != kUnpaired || to_.pair[c.to] != kUnpaired) continue;
+        if (from_uses[c.from] != 1 || to_uses[c.to] != 1) continue;
+        Pair(c.from, c.to, Pass::kFuzzy, identity::Compare(from_.ids[c.from], to_.ids[c.to]));
+      }
+      // A tied function stays out of lower groups too: its best match is ambiguous.
+      for (std::size_t k = i; k < j; ++k) {
+        const Candidate& c = candidates[k];
+        if (from_uses[c.from] > 1 && from_.pair[c.from] == kUnpaired) tied_from_.push_back(c.from);
+        if (to_uses[c.to] > 1 && to_.pair[c.to] == kUnpaired) tied_to_.push_back(c.to);
+      }
+      for (std::uint32_t f : tied_from_) from_.pair[f] = kTied;
+      for (std::uint32_t t : tied_to_) to_.pair[t] = kTied;
+      i = j;
+    }
+    for (std::uint32_t& p : from_.pair) {
+      if (p == kTied) p = kUnpaired;
+    }
+    for (std::uint32_t& p : to_.pair) {
+      if (p == kTied) p = kUnpaired;
+    }
+  }
+
+  static constexpr std::uint32_t kTied = 0xfffffffe;
+  Side from_;
+  Side to_;
+  const DiffOptions options_;
+  std::vector<PairRecord> pairs_;
+  std::vector<std::uint32_t> tied_from_;
+  std::vector<std::uint32_t> tied_to_;
+};
+
+std::vector<std::string> SortedSet(std::vector<std::string> v) {
+  std::sort(v.begin(), v.end());
+  v.erase(std::unique(v.begin(), v.end()), v.end());
+  return v;
+}
+
+std::vector<std::string> Minus(const std::vector<std::string>& a,
+                               const std::vector<std::string>& b) {
+  std::vector<std::string> out;
+  std::set_difference(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(out));
+  return out;
+}
+
+bool IsOracle(const Annotation& a) { return a.name && a.provenance && *a.provenance == "oracle"; }
+
+void TakeName(Change& c, const Annotation& a) {
+  c.name = a.name;
+  c.provenance = a.provenance;
+  c.confidence = a.confidence;
+  c.locked = a.locked;
+}
+
+}  // namespace
+
+DiffReport ComputeDiff(const VersionSide& from, const VersionSide& to, const DiffOptions& options) {
+  Matcher m(from, to, options);
+  m.Run();
+  const Side& fs = m.from();
+  const Side& ts = m.to();
+
+  DiffReport report;
+  report.from = {from.id, from.label, from.emscripten_version};
+  report.to = {to.id, to.label, to.emscripten_version};
+  report.toolchain_changed = from.emscripten_version && to.emscripten_version &&
+                             *from.emscripten_version != *to.emscripten_version;
+  report.changes.reserve(fs.functions.size() + ts.functions.size());
+
+  for (std::uint32_t t = 0; t < ts.functions.size(); ++t) {
+    const kb::FunctionRecord& tr = *ts.functions[t];
+    Change c;
+    c.to_index = tr.func_index;
+    c.to_stable_id = tr.stable_id;
+    c.to_instructions = tr.instruction_count;
+    c.to_type = tr.type_signature;
+    const std::vector<std::string> to_strings = SortedSet(tr.referenced_strings);
+    const Annotation& ta = *ts.annotations[t];
+    if (ts.pair[t] == kUnpaired) {
+      c.change = ChangeClass::kNew;
+      c.origin = IsOracle(ta) ? Origin::kRuntime : Origin::kApplication;
+      TakeName(c, ta);
+      c.call_outs_added = tr.call_outs;
+      c.strings_added = to_strings;
+    } else {
+      const PairRecord& p = m.pairs()[ts.pair[t]];
+      const kb::FunctionRecord& fr = *fs.functions[p.from];
+      const Annotation& fa = *fs.annotations[p.from];
+      c.pass = p.pass;
+      c.score = p.similarity.overall;
+      c.components = p.similarity;
+      c.from_index = fr.func_index;
+      c.from_stable_id = fr.stable_id;
+      c.from_instructions = fr.instruction_count;
+      c.from_type = fr.type_signature;
+      if (p.pass == Pass::kExact || p.pass == Pass::kStableId) {
+        c.change = fr.func_index == tr.func_index ? ChangeClass::kUnchanged : ChangeClass::kMoved;
+      } else {
+        c.change = ChangeClass::kModified;
+      }
+      c.origin = IsOracle(fa) || IsOracle(ta) ? Origin::kRuntime : Origin::kApplication;
+      TakeName(c, fa.name ? fa : ta);
+      c.call_outs_added = Minus(tr.call_outs, fr.call_outs);
+      c.call_outs_removed = Minus(fr.call_outs, tr.call_outs);
+      const std::vector<std::string> from_strings = SortedSet(fr.referenced_strings);
+      c.strings_added = Minus(to_strings, from_strings);
+      c.strings_removed = Minus(from_strings, to_strings);
+      ++report.pass_pairs[static_cast<std::size_t>(p.pass)];
+    }
+    ++report.counts[static_cast<std::size_t>(c.change)][static_cast<std::size_t>(c.origin)];
+    report.changes.push_back(std::move(c));
+  }
+  for (std::uint32_t f = 0; f < fs.functions.size(); ++f) {
+    if (fs.pair[f] != kUnpaired) continue;
+    const kb::FunctionRecord& fr = *fs.functions[f];
+    const Annotation& fa = *fs.annotations[f];
+    Change c;
+    c.change = ChangeClass::kDeleted;
+    c.origin = IsOracle(fa) ? Origin::kRuntime : Origin::kApplication;
+    TakeName(c, fa);
+    c.from_index = fr.func_index;
+    c.from_stable_id = fr.stable_id;
+    c.from_instructions = fr.instruction_count;
+    c.from_type = fr.type_signature;
+    c.call_outs_removed = fr.call_outs;
+    c.strings_removed = SortedSet(fr.referenced_strings);
+    ++report.counts[static_cast<std::size_t>(c.change)][static_cast<std::size_t>(c.origin)];
+    report.changes.push_back(std::move(c));
+  }
+  return report;
+}
+
+// ---------------------------------------------------------------------------------------------
+// JSON
+
+namespace {
+
+using Json = nlohmann::json;
+
+template <typename T>
+Json OrNull(const std::optional<T>& v) {
+  return v ? Json(*v) : Json(nullptr);
+}
+
+Json VersionJson(const VersionRef& v) {
+  return Json{{"version_id", v.id},
+              {"label", v.label},
+              {"emscripten_version", OrNull(v.emscripten_version)}};
+}
+
+}  // namespace
+
+namespace {
+
+Json ReportObject(const DiffReport& report, bool include_unchanged) {
+  Json counts = Json::object();
+  for (std::size_t c = 0; c < kChangeClassCount; ++c) {
+    const auto& row = report.counts[c];
+    counts[std::string(ChangeClassName(static_cast<ChangeClass>(c)))] =
+        Json{{"application", row[0]}, {"runtime", row[1]}, {"total", row[0] + row[1]}};
+  }
+  Json passes = Json::object();
+  for (std::size_t p = 1; p < kPassCount; ++p) {
+    passes[std::string(PassName(static_cast<Pass>(p)))] = report.pass_pairs[p];
+  }
+  Json changes = Json::array();
+  for (const Change& c : report.changes) {
+    if (!include_unchanged &&
+        (c.change == ChangeClass::kUnchanged || c.change == ChangeClass::kMoved)) {
+      continue;
+    }
+    Json components = nullptr;
+    if (c.components) {
+      const identity::Similarity& s = *c.components;
+      components = Json{{"exact_equal", s.exact_equal},
+                        {"base_equal", s.base_equal},
+                        {"minhash", s.minhash},
+                        {"histogram_cosine", s.histogram_cosine},
+                        {"call_out_jaccard", s.call_out_jaccard},
+                        {"structural", s.structural}};
+    }
+    changes.push_back(Json{
+        {"class", ChangeClassName(c.change)},
+        {"origin", OriginName(c.origin)},
+        {"pass", c.pass == Pass::kNone ? Json(nullptr) : Json(PassName(c.pass))},
+        {"score", c.score},
+        {"components", std::move(components)},
+        {"from_index", OrNull(c.from_index)},
+        {"to_index", OrNull(c.to_index)},
+        {"from_stable_id", OrNull(c.from_stable_id)},
+        {"to_stable_id", OrNull(c.to_stable_id)},
+        {"name", OrNull(c.name)},
+        {"provenance", OrNull(c.provenance)},
+        {"confidence", OrNull(c.confidence)},
+        {"locked", c.locked},
+        {"from_instructions", OrNull(c.from_instructions)},
+        {"to_instructions", OrNull(c.to_instructions)},
+        {"from_type", OrNull(c.from_type)},
+        {"to_type", OrNull(c.to_type)},
+        {"call_outs_added", c.call_outs_added},
+        {"call_outs_removed", c.call_outs_removed},
+        {"strings_added", c.strings_added},
+        {"strings_removed", c.strings_removed},
+    });
+  }
+  return Json{{"from", VersionJson(report.from)},
+              {"to", VersionJson(report.to)},
+              {"toolchain_changed", report.toolchain_changed},
+              {"counts", std::move(counts)},
+              {"passes", std::move(passes)},
+              {"changes", std::move(changes)}};
+}
+
+}  // namespace
+
+std::string ReportJson(const DiffReport& report, bool include_unchanged) {
+  return ReportObject(report, include_unchanged)
+      .dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+std::string StoredReportJson(const DiffReport& report) {
+  Json j = ReportObject(report, false);
+  // Unchanged and moved pairs as [from_index, to_index, pass] triples: every function stays in
+  // the stored report at a tenth of the size (and JSON time) of full change objects.
+  Json same = Json::array();
+  for (const Change& c : report.changes) {
+    if (c.change != ChangeClass::kUnchanged && c.change != ChangeClass::kMoved) continue;
+    same.push_back(Json::array({*c.from_index, *c.to_index, static_cast<int>(c.pass)}));
+  }
+  j["unchanged_or_moved"] = std::move(same);
+  return j.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+}  // namespace trove::warden::diff
