@@ -1,4 +1,4 @@
-// Librarian's verify_claim, diff_runs and export_index end to end (docs/librarian.md §3.3, §3.5,
+// Librarian's verify_claim, diff_runs and export_index end to end (docs/librarian.md §3.6,
 // §3.6; issue 23): `librarian mcp --allow-root <tmp>` driven by the official TypeScript SDK client
 // over stdio, which validates every structuredContent against the tool's outputSchema. A
 // workspace is bootstrapped, queried for a pack id, edited, verified, bootstrapped again,

@@ -47,7 +47,7 @@ bool TreeSitterLanguage(std::string_view language) {
   return false;
 }
 
-// docs/librarian.md §1.3 base signals by extractor family, clean spans assumed (diff.h).
+// docs/librarian.md §4.1 base signals by extractor family, clean spans assumed (diff.h).
 double BaseSignal(bool module, std::string_view language) {
   if (TreeSitterLanguage(language)) return module ? 0.8 : 0.9;
   if (language == "text" || language.empty()) return 0.5;

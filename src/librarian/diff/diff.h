@@ -1,4 +1,4 @@
-// Diff: what changed in a workspace's index between two bootstrap runs (docs/librarian.md §3.5;
+// Diff: what changed in a workspace's index between two bootstrap runs (docs/librarian.md §3.6;
 // the seed's `diff_runs`), read from the runs' file manifests and the content manifests of the
 // files they name (store/manifest.h). Changes are reported from run1 to run2.
 //
@@ -8,7 +8,7 @@
 //   * packs: function_context and module_context packs added, removed, changed (their target's
 //     span hash, the whole file for a module, differs);
 //   * stats {before, after, delta}: functions, modules (indexed files), contextPacks, and
-//     avgConfidence, the mean base signal of the packs (docs/librarian.md §1.3 ladder by the
+//     avgConfidence, the mean base signal of the packs (docs/librarian.md §4.1 ladder by the
 //     file's extractor family, which the language tells; per-symbol parse errors are not in the
 //     manifest, so clean spans are assumed): an uncalibrated ranking signal.
 //

@@ -42,7 +42,7 @@ std::string_view Extension(Format f) {
   return "json";
 }
 
-// Cut at a word boundary to kSummaryChars bytes with "…" (docs/librarian.md §1.3), never inside
+// Cut at a word boundary to kSummaryChars bytes with "…" (docs/librarian.md §4.1), never inside
 // a UTF-8 sequence.
 std::string CutAtWord(std::string text) {
   if (text.size() <= kSummaryChars) return text;
@@ -489,7 +489,7 @@ Result<ExportResult> ExportIndex(base::Env& env, store::Store& store,
   out.counts.files = snap.files.size();
   out.counts.symbols = snap.symbol_count;
   out.counts.packs = snap.packs.size();
-  out.counts.claims = snap.packs.size();  // v1: one claim per pack (docs/librarian.md §1.4)
+  out.counts.claims = snap.packs.size();  // v1: one claim per pack (docs/librarian.md §5.2)
   const std::optional<store::RunRecord> last = LastRun(store);
   switch (request.format) {
     case Format::kJson:

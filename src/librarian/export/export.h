@@ -13,7 +13,7 @@
 // Packs here are built from the index alone (definition, signature, documentation, module
 // contents); the query engine's call-graph key facts depend on a query and are left out.
 //
-// Output: `output_path` is workspace-relative (§5.6 rules: crawl::ResolveInWorkspace, absolute
+// Output: `output_path` is workspace-relative (§8.6 rules: crawl::ResolveInWorkspace, absolute
 // paths and escapes refused, field `outputPath`); empty means
 // `.librarian/exports/index-<runId>.<json|sqlite|md>`. An existing file is overwritten only
 // inside `.librarian/exports/`. Every format is written to a temporary name beside the target

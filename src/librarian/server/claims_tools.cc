@@ -38,7 +38,7 @@ constexpr const char* kNoLedger =
     "partial_result: this version keeps no evidence ledger, so the verification is not "
     "recorded; test_failure is never active (no outcomes are recorded per pack)";
 
-// --- verify_claim (docs/librarian.md §3.3) ---
+// --- verify_claim (docs/librarian.md §3.6) ---
 
 struct VerifyClaimArgs {
   std::string claim_id;
@@ -185,7 +185,7 @@ VerifyClaimOut ToView(const verify::Verification& v) {
   return out;
 }
 
-// --- diff_runs (docs/librarian.md §3.5) ---
+// --- diff_runs (docs/librarian.md §3.6) ---
 
 struct DiffRunsArgs {
   std::string workspace;
@@ -472,7 +472,7 @@ Result<VerifyClaimOut> VerifyClaim(ClaimsService& service, const VerifyClaimArgs
   if (args.claim_id.size() > verify::kMaxClaimIdChars) {
     return Status::InvalidArgument("claimId: longer than 256 characters");
   }
-  // docs/librarian.md §3.3: every registered workspace in order, first hit wins.
+  // docs/librarian.md §3.6: every registered workspace in order, first hit wins.
   for (const Workspaces::Entry& ws : service.workspaces().All()) {
     ASSIGN_OR_RETURN(std::optional<StorePool::Lease> lease, service.Store(ws.root));
     if (!lease) continue;
@@ -481,7 +481,7 @@ Result<VerifyClaimOut> VerifyClaim(ClaimsService& service, const VerifyClaimArgs
                      store::FindPack(st, args.claim_id));
     if (!target) continue;
     // A verification younger than 60 s for the same index and the same primary file is
-    // returned as it was (cached: true) unless force (docs/librarian.md §3.3, §7.1).
+    // returned as it was (cached: true) unless force (docs/librarian.md §3.6, §7.1).
     const std::string key = ws.id + ":" + args.claim_id;
     ASSIGN_OR_RETURN(std::string generation, st.Generation());
     const std::string file_state = verify::FileState(ws.root + "/" + target->path);

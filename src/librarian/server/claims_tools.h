@@ -1,4 +1,4 @@
-// The MCP binding of verify_claim, diff_runs and export_index (docs/librarian.md §3.3, §3.5,
+// The MCP binding of verify_claim, diff_runs and export_index (docs/librarian.md §3.6,
 // §3.6), each in the seed's shape: inputs as the seed declares them, outputs with the seed's
 // fields plus the spec's decisions (errorCode, disclosures, typed claimConfidence, ...). The
 // engines are verify/, diff/ and export/; this file only resolves workspaces and paths (through

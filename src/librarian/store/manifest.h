@@ -1,4 +1,4 @@
-// Manifests (docs/librarian.md §2.4, §3.3, §3.5; decision 0054): what each bootstrap run left in
+// Manifests (docs/librarian.md §6.4, §3.6; decision 0054): what each bootstrap run left in
 // the store, kept so that two runs can be compared (diff_runs) and a claim's evidence can be
 // found again by its pack id after re-indexing (verify_claim).
 //
@@ -35,13 +35,13 @@ namespace trove::librarian::store {
 
 class Store;
 
-// Runs whose file manifests are kept (docs/librarian.md §3.5 decision: the last 20).
+// Runs whose file manifests are kept (docs/librarian.md §3.6 decision: the last 20).
 inline constexpr std::size_t kManifestRuns = 20;
-// function_context packs per file (docs/librarian.md §2.2; index/bootstrap.cc counts the same).
+// function_context packs per file (docs/librarian.md §6.2; index/bootstrap.cc counts the same).
 inline constexpr std::size_t kMaxFunctionPacksPerFile = 100;
 
 // "pk_" + the first 16 hex digits of SHA-256(pack_type + "\n" + target_id): the pack id of
-// docs/librarian.md §1.2, the same as query::PackId (a test in verify/ checks that they agree).
+// docs/librarian.md §1.1, the same as query::PackId (a test in verify/ checks that they agree).
 std::string PackIdFor(std::string_view pack_type, std::string_view target_id);
 
 struct ManifestFile {

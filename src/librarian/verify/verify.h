@@ -1,8 +1,8 @@
-// Verify: re-checks a claim against the live workspace (docs/librarian.md §1.4, §3.3; the seed's
+// Verify: re-checks a claim against the live workspace (docs/librarian.md §5.2, §3.6; the seed's
 // `verify_claim`). In v1 a claim id is a context-pack id; the claim's evidence is its target's
 // cited span as the index recorded it (store/manifest.h: file, lines, bytes, SHA-256 of the
 // span). Verify re-reads that span from the tree as it is now and runs every defeater check of
-// §3.3:
+// §3.6:
 //
 //   code_change     the file changed and the target's span hash differs (full, undercutting,
 //                   with a line diff summary); the file changed but the span is identical
@@ -18,9 +18,9 @@
 //   test_failure    never active in v1: no outcomes are recorded per pack (partial)
 //
 // A file unchanged since indexing (equal SHA-256) activates nothing, so the common case costs
-// one read and one hash. `confidence` is the pack's base signal (docs/librarian.md §1.3) plus the
+// one read and one hash. `confidence` is the pack's base signal (docs/librarian.md §4.1) plus the
 // summed adjustments (full -0.5, partial -0.2, warning -0.05, floored at -0.8), clamped to
-// [0, 1]: an uncalibrated ranking signal. `claim_confidence` is the typed value of §1.5: the
+// [0, 1]: an uncalibrated ranking signal. `claim_confidence` is the typed value of §5.3: the
 // claim is a syntactic fact, so it is `deterministic`, 1 when the cited span still holds the
 // cited hash and 0 otherwise.
 //
@@ -54,12 +54,12 @@ class Store;
 
 namespace trove::librarian::verify {
 
-// Adjustments by severity (docs/librarian.md §1.4) and their floor.
+// Adjustments by severity (docs/librarian.md §5.2) and their floor.
 inline constexpr double kFullAdjustment = -0.5;
 inline constexpr double kPartialAdjustment = -0.2;
 inline constexpr double kWarningAdjustment = -0.05;
 inline constexpr double kAdjustmentFloor = -0.8;
-// Longest claim id (docs/librarian.md §3.3: 1-256 characters).
+// Longest claim id (docs/librarian.md §3.6: 1-256 characters).
 inline constexpr std::size_t kMaxClaimIdChars = 256;
 // Files above this are not re-read (the crawler's default cap is 1 MiB; a claim never cites a
 // larger file, so a larger one now is reported changed without reading it).
@@ -82,14 +82,14 @@ struct DefeaterResult {
   std::optional<Location> new_location;
 };
 
-// docs/librarian.md §1.5; only `deterministic` is produced here.
+// docs/librarian.md §5.3; only `deterministic` is produced here.
 struct TypedConfidence {
   std::string type = "deterministic";
   double value = 0;
   std::string reason;
 };
 
-// The evidence reference the claim cites (docs/librarian.md §1.4).
+// The evidence reference the claim cites (docs/librarian.md §5.2).
 struct CitedEvidence {
   std::string file;
   std::uint32_t start_line = 0;
@@ -143,7 +143,7 @@ class Verifier {
   std::unique_ptr<extract::Extractor> extractor_;
 };
 
-// Verifications younger than the TTL (docs/librarian.md §3.3, §7.1: 60 s) for an unchanged index
+// Verifications younger than the TTL (docs/librarian.md §3.6, §7.1: 60 s) for an unchanged index
 // and an unchanged primary file. Thread safety: all members may be called concurrently.
 class VerifyCache {
  public:
