@@ -2,6 +2,8 @@
 // and progress to stderr. Exit codes: 0 success; 1 the run failed (a bootstrap that did not
 // succeed, an I/O or store error); 2 usage error or invalid input (the message names the
 // field); 3 the workspace has no index (run `librarian bootstrap` first); 130 cancelled.
+// verify-claim exits 1 when the claim is defeated (a full defeater is active) or unknown, and
+// diff-runs when a run is unknown or has no manifest.
 #include <fmt/core.h>
 #include <fmt/format.h>
 
@@ -14,13 +16,18 @@
 #include <vector>
 
 #include "base/cancellation.h"
+#include "base/env.h"
 #include "base/terminal.h"
 #include "librarian/crawl/path.h"
+#include "librarian/diff/diff.h"
+#include "librarian/export/export.h"
 #include "librarian/index/bootstrap.h"
 #include "librarian/query/query.h"
+#include "librarian/server/claims_tools.h"
 #include "librarian/server/librarian_tools.h"
 #include "librarian/server/mcp_main.h"
 #include "librarian/store/store.h"
+#include "librarian/verify/verify.h"
 #include "trove_version.h"  // generated: trove::VersionFull()
 
 namespace {
@@ -197,6 +204,139 @@ int RunQuery(const QueryFlags& f) {
   return 0;
 }
 
+// The canonical root of a PATH argument (relative to the working directory) whose index exists;
+// exit code 3 (with the message printed) when it was never bootstrapped.
+Result<std::string> IndexedRoot(const std::string& path, int* exit_code) {
+  std::string ws = path;
+  if (!ws.empty() && ws.front() != '/') {
+    char* cwd = ::getcwd(nullptr, 0);
+    if (cwd != nullptr) {
+      ws = std::string(cwd) + "/" + ws;
+      std::free(cwd);
+    }
+  }
+  Result<std::string> root = crawl::CanonicalWorkspaceRoot(ws);
+  if (!root.ok()) {
+    *exit_code = Fail(root.status());
+    return root.status();
+  }
+  if (std::FILE* probe = std::fopen(index::StorePathFor(*root).c_str(), "rb")) {
+    std::fclose(probe);
+    return root;
+  }
+  std::fputs(fmt::format("librarian: error: {}: not bootstrapped; run 'librarian bootstrap "
+                         "{}' first\n",
+                         *root, *root)
+                 .c_str(),
+             stderr);
+  *exit_code = 3;
+  return Status::NotFound("not bootstrapped");
+}
+
+struct VerifyFlags {
+  std::string workspace;
+  std::string claim_id;
+  std::string ctags = "ctags";
+  bool json = false;
+};
+
+// Exit 0 when verified, 1 when a full defeater is active or the claim is unknown.
+int RunVerify(const VerifyFlags& f) {
+  int code = 0;
+  Result<std::string> root = IndexedRoot(f.workspace, &code);
+  if (!root.ok()) return code;
+  Result<std::unique_ptr<store::Store>> st = store::Store::Open(index::StorePathFor(*root));
+  if (!st.ok()) return Fail(st.status());
+  base::PosixEnv env;
+  verify::Verifier verifier(env, {.ctags_program = f.ctags});
+  Result<verify::Verification> v = verifier.Verify(**st, *root, f.claim_id, nullptr);
+  if (!v.ok()) return Fail(v.status());
+  if (f.json) {
+    std::puts(server::VerificationJson(*v).c_str());
+  } else if (!v->found) {
+    std::printf("%s", fmt::format("{}: claim not found\n", f.claim_id).c_str());
+  } else {
+    std::printf("%s", fmt::format("{} {} ({}:{}-{}): {}, confidence {:.2f} (uncalibrated)\n",
+                                  v->claim_id, v->evidence.target_id, v->evidence.file,
+                                  v->evidence.start_line, v->evidence.end_line,
+                                  v->verified ? "verified" : "defeated", v->confidence)
+                          .c_str());
+    for (const verify::DefeaterResult& d : v->results) {
+      std::printf("%s", fmt::format("  {} {} [{}]: {}\n", d.activated ? "ACTIVE" : "ok    ", d.type,
+                                    d.severity, d.reason)
+                            .c_str());
+    }
+  }
+  return v->found && v->verified ? 0 : 1;
+}
+
+struct DiffFlags {
+  std::string workspace;
+  std::string run1;
+  std::string run2 = "latest";
+  bool json = false;
+};
+
+int RunDiff(const DiffFlags& f) {
+  int code = 0;
+  Result<std::string> root = IndexedRoot(f.workspace, &code);
+  if (!root.ok()) return code;
+  Result<std::unique_ptr<store::Store>> st = store::Store::Open(index::StorePathFor(*root));
+  if (!st.ok()) return Fail(st.status());
+  Result<diff::RunDiff> d = diff::DiffRuns(**st, *root, f.run1, f.run2);
+  if (!d.ok()) return Fail(d.status());
+  if (f.json) {
+    std::puts(server::RunDiffJson(*d).c_str());
+  } else {
+    std::printf("%s", fmt::format("{}\n", d->summary).c_str());
+    auto list = [](const char* what, const std::vector<std::string>& items) {
+      for (const std::string& i : items)
+        std::printf("%s", fmt::format("  {} {}\n", what, i).c_str());
+    };
+    list("file added:   ", d->files.added);
+    list("file removed: ", d->files.removed);
+    list("file modified:", d->files.modified);
+    list("symbol added:  ", d->symbols.added);
+    list("symbol removed:", d->symbols.removed);
+    list("symbol changed:", d->symbols.changed);
+  }
+  if (d->error) {
+    std::fputs(fmt::format("librarian: error: {}\n", *d->error).c_str(), stderr);
+    return 1;
+  }
+  return 0;
+}
+
+struct ExportFlags {
+  std::string workspace;
+  std::string format = "json";
+  std::string output;
+  bool json = false;
+};
+
+int RunExport(const ExportFlags& f) {
+  int code = 0;
+  Result<std::string> root = IndexedRoot(f.workspace, &code);
+  if (!root.ok()) return code;
+  std::optional<exports::Format> format = exports::ParseFormat(f.format);
+  if (!format) return Fail(Status::InvalidArgument("--format: must be json, sqlite or markdown"));
+  Result<std::unique_ptr<store::Store>> st = store::Store::Open(index::StorePathFor(*root));
+  if (!st.ok()) return Fail(st.status());
+  base::PosixEnv env;
+  Result<exports::ExportResult> r = exports::ExportIndex(
+      env, **st, exports::ExportRequest{*root, server::WorkspaceId(*root), *format, f.output});
+  if (!r.ok()) return Fail(r.status());
+  if (f.json) {
+    std::puts(server::ExportResultJson(*r).c_str());
+  } else {
+    std::printf("%s", fmt::format("exported {} ({} files, {} symbols, {} packs; {} bytes) to {}\n",
+                                  r->format, r->counts.files, r->counts.symbols, r->counts.packs,
+                                  r->bytes, r->output_path)
+                          .c_str());
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -237,6 +377,30 @@ int main(int argc, char** argv) {
   query_cmd->add_flag("--evidence", qf.evidence, "Include evidence line ranges and snippets");
   query_cmd->add_flag("--json", qf.json, "Print the query tool's JSON");
 
+  VerifyFlags vf;
+  CLI::App* verify_cmd = app.add_subcommand(
+      "verify-claim", "Re-verify a claim (a pack id) against the live tree; exit 1 if defeated");
+  verify_cmd->add_option("path", vf.workspace, "Workspace root (bootstrapped)")->required();
+  verify_cmd->add_option("claim", vf.claim_id, "Claim id (a packId from query)")->required();
+  verify_cmd->add_option("--ctags", vf.ctags, "universal-ctags program; empty disables it");
+  verify_cmd->add_flag("--json", vf.json, "Print the verify_claim tool's JSON");
+
+  DiffFlags df;
+  CLI::App* diff_cmd = app.add_subcommand("diff-runs", "Compare two bootstrap runs");
+  diff_cmd->add_option("path", df.workspace, "Workspace root (bootstrapped)")->required();
+  diff_cmd->add_option("run1", df.run1, "Run id or latest")->required();
+  diff_cmd->add_option("run2", df.run2, "Run id, latest (default) or an RFC 3339 UTC time");
+  diff_cmd->add_flag("--json", df.json, "Print the diff_runs tool's JSON");
+
+  ExportFlags ef;
+  CLI::App* export_cmd =
+      app.add_subcommand("export", "Export the index to json, sqlite or markdown");
+  export_cmd->add_option("path", ef.workspace, "Workspace root (bootstrapped)")->required();
+  export_cmd->add_option("--format", ef.format, "json (default), sqlite or markdown");
+  export_cmd->add_option("--output", ef.output,
+                         "Workspace-relative output file (default .librarian/exports/...)");
+  export_cmd->add_flag("--json", ef.json, "Print the export_index tool's JSON");
+
   server::McpRunOptions mo;
   std::optional<int> http_port;
   CLI::App* mcp = app.add_subcommand("mcp", "Serve MCP over stdio (default) or HTTP");
@@ -255,6 +419,9 @@ int main(int argc, char** argv) {
   }
   if (*bootstrap) return RunBootstrap(bf);
   if (*query_cmd) return RunQuery(qf);
+  if (*verify_cmd) return RunVerify(vf);
+  if (*diff_cmd) return RunDiff(df);
+  if (*export_cmd) return RunExport(ef);
   server::PrepareMcpProcess();
   if (http_port) {
     mo.transport = "http";

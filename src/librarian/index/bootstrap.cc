@@ -863,6 +863,7 @@ Status Run::Finish(const std::string& state) {
   run_.stats_json = StatsJson(report_.stats).dump();
   batch_.run = run_;
   batch_.chunk_automerge = store::kDefaultChunkAutomerge;
+  batch_.record_manifest = true;  // the run's file manifest commits with its final record
   Status st = store_->Apply(batch_);
   batch_ = store::WriteBatch{};
   pending_.clear();

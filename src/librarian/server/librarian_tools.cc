@@ -21,6 +21,7 @@
 #include "librarian/crawl/crawler.h"
 #include "librarian/crawl/path.h"
 #include "librarian/index/bootstrap.h"
+#include "librarian/server/claims_tools.h"
 #include "librarian/store/store.h"
 #include "mcp/describe.h"
 #include "mcp/policy/rate_limit.h"
@@ -66,6 +67,11 @@ Workspaces::Entry Workspaces::Register(const std::string& canonical_root) {
   entries_.push_back(
       Entry{canonical_root, WorkspaceId(canonical_root), std::make_shared<query::QueryCache>()});
   return entries_.back();
+}
+
+std::vector<Workspaces::Entry> Workspaces::All() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return entries_;
 }
 
 std::optional<Workspaces::Entry> Workspaces::Find(const std::string& key) const {
@@ -964,6 +970,9 @@ Status RegisterLibrarianTools(mcp::Server& server, Workspaces& workspaces,
         }
         return ToView(r, req.include_evidence);
       });
+  if (!added.ok()) return added;
+
+  added = RegisterClaimsTools(server, workspaces, options);  // claims_tools.h
   if (!added.ok()) return added;
 
   mcp::ResourceRegistry& resources = server.resources();

@@ -66,6 +66,8 @@ class Workspaces {
   // Returns the entry for a canonical root, a workspace id, or (empty `key`) the first
   // registered; nullopt when none.
   std::optional<Entry> Find(const std::string& key) const;
+  // Every registered workspace, in registration order.
+  std::vector<Entry> All() const;
 
  private:
   mutable std::mutex mu_;

@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "librarian/store/manifest.h"
 #include "librarian/store/store.h"
 
 namespace trove::librarian::store::internal {
@@ -111,6 +112,40 @@ CREATE VIRTUAL TABLE chunk_fts USING fts5(
 CREATE VIRTUAL TABLE path_fts USING fts5(path, words, tokenize='unicode61 remove_diacritics 2');
 )sql";
 
+// Schema 4 (manifest.h): run manifests and content-keyed symbol manifests. Created with a new
+// store and added to a schema-3 store by MigrateTo4, which keeps every row of the old tables.
+constexpr const char* kCreateManifests = R"sql(
+CREATE TABLE run_files(
+  run_id TEXT NOT NULL,
+  path TEXT NOT NULL,
+  sha256 TEXT NOT NULL,
+  size INTEGER NOT NULL,
+  language TEXT NOT NULL,
+  status TEXT NOT NULL,
+  PRIMARY KEY(run_id, path)) WITHOUT ROWID;
+CREATE INDEX run_files_content ON run_files(path, sha256);
+CREATE TABLE content_symbols(
+  id INTEGER PRIMARY KEY,
+  path TEXT NOT NULL,
+  sha256 TEXT NOT NULL,
+  target_id TEXT NOT NULL,
+  kind TEXT NOT NULL,
+  name TEXT NOT NULL,
+  qualified_name TEXT NOT NULL,
+  signature TEXT NOT NULL,
+  pack_id TEXT NOT NULL,
+  start_line INTEGER NOT NULL,
+  end_line INTEGER NOT NULL,
+  start_byte INTEGER NOT NULL,
+  end_byte INTEGER NOT NULL,
+  span_sha256 TEXT NOT NULL,
+  extractor TEXT NOT NULL,
+  parse_error INTEGER NOT NULL,
+  end_known INTEGER NOT NULL,
+  UNIQUE(path, sha256, target_id));
+CREATE INDEX content_symbols_pack ON content_symbols(pack_id);
+)sql";
+
 constexpr const char* kCreateTrigram = R"sql(
 CREATE VIRTUAL TABLE chunk_tri USING fts5(
   name, path, body, content='chunks', content_rowid='id', tokenize='trigram');
@@ -146,6 +181,18 @@ Status DropAll(base::Database& db) {
   return db.Exec("PRAGMA foreign_keys=ON");
 }
 
+// Schema 3 -> 4: adds the manifest tables and records the content manifest of every stored
+// file, in one transaction; the old tables and their rows are untouched (decision 0054). Runs
+// recorded before the migration have no file manifest (diff_runs says so).
+Status MigrateTo4(base::Database& db) {
+  ASSIGN_OR_RETURN(base::Transaction tx, db.Begin());
+  RETURN_IF_ERROR(db.Exec(kCreateManifests));
+  RETURN_IF_ERROR(RecordContent(db));
+  RETURN_IF_ERROR(db.Exec(
+      fmt::format("UPDATE meta SET value = '{}' WHERE key = 'schema_version'", kSchemaVersion)));
+  return tx.Commit();
+}
+
 }  // namespace
 
 Result<SchemaState> EnsureSchema(base::Database& db, bool want_trigram) {
@@ -155,7 +202,13 @@ Result<SchemaState> EnsureSchema(base::Database& db, bool want_trigram) {
     ASSIGN_OR_RETURN(base::Statement st,
                      db.Prepare("SELECT value FROM meta WHERE key='schema_version'"));
     ASSIGN_OR_RETURN(bool row, st.Step());
-    if (row && st.ColumnText(0) == std::to_string(kSchemaVersion)) {
+    const std::string version = row ? st.ColumnText(0) : std::string();
+    st.Reset();
+    if (version == "3") {
+      RETURN_IF_ERROR(MigrateTo4(db));
+      state.migrated = true;
+    }
+    if (version == "3" || version == std::to_string(kSchemaVersion)) {
       ASSIGN_OR_RETURN(state.trigram, TableExists(db, "chunk_tri"));
       return state;
     }
@@ -168,6 +221,7 @@ Result<SchemaState> EnsureSchema(base::Database& db, bool want_trigram) {
   if (state.rebuilt) RETURN_IF_ERROR(DropAll(db));
   ASSIGN_OR_RETURN(base::Transaction tx, db.Begin());
   RETURN_IF_ERROR(db.Exec(kCreate));
+  RETURN_IF_ERROR(db.Exec(kCreateManifests));
   if (want_trigram) RETURN_IF_ERROR(db.Exec(kCreateTrigram));
   RETURN_IF_ERROR(db.Exec(
       fmt::format("INSERT INTO meta(key, value) VALUES ('schema_version', '{}'), ('trigram', '{}')",

@@ -9,10 +9,12 @@ namespace trove::librarian::store::internal {
 
 struct SchemaState {
   bool trigram = false;  // chunk_tri exists
-  bool rebuilt = false;  // an incompatible schema was dropped
+  bool rebuilt = false;   // an incompatible schema was dropped
+  bool migrated = false;  // a schema-3 store was migrated in place, keeping its rows
 };
 
-// Creates the schema when missing; drops and recreates it when meta.schema_version differs.
+// Creates the schema when missing; migrates a schema-3 store in place (MigrateTo4 in schema.cc);
+// drops and recreates any other schema whose meta.schema_version differs.
 // `want_trigram` applies to a new schema only.
 Result<SchemaState> EnsureSchema(base::Database& db, bool want_trigram);
 

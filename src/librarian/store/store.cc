@@ -13,6 +13,7 @@
 #include "base/hash.h"
 #include "base/sqlite.h"
 #include "librarian/extract/identifier.h"
+#include "librarian/store/manifest.h"
 #include "librarian/store/schema.h"
 #include "librarian/store/statement_cache.h"
 
@@ -357,6 +358,10 @@ Status Store::Apply(const WriteBatch& batch) {
           st.Bind(3, std::string_view(r->prepared != nullptr ? r->prepared->path_words : words)));
       RETURN_IF_ERROR(st.Step());
     }
+  }
+  if (batch.record_manifest) {
+    if (!batch.run) return Status::InvalidArgument("record_manifest: the batch has no run record");
+    RETURN_IF_ERROR(internal::RecordRunManifest(*db_, batch.run->run_id));
   }
   return tx.Commit();
 }

@@ -9,9 +9,11 @@
 // and a run's checkpoint commits with the batch it describes. Reads see the last committed state;
 // readers in other connections run beside the one writer (WAL).
 //
-// Schema: see schema.cc. A database whose `meta.schema_version` differs from kSchemaVersion is
+// Schema: see schema.cc. A schema-3 database is migrated in place on Open, keeping its rows
+// (decision 0054); any other database whose `meta.schema_version` differs from kSchemaVersion is
 // dropped and rebuilt on Open (docs/librarian.md §6.6: an incompatible version forces a full
-// rebuild); schema_rebuilt() tells the caller to re-index everything.
+// rebuild); schema_rebuilt() tells the caller to re-index everything. Run and content
+// manifests (diff_runs, verify_claim): manifest.h.
 //
 // Thread safety: one thread uses a Store at a time (its connection has no mutex). Open one
 // Store per thread; separate Stores on one file may be used concurrently.
@@ -42,7 +44,8 @@ class StatementCache;
 
 // 2: chunk_fts and chunk_tri are written by Apply, not by triggers.
 // 3: indexes on the child keys of the references to symbols(id) (schema.cc).
-inline constexpr int kSchemaVersion = 3;
+// 4: run_files and content_symbols (manifest.h); a schema-3 store is migrated in place.
+inline constexpr int kSchemaVersion = 4;
 
 struct StoreOptions {
   // Whether a new database gets the trigram table `chunk_tri` (substring search). Its index
@@ -154,6 +157,11 @@ struct WriteBatch {
   std::vector<FileTouch> touch;
   std::vector<FileMark> mark;
   std::vector<std::string> remove;  // vanished files: the file and all its rows
+  // Last, after every change above: records `run->run_id`'s file manifest and the content
+  // manifest of every file not yet recorded (manifest.h), and keeps the manifests of the last
+  // kManifestRuns runs. REQUIRES: `run` is set. A run's final batch sets it, so the manifest
+  // commits with the run's final record.
+  bool record_manifest = false;
 };
 
 struct SymbolRow {
