@@ -627,6 +627,8 @@ Status RegisterWardenTools(mcp::Server& server, KbPool& pool,
           const RunPassArgs& args, mcp::CallContext& ctx) -> Result<SummaryOut> {
         ASSIGN_OR_RETURN(std::unique_ptr<agents::Backend> backend,
                          agents::MakeBackend(args.backend, std::nullopt, agent_config));
+        // A provider backend sends function facts to a network service: consent first (§5.6).
+        if (backend->name() != "offline") RETURN_IF_ERROR(ctx.RequireConsent("run_agent_pass"));
         ASSIGN_OR_RETURN(PassSlots::Slot slot, slots->TryTake());
         ASSIGN_OR_RETURN(KbPool::Lease k, pool.Acquire());
         RETURN_IF_ERROR(RequireVersion(*k, args.version_id));
