@@ -224,7 +224,9 @@ function copyRepository(dest) {
 async function librarian() {
   const ws = path.join(scratch, 'trove');
   const how = copyRepository(ws);
-  const client = await connect(LIBRARIAN, ['mcp', '--allow-root', scratch]);
+  // bootstrap is high-risk (it writes .librarian/): the operator pre-approves it, as this SDK
+  // client cannot be asked by elicitation.
+  const client = await connect(LIBRARIAN, ['mcp', '--allow-root', scratch, '--consent', 'bootstrap']);
   try {
     const { tools } = await client.listTools();
     say(`MCP client -> librarian mcp: ${tools.length} tools (${tools.map((t) => t.name).join(', ')}); workspace: this repository (${how})`);

@@ -87,7 +87,7 @@ const SERVERS = {
       const ws = make(path.join(scratch, 'ws'));
       const fresh = make(path.join(scratch, 'ws-fresh'));
       execFileSync(LIBRARIAN, ['bootstrap', ws, '--quiet']);
-      return { command: LIBRARIAN, args: ['mcp', '--workspace', ws, '--allow-root', scratch], ws, fresh };
+      return { command: LIBRARIAN, args: ['mcp', '--workspace', ws, '--allow-root', scratch, '--consent', 'bootstrap'], ws, fresh };
     },
     tools: {
       bootstrap: (c) => ({ workspace: c.fresh }),

@@ -17,6 +17,9 @@ import { startHttpServer } from './lib/http.mjs';
 import { StdioServer } from './lib/stdio.mjs';
 
 const LIBRARIAN = path.join(BUILD_DIR, 'src', 'librarian', 'cli', 'librarian');
+// bootstrap needs consent (these clients cannot be asked by elicitation), and the tests call
+// faster than librarian's default 100/min, burst 20; the policy e2e tests cover both.
+const MCP_ARGS = ['mcp', '--consent', 'bootstrap', '--rate-limit', '60000/min', '--burst', '1000'];
 
 const FILES = {
   'src/config.cc': `#include "config.h"
@@ -321,7 +324,7 @@ describe('librarian mcp progress on the wire (raw stdio client)', () => {
   test('bootstrap sends progress 0..4 of 4 for its token, every notification before the result', { timeout: 60000 }, async () => {
     const root = path.join(dir, 'ws-progress');
     writeWorkspace(root);
-    const s = await StdioServer.start(['mcp', '--allow-root', dir], { bin: LIBRARIAN });
+    const s = await StdioServer.start([...MCP_ARGS, '--allow-root', dir], { bin: LIBRARIAN });
     try {
       await s.initialize();
       const from = s.lines.length;
@@ -343,12 +346,12 @@ describe('librarian mcp progress on the wire (raw stdio client)', () => {
 
 mcpSuite('stdio', async () => {
   const client = new Client({ name: 'librarian-e2e', version: '0.0.0' });
-  await client.connect(new StdioClientTransport({ command: LIBRARIAN, args: ['mcp', '--allow-root', dir], stderr: 'pipe' }));
+  await client.connect(new StdioClientTransport({ command: LIBRARIAN, args: [...MCP_ARGS, '--allow-root', dir], stderr: 'pipe' }));
   return { client, close: () => client.close() };
 }, () => ws);
 
 mcpSuite('Streamable HTTP', async () => {
-  const srv = await startHttpServer(['--allow-root', dir], { bin: LIBRARIAN, command: ['mcp'], timeout: 20000 });
+  const srv = await startHttpServer(['--allow-root', dir], { bin: LIBRARIAN, command: MCP_ARGS, timeout: 20000 });
   const client = new Client({ name: 'librarian-e2e-http', version: '0.0.0' });
   await client.connect(new StreamableHTTPClientTransport(new URL(srv.url)));
   return {

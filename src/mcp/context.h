@@ -109,6 +109,16 @@ class CallContext {
   // BreakerRefusal(). Never null.
   policy::CircuitBreaker& breaker(std::string_view dependency) const;
 
+  // Returns OK when the session has consent for `operation`, for a handler whose risk depends on
+  // its arguments (WARDEN run_agent_pass with a network backend); a tool that is always
+  // high-risk sets ToolSpec::needs_consent instead. Same rules as needs_consent (docs/mcp.md
+  // §5.6): granted by configuration (ServerOptions::consent), by an earlier grant in this
+  // session, or now by an elicitation/create confirmation (remembered for the session).
+  // Otherwise PERMISSION_DENIED: return it from the handler; the core adds
+  // details.consentRequired = `operation` and audits the call as denied. May block while the
+  // client is asked.
+  Status RequireConsent(std::string_view operation);
+
   // Sends a request to the client (sampling/createMessage, elicitation/create) on this
   // request's stream and waits for its answer. Refused locally (no wire traffic) when the
   // client did not declare the capability, or in inline mode. Returns the client's result.

@@ -108,6 +108,11 @@ class HttpStream final : public Channel {
     cv_.notify_all();
   }
 
+  void SetStatusHint(const StatusHint& hint) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    hint_ = hint;
+  }
+
   void Disconnect(std::chrono::milliseconds retry) override {
     std::lock_guard<std::mutex> lock(mu_);
     disconnect_retry_ms_ = retry.count();
@@ -117,13 +122,14 @@ class HttpStream final : public Channel {
 
   const std::string& id() const { return id_; }
 
-  // Waits up to `wait` for the first event or the end; returns true when the stream holds
-  // exactly one event, its final response (the answer can be plain JSON).
-  bool WaitFirst(std::string* only_message) {
+  // Waits for the first event or the end; returns true when the stream holds exactly one
+  // event, its final response (the answer can be plain JSON), with its status hint.
+  bool WaitFirst(std::string* only_message, StatusHint* hint) {
     std::unique_lock<std::mutex> lock(mu_);
     cv_.wait(lock, [this] { return !events_.empty() || finished_ || disconnect_generation_ > 0; });
     if (events_.size() == 1 && events_.front().final && disconnect_generation_ == 0) {
       *only_message = events_.front().data;
+      *hint = hint_;
       return true;
     }
     return false;
@@ -186,6 +192,7 @@ class HttpStream final : public Channel {
   std::int64_t disconnect_retry_ms_ = 0;
   std::uint64_t disconnect_generation_ = 0;
   std::uint64_t idle_ticks_ = 0;
+  StatusHint hint_;  // of the final response; used only when it is answered as plain JSON
 };
 
 struct SessionEntry {
@@ -596,14 +603,40 @@ class HttpTransport {
     auto stream = NewStream(session_id);
     session->Handle(std::move(msg), stream);
     std::string only;
-    if (stream->WaitFirst(&only)) {
+    StatusHint hint;
+    if (stream->WaitFirst(&only, &hint)) {
       res.status = 200;
+      ApplyStatusHint(hint, res);
       if (is_initialize) res.set_header("Mcp-Session-Id", session_id);
       res.set_content(only, "application/json");
       return;
     }
+    // An SSE answer already went out as 200; its final message keeps the JSON-RPC outcome only.
     if (is_initialize) res.set_header("Mcp-Session-Id", session_id);
     StreamResponse(res, stream, 0, /*prime=*/true, nullptr);
+  }
+
+  // A policy refusal's status (docs/mcp.md §2.6, §5.6): in oauth mode a scope refusal is 403
+  // with the insufficient_scope challenge (step-up); without it (static tokens, no auth) the
+  // refusal stays the tool's PERMISSION_DENIED result at 200, as §2.16 says. 429 with
+  // Retry-After.
+  void ApplyStatusHint(const StatusHint& hint, httplib::Response& res) const {
+    if (hint.http_status == 403) {
+      if (auth_ == nullptr) return;
+      policy::Scopes needed;
+      for (const auto& name : hint.scopes) {
+        Result<policy::Scopes> one = policy::ParseScopes(name);
+        if (one.ok()) needed |= *one;
+      }
+      policy::AuthDenial denial = auth_->InsufficientScope(needed);
+      if (denial.www_authenticate.empty()) return;
+      res.status = 403;
+      res.set_header("WWW-Authenticate", denial.www_authenticate);
+    } else if (hint.http_status == 429) {
+      res.status = 429;
+      res.set_header("Retry-After",
+                     fmt::format("{}", std::max<std::int64_t>(1, hint.retry_after_seconds)));
+    }
   }
 
   void HandleGet(const httplib::Request& req, httplib::Response& res) {

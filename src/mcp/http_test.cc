@@ -16,6 +16,7 @@
 #include "mcp/json.h"
 #include "mcp/policy/audit.h"
 #include "mcp/policy/auth.h"
+#include "mcp/policy/jwt.h"
 #include "mcp/policy/rate_limit.h"
 #include "mcp/testing/test_client.h"
 
@@ -96,13 +97,13 @@ class Client {
   }
 
   int Ping(const std::string& session) {
-    return Post(session, {{"jsonrpc", "2.0"}, {"id", 1}, {"method", "ping"}});
+    return Post(session, {{"jsonrpc", "2.0"}, {"id", next_id_++}, {"method", "ping"}});
   }
 
   int CallEcho(const std::string& session, std::string* body = nullptr) {
     return Post(session,
                 {{"jsonrpc", "2.0"},
-                 {"id", 2},
+                 {"id", next_id_++},
                  {"method", "tools/call"},
                  {"params", {{"name", "echo"}, {"arguments", Json::object()}}}},
                 nullptr, body);
@@ -131,7 +132,7 @@ class Client {
     std::string body;
     if (Post(session,
              {{"jsonrpc", "2.0"},
-              {"id", 3},
+              {"id", next_id_++},
               {"method", "tools/call"},
               {"params", {{"name", tool}, {"arguments", Json::object()}}}},
              nullptr, &body) != 200) {
@@ -140,12 +141,34 @@ class Client {
     return Json::parse(body, nullptr, false);
   }
 
+  // A whole HTTP answer to a tools/call of `tool` with no arguments.
+  struct Answer {
+    int status = -1;
+    Json reply;                    // the parsed body (the JSON-RPC response)
+    std::string www_authenticate;  // the header, or ""
+    std::string retry_after;       // the header, or ""
+  };
+  Answer CallFull(const std::string& session, const std::string& tool) {
+    Answer out;
+    Json body = {{"jsonrpc", "2.0"},
+                 {"id", next_id_++},
+                 {"method", "tools/call"},
+                 {"params", {{"name", tool}, {"arguments", Json::object()}}}};
+    auto res = http_.Post("/mcp", Headers(session), Dump(body), "application/json");
+    if (!res) return out;
+    out.status = res->status;
+    out.reply = Json::parse(res->body, nullptr, false);
+    out.www_authenticate = res->get_header_value("WWW-Authenticate");
+    out.retry_after = res->get_header_value("Retry-After");
+    return out;
+  }
+
   // The names tools/list returns.
   std::vector<std::string> ToolNames(const std::string& session) {
     std::string body;
     std::vector<std::string> names;
-    if (Post(session, {{"jsonrpc", "2.0"}, {"id", 4}, {"method", "tools/list"}}, nullptr, &body) !=
-        200) {
+    if (Post(session, {{"jsonrpc", "2.0"}, {"id", next_id_++}, {"method", "tools/list"}}, nullptr,
+             &body) != 200) {
       return names;
     }
     Json reply = Json::parse(body, nullptr, false);
@@ -161,6 +184,8 @@ class Client {
  private:
   httplib::Client http_;
   const std::string token_;
+  // A session never reuses a request id (the server may not have retired the last one yet).
+  int next_id_ = 1;
 };
 
 void AddEcho(Server& server) {
@@ -312,7 +337,12 @@ TEST(HttpPolicyTest, AReadOnlyPrincipalNeitherSeesNorCallsAWriteTool) {
   EXPECT_THAT(reader.ToolNames(rs), ::testing::ElementsAre("lookup"));
   EXPECT_THAT(alice.ToolNames(as), ::testing::ElementsAre("lookup", "store"));
 
-  Json denied = reader.Call(rs, "store");
+  // Static mode (docs/mcp.md §2.16): the refusal is the tool's PERMISSION_DENIED at 200, no
+  // challenge; only oauth mode answers 403 with a step-up challenge.
+  Client::Answer refused = reader.CallFull(rs, "store");
+  EXPECT_EQ(refused.status, 200);
+  EXPECT_EQ(refused.www_authenticate, "");
+  const Json& denied = refused.reply;
   ASSERT_TRUE(denied.is_object()) << Dump(denied);
   EXPECT_EQ(denied["result"]["isError"], true);
   EXPECT_EQ(ErrorCode(denied), "PERMISSION_DENIED");
@@ -364,7 +394,7 @@ TEST(HttpPolicyTest, EveryCallLeavesOneAuditRecordWithoutTheToken) {
   EXPECT_EQ(records[0]["operation"], "lookup");
   EXPECT_EQ(records[0]["status"], "success");
   EXPECT_EQ(records[0]["principal"], "reader");
-  EXPECT_EQ(records[0]["requestId"], "3");
+  EXPECT_EQ(records[0]["requestId"], "1");
   EXPECT_EQ(records[0]["sessionId"].get<std::string>().size(), 32u);
   EXPECT_EQ(records[0]["tokenId"].get<std::string>().size(), 12u);
   EXPECT_TRUE(records[0]["arguments"].contains("sha256"));
@@ -388,15 +418,126 @@ TEST(HttpPolicyTest, TheCallAfterTheBurstIsRefusedAsRetryable) {
   const std::string rs = reader.Initialize();
   const std::string as = alice.Initialize();
   for (int i = 0; i < 20; ++i) {
-    EXPECT_EQ(ErrorCode(reader.Call(rs, "lookup")), "") << "call " << i + 1;
+    Client::Answer ok = reader.CallFull(rs, "lookup");
+    EXPECT_EQ(ok.status, 200) << "call " << i + 1;
+    EXPECT_EQ(ErrorCode(ok.reply), "") << "call " << i + 1 << ": " << Dump(ok.reply);
   }
-  Json refused = reader.Call(rs, "lookup");
+  Client::Answer answer = reader.CallFull(rs, "lookup");
+  EXPECT_EQ(answer.status, 429);
+  const Json& refused = answer.reply;
   ASSERT_EQ(ErrorCode(refused), "RATE_LIMIT_EXCEEDED") << Dump(refused);
   const Json& e = refused["result"]["_meta"]["trove/error"];
   EXPECT_EQ(e["retryable"], true);
   EXPECT_GT(e["retryDelayMs"].get<std::int64_t>(), 0);
+  // Retry-After: the delay in whole seconds, rounded up (60/min: one token a second).
+  EXPECT_EQ(answer.retry_after,
+            std::to_string((e["retryDelayMs"].get<std::int64_t>() + 999) / 1000));
+  EXPECT_EQ(answer.retry_after, "1");
   // Another principal has its own bucket.
   EXPECT_EQ(ErrorCode(alice.Call(as, "lookup")), "");
+}
+
+// A P-256 public key (no token is ever signed with it here).
+constexpr char kJwks[] =
+    R"({"keys": [{"kty": "EC", "crv": "P-256", "x": "CUh7_-dAcy7gmV3bWBuWhm1-AaopqCa0D6jNkfistR4",)"
+    R"( "y": "rhwz9cixIf0ugik8zBZu1acCH97BwzKdcCB8qwXSxfw"}]})";
+
+policy::Jwks TestJwks() {
+  Result<policy::Jwks> keys = policy::Jwks::Parse(kJwks);
+  EXPECT_TRUE(keys.ok()) << keys.status().ToString();
+  return std::move(keys).value();
+}
+
+// Bearer tokens as in static mode, challenges as in oauth mode: InsufficientScope is the real
+// JwtAuthenticator's (the JWT path itself is tested in policy/jwt_test.cc).
+class OauthLikeAuth final : public policy::Authenticator {
+ public:
+  OauthLikeAuth()
+      : tokens_(TwoPrincipals()),
+        jwt_(TestJwks(),
+             policy::JwtOptions{.issuer = "https://as.example",
+                                .audience = "https://mcp.example/mcp"},
+             clock_) {}
+  policy::AuthMode mode() const override { return policy::AuthMode::kOauth; }
+  policy::AuthOutcome Authenticate(std::optional<std::string_view> header) const override {
+    return tokens_->Authenticate(header);
+  }
+  policy::AuthDenial InsufficientScope(policy::Scopes needed) const override {
+    return jwt_.InsufficientScope(needed);
+  }
+
+ private:
+  base::MemEnv clock_;
+  std::shared_ptr<const policy::Authenticator> tokens_;
+  policy::JwtAuthenticator jwt_;
+};
+
+TEST(HttpPolicyTest, InOauthModeAScopeRefusalIs403WithAStepUpChallenge) {
+  TestServer ts(2);
+  AddReadAndWriteTools(ts.server());
+  HttpRun run(ts.server(), HttpOptions{.authenticator = std::make_shared<OauthLikeAuth>()});
+  ASSERT_NE(run.port(), 0);
+  Client reader(run.port(), kReaderToken);
+  const std::string rs = reader.Initialize();
+  ASSERT_FALSE(rs.empty());
+  Client::Answer refused = reader.CallFull(rs, "store");
+  EXPECT_EQ(refused.status, 403);
+  EXPECT_EQ(ErrorCode(refused.reply), "PERMISSION_DENIED");
+  EXPECT_THAT(refused.www_authenticate, ::testing::StartsWith("Bearer "));
+  EXPECT_THAT(refused.www_authenticate, ::testing::HasSubstr(R"(error="insufficient_scope")"));
+  EXPECT_THAT(refused.www_authenticate, ::testing::HasSubstr(R"(scope="write")"));
+  EXPECT_THAT(
+      refused.www_authenticate,
+      ::testing::HasSubstr(
+          R"(resource_metadata="https://mcp.example/.well-known/oauth-protected-resource/mcp")"));
+  // An allowed call stays 200 without a challenge.
+  Client::Answer ok = reader.CallFull(rs, "lookup");
+  EXPECT_EQ(ok.status, 200);
+  EXPECT_EQ(ok.www_authenticate, "");
+}
+
+TEST(HttpPolicyTest, AnOpenBreakerAnswers429WithRetryAfter) {
+  TestServer ts(2);
+  ASSERT_TRUE(ts.server()
+                  .tools()
+                  .AddRaw({.name = "flaky", .description = "flaky"}, {{"type", "object"}}, nullptr,
+                          [](const Json&, CallContext&) -> Result<ToolResult> {
+                            return BreakerRefusal(
+                                "agent:openai",
+                                policy::Admission{.allowed = false, .retry_after_ms = 1200});
+                          })
+                  .ok());
+  HttpRun run(ts.server(), HttpOptions{});
+  ASSERT_NE(run.port(), 0);
+  Client c(run.port(), "");
+  const std::string session = c.Initialize();
+  Client::Answer answer = c.CallFull(session, "flaky");
+  EXPECT_EQ(answer.status, 429);
+  EXPECT_EQ(answer.retry_after, "2");  // 1.2 s, rounded up
+  EXPECT_EQ(ErrorCode(answer.reply), "RATE_LIMIT_EXCEEDED");
+}
+
+TEST(HttpPolicyTest, AStreamedAnswerStays200) {
+  // A handler that sends a notification first turns the answer into an SSE stream, whose status
+  // went out before the refusal was known.
+  TestServer ts(2);
+  ASSERT_TRUE(ts.server()
+                  .tools()
+                  .AddRaw({.name = "chatty", .description = "chatty"}, {{"type", "object"}},
+                          nullptr,
+                          [](const Json&, CallContext& ctx) -> Result<ToolResult> {
+                            ctx.Log(LogSeverity::kError, "test", "before the refusal");
+                            return BreakerRefusal(
+                                "ctags", policy::Admission{.allowed = false, .retry_after_ms = 10});
+                          })
+                  .ok());
+  HttpRun run(ts.server(), HttpOptions{});
+  ASSERT_NE(run.port(), 0);
+  Client c(run.port(), "");
+  const std::string session = c.Initialize();
+  Client::Answer answer = c.CallFull(session, "chatty");
+  EXPECT_EQ(answer.status, 200);
+  EXPECT_EQ(answer.retry_after, "");
 }
 
 }  // namespace

@@ -8,6 +8,20 @@
 
 namespace trove::mcp {
 
+namespace {
+
+// A misspelt scope would make an entry unusable for everyone but admin.
+Status CheckScopeNames(const std::vector<std::string>& scopes) {
+  for (const auto& scope : scopes) {
+    if (scope.empty() || !policy::ParseScopes(scope).ok()) {
+      return Status::InvalidArgument(fmt::format("unknown scope '{}'", scope));
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 ToolResult ToolResult::Text(std::string text) {
   ToolResult r;
   r.content.push_back({{"type", "text"}, {"text", std::move(text)}});
@@ -148,6 +162,7 @@ Status ResourceRegistry::Add(ResourceSpec spec, ResourceReader reader) {
       return Status::AlreadyExists(fmt::format("resource '{}': registered twice", spec.uri));
     }
   }
+  RETURN_IF_ERROR(CheckScopeNames(spec.scopes).WithContext("resource '" + spec.uri + "'"));
   resources_.push_back({std::move(spec), std::move(reader)});
   return Status::Ok();
 }
@@ -157,17 +172,21 @@ Status ResourceRegistry::AddTemplate(ResourceTemplateSpec spec, ResourceReader r
   if (spec.uri_template.empty() || spec.name.empty()) {
     return Status::InvalidArgument("resource template: uriTemplate and name are required");
   }
+  RETURN_IF_ERROR(
+      CheckScopeNames(spec.scopes).WithContext("resource template '" + spec.uri_template + "'"));
   templates_.push_back({std::move(spec), std::move(reader), std::move(completer)});
   return Status::Ok();
 }
 
 bool ResourceRegistry::Resolve(const std::string& uri, const ResourceReader** reader,
-                               ResourceVars& vars, bool* subscribable) const {
+                               ResourceVars& vars, bool* subscribable,
+                               const std::vector<std::string>** scopes) const {
   for (const auto& r : resources_) {
     if (r.spec.uri == uri) {
       *reader = &r.reader;
       vars.clear();
       if (subscribable) *subscribable = r.spec.subscribable;
+      if (scopes) *scopes = &r.spec.scopes;
       return true;
     }
   }
@@ -175,6 +194,7 @@ bool ResourceRegistry::Resolve(const std::string& uri, const ResourceReader** re
     if (MatchUriTemplate(t.spec.uri_template, uri, vars)) {
       *reader = &t.reader;
       if (subscribable) *subscribable = false;
+      if (scopes) *scopes = &t.spec.scopes;
       return true;
     }
   }

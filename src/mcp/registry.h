@@ -57,7 +57,10 @@ struct ToolSpec {
   // Needed scopes ("read", "write", "execute", "network", "admin"): a principal lacking one
   // neither sees the tool in tools/list nor may call it (PERMISSION_DENIED).
   std::vector<std::string> scopes;
-  bool needs_consent = false;             // high-risk (policy layer, later)
+  // High-risk: the call runs only after consent for (session, tool), granted by configuration
+  // (ServerOptions::consent, --consent) or by an elicitation/create confirmation remembered for
+  // the session; otherwise PERMISSION_DENIED with details.consentRequired (docs/mcp.md §5.6).
+  bool needs_consent = false;
   std::chrono::milliseconds deadline{0};  // 0: the server's default
   // Run on the transport's reader thread instead of the worker pool. Only for handlers that
   // neither block nor take long (no I/O, no locks held for long): it saves two thread
@@ -137,6 +140,9 @@ struct ResourceSpec {
   std::string description;
   std::string mime_type;
   bool subscribable = false;
+  // Needed scopes, as for tools: a principal lacking one neither sees the resource in
+  // resources/list nor may read it (-32011 PERMISSION_DENIED).
+  std::vector<std::string> scopes = {"read"};
 };
 
 struct ResourceTemplateSpec {
@@ -145,6 +151,8 @@ struct ResourceTemplateSpec {
   std::string title;
   std::string description;
   std::string mime_type;
+  // Needed scopes of every URI the template matches (see ResourceSpec::scopes).
+  std::vector<std::string> scopes = {"read"};
 };
 
 struct Resource {
@@ -167,9 +175,10 @@ class ResourceRegistry {
   Status Add(ResourceSpec spec, ResourceReader reader);
   Status AddTemplate(ResourceTemplateSpec spec, ResourceReader reader, Completer completer = {});
 
-  // Finds the resource or template serving `uri`; returns false when none does.
+  // Finds the resource or template serving `uri`; returns false when none does. `scopes`, when
+  // not null, is set to the scopes reading it needs.
   bool Resolve(const std::string& uri, const ResourceReader** reader, ResourceVars& vars,
-               bool* subscribable) const;
+               bool* subscribable, const std::vector<std::string>** scopes = nullptr) const;
   const ResourceTemplate* FindTemplate(std::string_view uri_template) const;
 
   const std::vector<Resource>& resources() const { return resources_; }

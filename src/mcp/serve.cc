@@ -26,6 +26,7 @@ void ServePolicy::Apply(ServerOptions& server, ServeOptions& serve) const {
   server.audit_log = audit_log;
   server.rate_limiter = rate_limiter;
   server.confiner = confiner;
+  server.consent = options.consent;
   if (confiner == nullptr && serve.transport == "stdio") {
     auto cwd = policy::PathConfiner::Make({"."});
     if (cwd.ok()) server.confiner = std::make_shared<const policy::PathConfiner>(*std::move(cwd));

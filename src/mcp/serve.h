@@ -39,7 +39,8 @@ struct ServePolicy {
   // --allow-root (or the policy file's allowRoots); null when none was given.
   std::shared_ptr<const policy::PathConfiner> confiner;
 
-  // Sets the audit log, rate limiter and path confiner of `server` and the host, authenticator
+  // Sets the audit log, rate limiter, path confiner and pre-approved consents of `server` and
+  // the host, authenticator
   // and stdio principal of `serve`. Call it after choosing serve.transport: without
   // --allow-root, stdio confines client paths to the current directory and HTTP refuses every
   // client path (docs/decisions/0048-mcp-policy-layer.md).

@@ -76,6 +76,7 @@ Json ErrorObject::ToJson() const {
   if (retryable) e["retryDelayMs"] = retry_delay_ms;
   e["timestamp"] = NowRfc3339();
   if (!error_id.empty()) e["errorId"] = error_id;
+  if (!details.is_null()) e["details"] = details;
   return e;
 }
 
@@ -278,6 +279,13 @@ ToolResult BreakerRefusal(std::string_view dependency, const policy::Admission& 
 Result<Json> CallContext::SendClientRequest(std::string_view method, const Json& params,
                                             std::chrono::milliseconds timeout) {
   return session_.ClientRequest(request_, method, params, timeout);
+}
+
+Status CallContext::RequireConsent(std::string_view operation) {
+  Status s = session_.EnsureConsent(request_, operation);
+  if (!s.ok() && request_.consent_refused.empty())
+    request_.consent_refused = std::string(operation);
+  return s;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -509,7 +517,10 @@ void Session::HandleRequest(Message msg, const std::shared_ptr<Channel>& channel
     in_flight_.emplace(request->key, request);
   }
 
-  if (server_.pool().inline_mode() || (tool && tool->spec.run_inline)) {
+  // A tool that may have to ask the client for consent never runs on the reader thread, which
+  // must stay free to read the answer.
+  if (server_.pool().inline_mode() ||
+      (tool && tool->spec.run_inline && !tool->spec.needs_consent)) {
     Run(request);
   } else {
     std::weak_ptr<Session> weak = weak_from_this();
@@ -558,6 +569,8 @@ void Session::Finish(InFlight& request, const std::string& message) {
       if (request.suppressed || message.empty()) {
         request.channel->Close();
       } else {
+        if (request.status_hint.http_status != 0)
+          request.channel->SetStatusHint(request.status_hint);
         request.channel->Send(message, true);
       }
     }
@@ -684,6 +697,66 @@ Result<Json> Session::ClientRequest(InFlight& request, std::string_view method, 
   return pending->result;
 }
 
+Status Session::EnsureConsent(InFlight& request, std::string_view operation) {
+  if (server_.ConsentConfigured(operation)) return Status::Ok();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (consents_.count(std::string(operation))) return Status::Ok();
+  }
+  auto refuse = [&](std::string_view why) {
+    return Status::PermissionDenied(
+        fmt::format("consent required for '{}': {}", operation.substr(0, 128), why));
+  };
+  // Form mode: an empty elicitation object means form (2025-06-18); from 2025-11-25 a client
+  // may declare only {"url": {}}.
+  auto cap = client_capabilities_.find("elicitation");
+  const bool can_ask = cap != client_capabilities_.end() && cap->is_object() &&
+                       (cap->empty() || cap->contains("form"));
+  if (!can_ask || server_.pool().inline_mode()) {
+    return refuse(fmt::format(
+        "the client cannot be asked (no elicitation capability); an operator can pre-approve it "
+        "with --consent {}",
+        operation.substr(0, 128)));
+  }
+  Json schema = {{"type", "object"},
+                 {"properties",
+                  {{"confirm",
+                    {{"type", "boolean"},
+                     {"title", fmt::format("Allow '{}' for this session", operation)},
+                     {"description", "Consent lasts until the session ends."},
+                     {"default", false}}}}},
+                 {"required", Json::array({"confirm"})}};
+  Json params = {{"message", fmt::format("{} asks to run the high-risk operation '{}'. Allow it "
+                                         "for this session?",
+                                         server_.info().name, operation)},
+                 {"requestedSchema", std::move(schema)}};
+  if (AtLeast("2025-11-25")) params["mode"] = "form";
+  Result<Json> answer = ClientRequest(request, "elicitation/create", params, {});
+  if (!answer.ok()) {
+    return refuse(answer.status().code() == base::StatusCode::kDeadlineExceeded
+                      ? "the client did not answer the consent request in time"
+                      : "the consent request failed");
+  }
+  std::string action;
+  if (answer->is_object()) {
+    auto a = answer->find("action");
+    if (a != answer->end() && a->is_string()) action = a->get<std::string>();
+  }
+  if (action == "decline") return refuse("the user declined");
+  if (action == "cancel") return refuse("the user cancelled");
+  if (action != "accept") return refuse("the client's answer is not accept, decline or cancel");
+  auto content = answer->find("content");
+  if (content != answer->end() && content->is_object()) {
+    auto confirm = content->find("confirm");
+    if (confirm != content->end() && !(confirm->is_boolean() && confirm->get<bool>())) {
+      return refuse("the user did not confirm");
+    }
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  consents_.insert(std::string(operation));
+  return Status::Ok();
+}
+
 // ---------------------------------------------------------------------------------------------
 // Methods
 
@@ -751,16 +824,36 @@ std::string Session::CallTool(InFlight& request, std::optional<ProtocolError>& e
   const auto started = std::chrono::steady_clock::now();
   ToolResult r;
   std::vector<ValidationError> failures;
+  // The policy chain of docs/mcp.md §5.6: audit health → scopes → consent → rate limit; the
+  // circuit breakers are the handlers' (CallContext::breaker). `denied` holds a refusal in r.
   bool denied = false;
-  if (!PrincipalAllows(principal_, tool->spec.scopes)) {
-    denied = true;
+  bool scope_denied = false;
+  bool audit_broken = false;
+  const ServerOptions& options = server_.options();
+  if (options.audit_log != nullptr) {
+    if (std::optional<ErrorObject> refusal = server_.AuditRefusal()) {
+      denied = audit_broken = true;
+      r = ToolErrorResult(*refusal);
+    }
+  }
+  if (!denied && !PrincipalAllows(principal_, tool->spec.scopes)) {
+    denied = scope_denied = true;
     std::string needed;
     for (const auto& sc : tool->spec.scopes) needed += (needed.empty() ? "" : ",") + sc;
     r = ToolErrorFromStatus(
         Status::PermissionDenied(fmt::format("tool '{}' needs scopes {}", name, needed)),
         server_.logger(), "tool " + name);
-  } else if (server_.options().rate_limiter != nullptr) {
-    policy::Admission admission = server_.options().rate_limiter->Acquire(principal_.name);
+  }
+  if (!denied && tool->spec.needs_consent) {
+    if (Status consent = EnsureConsent(request, name); !consent.ok()) {
+      denied = true;
+      ErrorObject e = ErrorObjectFromStatus(consent, server_.logger(), "tool " + name);
+      e.details = {{"consentRequired", name}};
+      r = ToolErrorResult(e);
+    }
+  }
+  if (!denied && options.rate_limiter != nullptr) {
+    policy::Admission admission = options.rate_limiter->Acquire(principal_.name);
     if (!admission.allowed) {
       denied = true;
       ErrorObject limited{.code = "RATE_LIMIT_EXCEEDED",
@@ -804,6 +897,28 @@ std::string Session::CallTool(InFlight& request, std::optional<ProtocolError>& e
       r = ToolErrorResult(InternalError(server_.logger(), "tool " + name, "unknown exception"));
     }
   }
+  const std::string error_code = ErrorCodeOf(r);
+  if (!request.consent_refused.empty() && error_code == "PERMISSION_DENIED") {
+    // CallContext::RequireConsent refused and the handler passed the refusal on.
+    denied = true;
+    r.meta["trove/error"]["details"] = {{"consentRequired", request.consent_refused}};
+  }
+  // The status an HTTP answer carries (docs/mcp.md §2.6): 403 for scopes, 429 for the rate
+  // limiter and open circuit breakers (BreakerRefusal), whoever produced it.
+  if (scope_denied) {
+    std::lock_guard<std::mutex> lock(request.mu);  // a deadline's Finish may read it
+    request.status_hint = StatusHint{.http_status = 403, .scopes = tool->spec.scopes};
+  } else if (error_code == "RATE_LIMIT_EXCEEDED") {
+    std::int64_t delay_ms = kRetryDelayMs;
+    const Json& e = r.meta["trove/error"];
+    if (auto d = e.find("retryDelayMs"); d != e.end() && d->is_number_integer()) {
+      delay_ms = d->get<std::int64_t>();
+    }
+    std::lock_guard<std::mutex> lock(request.mu);
+    request.status_hint =
+        StatusHint{.http_status = 429,
+                   .retry_after_seconds = std::max<std::int64_t>(1, (delay_ms + 999) / 1000)};
+  }
 
   if (!r.is_error && !tool->output_schema.is_null()) {
     if (!r.structured || !r.structured->is_object()) {
@@ -823,7 +938,7 @@ std::string Session::CallTool(InFlight& request, std::optional<ProtocolError>& e
     }
   }
 
-  if (server_.options().audit_log != nullptr) {
+  if (options.audit_log != nullptr && !audit_broken) {
     policy::AuditEvent event;
     event.type = policy::AuditType::kToolCall;
     event.status = !r.is_error ? policy::AuditStatus::kSuccess
@@ -837,9 +952,9 @@ std::string Session::CallTool(InFlight& request, std::optional<ProtocolError>& e
     event.duration_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                             std::chrono::steady_clock::now() - started)
                             .count();
-    event.error_code = ErrorCodeOf(r);
+    event.error_code = error_code;
     event.arguments = policy::DigestArguments(Dump(*args));
-    server_.options().audit_log->Record(std::move(event));
+    options.audit_log->Record(std::move(event));
   }
 
   // {"content":[...],"structuredContent":{...},"isError":true,"_meta":{...}}
@@ -959,13 +1074,21 @@ Json Session::ListPage(std::string_view method, const Json& params,
     });
   } else if (method == "resources/list") {
     key = "resources";
-    add_page(server_.resources().resources(), [&](const Resource& r) {
-      return describe(Json{{"uri", r.spec.uri}, {"name", r.spec.name}}, r.spec);
+    std::vector<const Resource*> visible;
+    for (const auto& r : server_.resources().resources()) {
+      if (PrincipalAllows(principal_, r.spec.scopes)) visible.push_back(&r);
+    }
+    add_page(visible, [&](const Resource* r) {
+      return describe(Json{{"uri", r->spec.uri}, {"name", r->spec.name}}, r->spec);
     });
   } else if (method == "resources/templates/list") {
     key = "resourceTemplates";
-    add_page(server_.resources().templates(), [&](const ResourceTemplate& t) {
-      return describe(Json{{"uriTemplate", t.spec.uri_template}, {"name", t.spec.name}}, t.spec);
+    std::vector<const ResourceTemplate*> visible;
+    for (const auto& t : server_.resources().templates()) {
+      if (PrincipalAllows(principal_, t.spec.scopes)) visible.push_back(&t);
+    }
+    add_page(visible, [&](const ResourceTemplate* t) {
+      return describe(Json{{"uriTemplate", t->spec.uri_template}, {"name", t->spec.name}}, t->spec);
     });
   } else {
     key = "prompts";
@@ -1044,18 +1167,38 @@ Json Session::ReadResource(InFlight& request, std::optional<ProtocolError>& erro
     return Json();
   }
   const ResourceReader* reader = nullptr;
+  const std::vector<std::string>* scopes = nullptr;
   ResourceVars vars;
-  if (!server_.resources().Resolve(*uri, &reader, vars, nullptr)) {
+  if (!server_.resources().Resolve(*uri, &reader, vars, nullptr, &scopes)) {
     error = ResourceNotFound(*uri);
     return Json();
   }
-  CallContext ctx(*this, request);
+  const ServerOptions& options = server_.options();
+  if (options.audit_log != nullptr) {
+    if (std::optional<ErrorObject> refusal = server_.AuditRefusal()) {
+      error = ProtocolError{error_code::kInternalError, refusal->message, refusal->ToJson()};
+      return Json();
+    }
+  }
   const auto started = std::chrono::steady_clock::now();
-  Result<std::vector<ResourceContents>> contents = (*reader)(*uri, vars, ctx);
-  if (server_.options().audit_log != nullptr) {
+  Result<std::vector<ResourceContents>> contents = std::vector<ResourceContents>();
+  const bool allowed = PrincipalAllows(principal_, *scopes);
+  if (allowed) {
+    CallContext ctx(*this, request);
+    contents = (*reader)(*uri, vars, ctx);
+  } else {
+    std::string needed;
+    for (const auto& sc : *scopes) needed += (needed.empty() ? "" : ",") + sc;
+    contents = Status::PermissionDenied(fmt::format("resource needs scopes {}", needed));
+    std::lock_guard<std::mutex> lock(request.mu);
+    request.status_hint = StatusHint{.http_status = 403, .scopes = *scopes};
+  }
+  if (options.audit_log != nullptr) {
     policy::AuditEvent event;
     event.type = policy::AuditType::kResourceRead;
-    event.status = contents.ok() ? policy::AuditStatus::kSuccess : policy::AuditStatus::kFailure;
+    event.status = contents.ok() ? policy::AuditStatus::kSuccess
+                   : allowed     ? policy::AuditStatus::kFailure
+                                 : policy::AuditStatus::kDenied;
     event.session_id = id_;
     event.principal = principal_.name;
     event.token_id = principal_.token_id;
@@ -1081,7 +1224,7 @@ Json Session::ReadResource(InFlight& request, std::optional<ProtocolError>& erro
           break;
       }
     }
-    server_.options().audit_log->Record(std::move(event));
+    options.audit_log->Record(std::move(event));
   }
   if (!contents.ok()) {
     if (contents.status().code() == base::StatusCode::kNotFound) {
@@ -1275,6 +1418,36 @@ std::vector<std::shared_ptr<internal::Session>> Server::LiveSessions() {
     if (auto s = w.lock()) out.push_back(std::move(s));
   }
   return out;
+}
+
+bool Server::ConsentConfigured(std::string_view operation) const {
+  for (const auto& name : options_.consent) {
+    if (name == "*" || name == operation) return true;
+  }
+  return false;
+}
+
+std::optional<ErrorObject> Server::AuditRefusal() const {
+  Status health = options_.audit_log->health();
+  if (health.ok()) return std::nullopt;
+  std::string ref;
+  {
+    std::lock_guard<std::mutex> lock(audit_mu_);
+    if (audit_failure_ref_.empty()) {
+      audit_failure_ref_ = NewErrorRef();
+      logger_.Logf(base::LogLevel::kError,
+                   "audit log failed (ref {}): {}; every tools/call and resources/read is refused "
+                   "until the server is restarted with a writable audit log",
+                   audit_failure_ref_, health.ToString());
+    }
+    ref = audit_failure_ref_;
+  }
+  return ErrorObject{.code = "INTERNAL_ERROR",
+                     .message = fmt::format("the audit log cannot be written (ref {})", ref),
+                     .category = "internal",
+                     .severity = "high",
+                     .status_code = 500,
+                     .error_id = std::move(ref)};
 }
 
 void Server::NotifyResourceUpdated(const std::string& uri) {

@@ -18,6 +18,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -40,6 +41,8 @@ class RateLimiter;
 struct Admission;
 struct Principal;
 }  // namespace policy
+
+struct ErrorObject;
 
 inline constexpr std::string_view kLatestProtocolVersion = "2025-11-25";
 
@@ -88,6 +91,12 @@ struct ServerOptions {
   // One circuit breaker per external dependency (CallContext::breaker); null: the Server makes
   // one with the defaults of docs/mcp.md §5.6 (5 failures in 60 s, open 30 s, 3 probes).
   std::shared_ptr<policy::CircuitBreakers> breakers;
+  // Consent granted by configuration (--consent, the policy file's "consent"): tool names, or
+  // operation names passed to CallContext::RequireConsent; "*" grants every one. A tool with
+  // ToolSpec::needs_consent that is not listed asks the client with elicitation/create (when it
+  // declared the capability; an acceptance is remembered for the session) or is refused with
+  // PERMISSION_DENIED and details.consentRequired.
+  std::vector<std::string> consent;
 };
 
 // Returns the core principal of an authenticated policy principal (scope names, token id).
@@ -96,6 +105,17 @@ Principal ToCorePrincipal(const policy::Principal& principal);
 // Returns whether `principal` holds every scope in `required` (admin implies all). An unknown
 // scope name in `required` is never granted.
 bool PrincipalAllows(const Principal& principal, const std::vector<std::string>& required);
+
+// What a transport with status codes (HTTP) answers a request's final message with, instead of
+// 200 (docs/mcp.md §2.6, §5.6): 403 for a call refused for its scopes (in oauth mode with an
+// insufficient_scope challenge naming `scopes`), 429 with Retry-After for a call refused by the
+// rate limiter or an open circuit breaker. The body stays the JSON-RPC response. Only a plain
+// JSON answer can carry it: once a POST's answer became an SSE stream its status is already 200.
+struct StatusHint {
+  int http_status = 0;                   // 0: none (200)
+  std::int64_t retry_after_seconds = 0;  // 429: Retry-After, rounded up, at least 1
+  std::vector<std::string> scopes;       // 403: the scopes the call needed
+};
 
 // An outbound stream: stdout, an HTTP POST's response, or a session's GET stream.
 // Implementations serialize writes with one lock (one writer per output, docs/mcp.md §5.3).
@@ -107,6 +127,9 @@ class Channel {
   virtual bool Send(const std::string& message, bool final) = 0;
   // Ends the stream without a final message (the request was cancelled).
   virtual void Close() {}
+  // Called just before the final message of a request that has a StatusHint; only HTTP uses
+  // it. Default: ignored.
+  virtual void SetStatusHint(const StatusHint& /*hint*/) {}
   // Ends the current connection of an SSE stream after a `retry:` field, keeping the stream
   // for resumption with GET + Last-Event-ID (SSE polling, SEP-1699). No-op elsewhere.
   virtual void Disconnect(std::chrono::milliseconds /*retry*/) {}
@@ -132,6 +155,11 @@ struct InFlight {
   bool is_tool_call = false;
   std::chrono::steady_clock::time_point deadline;  // max(): none
   std::chrono::milliseconds deadline_length{0};
+  // Set by the thread running the request before it finishes; sent with the final message.
+  StatusHint status_hint;
+  // The operation whose consent CallContext::RequireConsent refused while the handler ran
+  // (the core adds details.consentRequired to the handler's PERMISSION_DENIED).
+  std::string consent_refused;
 };
 
 class Session : public std::enable_shared_from_this<Session> {
@@ -175,6 +203,10 @@ class Session : public std::enable_shared_from_this<Session> {
   bool SendForRequest(InFlight& request, const std::string& message);
   Result<Json> ClientRequest(InFlight& request, std::string_view method, const Json& params,
                              std::chrono::milliseconds timeout);
+  // Returns OK when `operation` may run in this session: consent granted by configuration, or
+  // earlier in the session, or now by an elicitation/create confirmation (remembered).
+  // Otherwise PERMISSION_DENIED (decline, cancel, no elicitation capability, no answer).
+  Status EnsureConsent(InFlight& request, std::string_view operation);
 
  private:
   struct PendingClientRequest {
@@ -229,6 +261,7 @@ class Session : public std::enable_shared_from_this<Session> {
   std::shared_ptr<Channel> session_channel_;                               // GUARDED_BY(mu_)
   std::int64_t next_client_request_id_ = 0;                                // GUARDED_BY(mu_)
   std::map<std::int64_t, std::shared_ptr<PendingClientRequest>> pending_;  // GUARDED_BY(mu_)
+  std::set<std::string> consents_;  // GUARDED_BY(mu_): granted by elicitation this session
 };
 
 }  // namespace internal
@@ -266,6 +299,15 @@ class Server {
   // Returns the live sessions (expired entries are pruned).
   std::vector<std::shared_ptr<internal::Session>> LiveSessions();
 
+  // Returns whether configuration pre-approved `operation` (ServerOptions::consent).
+  bool ConsentConfigured(std::string_view operation) const;
+
+  // With an audit log that can no longer be written (AuditLog::health() not OK): the
+  // INTERNAL_ERROR every tools/call and resources/read now fails with (fail closed). The first
+  // time, the audit failure is logged once at error level with the reference the refusals
+  // carry as errorId. nullopt while the log is healthy or absent.
+  std::optional<ErrorObject> AuditRefusal() const;
+
  private:
   // Sweeps request deadlines every 250 ms.
   void TimerLoop();
@@ -280,6 +322,9 @@ class Server {
 
   std::mutex mu_;
   std::vector<std::weak_ptr<internal::Session>> sessions_;  // GUARDED_BY(mu_)
+
+  mutable std::mutex audit_mu_;
+  mutable std::string audit_failure_ref_;  // GUARDED_BY(audit_mu_): set once, when logged
 
   std::mutex timer_mu_;
   std::condition_variable timer_cv_;
@@ -300,9 +345,10 @@ struct ErrorObject {
   bool retryable = false;           // the same call may succeed later
   std::int64_t retry_delay_ms = 0;  // when retryable: how long to wait first
   std::string error_id;  // server-side errors: names the log line that has the full detail
+  Json details;          // safe values ({"consentRequired": "bootstrap"}); null: none
 
   // Returns the JSON object, with `timestamp` (RFC 3339 UTC, now); `retryDelayMs` only when
-  // retryable, `errorId` only when set.
+  // retryable, `errorId` and `details` only when set.
   Json ToJson() const;
 };
 

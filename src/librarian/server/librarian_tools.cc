@@ -867,7 +867,8 @@ Status RegisterLibrarianTools(mcp::Server& server, Workspaces& workspaces,
                        .destructive = false,
                        .idempotent = true,
                        .open_world = true},
-       .scopes = {"write"},  // writes the workspace's index
+       .scopes = {"write"},    // writes the workspace's index
+       .needs_consent = true,  // writes .librarian/ into the workspace (docs/librarian.md §8.3)
        .deadline = std::chrono::minutes(30)},
       [&workspaces, options](const BootstrapArgs& args,
                              mcp::CallContext& ctx) -> Result<BootstrapOut> {

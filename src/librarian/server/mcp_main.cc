@@ -47,7 +47,9 @@ int RunLibrarianMcp(const McpRunOptions& options) {
           "Confidence values are uncalibrated ranking signals."};
   int exit_code = 0;
   {
-    Result<mcp::ServePolicy> policy = mcp::ResolveServePolicy(options.policy);
+    // Librarian's defaults (docs/librarian.md §8.5): 100 requests/min per principal, burst 20.
+    Result<mcp::ServePolicy> policy = mcp::ResolveServePolicy(
+        options.policy, {.rate_limit = mcp::policy::Rate{.tokens_per_minute = 100}, .burst = 20});
     if (!policy.ok()) {
       std::fputs(fmt::format("librarian: error: {}\n", policy.status().message()).c_str(), stderr);
       return 2;

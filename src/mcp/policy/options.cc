@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <nlohmann/json.hpp>
@@ -106,6 +107,10 @@ void AddPolicyFlags(CLI::App& app, PolicyFlags& flags) {
   app.add_option("--rate-limit", flags.rate_limit, "Requests per principal, e.g. 100/min")
       ->group(group);
   app.add_option("--burst", flags.burst, "Requests allowed at once (default 20)")->group(group);
+  app.add_option(
+         "--consent", flags.consent,
+         "Pre-approve a high-risk tool (repeatable; * for all) instead of asking the client")
+      ->group(group);
   app.add_option("--policy", flags.policy_file, "JSON file with these settings; flags override it")
       ->group(group);
 }
@@ -160,6 +165,16 @@ Status ApplyPolicyJson(std::string_view json_text, std::string_view base_dir, Po
         return Status::InvalidArgument("burst: must be an integer");
       }
       into.burst = value.get<std::int64_t>();
+    } else if (key == "consent") {
+      if (!value.is_array()) return Status::InvalidArgument("consent: must be an array");
+      std::vector<std::string> names;
+      for (std::size_t i = 0; i < value.size(); ++i) {
+        if (!value[i].is_string()) {
+          return Status::InvalidArgument(fmt::format("consent[{}]: must be a string", i));
+        }
+        names.push_back(value[i].get<std::string>());
+      }
+      into.consent = std::move(names);
     } else {
       std::string shown = key.substr(0, 40);
       return Status::InvalidArgument(fmt::format("unknown key `{}`", shown));
@@ -195,6 +210,7 @@ Result<PolicyOptions> ResolvePolicyOptions(const PolicyFlags& flags, PolicyOptio
     out.rate_limit = *rate;
   }
   if (flags.burst) out.burst = *flags.burst;
+  if (!flags.consent.empty()) out.consent = flags.consent;
   RETURN_IF_ERROR(Validate(out));
   return out;
 }
@@ -275,6 +291,19 @@ Status Validate(const PolicyOptions& options) {
   }
   for (const std::string& root : options.allow_roots) {
     if (root.empty()) return Status::InvalidArgument("--allow-root: must not be empty");
+  }
+  for (const std::string& name : options.consent) {
+    // A tool name (1-128 of A-Z a-z 0-9 _ - .) or "*".
+    const bool valid =
+        name == "*" ||
+        (!name.empty() && name.size() <= 128 && std::all_of(name.begin(), name.end(), [](char c) {
+          return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                 c == '_' || c == '-' || c == '.';
+        }));
+    if (!valid) {
+      return Status::InvalidArgument(
+          fmt::format("--consent {}: must be a tool name or *", name.substr(0, 40)));
+    }
   }
   return Status::Ok();
 }

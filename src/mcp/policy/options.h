@@ -68,6 +68,10 @@ struct PolicyOptions {
   std::optional<Rate> rate_limit;
   // The token bucket's capacity: how many requests may come at once (default 20).
   std::int64_t burst = 20;
+  // Tools (or consent-gated operations) pre-approved by configuration, so they run without
+  // asking the client; "*" approves every one. Empty (default): consent is asked for by
+  // elicitation, or refused.
+  std::vector<std::string> consent;
 
   friend bool operator==(const PolicyOptions&, const PolicyOptions&) = default;
 };
@@ -84,12 +88,13 @@ struct PolicyFlags {
   std::optional<std::string> audit_log;
   std::optional<std::string> rate_limit;
   std::optional<std::int64_t> burst;
+  std::vector<std::string> consent;  // repeatable; when given, replaces the file's list
   std::optional<std::string> policy_file;
 };
 
 // Adds --host, --auth, --token-file, --jwks-file, --issuer, --resource, --allow-root
-// (repeatable), --audit-log, --rate-limit, --burst and --policy to `app`, in an option group
-// "Policy". The values land in `flags`.
+// (repeatable), --audit-log, --rate-limit, --burst, --consent (repeatable) and --policy to
+// `app`, in an option group "Policy". The values land in `flags`.
 void AddPolicyFlags(CLI::App& app, PolicyFlags& flags);
 
 // Parses a policy file's JSON text (format in the decision record and below) into `into`,
@@ -98,7 +103,7 @@ void AddPolicyFlags(CLI::App& app, PolicyFlags& flags);
 //   {"host": "127.0.0.1", "auth": "static", "tokenFile": "tokens.txt",
 //    "jwksFile": "jwks.json", "issuer": "https://as.example", "resource":
 //    "https://mcp.example/mcp", "allowRoots": ["/srv/repo"], "auditLog": "audit.jsonl",
-//    "rateLimit": "100/min", "burst": 20}
+//    "rateLimit": "100/min", "burst": 20, "consent": ["bootstrap"]}
 Status ApplyPolicyJson(std::string_view json_text, std::string_view base_dir, PolicyOptions& into);
 
 // Returns `defaults`, overlaid by the --policy file (read through `env`) and then by each flag
@@ -108,7 +113,8 @@ Result<PolicyOptions> ResolvePolicyOptions(const PolicyFlags& flags, PolicyOptio
 
 // Checks the combination: none only on a loopback host and without token or JWKS settings;
 // static needs a token file; oauth needs a JWKS file, an issuer and an absolute http(s)
-// resource URI without a fragment; burst >= 1; a rate > 0. Errors name the flag.
+// resource URI without a fragment; burst >= 1; a rate > 0; consent names are tool names or
+// "*". Errors name the flag.
 Status Validate(const PolicyOptions& options);
 
 // Returns whether `host` is a loopback address or name: localhost, 127.0.0.0/8, ::1, [::1].

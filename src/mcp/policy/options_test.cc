@@ -162,6 +162,31 @@ TEST(PolicyOptionsTest, PolicyFileErrorsNameTheFileAndKey) {
   EXPECT_FALSE(ParseArgs({"--policy", "/missing.json"}, env).ok());
 }
 
+TEST(PolicyOptionsTest, ConsentFromTheFileAndRepeatedFlags) {
+  base::MemEnv env;
+  Result<PolicyOptions> none = ParseArgs({}, env);
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->consent.empty());  // nothing is pre-approved by default
+
+  ASSERT_TRUE(env.WriteFile("/c.json", R"({"consent": ["bootstrap", "run_agent_pass"]})").ok());
+  Result<PolicyOptions> file = ParseArgs({"--policy", "/c.json"}, env);
+  ASSERT_TRUE(file.ok()) << file.status().ToString();
+  EXPECT_EQ(file->consent, (std::vector<std::string>{"bootstrap", "run_agent_pass"}));
+
+  Result<PolicyOptions> flags =
+      ParseArgs({"--policy", "/c.json", "--consent", "export_index", "--consent", "*"}, env);
+  ASSERT_TRUE(flags.ok()) << flags.status().ToString();
+  EXPECT_EQ(flags->consent, (std::vector<std::string>{"export_index", "*"}));  // replaces the file
+
+  Result<PolicyOptions> bad = ParseArgs({"--consent", "boot strap"}, env);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("--consent"), std::string::npos);
+  ASSERT_TRUE(env.WriteFile("/c2.json", R"({"consent": "bootstrap"})").ok());
+  EXPECT_FALSE(ParseArgs({"--policy", "/c2.json"}, env).ok());
+  ASSERT_TRUE(env.WriteFile("/c3.json", R"({"consent": [1]})").ok());
+  EXPECT_FALSE(ParseArgs({"--policy", "/c3.json"}, env).ok());
+}
+
 TEST(PolicyOptionsTest, CliRejectsAnUnknownMode) {
   CLI::App app{"test"};
   PolicyFlags flags;

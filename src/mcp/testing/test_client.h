@@ -55,6 +55,17 @@ class RecordingChannel final : public Channel {
     cv_.notify_all();
   }
 
+  void SetStatusHint(const StatusHint& hint) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    hints_.push_back(hint);
+  }
+
+  // The status hints given with final messages so far (what HTTP would answer with).
+  std::vector<StatusHint> Hints() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return hints_;
+  }
+
   // The messages written so far, parsed (a message that is not JSON is a discarded value).
   std::vector<Json> Messages() const {
     std::lock_guard<std::mutex> lock(mu_);
@@ -92,6 +103,7 @@ class RecordingChannel final : public Channel {
   std::vector<Json> messages_;      // GUARDED_BY(mu_)
   std::vector<bool> finals_;        // GUARDED_BY(mu_)
   int closes_ = 0;                  // GUARDED_BY(mu_)
+  std::vector<StatusHint> hints_;   // GUARDED_BY(mu_)
 };
 
 // True for a response (result or error) to a request: it has an id and no method.

@@ -684,6 +684,8 @@ Status RegisterWardenTools(mcp::Server& server, KbPool& pool,
         ASSIGN_OR_RETURN(RunPassArgs args, mcp::FromJson<RunPassArgs>(arguments));
         ASSIGN_OR_RETURN(std::unique_ptr<agents::Backend> backend,
                          agents::MakeBackend(args.backend, std::nullopt, agent_config, provider));
+        // A provider backend sends function facts to a network service: consent first (§5.6).
+        if (backend->name() != "offline") RETURN_IF_ERROR(ctx.RequireConsent("run_agent_pass"));
         ASSIGN_OR_RETURN(PassSlots::Slot slot, slots->TryTake());
         ASSIGN_OR_RETURN(KbPool::Lease k, pool.Acquire());
         RETURN_IF_ERROR(RequireVersion(*k, args.version_id));
