@@ -1183,10 +1183,28 @@ Json Session::ReadResource(InFlight& request, std::optional<ProtocolError>& erro
   const auto started = std::chrono::steady_clock::now();
   Result<std::vector<ResourceContents>> contents = std::vector<ResourceContents>();
   const bool allowed = PrincipalAllows(principal_, *scopes);
-  if (allowed) {
+  // A read costs one token of the principal's bucket, as a tool call does (docs/mcp.md §5.6).
+  std::optional<ErrorObject> limited;
+  if (allowed && options.rate_limiter != nullptr) {
+    policy::Admission admission = options.rate_limiter->Acquire(principal_.name);
+    if (!admission.allowed) {
+      limited = ErrorObject{.code = "RATE_LIMIT_EXCEEDED",
+                            .message = "rate limit exceeded: retry later",
+                            .category = "rate_limit",
+                            .severity = "low",
+                            .status_code = 429,
+                            .retryable = true,
+                            .retry_delay_ms = std::max<std::int64_t>(1, admission.retry_after_ms)};
+      contents = Status::ResourceExhausted(limited->message);
+      std::lock_guard<std::mutex> lock(request.mu);
+      request.status_hint = StatusHint{
+          .http_status = 429, .retry_after_seconds = (limited->retry_delay_ms + 999) / 1000};
+    }
+  }
+  if (allowed && !limited) {
     CallContext ctx(*this, request);
     contents = (*reader)(*uri, vars, ctx);
-  } else {
+  } else if (!allowed) {
     std::string needed;
     for (const auto& sc : *scopes) needed += (needed.empty() ? "" : ",") + sc;
     contents = Status::PermissionDenied(fmt::format("resource needs scopes {}", needed));
@@ -1196,9 +1214,9 @@ Json Session::ReadResource(InFlight& request, std::optional<ProtocolError>& erro
   if (options.audit_log != nullptr) {
     policy::AuditEvent event;
     event.type = policy::AuditType::kResourceRead;
-    event.status = contents.ok() ? policy::AuditStatus::kSuccess
-                   : allowed     ? policy::AuditStatus::kFailure
-                                 : policy::AuditStatus::kDenied;
+    event.status = contents.ok()         ? policy::AuditStatus::kSuccess
+                   : allowed && !limited ? policy::AuditStatus::kFailure
+                                         : policy::AuditStatus::kDenied;
     event.session_id = id_;
     event.principal = principal_.name;
     event.token_id = principal_.token_id;
@@ -1219,12 +1237,19 @@ Json Session::ReadResource(InFlight& request, std::optional<ProtocolError>& erro
         case base::StatusCode::kInvalidArgument:
           event.error_code = "INVALID_INPUT";
           break;
+        case base::StatusCode::kResourceExhausted:
+          event.error_code = limited ? "RATE_LIMIT_EXCEEDED" : "INVALID_INPUT";
+          break;
         default:
           event.error_code = "INTERNAL_ERROR";
           break;
       }
     }
     options.audit_log->Record(std::move(event));
+  }
+  if (limited) {
+    error = ProtocolError{error_code::kRateLimitExceeded, limited->message, limited->ToJson()};
+    return Json();
   }
   if (!contents.ok()) {
     if (contents.status().code() == base::StatusCode::kNotFound) {

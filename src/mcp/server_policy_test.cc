@@ -377,6 +377,41 @@ TEST(ResourceScopesTest, AnUnknownScopeIsRefusedAtRegistration) {
                    .ok());
 }
 
+// A resource read takes a token from the principal's bucket, as a tool call does; a refusal
+// is -32012 with the retryable error object, HTTP 429, and audited as denied.
+TEST(ResourceScopesTest, ReadsTakeATokenFromThePrincipalsBucket) {
+  base::MemEnv clock;  // time stands still: no refill
+  ServerOptions options;
+  options.rate_limiter = std::make_shared<policy::RateLimiter>(
+      policy::RateLimitOptions{.per_minute = 60, .burst = 2}, clock);
+  TestServer ts(0, options);
+  AddScopedResources(ts.server());
+  TestClient client(ts.server());
+  client.session().set_principal(Principal{"reader", {"read"}});
+  client.Initialize();
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(
+        client.Request("resources/read", {{"uri", "r://open"}})["result"]["contents"][0]["text"],
+        "body");
+  }
+  Json limited = client.Request("resources/read", {{"uri", "r://open"}});
+  ASSERT_TRUE(limited.contains("error")) << Dump(limited);
+  EXPECT_EQ(limited["error"]["code"], error_code::kRateLimitExceeded);
+  EXPECT_EQ(limited["error"]["data"]["code"], "RATE_LIMIT_EXCEEDED");
+  EXPECT_EQ(limited["error"]["data"]["retryable"], true);
+  EXPECT_GT(limited["error"]["data"]["retryDelayMs"].get<std::int64_t>(), 0);
+  EXPECT_THAT(Dump(limited), ::testing::Not(HasSubstr("body")));
+  std::vector<StatusHint> hints = client.channel().Hints();
+  ASSERT_EQ(hints.size(), 1u);
+  EXPECT_EQ(hints[0].http_status, 429);
+  EXPECT_GE(hints[0].retry_after_seconds, 1);
+  // Another principal has its own bucket.
+  TestClient other(ts.server(), "other-session");
+  other.session().set_principal(Principal{"other", {"read"}});
+  other.Initialize();
+  EXPECT_TRUE(other.Request("resources/read", {{"uri", "r://open"}}).contains("result"));
+}
+
 TEST(StatusHintTest, ScopeRateLimitAndBreakerRefusalsCarryTheirHttpStatus) {
   base::MemEnv clock;  // time stands still: no refill
   ServerOptions options;

@@ -322,6 +322,15 @@ Result<ReportData> CollectReport(kb::Kb& k, std::int64_t version_id,
     data.versions.push_back({std::move(v), c});
   }
   if (!found) return Status::NotFound(fmt::format("no version with id {}", version_id));
+  ASSIGN_OR_RETURN(std::vector<kb::DiffRecord> diffs, k.ListDiffs());
+  std::optional<std::int64_t> from;
+  for (const kb::DiffRecord& d : diffs) {
+    if (d.to_version == version_id && d.from_version < version_id &&
+        (!from || d.from_version > *from)) {
+      from = d.from_version;
+    }
+  }
+  if (from) ASSIGN_OR_RETURN(data.changelog, k.GetDiff(*from, version_id));
   ASSIGN_OR_RETURN(std::vector<kb::FunctionRecord> records, k.FunctionRecords(version_id));
   // Callers are the inverse of each body's direct callees: one pass instead of a query each.
   std::map<std::uint32_t, std::set<std::uint32_t>> callers;
@@ -399,9 +408,21 @@ std::string RenderHtml(const ReportData& data) {
                      v.defined);
   AppendFunctions(data, out);
   out += "</section>\n<section id=\"changelog\">\n<h2>Changelog</h2>\n";
-  out +=
-      "<p>The changelog between versions is not available yet: <code>warden diff</code> is "
-      "planned (docs/warden.md §9).</p>\n</section>\n";
+  if (data.changelog) {
+    std::string from_label = fmt::format("version {}", data.changelog->from_version);
+    for (const VersionCoverage& vc : data.versions) {
+      if (vc.version.id == data.changelog->from_version) from_label = vc.version.label;
+    }
+    out += fmt::format(
+        "<p>From {} to {}, as <code>warden diff</code> stored it on {}.</p>\n<pre "
+        "id=\"changelog-text\">{}</pre>\n</section>\n",
+        EscapeMarkup(from_label), EscapeMarkup(v.label), EscapeMarkup(data.changelog->created_at),
+        EscapeMarkup(data.changelog->changelog_md));
+  } else {
+    out +=
+        "<p>No diff into this version is stored: run <code>warden diff FROM TO</code> to pair "
+        "it with an earlier version and keep its changelog.</p>\n</section>\n";
+  }
   out += fmt::format("<script>{}</script>\n</body>\n</html>\n", kScript);
   return out;
 }

@@ -7,7 +7,8 @@
 //   * the imports and the exports;
 //   * every function, with filters (text, provenance, locked) run by the script, and for each
 //     its facts (type, body, fingerprint, calls, strings, exports) and its evidence trail.
-// The changelog between versions joins once `warden diff` exists (docs/warden.md §9).
+//   * the changelog into this version from the newest earlier version it was diffed against
+//     (`warden diff FROM TO` stores it; docs/warden.md §9), shown as its Markdown text.
 //
 // Everything that comes from the module or the KB (names, strings, summaries, reasons) is
 // escaped (base/markup.h), and the script reads the table rather than any embedded data, so a
@@ -47,6 +48,9 @@ struct ReportData {
   std::vector<VersionCoverage> versions;  // every version, oldest first
   std::size_t selected = 0;               // index into `versions` of the version reported
   std::vector<FunctionEntry> functions;   // of the selected version, imports first, by index
+  // The stored changelog of the diff into the selected version from the newest earlier
+  // version (the largest from_version); nullopt when no diff into it is stored.
+  std::optional<kb::DiffRecord> changelog;
 };
 
 // Reads everything the report shows about `version_id` from `kb`. Reports one step per

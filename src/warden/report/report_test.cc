@@ -126,5 +126,23 @@ TEST(ReportTest, ScriptIsPinnedByTheContentSecurityPolicy) {
   EXPECT_EQ(RenderHtml(Sample()), html);  // deterministic
 }
 
+TEST(ReportTest, ShowsTheStoredChangelogEscaped) {
+  ReportData d = Sample();
+  EXPECT_NE(RenderHtml(d).find("No diff into this version is stored"), std::string::npos);
+  d.changelog = kb::DiffRecord{.id = 1,
+                               .from_version = 1,
+                               .to_version = 2,
+                               .created_at = "2026-11-26T12:00:00.000Z",
+                               .changelog_md = "# v1 -> v2\n\n- renamed `a<script>b`\n"};
+  const std::string html = RenderHtml(d);
+  EXPECT_EQ(html.find("No diff into this version is stored"), std::string::npos);
+  EXPECT_NE(
+      html.find("<pre id=\"changelog-text\"># v1 -&gt; v2\n\n- renamed `a&lt;script&gt;b`\n</pre>"),
+      std::string::npos)
+      << html;
+  EXPECT_NE(html.find("<p>From v1 to v2&lt;/text&gt;"), std::string::npos);
+  EXPECT_EQ(Count(html, "<script"), 1u);
+}
+
 }  // namespace
 }  // namespace trove::warden::report
