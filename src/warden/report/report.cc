@@ -330,7 +330,9 @@ Result<ReportData> CollectReport(kb::Kb& k, std::int64_t version_id,
       from = d.from_version;
     }
   }
-  if (from) ASSIGN_OR_RETURN(data.changelog, k.GetDiff(*from, version_id));
+  if (from) {
+    ASSIGN_OR_RETURN(data.changelog, k.GetDiff(*from, version_id));
+  }
   ASSIGN_OR_RETURN(std::vector<kb::FunctionRecord> records, k.FunctionRecords(version_id));
   // Callers are the inverse of each body's direct callees: one pass instead of a query each.
   std::map<std::uint32_t, std::set<std::uint32_t>> callers;
