@@ -618,7 +618,7 @@ class HttpTransport {
 
   // A policy refusal's status (docs/mcp.md §2.6, §5.6): in oauth mode a scope refusal is 403
   // with the insufficient_scope challenge (step-up); without it (static tokens, no auth) the
-  // refusal stays the tool's PERMISSION_DENIED result at 200, as §2.16 says. 429 with
+  // refusal stays the tool's PERMISSION_DENIED result at 200, as docs/mcp.md §2.6 says. 429 with
   // Retry-After.
   void ApplyStatusHint(const StatusHint& hint, httplib::Response& res) const {
     if (hint.http_status == 403) {

@@ -337,7 +337,7 @@ TEST(HttpPolicyTest, AReadOnlyPrincipalNeitherSeesNorCallsAWriteTool) {
   EXPECT_THAT(reader.ToolNames(rs), ::testing::ElementsAre("lookup"));
   EXPECT_THAT(alice.ToolNames(as), ::testing::ElementsAre("lookup", "store"));
 
-  // Static mode (docs/mcp.md §2.16): the refusal is the tool's PERMISSION_DENIED at 200, no
+  // Static mode (docs/mcp.md §2.6): the refusal is the tool's PERMISSION_DENIED at 200, no
   // challenge; only oauth mode answers 403 with a step-up challenge.
   Client::Answer refused = reader.CallFull(rs, "store");
   EXPECT_EQ(refused.status, 200);

@@ -1,5 +1,5 @@
 // The builtin table (builtins.h). Names, parameter and result types are upstream's
-// (crates/kodo_types/src/builtins.rs, the version specs/kodo.md §13 describes); where upstream
+// (crates/kodo_types/src/builtins.rs, the version docs/kodo.md §4.6 describes); where upstream
 // registers a collection function for the Int-element instance only, the element positions are
 // written as variables (T, K, V) so that the checker can type the other instances
 // (docs/decisions/0055-kodo-builtins-and-collections.md).
@@ -141,7 +141,7 @@ constexpr BuiltinSignature kBuiltins[] = {
     {"time_elapsed_ms", F::kSystem, "Int", "Int", "", ""},
     {"env_get", F::kSystem, "String", "String", "", ""},
     {"env_set", F::kSystem, "String, String", "()", "", ""},
-    // Channels (T: the element type of a typed Channel; Channel<?> accepts anything, §7.5).
+    // Channels (T: the element type of a typed Channel; Channel<?> accepts anything, §5.5).
     {"channel_new", F::kChannel, "", "Channel<?>", "", ""},
     {"channel_new_bool", F::kChannel, "", "Channel<Bool>", "", ""},
     {"channel_new_string", F::kChannel, "", "Channel<String>", "", ""},

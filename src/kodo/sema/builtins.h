@@ -1,4 +1,4 @@
-// The builtin table of docs/kodo.md §13 (specs/kodo.md §13): every global function and builtin
+// The builtin table of the standard library (docs/kodo.md §4.6): every global function and builtin
 // method upstream's checker registers (crates/kodo_types/src/builtins.rs), with its signature,
 // in upstream's registration order. See docs/decisions/0055-kodo-builtins-and-collections.md.
 //
@@ -23,7 +23,7 @@
 
 namespace trove::kodo::sema {
 
-// The groups of §13 (plus upstream's runtime hooks, which §13 leaves out but which resolve).
+// The groups of §4.6 (plus upstream's runtime hooks, which §4.6 leaves out but which resolve).
 enum class BuiltinFamily : std::uint8_t {
   kIo,
   kMath,
@@ -63,7 +63,7 @@ std::span<const BuiltinSignature> Builtins();
 // nullptr.
 const BuiltinSignature* FindBuiltinMethod(std::string_view receiver, std::string_view method);
 
-// Returns the family's name as docs/kodo.md §13 writes it ("list", "option/result", ...).
+// Returns the family's name as docs/kodo.md §4.6 groups it ("list", "option/result", ...).
 std::string_view FamilyName(BuiltinFamily family);
 
 }  // namespace trove::kodo::sema

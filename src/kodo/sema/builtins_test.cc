@@ -32,8 +32,8 @@ std::string Message(const diag::Diagnostic& d) {
   return d.message.substr(0, d.message.find(" at Span {"));
 }
 
-// The names specs/kodo.md §13 lists, group by group (assert_eq/assert_ne are not values: they
-// are typed at their calls, §7.5).
+// The names docs/kodo.md §4.6 lists, group by group (assert_eq/assert_ne are not values: they
+// are typed at their calls, §5.5).
 const char* const kSection13Names[] = {
     // I/O, math
     "println", "print", "print_int", "print_float", "println_float", "readln", "args", "exit",
@@ -69,12 +69,12 @@ const char* const kSection13Names[] = {
     "db_row_advance", "db_result_free", "db_close",
     // regex
     "regex_match", "regex_find", "regex_replace",
-    // channels (§12)
+    // channels (§4.7)
     "channel_new", "channel_send", "channel_recv", "channel_free",
     // tests
     "assert", "assert_true", "assert_false"};
 
-// The names upstream's checker binds besides those (§7.4: "≈200 functions"): methods by their
+// The names upstream's checker binds besides those (§5.4: "≈200 functions"): methods by their
 // mangled names, the iterator protocol, typed channels, and runtime hooks. Issue 20 names some
 // of them (`map_keys_advance`, `String_length`).
 const char* const kUpstreamOnlyNames[] = {"String_length",
@@ -369,7 +369,7 @@ TEST(BuiltinsTest, OptionAndResultMethodsAreTyped) {
   }
 }
 
-// A module function or a local named like a builtin shadows it (§7.4).
+// A module function or a local named like a builtin shadows it (§5.4).
 TEST(BuiltinsTest, UserNamesShadowBuiltins) {
   const std::string text = Module(
       "    fn list_push(a: Int, b: String) -> Int {\n"

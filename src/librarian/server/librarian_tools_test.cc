@@ -50,11 +50,13 @@ void start_server() {
 )";
 
 // Server options whose client paths are confined to `root` (created if missing), as
-// `--allow-root root` would set them.
+// `--allow-root root` would set them, with the consent-gated tools pre-approved as
+// `--consent bootstrap --consent export_index` would (consent itself: mcp server_policy_test).
 mcp::ServerOptions ConfinedTo(const std::string& root) {
   std::error_code ec;
   std::filesystem::create_directories(root, ec);
   mcp::ServerOptions options;
+  options.consent = {"bootstrap", "export_index"};
   auto confiner = mcp::policy::PathConfiner::Make({root});
   if (confiner.ok()) {
     options.confiner = std::make_shared<const mcp::policy::PathConfiner>(*std::move(confiner));
@@ -379,7 +381,7 @@ TEST(ToolsNoRootsTest, EveryWorkspaceIsRefusedWithoutAllowedRoots) {
   librarian::testing::TempDir dir;
   dir.Write("ws/a.cc", "int a() { return 1; }\n");
   Workspaces workspaces;
-  TestServer ts;  // ServerOptions without a confiner
+  TestServer ts(0, mcp::ServerOptions{.consent = {"bootstrap"}});  // no confiner
   ServiceOptions options;
   options.ctags_program = "";
   ASSERT_TRUE(RegisterLibrarianTools(ts.server(), workspaces, options).ok());

@@ -195,7 +195,7 @@ TEST_F(WardenToolsTest, PassesBeyondTheLimitAreRefusedAndReadsContinue) {
   agents::AgentConfig config;
   config.openai = {.api_key = "sk-test", .model = "gpt-test", .base_url = provider.base_url()};
   KbPool pool(env_, db_, 8);
-  TestServer ts(4);
+  TestServer ts(4, mcp::ServerOptions{.consent = {"run_agent_pass"}});  // --consent run_agent_pass
   ASSERT_TRUE(RegisterWardenTools(ts.server(), pool, config).ok());
   {
     TestClient client(ts.server());
@@ -251,7 +251,7 @@ TEST_F(WardenToolsTest, ProviderBreakerOpensFailsFastAndClosesAfterRecovery) {
                                          .half_open_successes = 3},
       clock);
   KbPool pool(env_, db_, 4);
-  TestServer ts(4, mcp::ServerOptions{.breakers = breakers});
+  TestServer ts(4, mcp::ServerOptions{.breakers = breakers, .consent = {"run_agent_pass"}});
   WardenToolOptions options;
   options.provider.max_retries = 0;  // each failed call is one failure, at once
   ASSERT_TRUE(RegisterWardenTools(ts.server(), pool, config, options).ok());
