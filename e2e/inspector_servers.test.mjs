@@ -43,6 +43,8 @@ const SERVERS = {
       const funcs = JSON.parse(execFileSync(WARDEN, ['--db', db, 'funcs', '--json'], { encoding: 'utf8' }));
       const named = funcs.find((f) => f.name);
       const unnamed = funcs.find((f) => !f.name);
+      // A second version, so that the diff tools have a pair to work on.
+      execFileSync(WARDEN, ['--db', db, 'ingest', path.join(fixtures, 'app-O2.wasm'), '--glue', path.join(fixtures, 'app-O2.js')]);
       return { command: WARDEN, args: ['mcp', '--db', db], named, unnamed };
     },
     tools: {
@@ -54,8 +56,10 @@ const SERVERS = {
       propose_symbol: (c) => ({ stable_id: c.unnamed.stable_id, name: 'inspector_probe', confidence: 0.3 }),
       agent_backends: () => ({}),
       run_agent_pass: () => ({ version_id: 1, backend: 'offline' }),
+      diff_versions: () => ({ from_version_id: 1, to_version_id: 2 }),
+      carry_annotations: () => ({ from_version_id: 1, to_version_id: 2 }),
     },
-    templates: {},
+    templates: { 'warden://diffs/{from_version_id}/{to_version_id}/changelog': 'warden://diffs/1/2/changelog' },
     prompts: {},
   },
   kodo: {
@@ -87,11 +91,20 @@ const SERVERS = {
       const ws = make(path.join(scratch, 'ws'));
       const fresh = make(path.join(scratch, 'ws-fresh'));
       execFileSync(LIBRARIAN, ['bootstrap', ws, '--quiet']);
-      return { command: LIBRARIAN, args: ['mcp', '--workspace', ws, '--allow-root', scratch, '--consent', 'bootstrap'], ws, fresh };
+      const answer = JSON.parse(execFileSync(LIBRARIAN, ['query', ws, 'parse the config file', '--json'], { encoding: 'utf8' }));
+      const packId = answer.packs[0].packId;
+      return {
+        command: LIBRARIAN,
+        args: ['mcp', '--workspace', ws, '--allow-root', scratch, '--consent', 'bootstrap', '--consent', 'export_index'],
+        ws, fresh, packId,
+      };
     },
     tools: {
       bootstrap: (c) => ({ workspace: c.fresh }),
       query: (c) => ({ workspace: c.ws, intent: 'parse the config file', includeEvidence: true }),
+      verify_claim: (c) => ({ claimId: c.packId }),
+      diff_runs: (c) => ({ workspace: c.ws, run1: 'latest', run2: 'latest' }),
+      export_index: (c) => ({ workspace: c.ws, format: 'markdown' }),
     },
     templates: { 'librarian://{workspace}/{kind}': 'librarian://workspace/symbols?limit=5' },
     prompts: {},

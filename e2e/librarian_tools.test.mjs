@@ -50,7 +50,7 @@ before(async () => {
   write('src/config.cc', '// Reads the settings file.\nint parse_config(const char* path) {\n  return 1;\n}\n');
   client = new Client({ name: 'librarian-tools-e2e', version: '1.0.0' });
   await client.connect(new StdioClientTransport({
-    command: LIBRARIAN, args: ['mcp', '--allow-root', dir, '--consent', 'export_index'], stderr: 'pipe',
+    command: LIBRARIAN, args: ['mcp', '--allow-root', dir, '--consent', 'bootstrap', '--consent', 'export_index'], stderr: 'pipe',
   }));
 });
 

@@ -268,6 +268,7 @@ const PATH_CALLS = [
 
 for (const rowName of ['librarian']) {
   const row = serverRow(rowName);
+  const UNLIMITED = ['--rate-limit', '60000/min', '--burst', '1000'];
   describe(`gated: ${rowName} confinement of client paths`, () => {
     const skip = rowSkipReason(row) ?? FEATURES.confinement(row);
     for (const mode of ['stdio', 'http']) {
@@ -280,9 +281,11 @@ for (const rowName of ['librarian']) {
         let c;
         try {
           if (mode === 'stdio') {
-            c = await sdkStdioClient(row, {}, { cwd: root, onElicit: accept, label: 'confine' }); // root: the cwd
+            // The corpus is many calls at once: lift Librarian's default rate limit (100/min,
+            // burst 20), which is not what this test is about.
+            c = await sdkStdioClient(row, {}, { cwd: root, onElicit: accept, label: 'confine', flags: UNLIMITED }); // root: the cwd
           } else {
-            srv = await startRowHttp(row, {}, ['--allow-root', root], 'confine');
+            srv = await startRowHttp(row, {}, ['--allow-root', root, ...UNLIMITED], 'confine');
             c = await sdkHttpClient(srv.url, undefined, { onElicit: accept });
           }
           for (const pc of PATH_CALLS) {

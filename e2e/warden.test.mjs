@@ -712,8 +712,8 @@ describe('warden mcp', () => {
     try {
       const list = await inspector(['--method', 'tools/list']);
       assert.equal(list.code, 0, list.stderr);
-      assert.deepEqual(list.json.result.tools.map((t) => t.name).sort(), ['agent_backends', 'coverage', 'get_function_facts',
-        'get_symbol', 'list_functions', 'list_versions', 'propose_symbol', 'run_agent_pass']);
+      assert.deepEqual(list.json.result.tools.map((t) => t.name).sort(), ['agent_backends', 'carry_annotations', 'coverage',
+        'diff_versions', 'get_function_facts', 'get_symbol', 'list_functions', 'list_versions', 'propose_symbol', 'run_agent_pass']);
       const call = await inspector(['--method', 'tools/call', '--tool-name', 'list_versions']);
       assert.equal(call.code, 0, call.stderr);
       assert.deepEqual(call.json.result.structuredContent.versions.map((v) => v.label), ['v1', 'v2']);
@@ -783,7 +783,7 @@ describe('warden mcp', () => {
     await new Promise((resolve) => provider.listen(0, '127.0.0.1', resolve));
     const sdb = path.join(dir, 'starve.db');
     assert.equal(warden(['ingest', v1, '--db', sdb, '--no-seed']).code, 0);
-    const s = await StdioServer.start(['mcp', '--db', sdb], { bin: WARDEN, env: { PATH: process.env.PATH, HOME: dir,
+    const s = await StdioServer.start(['mcp', '--db', sdb, '--consent', 'run_agent_pass'], { bin: WARDEN, env: { PATH: process.env.PATH, HOME: dir,
       XDG_CONFIG_HOME: dir, OPENAI_API_KEY: 'sk-e2e', OPENAI_BASE_URL: `http://127.0.0.1:${provider.address().port}` } });
     try {
       await s.initialize();
