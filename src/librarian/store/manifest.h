@@ -69,7 +69,7 @@ struct ContentSymbol {
   std::string extractor;     // of the file content (FileRecord::extractor)
   bool parse_error = false;  // the span (the file, for the module row) has parse errors
   bool end_known = true;     // false: the extractor gave no end line (ctags)
-  bool current = false;  // FindPack: (path, sha256) is what the files table holds now
+  bool current = false;      // FindPack: (path, sha256) is what the files table holds now
 };
 
 // Returns whether `run_id` has a file manifest (false: unknown, pruned, or recorded before

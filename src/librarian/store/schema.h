@@ -8,7 +8,7 @@
 namespace trove::librarian::store::internal {
 
 struct SchemaState {
-  bool trigram = false;  // chunk_tri exists
+  bool trigram = false;   // chunk_tri exists
   bool rebuilt = false;   // an incompatible schema was dropped
   bool migrated = false;  // a schema-3 store was migrated in place, keeping its rows
 };
