@@ -111,4 +111,18 @@ describe('on a terminal', { skip: haveScript ? false : 'util-linux script is not
     assert.doesNotMatch(r.out, /\x1b\[[0-9;]*m/, 'a colour under NO_COLOR');
     assert.match(r.out, /ingested v1 \(id 1\)/);
   });
+
+  test('warden diff shows its steps on a terminal and nothing on a pipe', () => {
+    const db = path.join(dir, 'diff.db');
+    const other = path.join(REPO_ROOT, 'testdata', 'warden', 'fixtures', 'app-Oz.wasm');
+    for (const wasm of [other, FIXTURE]) assert.equal(run(WARDEN, ['ingest', wasm, '--db', db]).code, 0);
+    const piped = run(WARDEN, ['diff', 'v1', 'v2', '--carry', '--db', db], { NO_COLOR: '1' });
+    assert.equal(piped.code, 0, piped.stderr);
+    assert.equal(piped.stderr, '', `warden diff wrote to a piped stderr: ${JSON.stringify(piped.stderr)}`);
+    const r = onTerminal(WARDEN, ['diff', 'v1', 'v2', '--carry', '--db', db], { NO_COLOR: '1' });
+    assert.equal(r.code, 0, r.out);
+    assert.match(r.out, /\r\x1b\[K\[[#.]+\] +\d+% carrying names/, 'no progress bar on a terminal');
+    assert.doesNotMatch(r.out, /\x1b\[[0-9;]*m/, 'a colour under NO_COLOR');
+    assert.match(r.out, /# v1 → v2/);
+  });
 });

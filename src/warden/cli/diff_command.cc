@@ -21,7 +21,13 @@ int RunDiff(base::Env& env, const GlobalOptions& global, const DiffArgs& args) {
     Error(to.status().message());
     return ExitFor(to.status());
   }
+  // On a terminal (and without --json) a bar shows the step; piped, nothing is drawn.
+  TerminalProgress bar(global.stderr_is_terminal && !global.json);
+  base::Progress progress = bar.Sink();
+  const double steps = args.carry ? 2 : 1;
+  progress.Report(0, steps, "pairing functions");
   Result<diff::DiffRun> run = diff::RunDiff(*k, *from, *to);
+  progress.Report(1, steps, args.carry ? "carrying names" : "pairing functions");
   if (!run.ok()) {
     Error(run.status().message());
     return ExitFor(run.status());
@@ -34,7 +40,9 @@ int RunDiff(base::Env& env, const GlobalOptions& global, const DiffArgs& args) {
       return ExitFor(c.status());
     }
     carry = std::move(c).value();
+    progress.Report(2, steps, "carrying names");
   }
+  bar.Clear();
   if (args.changelog) {
     const std::string path = AbsolutePath(global.cwd, *args.changelog);
     // base::Env::WriteFile writes a temporary file beside the target and renames it over it.
