@@ -50,6 +50,20 @@ function dumpDom(file) {
   return r.stdout;
 }
 
+// Takes a screenshot of `file` in headless chromium (--screenshot, as a user's browser would
+// paint it) and returns {png, console}: the PNG's bytes and the console lines chromium logged,
+// where an uncaught script error shows as `CONSOLE ... "Uncaught ..."`.
+function screenshot(file) {
+  const profile = mkdtempSync(path.join(dir, 'chromium-'));
+  const png = path.join(profile, 'page.png');
+  const r = spawnSync(CHROMIUM, ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run',
+    `--user-data-dir=${profile}`, '--enable-logging=stderr', '--v=0', '--window-size=1200,1600',
+    `--screenshot=${png}`, pathToFileURL(file).href],
+  { encoding: 'utf8', timeout: 120000, maxBuffer: 64 * 1024 * 1024 });
+  assert.equal(r.status, 0, `chromium failed: ${r.stderr}`);
+  return { png: readFileSync(png), console: r.stderr.split('\n').filter((l) => l.includes(':CONSOLE')) };
+}
+
 // --- A hostile module, byte by byte: its name section names func 1 with markup and script ---
 const uleb = (n) => { const out = []; do { let b = n & 0x7f; n >>>= 7; if (n) b |= 0x80; out.push(b); } while (n); return out; };
 const name = (s) => { const b = [...Buffer.from(s, 'utf8')]; return [...uleb(b.length), ...b]; };
@@ -125,6 +139,15 @@ describe('warden report --html', () => {
     assert.match(dom, new RegExp(`data-name="${named.name}"`), `${named.name} is listed`);
     assert.match(dom, /<details><summary>facts and evidence<\/summary>/);
     assert.match(dom, /ingest:(glue|export|name-section)/, 'the evidence trail is shown');
+  });
+
+  test('paints in chromium --screenshot without a script error', { skip: NO_BROWSER }, () => {
+    for (const page of [html1, html2]) {
+      const shot = screenshot(page);
+      assert.deepEqual([...shot.png.subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a], 'not a PNG');
+      assert.ok(shot.png.length > 10000, `a ${shot.png.length}-byte screenshot is too small to show the page`);
+      assert.deepEqual(shot.console.filter((l) => /Uncaught|Error/.test(l)), [], 'script errors while painting');
+    }
   });
 
   test('a hostile module and a hostile human name inject nothing', { skip: NO_BROWSER }, () => {
