@@ -45,7 +45,7 @@ Status SqliteError(int rc, std::string_view op, std::string_view detail) {
       return Status::Unavailable(fmt::format("{}: database table is locked: {}", op, detail));
     case SQLITE_CORRUPT:
     case SQLITE_NOTADB:
-      return Status::Malformed(fmt::format("{}: {}", op, detail));
+      return Status::DataLoss(fmt::format("{}: {}", op, detail));
     default:
       return Status::Io(fmt::format("{}: {}", op, detail));
   }
@@ -219,7 +219,7 @@ Result<std::unique_ptr<Database>> Database::Open(const std::string& path,
     RETURN_IF_ERROR(db->Exec(fmt::format("PRAGMA page_size={}", page_size)).WithContext(where));
   }
   // journal_mode comes next: it reads the file header, so a file that is not a database
-  // fails here (kMalformed). The mode is stored in the file; the other two are per
+  // fails here (kDataLoss). The mode is stored in the file; the other two are per
   // connection.
   std::string mode;
   {
@@ -301,7 +301,7 @@ Status Database::IntegrityCheck() {
       problems += line;
     }
     if (problems.empty()) return Status::Ok();
-    return Status::Malformed(std::move(problems));
+    return Status::DataLoss(std::move(problems));
   };
   return checked().WithContext(kWhere);
 }

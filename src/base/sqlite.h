@@ -4,7 +4,7 @@
 // Every database is opened in WAL mode with foreign_keys=ON, synchronous=NORMAL and a busy
 // timeout. This file is the one place where SQLite result codes become Status: SQLITE_BUSY and
 // SQLITE_LOCKED are kUnavailable ("database is busy", "database table is locked": retry after
-// a delay), SQLITE_CORRUPT and SQLITE_NOTADB are kMalformed, and every other failure is kIo.
+// a delay), SQLITE_CORRUPT and SQLITE_NOTADB are kDataLoss, and every other failure is kIo.
 // Messages name the operation and carry sqlite3_errmsg, e.g. "prepare `SELEC 1`: near
 // \"SELEC\": syntax error". They are for the operator: they name paths and quote SQL, so an
 // MCP server logs them and shows a client only a reference (mcp::ToolErrorFromStatus).
@@ -159,7 +159,7 @@ class Database {
   // Begins a write transaction (BEGIN IMMEDIATE), waiting up to the busy timeout.
   Result<Transaction> Begin();
 
-  // Runs PRAGMA integrity_check; returns kMalformed with SQLite's findings when it fails.
+  // Runs PRAGMA integrity_check; returns kDataLoss with SQLite's findings when it fails.
   Status IntegrityCheck();
 
   // Returns the rowid of the last successful INSERT on this connection.

@@ -118,14 +118,14 @@ TEST_F(SqliteTest, InvalidPageSizeIsRejected) {
   EXPECT_FALSE(std::filesystem::exists(path_));
 }
 
-TEST_F(SqliteTest, PageSizeOnANonDatabaseIsStillMalformed) {
+TEST_F(SqliteTest, PageSizeOnANonDatabaseIsStillDataLoss) {
   {
     std::ofstream out(path_, std::ios::binary);
     out << std::string(8192, 'x');
   }
   Result<std::unique_ptr<Database>> db = Database::Open(path_, {.page_size = 65536});
   ASSERT_FALSE(db.ok());
-  EXPECT_EQ(db.status().code(), StatusCode::kMalformed);
+  EXPECT_EQ(db.status().code(), StatusCode::kDataLoss);
 }
 
 TEST_F(SqliteTest, OpenMissingWithoutCreateFails) {
@@ -498,20 +498,20 @@ TEST_F(SqliteTest, IntegrityCheckPassesOnAHealthyFile) {
   EXPECT_TRUE(db->IntegrityCheck().ok());
 }
 
-TEST_F(SqliteTest, NotADatabaseIsMalformed) {
+TEST_F(SqliteTest, NotADatabaseIsDataLoss) {
   {
     std::ofstream out(path_, std::ios::binary);
     out << std::string(8192, 'x');
   }
   Result<std::unique_ptr<Database>> db = Database::Open(path_);
   ASSERT_FALSE(db.ok());
-  EXPECT_EQ(db.status().code(), StatusCode::kMalformed);
+  EXPECT_EQ(db.status().code(), StatusCode::kDataLoss);
   EXPECT_EQ(db.status().message().rfind("open " + path_ + ": ", 0), 0u) << db.status().message();
   EXPECT_NE(db.status().message().find("file is not a database"), std::string::npos)
       << db.status().message();
 }
 
-TEST_F(SqliteTest, CorruptPagesAreMalformed) {
+TEST_F(SqliteTest, CorruptPagesAreDataLoss) {
   {
     auto db = OpenOrDie();
     ASSERT_NE(db, nullptr);
@@ -543,7 +543,7 @@ TEST_F(SqliteTest, CorruptPagesAreMalformed) {
   ASSERT_NE(db, nullptr);
   Status status = db->IntegrityCheck();
   ASSERT_FALSE(status.ok());
-  EXPECT_EQ(status.code(), StatusCode::kMalformed) << status.ToString();
+  EXPECT_EQ(status.code(), StatusCode::kDataLoss) << status.ToString();
   EXPECT_EQ(status.message().rfind("integrity check: ", 0), 0u) << status.message();
 }
 

@@ -33,6 +33,8 @@ std::string_view StatusCodeName(StatusCode code) {
       return "deadline exceeded";
     case StatusCode::kUnavailable:
       return "unavailable";
+    case StatusCode::kDataLoss:
+      return "data loss";
   }
   return "unknown";
 }

@@ -21,10 +21,11 @@ namespace trove::base {
 // The codes stay few, each one something a caller acts on. Codes whose message speaks to the
 // caller about its own request: kInvalidArgument, kNotFound, kAlreadyExists, kMalformed
 // (corrupt input), kUnsupported, kPermissionDenied, kResourceExhausted (a limit reached),
-// kDeadlineExceeded. Codes that describe the server's side: kIo, kInternal and kUnavailable (a
+// kDeadlineExceeded. Codes that describe the server's side: kIo, kInternal, kUnavailable (a
 // transient condition such as a busy or locked database: the same call may succeed if retried
-// after a short delay). Their messages may name paths and SQL, so a protocol layer shows them
-// to the operator's log only (mcp::ToolErrorFromStatus). kCancelled: the caller asked to stop.
+// after a short delay) and kDataLoss (a stored file of the server's is corrupt or not what it
+// should be, e.g. SQLITE_CORRUPT). Their messages may name paths and SQL, so a protocol layer shows
+// them to the operator's log only (mcp::ToolErrorFromStatus). kCancelled: the caller asked to stop.
 enum class StatusCode : int {
   kOk = 0,
   kInvalidArgument,
@@ -39,6 +40,7 @@ enum class StatusCode : int {
   kInternal,
   kDeadlineExceeded,
   kUnavailable,
+  kDataLoss,
 };
 
 // Returns the lower-case name of `code` ("invalid argument").
@@ -76,6 +78,7 @@ class [[nodiscard]] Status {
     return {StatusCode::kDeadlineExceeded, std::move(msg)};
   }
   static Status Unavailable(std::string msg) { return {StatusCode::kUnavailable, std::move(msg)}; }
+  static Status DataLoss(std::string msg) { return {StatusCode::kDataLoss, std::move(msg)}; }
 
   bool ok() const { return rep_ == nullptr; }
   StatusCode code() const { return rep_ ? rep_->code : StatusCode::kOk; }

@@ -824,6 +824,7 @@ TEST(ToolsTest, ToolErrorFromStatusMapsCodes) {
              false},
         Case{Status::Internal(detail), "INTERNAL_ERROR", "internal", "high", 500, false, true},
         Case{Status::Io(detail), "INTERNAL_ERROR", "internal", "high", 500, false, true},
+        Case{Status::DataLoss(detail), "INTERNAL_ERROR", "internal", "high", 500, false, true},
         Case{Status::Cancelled(detail), "INTERNAL_ERROR", "internal", "high", 500, false, true},
         Case{Status::Unavailable(detail), "INTERNAL_ERROR", "internal", "high", 500, true, true}}) {
     SCOPED_TRACE(k.status.ToString());

@@ -209,6 +209,20 @@ TEST_F(ToolsTest, QueryBeforeBootstrapIsADomainOutcome) {
   EXPECT_NE(::stat((root_ + "/.librarian/librarian.sqlite").c_str(), &st), 0);
 }
 
+TEST_F(ToolsTest, ACorruptStoreIsAnInternalErrorWithoutPaths) {
+  // A store file that is not SQLite: the client learns that the server failed and gets a
+  // reference; the path and SQLite's words stay in the operator's log.
+  dir_.Write("ws/.librarian/librarian.sqlite", std::string(8192, 'x'));
+  Json q = Call("query", {{"workspace", root_}, {"intent", "parse_config"}});
+  ASSERT_TRUE(q.value("isError", false)) << q.dump();
+  const std::string text = Text(q);
+  EXPECT_THAT(text, HasSubstr("INTERNAL_ERROR"));
+  EXPECT_THAT(text, HasSubstr("(ref "));
+  EXPECT_THAT(text, ::testing::Not(HasSubstr(dir_.Abs(""))));
+  EXPECT_THAT(text, ::testing::Not(HasSubstr("librarian.sqlite")));
+  EXPECT_THAT(text, ::testing::Not(HasSubstr("not a database")));
+}
+
 TEST_F(ToolsTest, BadInputIsAnErrorNamingTheField) {
   // Workspaces.
   ExpectToolError("bootstrap", {{"workspace", "relative/path"}}, "workspace");

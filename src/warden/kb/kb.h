@@ -9,7 +9,7 @@
 //
 // Errors, for the CLI's exit codes (§2.4):
 //   * Open and Init: every error means "KB missing, unreadable, not a WARDEN database or of a
-//     newer schema" (exit 3): kNotFound (no file), kMalformed (not SQLite, or not WARDEN:
+//     newer schema" (exit 3): kNotFound (no file), kDataLoss (not SQLite), kMalformed (not WARDEN:
 //     message contains "not a WARDEN database"), kUnsupported (newer schema_version), kIo.
 //   * FindDatabase: kNotFound with exactly kNoDatabaseMessage (exit 3).
 //   * StoreVersion: kAlreadyExists for a duplicate label (exit 2); kInvalidArgument for

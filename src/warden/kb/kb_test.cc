@@ -121,7 +121,7 @@ TEST_F(KbTest, RefusesForeignDatabases) {
   std::ofstream(dir_.Abs("text.db")) << "this is not sqlite at all, just some text padding it\n";
   kb = Kb::Open(env_, dir_.Abs("text.db"));
   ASSERT_FALSE(kb.ok());
-  EXPECT_EQ(kb.status().code(), StatusCode::kMalformed) << kb.status().ToString();
+  EXPECT_EQ(kb.status().code(), StatusCode::kDataLoss) << kb.status().ToString();
 
   // An empty file is initialised only when creation was asked for.
   std::ofstream(dir_.Abs("empty.db")).flush();
