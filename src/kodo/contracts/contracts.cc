@@ -82,7 +82,7 @@ std::optional<InvalidContract> Validate(const Expr& e, std::uint32_t depth) {
   return std::nullopt;
 }
 
-// §9.4's translation: a term of sort Int or Bool in SMT-LIB text.
+// The translation of docs/kodo-contracts.md §3: a term of sort Int or Bool in SMT-LIB text.
 struct Term {
   bool is_bool = false;
   std::string text;
@@ -132,7 +132,7 @@ class IntTranslator {
       case ExprKind::kBinaryOp:
         return Binary(e, depth);
       default:
-        return std::nullopt;  // floats and everything outside §9.4
+        return std::nullopt;  // floats and everything outside docs/kodo-contracts.md §3
     }
   }
 
@@ -390,6 +390,7 @@ const FunctionContracts* ContractReport::FirstFailure() const {
 ContractReport VerifyModule(const ast::Module& module, const VerifyOptions& options,
                             SmtCache& cache) {
   ContractReport report;
+  report.mode = options.mode;
   auto add = [&](const ast::Function& fn, std::string name) {
     if (report.FirstFailure() != nullptr) return;  // upstream stops at the first failing function
     FunctionContracts f = VerifyFunction(module, fn, std::move(name), options, cache);
@@ -432,6 +433,24 @@ std::string FailureLines(const FunctionContracts& function) {
     } else {
       out += fmt::format("contract error: contract refuted at {}: counter-example: {}\n",
                          SpanDebug(c.span), c.model);
+    }
+  }
+  return out;
+}
+
+std::string ProveLines(const ContractReport& report) {
+  if (report.mode != ContractMode::kProve) return "";
+  std::string out;
+  for (const FunctionContracts& f : report.functions) {
+    for (const ClauseResult& c : f.clauses) {
+      if (c.kind != ClauseKind::kEnsures) continue;
+      if (c.verdict == ClauseVerdict::kVerified) {
+        out += fmt::format("  proved: ensures clause {} of `{}` at {}\n", c.number, f.name,
+                           SpanDebug(c.span));
+      } else if (c.verdict == ClauseVerdict::kRuntimeCheck) {
+        out += fmt::format("  runtime check: ensures clause {} of `{}` at {}: {}\n", c.number,
+                           f.name, SpanDebug(c.span), c.reason.empty() ? "not proved" : c.reason);
+      }
     }
   }
   return out;

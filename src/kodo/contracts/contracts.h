@@ -1,11 +1,11 @@
-// Kōdo contracts (docs/kodo.md §7.2, docs/kodo-contracts.md; spec §9): the validator of the
+// Kōdo contracts (docs/kodo.md §7.2, docs/kodo-contracts.md): the validator of the
 // contract fragment, the modes of `--contracts=MODE`, the translation of a contract to SMT and
 // what `kodoc check` reports, plus Trove's own `prove` mode (prove.h).
 //
 // Upstream's modes judge each contract *in isolation*: the formula must hold for every value of
 // its free variables, with no assumption from types, refinements, other clauses or the body, so
 // only tautologies are "statically verified". Module invariants are prepended to the requires
-// of every free function and impl method (§9.7), as upstream's desugaring does, so they are
+// of every free function and impl method (docs/kodo-contracts.md §6), as upstream's desugaring does, so they are
 // verified and counted like requires clauses.
 //
 // Z3 is reached only through smt_solver.h (loaded lazily). Proof outcomes are cached by the
@@ -50,7 +50,7 @@ ParsedMode ParseContractMode(std::string_view text);
 std::string_view ModeName(ContractMode mode);
 
 // ---------------------------------------------------------------------------------------------
-// Validation (§9.2).
+// Validation (docs/kodo-contracts.md §2).
 
 struct InvalidContract {
   ast::Span span;      // of the offending sub-expression
@@ -63,7 +63,7 @@ struct InvalidContract {
 std::optional<InvalidContract> ValidateContractExpr(const ast::Expr& expr);
 
 // ---------------------------------------------------------------------------------------------
-// Translation to SMT (§9.4): quantifier-free integer arithmetic with Booleans. Identifiers and
+// Translation to SMT (docs/kodo-contracts.md §3): quantifier-free integer arithmetic with Booleans. Identifiers and
 // field chains (`a.b.c`, `a.b.length()`) are integer constants of that name.
 
 // Returns an SMT-LIB 2 script that declares the constants of `expr` and asserts its negation,
@@ -89,7 +89,7 @@ class SmtCache {
 };
 
 // ---------------------------------------------------------------------------------------------
-// Verification of a module (§9.3, §9.5).
+// Verification of a module (docs/kodo-contracts.md §1).
 
 enum class ClauseKind : std::uint8_t { kRequires, kEnsures };
 
@@ -131,6 +131,7 @@ struct VerifyOptions {
 };
 
 struct ContractReport {
+  ContractMode mode = ContractMode::kRuntime;
   std::size_t static_verified = 0;
   std::size_t runtime_checks = 0;
   // Free functions in source order, then impl methods (actor handlers are not verified by
@@ -144,7 +145,7 @@ struct ContractReport {
 ContractReport VerifyModule(const ast::Module& module, const VerifyOptions& options,
                             SmtCache& cache);
 
-// Upstream's stderr lines for the failures of one function (`kodoc check`, §9.5), e.g.
+// Upstream's stderr lines for the failures of one function (`kodoc check`, docs/kodo-contracts.md §1), e.g.
 // "contract error: invalid contract expression at Span { start: 3, end: 8 }: REASON\n" and
 // "contract error: contract refuted at Span { start: 3, end: 8 }: counter-example: x -> 0\n\n".
 std::string FailureLines(const FunctionContracts& function);
@@ -153,8 +154,13 @@ std::string FailureLines(const FunctionContracts& function);
 // "  contracts: N statically verified, M runtime checks\n"; empty when none was.
 std::string SummaryLine(const ContractReport& report);
 
+// Prove mode's per-clause lines for `kodoc check` (stdout), one per valid ensures clause:
+// "  proved: ensures clause 1 of `f` at Span { start: S, end: E }\n" or
+// "  runtime check: ensures clause 1 of `f` at Span { ... }: REASON\n". Empty in other modes.
+std::string ProveLines(const ContractReport& report);
+
 // ---------------------------------------------------------------------------------------------
-// Runtime checks (§9.6): what the interpreter must execute, decided here.
+// Runtime checks (docs/kodo-contracts.md §6): what the interpreter must execute, decided here.
 
 struct RuntimeCheck {
   enum class Kind : std::uint8_t { kRequires, kEnsures, kRefinement } kind;
@@ -167,7 +173,7 @@ struct RuntimeCheck {
 };
 
 // Returns the runtime checks of every free function and impl method of `module`, whatever the
-// mode (§9.6: they are emitted even in mode none): each requires (invariants first) and ensures
+// mode (docs/kodo-contracts.md §6: they are emitted even in mode none): each requires (invariants first) and ensures
 // with upstream's message, and each `let v: Alias = e` of a refinement alias. `module` must
 // outlive the result (it points into it).
 std::vector<RuntimeCheck> PlanRuntimeChecks(const ast::Module& module);

@@ -44,7 +44,7 @@ Parsed WithRequires(const std::string& clause, const std::string& extra = "") {
 }
 
 // ---------------------------------------------------------------------------------------------
-// §9.2: one test per row of the table, plus the valid fragment.
+// docs/kodo-contracts.md §2: one test per row of the table, plus the valid fragment.
 
 struct Row {
   std::string clause;
@@ -116,7 +116,7 @@ TEST(ValidateTest, TheFirstInvalidOperandIsReportedLeftFirst) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// §9.3: modes.
+// docs/kodo-contracts.md §1: modes.
 
 TEST(ModeTest, ParsesCaseInsensitivelyAndFallsBackWithUpstreamsWarning) {
   EXPECT_EQ(ParseContractMode("STATIC").mode, ContractMode::kStatic);
@@ -132,7 +132,7 @@ TEST(ModeTest, ParsesCaseInsensitivelyAndFallsBackWithUpstreamsWarning) {
   EXPECT_EQ(*bad.warning, "warning: unknown contract mode `strict`, falling back to `runtime`");
 }
 
-// The four outcome columns of §9.3, each as a one-clause function.
+// The four outcome columns of docs/kodo-contracts.md §1, each as a one-clause function.
 const char* const kInvalid = "s == \"a\"";
 const char* const kProves = "x + 0 == x || x != x";
 const char* const kRefutes = "x > 0";
@@ -192,7 +192,7 @@ TEST(ModeTest, EveryModeAndOutcomeCell) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// §9.4: translation and Z3.
+// docs/kodo-contracts.md §3: translation and Z3.
 
 TEST(SmtTest, RefutationPrintsZ3sModelText) {
   ASSERT_TRUE(SmtAvailable());
@@ -325,7 +325,7 @@ TEST(VerifyTest, OnlyTheFirstFailingFunctionIsReportedAndImplMethodsFollow) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// §9.7 invariants and §9.6 runtime checks.
+// docs/kodo-contracts.md §6: invariants and runtime checks.
 
 TEST(InvariantTest, InvariantsArePrependedToEveryRequiresList) {
   Parsed p =

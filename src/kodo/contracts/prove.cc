@@ -250,7 +250,7 @@ class Encoder {
         break;
     }
     if (e.bin_op == BinOp::kDiv || e.bin_op == BinOp::kMod) {
-      // sdiv/srem trap on a zero divisor and on MIN / -1 (spec §15).
+      // sdiv/srem trap on a zero divisor and on MIN / -1 (docs/kodo-contracts.md §4).
       defined.push_back(
           fmt::format("(=> {} (and (distinct {} {}) (not (and (= {} {}) (= {} {})))))", guard,
                       r.text, kZero, l.text, kMin, r.text, kMinusOne));
@@ -355,7 +355,7 @@ class Executor {
         if (s.ty) {
           std::vector<const ast::TypeAlias*> refinements;
           SortOf(module(), *s.ty, &refinements);
-          // `let v: Alias = e` checks the refinement at run time (spec §9.6): past it, it holds.
+          // `let v: Alias = e` checks the refinement at run time (docs/kodo-contracts.md §6): past it, it holds.
           for (const ast::TypeAlias* a : refinements) {
             Env self_env = st.env;
             self_env.emplace_back("self", v);
