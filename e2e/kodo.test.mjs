@@ -267,6 +267,57 @@ describe('kodo-mcp over stdio (official SDK client)', () => {
   });
 });
 
+describe('kodo-mcp and contracts (docs/kodo-contracts.md §5)', () => {
+  // x³ + y³ + z³ = 33 has a solution only with 17-digit numbers: a proof Z3 cannot finish.
+  const PATHOLOGICAL = 'module hard {\n meta { purpose: "z3" }\n fn f(x: Int, y: Int, z: Int) -> Int\n' +
+    '  requires { x * x * x + y * y * y + z * z * z != 33 }\n {\n return x\n }\n}\n';
+
+  test('a pathological contract cannot hang the server, and Z3 is never loaded', { timeout: 30000 }, async () => {
+    const server = await StdioServer.start([], { bin: KODO_MCP });
+    try {
+      await server.request('initialize', {}, { id: 1 });
+      const checked = await server.request('tools/call', { name: 'kodo.check', arguments: { source: PATHOLOGICAL } }, { id: 2 });
+      // MCP runs contracts in runtime mode, where they cannot fail (spec docs/kodo-contracts.md §1).
+      assert.deepEqual(checked.result.structuredContent, { errors: [], module: 'hard', status: 'ok' });
+      const next = await server.request('tools/call', { name: 'kodo.check', arguments: { source: SEED_SOURCE } }, { id: 3 });
+      assert.deepEqual(next.result.structuredContent, { errors: [], module: 'test', status: 'ok' });
+      const maps = readFileSync(`/proc/${server.proc.pid}/maps`, 'utf8');
+      assert.ok(!/libz3/.test(maps), 'kodo-mcp mapped libz3');
+    } finally {
+      server.closeStdin();
+      await server.waitExit();
+    }
+  });
+
+  test('kodoc check --contracts: modes, the summary line, a refutation and a timeout', { timeout: 60000 }, () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'kodo-contracts-'));
+    try {
+      const run = (args) => spawnSync(KODOC, args, { cwd: dir, encoding: 'utf8', timeout: 30000 });
+      writeFileSync(path.join(dir, 'pos.ko'), 'module c {\n meta { purpose: "c" }\n fn pos(x: Int) -> Int\n' +
+        '  requires { x > 0 }\n  ensures { result >= x }\n {\n return x\n }\n}\n');
+      let r = run(['check', 'pos.ko']);
+      assert.equal(r.status, 0, r.stderr);
+      assert.equal(r.stdout, 'Check passed for module `c`\n  contracts: 0 statically verified, 2 runtime checks\n');
+      r = run(['check', 'pos.ko', '--contracts=static']);
+      assert.equal(r.status, 1);
+      assert.equal(r.stdout, '');
+      assert.match(r.stderr, /^contract error: contract refuted at Span \{ start: \d+, end: \d+ \}: counter-example: x -> 0\n/);
+      r = run(['check', 'pos.ko', '--contracts', 'prove']);
+      assert.equal(r.status, 0, r.stderr);
+      assert.match(r.stdout, /  proved: ensures clause 1 of `pos` at Span/);
+      r = run(['check', 'pos.ko', '--contracts=fast']);
+      assert.equal(r.status, 0);
+      assert.equal(r.stderr, 'warning: unknown contract mode `fast`, falling back to `runtime`\n');
+      writeFileSync(path.join(dir, 'hard.ko'), PATHOLOGICAL);
+      r = run(['check', 'hard.ko', '--contracts=static']);
+      assert.equal(r.status, 0, r.stderr);
+      assert.equal(r.stdout, 'Check passed for module `hard`\n  contracts: 0 statically verified, 1 runtime checks\n');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('kodo-mcp answers in request order (docs/kodo.md §3.1)', () => {
   // A module of `n` small functions with a typo in every tenth, for a check that costs more.
   const bigSource = (n) => {

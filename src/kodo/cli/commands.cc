@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "kodo/annotate/annotate.h"
+#include "kodo/contracts/contracts.h"
 #include "kodo/diag/diagnostic.h"
 #include "kodo/diag/explain.h"
 #include "kodo/diag/mcp_json.h"
@@ -173,6 +174,21 @@ CommandOutput RunCheck(base::Env& env, const CheckArgs& args) {
   std::optional<driver::Compiled> c = Compile(std::move(text), args.file, {}, out);
   if (!c) return out;
   NoteImports(*c, out);
+  // Contracts, after a clean type check (upstream verifies them after desugaring).
+  std::string contract_lines;
+  if (c->ok()) {
+    const contracts::ParsedMode mode = contracts::ParseContractMode(args.contracts);
+    if (mode.warning) out.err += *mode.warning + "\n";
+    contracts::SmtCache cache;
+    const contracts::ContractReport report =
+        contracts::VerifyModule(*c->module, {.mode = mode.mode}, cache);
+    if (const contracts::FunctionContracts* failed = report.FirstFailure()) {
+      out.err += contracts::FailureLines(*failed);
+      out.exit_code = kExitFailure;
+      return out;
+    }
+    contract_lines = contracts::ProveLines(report) + contracts::SummaryLine(report);
+  }
   if (args.sarif) {
     diag::SarifTool tool;
     tool.version = kKodocRelease;
@@ -182,6 +198,7 @@ CommandOutput RunCheck(base::Env& env, const CheckArgs& args) {
     return out;
   }
   ReportCheck(*c, args.file, args.json_errors, out);
+  if (!args.json_errors) out.out += contract_lines;
   return out;
 }
 

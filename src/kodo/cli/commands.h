@@ -32,10 +32,18 @@ struct CommandOutput {
 // stdout (kodo/diag/sarif.h, docs/kodo.md §2.1). Exit 1 when the program has errors, 2 for --sarif
 // with
 // --json-errors.
+//
+// When the program type-checks, its contracts are verified in `contracts` mode (docs/kodo.md
+// §7.2, docs/kodo-contracts.md): an unknown mode warns and falls back to runtime; the first
+// function with invalid or refuted contracts prints one "contract error: ..." line per failure
+// to stderr, nothing to stdout, and exits 1; otherwise text mode adds "  contracts: N
+// statically verified, M runtime checks" (when any was counted) and, in prove mode, one line per
+// ensures clause.
 struct CheckArgs {
   std::string file;  // as given: it is echoed in span.file
   bool json_errors = false;
   bool sarif = false;
+  std::string contracts = "runtime";  // --contracts=MODE
 };
 CommandOutput RunCheck(base::Env& env, const CheckArgs& args);
 

@@ -277,3 +277,88 @@ TEST(VersionTextTest, NamesTheUpstreamRelease) {
 
 }  // namespace
 }  // namespace trove::kodo::cli
+
+namespace trove::kodo::cli {
+namespace {
+
+// `kodoc check --contracts=MODE` (docs/kodo.md §7.2; spec §9.3, docs/kodo-contracts.md §1).
+const std::string kContracts =
+    "module c {\n    meta { purpose: \"contracts\" }\n"
+    "    fn pos(x: Int) -> Int\n        requires { x > 0 }\n        ensures { result >= x }\n"
+    "    {\n        return x\n    }\n    fn main() -> Int {\n        return pos(1)\n    }\n}\n";
+const std::string kInvalidContract =
+    "module c {\n    meta { purpose: \"contracts\" }\n"
+    "    fn f(xs: List<Int>) -> Int\n        requires { list_length(xs) > 0 }\n"
+    "    {\n        return 1\n    }\n}\n";
+
+class ContractCommandsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(env_.WriteFile("c.ko", kContracts).ok());
+    ASSERT_TRUE(env_.WriteFile("bad.ko", kInvalidContract).ok());
+  }
+  base::MemEnv env_;
+};
+
+TEST_F(ContractCommandsTest, RuntimeIsTheDefaultAndCountsEveryClause) {
+  CommandOutput out = RunCheck(env_, {.file = "c.ko"});
+  EXPECT_EQ(out.exit_code, 0) << out.err;
+  EXPECT_EQ(out.out,
+            "Check passed for module `c`\n  contracts: 0 statically verified, 2 runtime checks\n");
+  EXPECT_EQ(out.err, "");
+}
+
+TEST_F(ContractCommandsTest, UnknownModeWarnsAndFallsBackToRuntime) {
+  CommandOutput out = RunCheck(env_, {.file = "c.ko", .contracts = "Strict"});
+  EXPECT_EQ(out.exit_code, 0);
+  EXPECT_EQ(out.err, "warning: unknown contract mode `Strict`, falling back to `runtime`\n");
+  EXPECT_NE(out.out.find("2 runtime checks"), std::string::npos);
+}
+
+TEST_F(ContractCommandsTest, NonePrintsNoSummary) {
+  CommandOutput out = RunCheck(env_, {.file = "bad.ko", .contracts = "none"});
+  EXPECT_EQ(out.exit_code, 0);
+  EXPECT_EQ(out.out, "Check passed for module `c`\n");
+}
+
+TEST_F(ContractCommandsTest, StaticRefutationGoesToStderrOnlyAndFails) {
+  for (bool as_json : {false, true}) {
+    CommandOutput out =
+        RunCheck(env_, {.file = "c.ko", .json_errors = as_json, .contracts = "static"});
+    EXPECT_EQ(out.exit_code, 1);
+    EXPECT_EQ(out.out, "");  // nothing on stdout, even with --json-errors
+    EXPECT_NE(out.err.find("contract error: contract refuted at Span { start: "), std::string::npos)
+        << out.err;
+    EXPECT_NE(out.err.find("counter-example: x -> 0\n"), std::string::npos) << out.err;
+    EXPECT_EQ(out.err.find("E03"), std::string::npos);  // no code in any output
+  }
+  // In `both` a refutation is a runtime check.
+  CommandOutput both = RunCheck(env_, {.file = "c.ko", .contracts = "BOTH"});
+  EXPECT_EQ(both.exit_code, 0);
+  EXPECT_NE(both.out.find("0 statically verified, 2 runtime checks"), std::string::npos);
+}
+
+TEST_F(ContractCommandsTest, InvalidContractFailsInEveryModeButNone) {
+  for (const char* mode : {"runtime", "recoverable", "static", "both", "prove"}) {
+    CommandOutput out = RunCheck(env_, {.file = "bad.ko", .contracts = mode});
+    EXPECT_EQ(out.exit_code, 1) << mode;
+    EXPECT_EQ(out.out, "") << mode;
+    EXPECT_NE(out.err.find("contract error: invalid contract expression at Span { start: "),
+              std::string::npos)
+        << mode << out.err;
+  }
+}
+
+TEST_F(ContractCommandsTest, ProveReportsEachEnsuresClause) {
+  CommandOutput out = RunCheck(env_, {.file = "c.ko", .contracts = "prove"});
+  EXPECT_EQ(out.exit_code, 0) << out.err;
+  EXPECT_NE(out.out.find("  proved: ensures clause 1 of `pos` at Span { start: "),
+            std::string::npos)
+      << out.out;
+  EXPECT_NE(out.out.find("  contracts: 1 statically verified, 1 runtime checks\n"),
+            std::string::npos)
+      << out.out;
+}
+
+}  // namespace
+}  // namespace trove::kodo::cli

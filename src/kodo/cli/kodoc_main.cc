@@ -90,6 +90,8 @@ int main(int argc, char** argv) {
   check->add_flag("--json-errors", check_args.json_errors,
                   "Print the diagnostics as JSON (errors, warnings, status, count)");
   check->add_flag("--sarif", check_args.sarif, "Print the diagnostics as a SARIF 2.1.0 log");
+  check->add_option("--contracts", check_args.contracts,
+                    "Contract mode: runtime (default), static, both, none, recoverable, prove");
 
   ExplainArgs explain_args;
   CLI::App* explain = app.add_subcommand("explain", "Explain an error code with examples");
