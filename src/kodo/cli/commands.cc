@@ -375,7 +375,8 @@ std::optional<mir::Program> CompileToMir(base::Env& env, const std::string& path
   if (!c) return std::nullopt;
   if (!c->ok()) {
     NoteImports(*c, out);
-    for (const diag::Diagnostic& d : c->diagnostics) out.err += diag::RenderText(c->source, path, d);
+    for (const diag::Diagnostic& d : c->diagnostics)
+      out.err += diag::RenderText(c->source, path, d);
     out.exit_code = kExitFailure;
     return std::nullopt;
   }

@@ -83,7 +83,7 @@ struct FixArgs {
 CommandOutput RunFix(base::Env& env, const FixArgs& args);
 
 // `kodoc mir FILE [--contracts MODE]`: parse, check, lower to MIR (kodo/mir/lower.h) and print
-// it (spec §19, §21.2). Exit 1 when the program has errors or does not lower.
+// it (docs/kodo.md §7.6). Exit 1 when the program has errors or does not lower.
 struct MirArgs {
   std::string file;
   std::string contracts = "runtime";  // runtime, recoverable, static, both, none

@@ -87,8 +87,7 @@ struct Frame {
 
 class Machine {
  public:
-  Machine(const mir::Program& program, const RunOptions& options)
-      : p_(program), ctx_(options) {}
+  Machine(const mir::Program& program, const RunOptions& options) : p_(program), ctx_(options) {}
 
   RunResult Run();
 
@@ -110,17 +109,28 @@ class Machine {
 
 std::string Machine::TypeName(const RValue& v) const {
   switch (v.tag) {
-    case Tag::kInt: return "Int";
-    case Tag::kFloat: return "Float64";
-    case Tag::kBool: return "Bool";
-    case Tag::kStr: return "String";
-    case Tag::kList: return "List";
-    case Tag::kMap: return "Map";
-    case Tag::kSet: return "Set";
-    case Tag::kStruct: return static_cast<StructObj*>(v.o.get())->name;
-    case Tag::kEnum: return static_cast<EnumObj*>(v.o.get())->enum_name;
-    case Tag::kTuple: return "Tuple";
-    default: return "?";
+    case Tag::kInt:
+      return "Int";
+    case Tag::kFloat:
+      return "Float64";
+    case Tag::kBool:
+      return "Bool";
+    case Tag::kStr:
+      return "String";
+    case Tag::kList:
+      return "List";
+    case Tag::kMap:
+      return "Map";
+    case Tag::kSet:
+      return "Set";
+    case Tag::kStruct:
+      return static_cast<StructObj*>(v.o.get())->name;
+    case Tag::kEnum:
+      return static_cast<EnumObj*>(v.o.get())->enum_name;
+    case Tag::kTuple:
+      return "Tuple";
+    default:
+      return "?";
   }
 }
 
@@ -167,9 +177,15 @@ bool Machine::Binary(ast::BinOp op, const RValue& a, const RValue& b, RValue& ou
     const auto ua = static_cast<std::uint64_t>(a.i);
     const auto ub = static_cast<std::uint64_t>(b.i);
     switch (op) {
-      case BinOp::kAdd: out = RValue::Int(static_cast<std::int64_t>(ua + ub)); return true;
-      case BinOp::kSub: out = RValue::Int(static_cast<std::int64_t>(ua - ub)); return true;
-      case BinOp::kMul: out = RValue::Int(static_cast<std::int64_t>(ua * ub)); return true;
+      case BinOp::kAdd:
+        out = RValue::Int(static_cast<std::int64_t>(ua + ub));
+        return true;
+      case BinOp::kSub:
+        out = RValue::Int(static_cast<std::int64_t>(ua - ub));
+        return true;
+      case BinOp::kMul:
+        out = RValue::Int(static_cast<std::int64_t>(ua * ub));
+        return true;
       case BinOp::kDiv:
       case BinOp::kMod:
         if (b.i == 0) {
@@ -185,51 +201,111 @@ bool Machine::Binary(ast::BinOp op, const RValue& a, const RValue& b, RValue& ou
         }
         out = RValue::Int(op == BinOp::kDiv ? a.i / b.i : a.i % b.i);
         return true;
-      case BinOp::kEq: out = RValue::Bool(a.i == b.i); return true;
-      case BinOp::kNe: out = RValue::Bool(a.i != b.i); return true;
-      case BinOp::kLt: out = RValue::Bool(a.i < b.i); return true;
-      case BinOp::kGt: out = RValue::Bool(a.i > b.i); return true;
-      case BinOp::kLe: out = RValue::Bool(a.i <= b.i); return true;
-      case BinOp::kGe: out = RValue::Bool(a.i >= b.i); return true;
-      default: break;
+      case BinOp::kEq:
+        out = RValue::Bool(a.i == b.i);
+        return true;
+      case BinOp::kNe:
+        out = RValue::Bool(a.i != b.i);
+        return true;
+      case BinOp::kLt:
+        out = RValue::Bool(a.i < b.i);
+        return true;
+      case BinOp::kGt:
+        out = RValue::Bool(a.i > b.i);
+        return true;
+      case BinOp::kLe:
+        out = RValue::Bool(a.i <= b.i);
+        return true;
+      case BinOp::kGe:
+        out = RValue::Bool(a.i >= b.i);
+        return true;
+      default:
+        break;
     }
   }
   if (a.tag == Tag::kFloat && b.tag == Tag::kFloat) {
     switch (op) {
-      case BinOp::kAdd: out = RValue::Float(a.f + b.f); return true;
-      case BinOp::kSub: out = RValue::Float(a.f - b.f); return true;
-      case BinOp::kMul: out = RValue::Float(a.f * b.f); return true;
-      case BinOp::kDiv: out = RValue::Float(a.f / b.f); return true;
-      case BinOp::kMod: out = RValue::Float(std::fmod(a.f, b.f)); return true;
-      case BinOp::kEq: out = RValue::Bool(a.f == b.f); return true;
-      case BinOp::kNe: out = RValue::Bool(a.f != b.f); return true;
-      case BinOp::kLt: out = RValue::Bool(a.f < b.f); return true;
-      case BinOp::kGt: out = RValue::Bool(a.f > b.f); return true;
-      case BinOp::kLe: out = RValue::Bool(a.f <= b.f); return true;
-      case BinOp::kGe: out = RValue::Bool(a.f >= b.f); return true;
-      default: break;
+      case BinOp::kAdd:
+        out = RValue::Float(a.f + b.f);
+        return true;
+      case BinOp::kSub:
+        out = RValue::Float(a.f - b.f);
+        return true;
+      case BinOp::kMul:
+        out = RValue::Float(a.f * b.f);
+        return true;
+      case BinOp::kDiv:
+        out = RValue::Float(a.f / b.f);
+        return true;
+      case BinOp::kMod:
+        out = RValue::Float(std::fmod(a.f, b.f));
+        return true;
+      case BinOp::kEq:
+        out = RValue::Bool(a.f == b.f);
+        return true;
+      case BinOp::kNe:
+        out = RValue::Bool(a.f != b.f);
+        return true;
+      case BinOp::kLt:
+        out = RValue::Bool(a.f < b.f);
+        return true;
+      case BinOp::kGt:
+        out = RValue::Bool(a.f > b.f);
+        return true;
+      case BinOp::kLe:
+        out = RValue::Bool(a.f <= b.f);
+        return true;
+      case BinOp::kGe:
+        out = RValue::Bool(a.f >= b.f);
+        return true;
+      default:
+        break;
     }
   }
   if (a.tag == Tag::kStr && b.tag == Tag::kStr) {
     const std::string& x = a.str();
     const std::string& y = b.str();
     switch (op) {
-      case BinOp::kAdd: out = ctx_.Str(x + y); return true;
-      case BinOp::kEq: out = RValue::Bool(x == y); return true;
-      case BinOp::kNe: out = RValue::Bool(x != y); return true;
-      case BinOp::kLt: out = RValue::Bool(x < y); return true;
-      case BinOp::kGt: out = RValue::Bool(x > y); return true;
-      case BinOp::kLe: out = RValue::Bool(x <= y); return true;
-      case BinOp::kGe: out = RValue::Bool(x >= y); return true;
-      default: break;
+      case BinOp::kAdd:
+        out = ctx_.Str(x + y);
+        return true;
+      case BinOp::kEq:
+        out = RValue::Bool(x == y);
+        return true;
+      case BinOp::kNe:
+        out = RValue::Bool(x != y);
+        return true;
+      case BinOp::kLt:
+        out = RValue::Bool(x < y);
+        return true;
+      case BinOp::kGt:
+        out = RValue::Bool(x > y);
+        return true;
+      case BinOp::kLe:
+        out = RValue::Bool(x <= y);
+        return true;
+      case BinOp::kGe:
+        out = RValue::Bool(x >= y);
+        return true;
+      default:
+        break;
     }
   }
   switch (op) {
-    case BinOp::kAnd: out = RValue::Bool(a.Truthy() && b.Truthy()); return true;
-    case BinOp::kOr: out = RValue::Bool(a.Truthy() || b.Truthy()); return true;
-    case BinOp::kEq: out = RValue::Bool(Equal(a, b)); return true;
-    case BinOp::kNe: out = RValue::Bool(!Equal(a, b)); return true;
-    default: break;
+    case BinOp::kAnd:
+      out = RValue::Bool(a.Truthy() && b.Truthy());
+      return true;
+    case BinOp::kOr:
+      out = RValue::Bool(a.Truthy() || b.Truthy());
+      return true;
+    case BinOp::kEq:
+      out = RValue::Bool(Equal(a, b));
+      return true;
+    case BinOp::kNe:
+      out = RValue::Bool(!Equal(a, b));
+      return true;
+    default:
+      break;
   }
   return ctx_.Trap(kExitAbort, fmt::format("unsupported operands for a binary operator: {} and {}",
                                            TypeName(a), TypeName(b)));
@@ -237,12 +313,24 @@ bool Machine::Binary(ast::BinOp op, const RValue& a, const RValue& b, RValue& ou
 
 bool Machine::Eval(const mir::Value& v, const Frame& f, RValue& out) {
   switch (v.kind) {
-    case ValueKind::kIntConst: out = RValue::Int(v.i); return true;
-    case ValueKind::kFloatConst: out = RValue::Float(v.f); return true;
-    case ValueKind::kBoolConst: out = RValue::Bool(v.i != 0); return true;
-    case ValueKind::kStringConst: out = ctx_.Str(v.s); return true;
-    case ValueKind::kLocal: out = f.locals[v.local]; return true;
-    case ValueKind::kUnit: out = RValue(); return true;
+    case ValueKind::kIntConst:
+      out = RValue::Int(v.i);
+      return true;
+    case ValueKind::kFloatConst:
+      out = RValue::Float(v.f);
+      return true;
+    case ValueKind::kBoolConst:
+      out = RValue::Bool(v.i != 0);
+      return true;
+    case ValueKind::kStringConst:
+      out = ctx_.Str(v.s);
+      return true;
+    case ValueKind::kLocal:
+      out = f.locals[v.local];
+      return true;
+    case ValueKind::kUnit:
+      out = RValue();
+      return true;
     case ValueKind::kBinOp: {
       RValue a, b;
       if (!Eval(v.operands[0], f, a) || !Eval(v.operands[1], f, b)) return false;
@@ -317,7 +405,8 @@ bool Machine::Eval(const mir::Value& v, const Frame& f, RValue& out) {
       if (o.tag != Tag::kEnum) return ctx_.Trap(kExitAbort, "payload of a non-enum value");
       auto* e = static_cast<EnumObj*>(o.o.get());
       if (static_cast<std::size_t>(v.i) >= e->payload.size()) {
-        return ctx_.Trap(kExitAbort, fmt::format("variant `{}` has no payload {}", e->variant, v.i));
+        return ctx_.Trap(kExitAbort,
+                         fmt::format("variant `{}` has no payload {}", e->variant, v.i));
       }
       out = e->payload[static_cast<std::size_t>(v.i)];
       return true;
@@ -385,7 +474,8 @@ bool Machine::CallValue(const RValue& callee, std::vector<RValue>& args, mir::Lo
 bool Machine::CallResolved(const Resolved& r, const mir::Inst& inst, Frame& f,
                            std::vector<RValue>& args) {
   switch (r.kind) {
-    case CallKind::kUser: return Push(r.fn, std::move(args), inst.dest);
+    case CallKind::kUser:
+      return Push(r.fn, std::move(args), inst.dest);
     case CallKind::kBuiltin: {
       RValue out;
       if (!r.builtin(ctx_, args, out)) return false;
@@ -514,7 +604,8 @@ RunResult Machine::Run() {
           CallValue(callee, args, inst.dest, f);
           break;
         }
-        default: break;
+        default:
+          break;
       }
       continue;
     }

@@ -1,7 +1,7 @@
-// An interpreter over Kōdo MIR (docs/kodo.md §21, spec §15, §21.3): `kodoc run FILE [-- ARGS]`.
-// It runs the lowered program (mir/lower.h) with the runtime semantics of spec §15 — 64-bit
-// wrapping integers, truncating division that traps on a zero divisor, Rust-`Display` float
-// formatting — and the builtins of §13 (runtime.cc).
+// An interpreter over Kōdo MIR (docs/kodo.md §4.9): `kodoc run FILE [-- ARGS]`.
+// It runs the lowered program (mir/lower.h) with the runtime semantics of docs/kodo.md §4.9 —
+// 64-bit wrapping integers, truncating division that traps on a zero divisor, Rust-`Display` float
+// formatting — and the builtins of docs/kodo.md §4.6 (runtime.cc).
 //
 // Kōdo calls never recurse on the host stack: the interpreter keeps an explicit frame stack, so
 // deep recursion in a program ends with a "stack overflow" message and exit 134 when the stack
@@ -9,8 +9,8 @@
 // a live-memory limit bound what a program can make the host do (for the MCP server and fuzzing).
 //
 // Exit statuses (RunResult::exit_code): 0 when `main` returns; n after `exit(n)`; 134 for a
-// contract or refinement violation (spec §9.6), an index out of bounds, a stack overflow and
-// `unwrap` of None/Err (all aborts upstream); 136 for an integer division or remainder by zero
+// contract or refinement violation (docs/kodo.md §4.9), an index out of bounds, a stack overflow
+// and `unwrap` of None/Err (all aborts upstream); 136 for an integer division or remainder by zero
 // (SIGFPE upstream); 124 when the step or memory limit is crossed.
 //
 // Thread safety: Run uses only its arguments; runs on different threads are independent.
@@ -60,8 +60,8 @@ struct RunResult {
 // Runs `program`'s `main`. A program without `main` exits 1 with a message on stderr.
 RunResult Run(const mir::Program& program, const RunOptions& options = {});
 
-// Returns `x` as Rust's `Display` for f64 prints it (spec §15): shortest round-trip digits,
-// never an exponent, integral values without a fractional part, `NaN`, `inf`, `-inf`.
+// Returns `x` as Rust's `Display` for f64 prints it (docs/kodo.md §4.9): shortest round-trip
+// digits, never an exponent, integral values without a fractional part, `NaN`, `inf`, `-inf`.
 std::string FormatFloat(double x);
 
 }  // namespace trove::kodo::interp

@@ -13,8 +13,7 @@
 namespace trove::kodo::interp {
 namespace {
 
-RunResult RunText(const std::string& body, RunOptions options = {},
-                  mir::LowerOptions lower = {}) {
+RunResult RunText(const std::string& body, RunOptions options = {}, mir::LowerOptions lower = {}) {
   const std::string text = "module t {\n meta { purpose: \"t\" }\n" + body + "\n}\n";
   Result<driver::Compiled> c = driver::CompileSource(text, "t.ko");
   EXPECT_TRUE(c.ok());
@@ -52,14 +51,15 @@ TEST(Interp, ArithmeticWrapsAndTruncates) {
 }
 
 TEST(Interp, DivisionByZeroTraps) {
-  RunResult r = RunText("fn d(a: Int, b: Int) -> Int { return a / b }\nfn main() { print_int(d(1, 0)) }");
+  RunResult r =
+      RunText("fn d(a: Int, b: Int) -> Int { return a / b }\nfn main() { print_int(d(1, 0)) }");
   EXPECT_EQ(r.exit_code, kExitDivide);
   EXPECT_EQ(r.err, "attempt to divide by zero\n");
 }
 
 TEST(Interp, IndexOutOfBounds) {
-  RunResult r = RunText(
-      "fn main() { let xs = list_new()\n list_push(xs, 1)\n print_int(list_get(xs, 3)) }");
+  RunResult r =
+      RunText("fn main() { let xs = list_new()\n list_push(xs, 1)\n print_int(list_get(xs, 3)) }");
   EXPECT_EQ(r.exit_code, kExitAbort);
   EXPECT_EQ(r.err, "index out of bounds: the len is 1 but the index is 3\n");
 }
@@ -91,7 +91,8 @@ TEST(Interp, EnsuresChecksResult) {
 TEST(Interp, DeepRecursionIsAStackOverflowNotACrash) {
   RunOptions o;
   o.max_frames = 5000;
-  RunResult r = RunText("fn down(n: Int) -> Int { return down(n + 1) }\nfn main() { print_int(down(0)) }", o);
+  RunResult r =
+      RunText("fn down(n: Int) -> Int { return down(n + 1) }\nfn main() { print_int(down(0)) }", o);
   EXPECT_EQ(r.exit_code, kExitAbort);
   EXPECT_NE(r.err.find("stack overflow"), std::string::npos);
   // Recursion within the limit works, with no host recursion per call.
@@ -112,8 +113,7 @@ TEST(Interp, StepLimit) {
 TEST(Interp, MemoryLimit) {
   RunOptions o;
   o.max_memory_bytes = 1 << 20;
-  RunResult r = RunText(
-      "fn main() { let xs = list_new()\n while true { list_push(xs, 1) } }", o);
+  RunResult r = RunText("fn main() { let xs = list_new()\n while true { list_push(xs, 1) } }", o);
   EXPECT_EQ(r.exit_code, kExitLimit);
   EXPECT_NE(r.err.find("memory limit"), std::string::npos);
 }
@@ -124,7 +124,7 @@ TEST(Interp, ExitCode) {
   EXPECT_EQ(r.out, "a\n");
 }
 
-// Right-trims every line and the whole text, as upstream's harness compares (spec §15).
+// Right-trims every line and the whole text, as upstream's harness compares (docs/kodo.md §4.9).
 std::string Trimmed(const std::string& text) {
   std::istringstream in(text);
   std::string line, out;

@@ -1,4 +1,4 @@
-// The builtins of spec §13 for the MIR interpreter.
+// The builtins of docs/kodo.md §4.9 for the MIR interpreter.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -38,7 +38,8 @@ std::vector<std::uint32_t> Decode(const std::string& s) {
       n = 2;
     }
     if (i + n > s.size()) n = s.size() - i;
-    for (std::size_t k = 1; k < n; ++k) cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3f);
+    for (std::size_t k = 1; k < n; ++k)
+      cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3f);
     out.push_back(cp);
     i += n;
   }
@@ -85,11 +86,16 @@ MapObj* AsMap(const RValue& v) {
 
 std::string Key(const RValue& v) {
   switch (v.tag) {
-    case Tag::kInt: return fmt::format("i{}", v.i);
-    case Tag::kStr: return "s" + v.str();
-    case Tag::kBool: return v.i ? "bt" : "bf";
-    case Tag::kFloat: return fmt::format("f{}", v.f);
-    default: return "o" + ToText(v);
+    case Tag::kInt:
+      return fmt::format("i{}", v.i);
+    case Tag::kStr:
+      return "s" + v.str();
+    case Tag::kBool:
+      return v.i ? "bt" : "bf";
+    case Tag::kFloat:
+      return fmt::format("f{}", v.f);
+    default:
+      return "o" + ToText(v);
   }
 }
 
@@ -216,12 +222,12 @@ BUILTIN(BClamp) {
   out = RValue::Int(std::max(a[1].i, std::min(a[0].i, a[2].i)));
   return true;
 }
-#define FLOAT1(fn_name, expr)                       \
-  BUILTIN(fn_name) {                                \
+#define FLOAT1(fn_name, expr)                         \
+  BUILTIN(fn_name) {                                  \
     if (!NeedArgs(ctx, a, 1, #fn_name)) return false; \
-    const double x = a[0].f;                        \
-    out = RValue::Float(expr);                      \
-    return true;                                    \
+    const double x = a[0].f;                          \
+    out = RValue::Float(expr);                        \
+    return true;                                      \
   }
 FLOAT1(BSqrt, std::sqrt(x))
 FLOAT1(BSin, std::sin(x))
@@ -364,9 +370,8 @@ BUILTIN(BStrCharAt) {
   if (!NeedArgs(ctx, a, 2, "char_at")) return false;
   const std::vector<std::uint32_t> cps = Decode(a[0].str());
   const std::int64_t i = a[1].i;
-  out = RValue::Int(i >= 0 && i < static_cast<std::int64_t>(cps.size())
-                        ? cps[static_cast<std::size_t>(i)]
-                        : -1);
+  out = RValue::Int(
+      i >= 0 && i < static_cast<std::int64_t>(cps.size()) ? cps[static_cast<std::size_t>(i)] : -1);
   return true;
 }
 BUILTIN(BStrRepeat) {
@@ -440,9 +445,8 @@ BUILTIN(BResultUnwrap) {
   if (!NeedArgs(ctx, a, 1, "unwrap")) return false;
   EnumObj* e = AsEnum(a[0]);
   if (e == nullptr || e->disc != 0 || e->payload.empty()) {
-    return ctx.Trap(kExitAbort,
-                    fmt::format("called `Result::unwrap()` on an `Err` value: {}",
-                                e && !e->payload.empty() ? ToText(e->payload[0]) : ""));
+    return ctx.Trap(kExitAbort, fmt::format("called `Result::unwrap()` on an `Err` value: {}",
+                                            e && !e->payload.empty() ? ToText(e->payload[0]) : ""));
   }
   out = e->payload[0];
   return true;
@@ -487,8 +491,9 @@ BUILTIN(BListGet) {
   if (l == nullptr) return false;
   const std::int64_t i = a[1].i;
   if (i < 0 || i >= static_cast<std::int64_t>(l->items.size())) {
-    return ctx.Trap(kExitAbort, fmt::format("index out of bounds: the len is {} but the index is {}",
-                                            l->items.size(), i));
+    return ctx.Trap(
+        kExitAbort,
+        fmt::format("index out of bounds: the len is {} but the index is {}", l->items.size(), i));
   }
   out = l->items[static_cast<std::size_t>(i)];
   return true;
@@ -594,17 +599,24 @@ BUILTIN(BListJoin) {
 BUILTIN(BIter) {
   if (!NeedArgs(ctx, a, 1, "iter")) return false;
   switch (a[0].tag) {
-    case Tag::kList: out = MakeIter(ctx, a[0].o); return true;
+    case Tag::kList:
+      out = MakeIter(ctx, a[0].o);
+      return true;
     case Tag::kMap:
-    case Tag::kSet: out = MakeIter(ctx, Snapshot(ctx, AsMap(a[0])->keys)); return true;
-    case Tag::kIter: out = a[0]; return true;
+    case Tag::kSet:
+      out = MakeIter(ctx, Snapshot(ctx, AsMap(a[0])->keys));
+      return true;
+    case Tag::kIter:
+      out = a[0];
+      return true;
     case Tag::kStr: {
       auto l = std::make_shared<ListObj>(ctx.mem);
       for (std::uint32_t cp : Decode(a[0].str())) l->Push(RValue::Int(cp));
       out = MakeIter(ctx, l);
       return true;
     }
-    default: return ctx.Trap(kExitAbort, "for-in over a value that is not a collection");
+    default:
+      return ctx.Trap(kExitAbort, "for-in over a value that is not a collection");
   }
 }
 BUILTIN(BMapValues) {
@@ -698,7 +710,8 @@ BUILTIN(BMapIsEmpty) {
 BUILTIN(BMapMerge) {
   MapObj* m = NeedMap(ctx, a, 2, "map_merge");
   MapObj* n = m ? AsMap(a[1]) : nullptr;
-  if (m == nullptr || n == nullptr) return m ? ctx.Trap(kExitAbort, "map_merge of a non-map") : false;
+  if (m == nullptr || n == nullptr)
+    return m ? ctx.Trap(kExitAbort, "map_merge of a non-map") : false;
   RValue r = NewMap(ctx, Tag::kMap);
   for (std::size_t i = 0; i < m->keys.size(); ++i) MapPut(AsMap(r), m->keys[i], m->vals[i]);
   for (std::size_t i = 0; i < n->keys.size(); ++i) MapPut(AsMap(r), n->keys[i], n->vals[i]);
@@ -730,7 +743,8 @@ BUILTIN(BSetToList) {
 bool SetOp(Ctx& ctx, Args& a, RValue& out, int which) {
   MapObj* x = NeedMap(ctx, a, 2, "set operation");
   MapObj* y = x ? AsMap(a[1]) : nullptr;
-  if (x == nullptr || y == nullptr) return x ? ctx.Trap(kExitAbort, "set operation of a non-set") : false;
+  if (x == nullptr || y == nullptr)
+    return x ? ctx.Trap(kExitAbort, "set operation of a non-set") : false;
   RValue r = NewMap(ctx, Tag::kSet);
   MapObj* m = AsMap(r);
   if (which == 0) {
@@ -753,7 +767,7 @@ BUILTIN(BSetDifference) { return SetOp(ctx, a, out, 2); }
 BUILTIN(BCharFromCode) {
   if (!NeedArgs(ctx, a, 1, "char_from_code")) return false;
   out = ctx.Str(a[0].i >= 0 && a[0].i <= 0x10ffff ? Encode(static_cast<std::uint32_t>(a[0].i))
-                                                   : std::string());
+                                                  : std::string());
   return true;
 }
 BUILTIN(BIsAlpha) {
@@ -1271,12 +1285,16 @@ bool EqualAt(const RValue& a, const RValue& b, int depth) {
     return false;
   }
   switch (a.tag) {
-    case Tag::kUnit: return true;
+    case Tag::kUnit:
+      return true;
     case Tag::kInt:
     case Tag::kBool:
-    case Tag::kFunc: return a.i == b.i;
-    case Tag::kFloat: return a.f == b.f;
-    case Tag::kStr: return a.str() == b.str();
+    case Tag::kFunc:
+      return a.i == b.i;
+    case Tag::kFloat:
+      return a.f == b.f;
+    case Tag::kStr:
+      return a.str() == b.str();
     case Tag::kList:
     case Tag::kTuple: {
       auto* x = static_cast<ListObj*>(a.o.get());
@@ -1305,7 +1323,8 @@ bool EqualAt(const RValue& a, const RValue& b, int depth) {
       }
       return true;
     }
-    default: return a.o == b.o;
+    default:
+      return a.o == b.o;
   }
 }
 
@@ -1315,11 +1334,21 @@ void TextAt(const RValue& v, std::string& out, int depth) {
     return;
   }
   switch (v.tag) {
-    case Tag::kUnit: out += "()"; return;
-    case Tag::kInt: out += fmt::format("{}", v.i); return;
-    case Tag::kFloat: out += FormatFloat(v.f); return;
-    case Tag::kBool: out += v.i ? "true" : "false"; return;
-    case Tag::kStr: out += v.str(); return;
+    case Tag::kUnit:
+      out += "()";
+      return;
+    case Tag::kInt:
+      out += fmt::format("{}", v.i);
+      return;
+    case Tag::kFloat:
+      out += FormatFloat(v.f);
+      return;
+    case Tag::kBool:
+      out += v.i ? "true" : "false";
+      return;
+    case Tag::kStr:
+      out += v.str();
+      return;
     case Tag::kList:
     case Tag::kTuple: {
       auto* l = static_cast<ListObj*>(v.o.get());
@@ -1355,8 +1384,12 @@ void TextAt(const RValue& v, std::string& out, int depth) {
       }
       return;
     }
-    case Tag::kBuilder: out += static_cast<BuilderObj*>(v.o.get())->s; return;
-    default: out += "<handle>"; return;
+    case Tag::kBuilder:
+      out += static_cast<BuilderObj*>(v.o.get())->s;
+      return;
+    default:
+      out += "<handle>";
+      return;
   }
 }
 }  // namespace

@@ -1,7 +1,7 @@
 // Runtime values of the MIR interpreter and the builtin table (runtime.cc). Internal to
 // kodo/interp: a value is a tag plus an integer, a double or a shared heap object; lists, maps,
 // sets, string builders and iterators are shared handles, as upstream's runtime makes them
-// (spec §15: copying a variable aliases the same collection).
+// (docs/kodo.md §4.9: copying a variable aliases the same collection).
 //
 // Thread safety: one Ctx per run; values are not shared between runs.
 #pragma once
@@ -213,7 +213,8 @@ struct Ctx {
 
 using Builtin = bool (*)(Ctx&, std::vector<RValue>&, RValue&);
 
-// Returns the builtin named `name` (§13 names, their method aliases, runtime hooks), or null.
+// Returns the builtin named `name` (docs/kodo.md §4.6 names, their method aliases, runtime hooks),
+// or null.
 Builtin FindBuiltin(const std::string& name);
 
 // Deep equality of two values (structs, enums, tuples, lists by content).

@@ -237,12 +237,18 @@ class ModuleLowerer {
         if (n.size() == 1) return "";  // a type parameter
         return n;
       }
-      case ast::TypeKind::kGeneric: return std::string(t.name);
-      case ast::TypeKind::kOptional: return "Option";
-      case ast::TypeKind::kUnit: return "()";
-      case ast::TypeKind::kFunction: return "Fn";
-      case ast::TypeKind::kTuple: return "Tuple";
-      case ast::TypeKind::kDynTrait: return "";
+      case ast::TypeKind::kGeneric:
+        return std::string(t.name);
+      case ast::TypeKind::kOptional:
+        return "Option";
+      case ast::TypeKind::kUnit:
+        return "()";
+      case ast::TypeKind::kFunction:
+        return "Fn";
+      case ast::TypeKind::kTuple:
+        return "Tuple";
+      case ast::TypeKind::kDynTrait:
+        return "";
     }
     return "";
   }
@@ -359,8 +365,8 @@ Status FnBuilder::ContractChecks(const std::vector<const ast::Expr*>& clauses, c
   return Status::Ok();
 }
 
-Status FnBuilder::RefinementCheck(const std::string& alias, LocalId v,
-                                  const std::string& var_name, int depth) {
+Status FnBuilder::RefinementCheck(const std::string& alias, LocalId v, const std::string& var_name,
+                                  int depth) {
   const ast::TypeAlias* a = m_.FindAlias(alias);
   if (a == nullptr || !a->constraint) return Status::Ok();
   Push();
@@ -649,8 +655,10 @@ Status FnBuilder::Stmt(const ast::Stmt& s, int depth) {
       SetBlock(exit);
       return Status::Ok();
     }
-    case StmtKind::kFor: return For(s, depth + 1);
-    case StmtKind::kForIn: return ForIn(s, depth + 1);
+    case StmtKind::kFor:
+      return For(s, depth + 1);
+    case StmtKind::kForIn:
+      return ForIn(s, depth + 1);
     case StmtKind::kAssign: {
       ASSIGN_OR_RETURN(Operand v, Expr(s.value, depth + 1));
       std::optional<LocalId> id = Lookup(std::string(s.name));
@@ -714,8 +722,10 @@ Status FnBuilder::Stmt(const ast::Stmt& s, int depth) {
       Call(kNoLocal, "kodo_join", {});
       return Status::Ok();
     }
-    case StmtKind::kSelect: return Err("`select` is not supported by the lowering yet");
-    case StmtKind::kForall: return Err("`forall` outside a test is not supported");
+    case StmtKind::kSelect:
+      return Err("`select` is not supported by the lowering yet");
+    case StmtKind::kForall:
+      return Err("`forall` outside a test is not supported");
   }
   return Status::Ok();
 }
@@ -724,7 +734,8 @@ Status FnBuilder::TestPattern(const ast::Pattern& p, Value subject, const std::s
                               BlockId fail, int depth) {
   if (depth > static_cast<int>(ast::kMaxTreeDepth)) return Err("pattern nested too deeply");
   switch (p.kind) {
-    case ast::PatternKind::kWildcard: return Status::Ok();
+    case ast::PatternKind::kWildcard:
+      return Status::Ok();
     case ast::PatternKind::kBinding: {
       const LocalId id = NewLocal("", std::string(p.name));
       Assign(id, subject);
@@ -945,10 +956,14 @@ Result<Operand> FnBuilder::CallExpr(const ast::Expr& e, int depth) {
 Result<Operand> FnBuilder::Expr(const ast::Expr& e, int depth) {
   if (depth > static_cast<int>(ast::kMaxTreeDepth)) return Err("program nested too deeply");
   switch (e.kind) {
-    case ExprKind::kIntLit: return Operand{Value::Int(e.int_value), "Int"};
-    case ExprKind::kFloatLit: return Operand{Value::Float(e.float_value), "Float64"};
-    case ExprKind::kStringLit: return Operand{Value::Str(std::string(e.text)), "String"};
-    case ExprKind::kBoolLit: return Operand{Value::Bool(e.flag), "Bool"};
+    case ExprKind::kIntLit:
+      return Operand{Value::Int(e.int_value), "Int"};
+    case ExprKind::kFloatLit:
+      return Operand{Value::Float(e.float_value), "Float64"};
+    case ExprKind::kStringLit:
+      return Operand{Value::Str(std::string(e.text)), "String"};
+    case ExprKind::kBoolLit:
+      return Operand{Value::Bool(e.flag), "Bool"};
     case ExprKind::kIdent: {
       const std::string name(e.text);
       if (std::optional<LocalId> id = Lookup(name)) {
@@ -993,8 +1008,11 @@ Result<Operand> FnBuilder::Expr(const ast::Expr& e, int depth) {
         case BinOp::kLt:
         case BinOp::kGt:
         case BinOp::kLe:
-        case BinOp::kGe: ty = "Bool"; break;
-        default: break;
+        case BinOp::kGe:
+          ty = "Bool";
+          break;
+        default:
+          break;
       }
       return Operand{Temp(Value::Bin(e.bin_op, l.v, r.v), ty), ty};
     }
@@ -1005,7 +1023,8 @@ Result<Operand> FnBuilder::Expr(const ast::Expr& e, int depth) {
       v.operands.push_back(o.v);
       return Operand{Temp(std::move(v), o.ty), o.ty};
     }
-    case ExprKind::kCall: return CallExpr(e, depth);
+    case ExprKind::kCall:
+      return CallExpr(e, depth);
     case ExprKind::kIf: {
       ASSIGN_OR_RETURN(Operand cond, Expr(e.operands[0], depth + 1));
       const LocalId result = NewLocal("");
@@ -1089,7 +1108,8 @@ Result<Operand> FnBuilder::Expr(const ast::Expr& e, int depth) {
       }
       return Operand{Temp(std::move(v), enum_name), enum_name};
     }
-    case ExprKind::kMatch: return Match(e, depth);
+    case ExprKind::kMatch:
+      return Match(e, depth);
     case ExprKind::kTry:
     case ExprKind::kNullCoalesce:
     case ExprKind::kOptionalChain: {
@@ -1098,8 +1118,8 @@ Result<Operand> FnBuilder::Expr(const ast::Expr& e, int depth) {
       Value d;
       d.kind = ValueKind::kEnumDiscriminant;
       d.operands.push_back(subject);
-      const Value is_first = Temp(Value::Bin(BinOp::kEq, Temp(std::move(d), "Int"), Value::Int(0)),
-                                  "Bool");
+      const Value is_first =
+          Temp(Value::Bin(BinOp::kEq, Temp(std::move(d), "Int"), Value::Int(0)), "Bool");
       const LocalId result = NewLocal("");
       const BlockId yes = NewBlock();
       const BlockId no = NewBlock();
@@ -1144,8 +1164,10 @@ Result<Operand> FnBuilder::Expr(const ast::Expr& e, int depth) {
       const std::string ty = e.kind == ExprKind::kOptionalChain ? "Option" : "";
       return Operand{Value::Local(result), ty};
     }
-    case ExprKind::kRange: return Operand{Value::Unit(), "()"};
-    case ExprKind::kClosure: return Closure(e);
+    case ExprKind::kRange:
+      return Operand{Value::Unit(), "()"};
+    case ExprKind::kClosure:
+      return Closure(e);
     case ExprKind::kIs: {
       ASSIGN_OR_RETURN(Operand o, Expr(e.operands[0], depth + 1));
       const std::string variant(e.text);
@@ -1155,12 +1177,14 @@ Result<Operand> FnBuilder::Expr(const ast::Expr& e, int depth) {
       Value d;
       d.kind = ValueKind::kEnumDiscriminant;
       d.operands.push_back(o.v);
-      return Operand{Temp(Value::Bin(BinOp::kEq, Temp(std::move(d), "Int"), Value::Int(disc)),
-                          "Bool"),
-                     "Bool"};
+      return Operand{
+          Temp(Value::Bin(BinOp::kEq, Temp(std::move(d), "Int"), Value::Int(disc)), "Bool"),
+          "Bool"};
     }
-    case ExprKind::kAwait: return Expr(e.operands[0], depth + 1);
-    case ExprKind::kStringInterp: return Interp(e, depth);
+    case ExprKind::kAwait:
+      return Expr(e.operands[0], depth + 1);
+    case ExprKind::kStringInterp:
+      return Interp(e, depth);
     case ExprKind::kTupleLit: {
       Value v;
       v.kind = ValueKind::kTupleLit;
@@ -1178,7 +1202,8 @@ Result<Operand> FnBuilder::Expr(const ast::Expr& e, int depth) {
       v.operands.push_back(o.v);
       return Operand{Temp(std::move(v)), ""};
     }
-    case ExprKind::kBlock: return Block(*e.extra->block, depth + 1);
+    case ExprKind::kBlock:
+      return Block(*e.extra->block, depth + 1);
   }
   return Err("unknown expression");
 }
@@ -1236,7 +1261,7 @@ Status ModuleLowerer::LowerOne(const ast::Function& f, const std::string& name,
   generated_.push_back(std::move(fn));
   if (!f.requires_.empty() || !invariants_.empty()) {
     if (injected || f.requires_.empty()) return Status::Ok();
-    // validate_F(params) -> Bool: the conjunction of the requires clauses (spec §9.6).
+    // validate_F(params) -> Bool: the conjunction of the requires clauses (docs/kodo.md §7.6).
     FnBuilder v(*this, "validate_" + name);
     Function& vf = v.fn();
     vf.return_type = "Bool";
@@ -1273,7 +1298,7 @@ Result<Program> ModuleLowerer::Run() {
   enum_order_ = {"Option", "Result"};
   RETURN_IF_ERROR(Collect(module_, false));
 
-  // The builtin methods written in Kōdo (spec §21.1 step 6).
+  // The builtin methods written in Kōdo (docs/kodo.md §7.6).
   std::optional<SourceBuffer> prelude_source;
   std::optional<parse::ParseResult> prelude;
   if (options_.inject_builtins) {
@@ -1306,7 +1331,7 @@ Result<Program> ModuleLowerer::Run() {
       if (t.name != *impl.trait_name) continue;
       for (const ast::TraitMethod& tm : t.methods) {
         if (!tm.body || defined.count(tm.name) > 0) continue;
-        // A copy of the default method for this type (spec §21.1 step 4).
+        // A copy of the default method for this type (docs/kodo.md §7.6).
         ast::Function copy;
         copy.name = tm.name;
         copy.return_type = tm.return_type;

@@ -1,4 +1,4 @@
-// Lowering of a checked Kōdo module to MIR (docs/kodo.md §21, spec §21.1 steps 2-8), the CLI way:
+// Lowering of a checked Kōdo module to MIR (docs/kodo.md §7.6), the CLI way:
 // impl methods are lifted to free functions `Type_method` (trait default methods copied per
 // implementing type), method calls are rewritten to `Type_method(obj, ...)` where the
 // receiver's type is known, `Type.m(a)` to `Type_m(a)`, and builtin methods that take closures
@@ -27,9 +27,9 @@
 namespace trove::kodo::mir {
 
 struct LowerOptions {
-  // `--contracts=recoverable`: a failed check prints a warning and continues (spec §9.6).
+  // `--contracts=recoverable`: a failed check prints a warning and continues (docs/kodo.md §7.6).
   bool recoverable_contracts = false;
-  // Inject the builtin methods written in Kōdo (spec §21.1 step 6). They are marked
+  // Inject the builtin methods written in Kōdo (docs/kodo.md §7.6). They are marked
   // Function::injected and not printed.
   bool inject_builtins = true;
 };

@@ -73,19 +73,32 @@ namespace {
 
 const char* OpName(ast::BinOp op) {
   switch (op) {
-    case ast::BinOp::kAdd: return "Add";
-    case ast::BinOp::kSub: return "Sub";
-    case ast::BinOp::kMul: return "Mul";
-    case ast::BinOp::kDiv: return "Div";
-    case ast::BinOp::kMod: return "Mod";
-    case ast::BinOp::kEq: return "Eq";
-    case ast::BinOp::kNe: return "Ne";
-    case ast::BinOp::kLt: return "Lt";
-    case ast::BinOp::kGt: return "Gt";
-    case ast::BinOp::kLe: return "Le";
-    case ast::BinOp::kGe: return "Ge";
-    case ast::BinOp::kAnd: return "And";
-    case ast::BinOp::kOr: return "Or";
+    case ast::BinOp::kAdd:
+      return "Add";
+    case ast::BinOp::kSub:
+      return "Sub";
+    case ast::BinOp::kMul:
+      return "Mul";
+    case ast::BinOp::kDiv:
+      return "Div";
+    case ast::BinOp::kMod:
+      return "Mod";
+    case ast::BinOp::kEq:
+      return "Eq";
+    case ast::BinOp::kNe:
+      return "Ne";
+    case ast::BinOp::kLt:
+      return "Lt";
+    case ast::BinOp::kGt:
+      return "Gt";
+    case ast::BinOp::kLe:
+      return "Le";
+    case ast::BinOp::kGe:
+      return "Ge";
+    case ast::BinOp::kAnd:
+      return "And";
+    case ast::BinOp::kOr:
+      return "Or";
   }
   return "?";
 }
@@ -94,12 +107,23 @@ std::string Quote(const std::string& s) {
   std::string out = "\"";
   for (char c : s) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      case '\r': out += "\\r"; break;
-      default: out += c;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      default:
+        out += c;
     }
   }
   return out + "\"";
@@ -120,16 +144,23 @@ std::string RenderList(const std::vector<Value>& values) {
 // shallow.
 std::string Render(const Value& v) {
   switch (v.kind) {
-    case ValueKind::kIntConst: return fmt::format("IntConst({})", v.i);
-    case ValueKind::kFloatConst: return fmt::format("FloatConst({})", v.f);
-    case ValueKind::kBoolConst: return v.i ? "BoolConst(true)" : "BoolConst(false)";
-    case ValueKind::kStringConst: return fmt::format("StringConst({})", Quote(v.s));
-    case ValueKind::kLocal: return fmt::format("Local(_{})", v.local);
+    case ValueKind::kIntConst:
+      return fmt::format("IntConst({})", v.i);
+    case ValueKind::kFloatConst:
+      return fmt::format("FloatConst({})", v.f);
+    case ValueKind::kBoolConst:
+      return v.i ? "BoolConst(true)" : "BoolConst(false)";
+    case ValueKind::kStringConst:
+      return fmt::format("StringConst({})", Quote(v.s));
+    case ValueKind::kLocal:
+      return fmt::format("Local(_{})", v.local);
     case ValueKind::kBinOp:
       return fmt::format("BinOp({}, {}, {})", OpName(v.op), Render(v.operands[0]),
                          Render(v.operands[1]));
-    case ValueKind::kNot: return fmt::format("Not({})", Render(v.operands[0]));
-    case ValueKind::kNeg: return fmt::format("Neg({})", Render(v.operands[0]));
+    case ValueKind::kNot:
+      return fmt::format("Not({})", Render(v.operands[0]));
+    case ValueKind::kNeg:
+      return fmt::format("Neg({})", Render(v.operands[0]));
     case ValueKind::kStructLit: {
       std::string fields;
       for (std::size_t i = 0; i < v.operands.size(); ++i) {
@@ -143,16 +174,19 @@ std::string Render(const Value& v) {
                          Render(v.operands[0]), Quote(v.s), Quote(v.s2));
     case ValueKind::kEnumVariant:
       return fmt::format(
-          "EnumVariant {{ enum_name: {}, variant: {}, discriminant: {}, args: [{}] }}",
-          Quote(v.s), Quote(v.s2), v.i, RenderList(v.operands));
+          "EnumVariant {{ enum_name: {}, variant: {}, discriminant: {}, args: [{}] }}", Quote(v.s),
+          Quote(v.s2), v.i, RenderList(v.operands));
     case ValueKind::kEnumDiscriminant:
       return fmt::format("EnumDiscriminant({})", Render(v.operands[0]));
     case ValueKind::kEnumPayload:
       return fmt::format("EnumPayload {{ value: {}, field_index: {} }}", Render(v.operands[0]),
                          v.i);
-    case ValueKind::kUnit: return "Unit";
-    case ValueKind::kFuncRef: return fmt::format("FuncRef({})", Quote(v.s));
-    case ValueKind::kTupleLit: return fmt::format("TupleLit([{}])", RenderList(v.operands));
+    case ValueKind::kUnit:
+      return "Unit";
+    case ValueKind::kFuncRef:
+      return fmt::format("FuncRef({})", Quote(v.s));
+    case ValueKind::kTupleLit:
+      return fmt::format("TupleLit([{}])", RenderList(v.operands));
     case ValueKind::kTupleGet:
       return fmt::format("TupleGet({}, {})", Render(v.operands[0]), v.i);
   }
@@ -188,25 +222,37 @@ std::string PrintFunction(const Function& fn) {
                              Quote(inst.callee), RenderList(inst.args));
           break;
         case InstKind::kIndirectCall:
-          out += fmt::format("IndirectCall {{ dest: {}, callee: {}, args: [{}] }}",
-                             Dest(inst.dest), Render(inst.value), RenderList(inst.args));
+          out += fmt::format("IndirectCall {{ dest: {}, callee: {}, args: [{}] }}", Dest(inst.dest),
+                             Render(inst.value), RenderList(inst.args));
           break;
-        case InstKind::kIncRef: out += fmt::format("IncRef(_{})", inst.dest); break;
-        case InstKind::kDecRef: out += fmt::format("DecRef(_{})", inst.dest); break;
-        case InstKind::kYield: out += "Yield"; break;
+        case InstKind::kIncRef:
+          out += fmt::format("IncRef(_{})", inst.dest);
+          break;
+        case InstKind::kDecRef:
+          out += fmt::format("DecRef(_{})", inst.dest);
+          break;
+        case InstKind::kYield:
+          out += "Yield";
+          break;
       }
       out += ",\n";
     }
     const Terminator& t = block.term;
     out += "            ";
     switch (t.kind) {
-      case TermKind::kReturn: out += fmt::format("Return({})", Render(t.value)); break;
-      case TermKind::kGoto: out += fmt::format("Goto(bb{})", t.target); break;
+      case TermKind::kReturn:
+        out += fmt::format("Return({})", Render(t.value));
+        break;
+      case TermKind::kGoto:
+        out += fmt::format("Goto(bb{})", t.target);
+        break;
       case TermKind::kBranch:
         out += fmt::format("Branch {{ condition: {}, true_block: bb{}, false_block: bb{} }}",
                            Render(t.value), t.target, t.otherwise);
         break;
-      case TermKind::kUnreachable: out += "Unreachable"; break;
+      case TermKind::kUnreachable:
+        out += "Unreachable";
+        break;
     }
     out += "\n        },\n";
   }

@@ -1,4 +1,4 @@
-// Kōdo's mid-level IR (docs/kodo.md §21.2, spec §21.2): per function a name, a return type, a
+// Kōdo's mid-level IR (docs/kodo.md §7.6): per function a name, a return type, a
 // parameter count, typed locals `_0, _1, ...` (parameters first) and basic blocks `bb0, bb1, ...`
 // (entry bb0), each a list of instructions and one terminator. Values are small trees whose
 // leaves are constants and locals; the lowering (lower.h) gives every sub-expression a local of
@@ -41,9 +41,9 @@ enum class ValueKind : std::uint8_t {
   kEnumDiscriminant,  // operands = {v}
   kEnumPayload,       // operands = {v}; i = field index
   kUnit,
-  kFuncRef,    // s = function name
-  kTupleLit,   // operands = elements
-  kTupleGet,   // operands = {tuple}; i = index
+  kFuncRef,   // s = function name
+  kTupleLit,  // operands = elements
+  kTupleGet,  // operands = {tuple}; i = index
 };
 
 struct Value {
@@ -110,7 +110,7 @@ struct Function {
   std::uint32_t param_count = 0;
   std::vector<LocalDecl> locals;
   std::vector<BasicBlock> blocks;
-  bool injected = false;  // a builtin method written in Kōdo (spec §21.1 step 6)
+  bool injected = false;  // a builtin method written in Kōdo (docs/kodo.md §7.6)
 };
 
 struct StructLayout {

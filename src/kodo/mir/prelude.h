@@ -1,5 +1,5 @@
-// The builtin methods that upstream writes in Kōdo itself and injects into every build (spec
-// §21.1 step 6): the closure-taking list methods and map_filter. Written in Kōdo here too, so
+// The builtin methods that upstream writes in Kōdo itself and injects into every build
+// (docs/kodo.md §7.6): the closure-taking list methods and map_filter. Written in Kōdo here too, so
 // that the interpreter never calls back into Kōdo code from C++ (it keeps one explicit frame
 // stack; see interp/interp.h).
 //
