@@ -426,14 +426,21 @@ describe('kodoc CLI on real files', () => {
     assert.equal(r.code, 0);
   });
 
+  test('run interprets a program and mir prints its MIR', () => {
+    writeFileSync(path.join(dir, 'hello.ko'), 'module hello {\n    meta { purpose: "hi" }\n    fn main() {\n        println(f"{6 * 7} {args().length()}")\n        exit(3)\n    }\n}\n');
+    let r = run(KODOC, ['run', 'hello.ko', '--', 'a', 'b']);
+    assert.equal(r.code, 3, r.stderr);
+    assert.equal(r.stdout, '42 3\n');
+    r = run(KODOC, ['mir', 'hello.ko']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /name: "main"/);
+  });
+
   test('an unknown or planned command names itself and the commands there are (exit 2)', () => {
-    const commands = 'the commands are: check, explain, describe, annotate, fix, mcp';
+    const commands = 'the commands are: check, explain, describe, annotate, fix, mir, run, mcp';
     let r = run(KODOC, ['build', 'ok.ko']);
     assert.equal(r.code, 2, r.stderr);
     assert.equal(r.stderr, `kodoc: error: 'build' is planned but not implemented yet; ${commands}\n`);
-    r = run(KODOC, ['run', 'ok.ko']);
-    assert.equal(r.code, 2);
-    assert.match(r.stderr, /^kodoc: error: 'run' is not a command: build the program, then run the executable/);
     r = run(KODO, ['frobnicate']);
     assert.equal(r.code, 2);
     // Each binary names itself: `kodo` is kodoc built under its other name.
