@@ -163,10 +163,9 @@ async function exerciseTools(client) {
   assert.deepEqual(fix.repair_plans.map((p) => [p.error_code, p.steps.map((st) => st.id)]), [['E0201', [0]], ['E0201', [0]]]);
   assert.equal(fix.repair_plans[0].message, e0201.message);
 
-  // kodo.build and kodo.confidence_report: honest errors for phases that do not exist yet.
-  const build = await call(client, 'kodo.build', { source: SEED_SOURCE });
-  assert.equal(build.isError, true);
-  assert.equal(build.content[0].text, 'lowering to MIR is not implemented yet');
+  // kodo.build lowers to MIR (upstream's result shape); kodo.confidence_report is not there yet.
+  const build = structured(await call(client, 'kodo.build', { source: SEED_SOURCE }));
+  assert.deepEqual(build, { function_count: 1, message: 'compilation successful (through MIR)', module: 'test', phase: 'mir', status: 'ok' });
   assert.equal(structured(await call(client, 'kodo.build', { source: BROKEN })).phase, 'types');
   const report = await call(client, 'kodo.confidence_report', { source: SEED_SOURCE });
   assert.equal(report.isError, true);
@@ -198,9 +197,10 @@ async function agentLoop(client) {
   assert.deepEqual(structured(await call(client, 'kodo.check', { source })), { errors: [], module: 'shapes', status: 'ok' });
   assert.match(source, /return count\n/);
   assert.match(source, /Point \{ x: zero, y: zero \}/);
-  const build = await call(client, 'kodo.build', { source });
-  assert.equal(build.isError, true);
-  assert.equal(build.content[0].text, 'lowering to MIR is not implemented yet');
+  const build = structured(await call(client, 'kodo.build', { source }));
+  assert.equal(build.phase, 'mir');
+  assert.equal(build.status, 'ok');
+  assert.equal(build.module, 'shapes');
 }
 
 before(() => {
@@ -477,14 +477,21 @@ describe('kodoc CLI on real files', () => {
     assert.equal(r.code, 0);
   });
 
+  test('run interprets a program and mir prints its MIR', () => {
+    writeFileSync(path.join(dir, 'hello.ko'), 'module hello {\n    meta { purpose: "hi" }\n    fn main() {\n        println(f"{6 * 7} {args().length()}")\n        exit(3)\n    }\n}\n');
+    let r = run(KODOC, ['run', 'hello.ko', '--', 'a', 'b']);
+    assert.equal(r.code, 3, r.stderr);
+    assert.equal(r.stdout, '42 3\n');
+    r = run(KODOC, ['mir', 'hello.ko']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /name: "main"/);
+  });
+
   test('an unknown or planned command names itself and the commands there are (exit 2)', () => {
-    const commands = 'the commands are: check, explain, describe, annotate, fix, mcp';
+    const commands = 'the commands are: check, explain, describe, annotate, fix, mir, run, mcp';
     let r = run(KODOC, ['build', 'ok.ko']);
     assert.equal(r.code, 2, r.stderr);
     assert.equal(r.stderr, `kodoc: error: 'build' is planned but not implemented yet; ${commands}\n`);
-    r = run(KODOC, ['run', 'ok.ko']);
-    assert.equal(r.code, 2);
-    assert.match(r.stderr, /^kodoc: error: 'run' is not a command: build the program, then run the executable/);
     r = run(KODO, ['frobnicate']);
     assert.equal(r.code, 2);
     // Each binary names itself: `kodo` is kodoc built under its other name.

@@ -14,6 +14,8 @@
 #include "kodo/diag/sarif.h"
 #include "kodo/driver/front.h"
 #include "kodo/driver/tools.h"
+#include "kodo/interp/interp.h"
+#include "kodo/mir/lower.h"
 #include "kodo/sema/check.h"
 #include "trove_version.h"  // generated: trove::Version(), trove::GitCommit()
 
@@ -376,6 +378,58 @@ CommandOutput RunFix(base::Env& env, const FixArgs& args) {
     out.out += fmt::format("Applied fix: {}\n", p.description);
   out.out += fmt::format("Applied {} fix(es) to `{}`\n", patches.size(), args.file);
   ReportCheck(*again, args.file, /*json_errors=*/false, out);
+  return out;
+}
+
+namespace {
+
+// Compiles and lowers FILE for `mir` and `run`; on failure fills `out` and returns nullopt.
+std::optional<mir::Program> CompileToMir(base::Env& env, const std::string& path,
+                                         const std::string& contracts, CommandOutput& out) {
+  std::string text;
+  if (!ReadSource(env, path, text, out)) return std::nullopt;
+  std::optional<driver::Compiled> c = Compile(std::move(text), path, {}, out);
+  if (!c) return std::nullopt;
+  if (!c->ok()) {
+    NoteImports(*c, out);
+    for (const diag::Diagnostic& d : c->diagnostics)
+      out.err += diag::RenderText(c->source, path, d);
+    out.exit_code = kExitFailure;
+    return std::nullopt;
+  }
+  mir::LowerOptions options;
+  options.recoverable_contracts = contracts == "recoverable";
+  Result<mir::Program> program = mir::Lower(*c->module, options);
+  if (!program.ok()) {
+    out.err += fmt::format("error: {}: {}\n", path, program.status().message());
+    out.exit_code = kExitFailure;
+    return std::nullopt;
+  }
+  return std::move(program).value();
+}
+
+}  // namespace
+
+CommandOutput RunMir(base::Env& env, const MirArgs& args) {
+  CommandOutput out;
+  std::optional<mir::Program> program = CompileToMir(env, args.file, args.contracts, out);
+  if (!program) return out;
+  out.out = mir::Print(*program);
+  return out;
+}
+
+CommandOutput RunRun(base::Env& env, const RunArgs& args) {
+  CommandOutput out;
+  std::optional<mir::Program> program = CompileToMir(env, args.file, args.contracts, out);
+  if (!program) return out;
+  interp::RunOptions options;
+  options.args.push_back(args.file);
+  for (const std::string& a : args.args) options.args.push_back(a);
+  options.max_steps = args.max_steps;
+  interp::RunResult r = interp::Run(*program, options);
+  out.out = std::move(r.out);
+  out.err = std::move(r.err);
+  out.exit_code = r.exit_code;
   return out;
 }
 

@@ -10,7 +10,9 @@
 // Thread safety: each call uses only its arguments.
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "base/env.h"
 
@@ -87,6 +89,25 @@ struct FixArgs {
   bool apply = false;
 };
 CommandOutput RunFix(base::Env& env, const FixArgs& args);
+
+// `kodoc mir FILE [--contracts MODE]`: parse, check, lower to MIR (kodo/mir/lower.h) and print
+// it (docs/kodo.md §7.6). Exit 1 when the program has errors or does not lower.
+struct MirArgs {
+  std::string file;
+  std::string contracts = "runtime";  // runtime, recoverable, static, both, none
+};
+CommandOutput RunMir(base::Env& env, const MirArgs& args);
+
+// `kodoc run FILE [-- ARGS]`: parse, check, lower and interpret (kodo/interp/interp.h). The
+// exit status is the program's (interp.h lists them); 1 when it does not compile. Upstream has
+// no `run` (it builds a native executable); this is Trove's answer until native builds exist.
+struct RunArgs {
+  std::string file;
+  std::vector<std::string> args;  // after `--`
+  std::string contracts = "runtime";
+  std::uint64_t max_steps = 0;  // 0: no limit
+};
+CommandOutput RunRun(base::Env& env, const RunArgs& args);
 
 // Returns "NAME 1.14.1 (trove VERSION)": the kodoc release whose behaviour this follows.
 std::string VersionText(const std::string& program);

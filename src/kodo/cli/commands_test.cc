@@ -271,6 +271,28 @@ TEST_F(CommandsTest, FixApplyOfAParseErrorThatOnePatchCannotMendWritesNothing) {
   EXPECT_EQ(*env_.ReadFile("e.ko"), one + "\n}\n");
 }
 
+TEST_F(CommandsTest, MirAndRunCompileThenLowerThenRun) {
+  Write("p.ko",
+        "module p {\n    meta { purpose: \"p\" }\n    fn main() {\n"
+        "        let xs = args()\n        println(f\"{list_length(xs)} {list_get(xs, 1)}\")\n"
+        "        exit(7)\n    }\n}\n");
+  CommandOutput run = RunRun(env_, {.file = "p.ko", .args = {"hi"}});
+  EXPECT_EQ(run.exit_code, 7) << run.err;
+  EXPECT_EQ(run.out, "2 hi\n");
+  CommandOutput mir = RunMir(env_, {.file = "p.ko"});
+  EXPECT_EQ(mir.exit_code, 0);
+  EXPECT_NE(mir.out.find("name: \"main\""), std::string::npos);
+  EXPECT_NE(mir.out.find("callee: \"exit\""), std::string::npos);
+
+  // A program with type errors does not run; an unreadable file is exit 1.
+  Write("bad.ko", kTypeError);
+  CommandOutput bad = RunRun(env_, {.file = "bad.ko"});
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_EQ(bad.out, "");
+  EXPECT_NE(bad.err.find("E0200"), std::string::npos);
+  EXPECT_EQ(RunMir(env_, {.file = "missing.ko"}).exit_code, 1);
+}
+
 TEST(VersionTextTest, NamesTheUpstreamRelease) {
   EXPECT_EQ(VersionText("kodoc").rfind("kodoc 1.14.1 (trove ", 0), 0u);
 }

@@ -31,7 +31,6 @@ void Emit(const std::string& program, const trove::kodo::cli::CommandOutput& out
 constexpr trove::base::CommandNote kNotes[] = {
     {"build", "is planned but not implemented yet"},
     {"test", "is planned but not implemented yet"},
-    {"mir", "is planned but not implemented yet"},
     {"lex", "is planned but not implemented yet"},
     {"parse", "is planned but not implemented yet"},
     {"fmt", "is planned but not implemented yet"},
@@ -45,10 +44,6 @@ constexpr trove::base::CommandNote kNotes[] = {
     {"remove", "is planned but not implemented yet"},
     {"update", "is planned but not implemented yet"},
     {"audit", "is planned but not implemented yet"},
-    // Upstream kodoc has no `run` either (docs/kodo.md §2).
-    {"run",
-     "is not a command: build the program, then run the executable (build is planned but not "
-     "implemented yet)"},
 };
 
 // When the command word names no command, prints which word is unknown and which commands
@@ -119,6 +114,18 @@ int main(int argc, char** argv) {
   fix->add_flag("--apply", fix_args.apply, "Apply the patch to the file, then check it again");
   fix->add_flag("--dry-run", dry_run, "Print the patches without applying them (the default)");
 
+  MirArgs mir_args;
+  CLI::App* mir = app.add_subcommand("mir", "Print the MIR of a source file");
+  mir->add_option("file", mir_args.file, "The .ko source file")->required();
+  mir->add_option("--contracts", mir_args.contracts, "Contract mode (runtime, recoverable, ...)");
+
+  RunArgs run_args;
+  CLI::App* run = app.add_subcommand("run", "Run a program in the MIR interpreter");
+  run->add_option("file", run_args.file, "The .ko source file")->required();
+  run->add_option("args", run_args.args, "Arguments for the program (after --)");
+  run->add_option("--contracts", run_args.contracts, "Contract mode (runtime, recoverable, ...)");
+  run->add_option("--max-steps", run_args.max_steps, "Stop after this many MIR steps (0: none)");
+
   trove::kodo::server::McpRunOptions mcp_options;
   std::optional<int> http_port;
   CLI::App* mcp = app.add_subcommand("mcp", "Serve the Kōdo MCP tools (stdio by default)");
@@ -147,6 +154,8 @@ int main(int argc, char** argv) {
   if (*describe) out = RunDescribe(env, describe_args);
   if (*annotate) out = RunAnnotate(env, annotate_args);
   if (*fix) out = RunFix(env, fix_args);
+  if (*mir) out = RunMir(env, mir_args);
+  if (*run) out = RunRun(env, run_args);
   if (*mcp) {
     // Only the server blocks SIGTERM/SIGINT (for its orderly shutdown); no thread exists yet.
     // The other commands keep the default dispositions, so Ctrl-C stops them.

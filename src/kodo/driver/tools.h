@@ -50,7 +50,8 @@ nlohmann::json ExplainTool(std::string_view code);
 Result<nlohmann::json> AnnotateTool(std::string source, const FrontOptions& options = {});
 
 // kodo.build: the parse- or type-failure object for a program with errors; otherwise
-// kUnsupported with kBuildNotImplemented, since lowering to MIR does not exist yet.
+// on success upstream's {"function_count","message","module","phase":"mir","status":"ok"}, and
+// {"errors":[{"message"}],"phase":"mir","status":"failed"} when lowering fails (kodo/mir/lower.h).
 Result<nlohmann::json> BuildTool(std::string source, const FrontOptions& options = {});
 
 // kodo.confidence_report: the parse-failure object on a parse error; otherwise kUnsupported

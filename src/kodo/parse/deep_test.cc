@@ -23,6 +23,7 @@
 #include "kodo/ast/describe.h"
 #include "kodo/cli/commands.h"
 #include "kodo/driver/tools.h"
+#include "kodo/mir/lower.h"
 #include "kodo/parse/parser.h"
 #include "kodo/sema/check.h"
 #include "kodo/source/source_buffer.h"
@@ -235,8 +236,10 @@ void ExpectWalkable(const std::string& text, const ast::Module& module) {
   EXPECT_EQ(described.find(".."), std::string::npos);
   (void)annotate::AnnotateForAgent(module, text);
   (void)annotate::SuggestContracts(module, text);
-  for (auto* tool :
-       {&driver::CheckTool, &driver::DescribeTool, &driver::AnnotateTool, &driver::FixTool}) {
+  // The MIR lowering (kodo.build, kodoc mir/run) recurses over the tree too.
+  (void)mir::Lower(module);
+  for (auto* tool : {&driver::CheckTool, &driver::DescribeTool, &driver::AnnotateTool,
+                     &driver::FixTool, &driver::BuildTool}) {
     EXPECT_TRUE((*tool)(text, {}).ok());
   }
 }

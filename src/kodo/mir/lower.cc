@@ -1,0 +1,1408 @@
+#include "kodo/mir/lower.h"
+
+#include <fmt/format.h>
+
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "kodo/mir/prelude.h"
+#include "kodo/parse/parser.h"
+#include "kodo/sema/builtins.h"
+#include "kodo/source/source_buffer.h"
+
+namespace trove::kodo::mir {
+namespace {
+
+using ast::BinOp;
+using ast::ExprKind;
+using ast::StmtKind;
+
+// An operand and what the lowering knows of its type: the base name (`Int`, `String`, `List`,
+// `Option`, a struct or enum name), or empty when unknown.
+struct Operand {
+  Value v;
+  std::string ty;
+};
+
+struct EnumInfo {
+  std::vector<std::string> variants;
+};
+
+struct FnInfo {
+  std::string ret;  // base type name of the result, empty when unknown
+};
+
+std::string BaseOfResultText(std::string_view t) {
+  if (t.empty() || t == "()") return t == "()" ? "()" : "";
+  if (t.size() == 1) return "";  // a type variable
+  if (t.find("__") != std::string_view::npos) return std::string(t.substr(0, t.find("__")));
+  if (t.find('<') != std::string_view::npos) return std::string(t.substr(0, t.find('<')));
+  if (t[0] == '(' || t[0] == '?') return "";
+  return std::string(t);
+}
+
+class ModuleLowerer;
+
+class FnBuilder {
+ public:
+  FnBuilder(ModuleLowerer& m, std::string name) : m_(m) { fn_.name = std::move(name); }
+
+  Function& fn() { return fn_; }
+  Function Take() { return std::move(fn_); }
+
+  LocalId NewLocal(std::string ty, std::string name = "", bool mut = false) {
+    fn_.locals.push_back(LocalDecl{ty.empty() ? "?" : std::move(ty), std::move(name), mut});
+    return static_cast<LocalId>(fn_.locals.size() - 1);
+  }
+  BlockId NewBlock() {
+    fn_.blocks.emplace_back();
+    return static_cast<BlockId>(fn_.blocks.size() - 1);
+  }
+  void SetBlock(BlockId b) { cur_ = b; }
+  BlockId cur() const { return cur_; }
+
+  void Emit(Inst inst) { fn_.blocks[cur_].insts.push_back(std::move(inst)); }
+  void Assign(LocalId dest, Value v) {
+    Inst inst;
+    inst.kind = InstKind::kAssign;
+    inst.dest = dest;
+    inst.value = std::move(v);
+    Emit(std::move(inst));
+  }
+  void Call(LocalId dest, std::string callee, std::vector<Value> args) {
+    Inst inst;
+    inst.kind = InstKind::kCall;
+    inst.dest = dest;
+    inst.callee = std::move(callee);
+    inst.args = std::move(args);
+    Emit(std::move(inst));
+  }
+  // Ends the current block; later code goes to a fresh (unreachable) block.
+  void Terminate(Terminator t) {
+    fn_.blocks[cur_].term = std::move(t);
+    cur_ = NewBlock();
+  }
+  void Goto(BlockId b) {
+    Terminator t;
+    t.kind = TermKind::kGoto;
+    t.target = b;
+    fn_.blocks[cur_].term = std::move(t);
+  }
+  void Branch(Value cond, BlockId yes, BlockId no) {
+    Terminator t;
+    t.kind = TermKind::kBranch;
+    t.value = std::move(cond);
+    t.target = yes;
+    t.otherwise = no;
+    fn_.blocks[cur_].term = std::move(t);
+  }
+  Value Temp(Value v, const std::string& ty = "") {
+    const LocalId id = NewLocal(ty);
+    Assign(id, std::move(v));
+    return Value::Local(id);
+  }
+
+  // Scopes.
+  void Push() { scopes_.emplace_back(); }
+  void Pop() { scopes_.pop_back(); }
+  void Bind(const std::string& name, LocalId id) { scopes_.back()[name] = id; }
+  std::optional<LocalId> Lookup(const std::string& name) const {
+    for (auto it = scopes_.rbegin(); it != scopes_.rend(); ++it) {
+      auto f = it->find(name);
+      if (f != it->end()) return f->second;
+    }
+    return std::nullopt;
+  }
+  std::string TypeOfLocal(LocalId id) const {
+    return fn_.locals[id].ty == "?" ? "" : fn_.locals[id].ty;
+  }
+
+  // Lowers a whole function body given its AST (free function, lifted method or closure).
+  Status LowerFunction(const ast::Function& f, const std::string& self_type,
+                       const std::vector<const ast::Expr*>& invariants);
+  Status LowerClosureBody(const ast::Expr& closure, const std::vector<std::string>& captures,
+                          const std::vector<std::string>& capture_types, FnBuilder& outer);
+  Status LowerTaskBody(const ast::Block& body, const std::vector<std::string>& captures,
+                       const std::vector<std::string>& capture_types);
+
+ private:
+  friend class ModuleLowerer;
+
+  Status Err(std::string what) const {
+    return Status::Unsupported(fmt::format("function `{}`: {}", fn_.name, what));
+  }
+
+  Result<Operand> Expr(const ast::Expr& e, int depth);
+  Result<Operand> Block(const ast::Block& b, int depth);
+  Status Stmt(const ast::Stmt& s, int depth);
+  Result<Operand> CallExpr(const ast::Expr& e, int depth);
+  Result<Operand> Match(const ast::Expr& e, int depth);
+  Result<Operand> Closure(const ast::Expr& e);
+  Result<Operand> Interp(const ast::Expr& e, int depth);
+  Status ForIn(const ast::Stmt& s, int depth);
+  Status For(const ast::Stmt& s, int depth);
+  // Emits the tests of `p` against `subject`; falls through in a new current block on a match,
+  // branches to `fail` otherwise. Binds the pattern's names in the current scope.
+  Status TestPattern(const ast::Pattern& p, Value subject, const std::string& subject_ty,
+                     BlockId fail, int depth);
+  void ReturnValue(Value v);
+  Status ContractChecks(const std::vector<const ast::Expr*>& clauses, const char* kind, int depth);
+  void FailContract(const std::string& message, BlockId ok);
+  Status RefinementCheck(const std::string& alias, LocalId v, const std::string& var_name,
+                         int depth);
+
+  ModuleLowerer& m_;
+  Function fn_;
+  BlockId cur_ = 0;
+  std::vector<std::unordered_map<std::string, LocalId>> scopes_;
+  struct Loop {
+    BlockId cont;
+    BlockId brk;
+  };
+  std::vector<Loop> loops_;
+  LocalId ret_ = kNoLocal;
+  BlockId exit_ = 0;
+  bool returns_result_ = false;
+  std::string ret_base_;
+};
+
+class ModuleLowerer {
+ public:
+  ModuleLowerer(const ast::Module& module, const LowerOptions& options)
+      : module_(module), options_(options) {}
+
+  Result<Program> Run();
+
+  // Module facts the function builders consult.
+  const LowerOptions& options() const { return options_; }
+  bool IsStruct(const std::string& n) const { return structs_.count(n) > 0; }
+  const std::vector<std::string>* StructFields(const std::string& n) const {
+    auto it = structs_.find(n);
+    return it == structs_.end() ? nullptr : &it->second;
+  }
+  bool IsEnum(const std::string& n) const { return enums_.count(n) > 0; }
+  int Discriminant(const std::string& enum_name, const std::string& variant) const {
+    auto it = enums_.find(enum_name);
+    if (it == enums_.end()) return -1;
+    for (std::size_t i = 0; i < it->second.variants.size(); ++i) {
+      if (it->second.variants[i] == variant) return static_cast<int>(i);
+    }
+    return -1;
+  }
+  // Finds the enum declaring `variant`, preferring `hint`.
+  std::string EnumOfVariant(const std::string& variant, const std::string& hint) const {
+    if (!hint.empty() && Discriminant(hint, variant) >= 0) return hint;
+    for (const auto& name : enum_order_) {
+      if (Discriminant(name, variant) >= 0) return name;
+    }
+    return "";
+  }
+  bool IsTypeName(const std::string& n) const {
+    return IsStruct(n) || IsEnum(n) || impl_types_.count(n) > 0 || aliases_.count(n) > 0;
+  }
+  const FnInfo* FindFn(const std::string& n) const {
+    auto it = fns_.find(n);
+    return it == fns_.end() ? nullptr : &it->second;
+  }
+  const sema::BuiltinSignature* FindBuiltin(const std::string& n) const {
+    auto it = builtins_.find(n);
+    return it == builtins_.end() ? nullptr : it->second;
+  }
+  bool IsCallable(const std::string& n) const {
+    return FindFn(n) != nullptr || FindBuiltin(n) != nullptr || IsRuntimeHook(n);
+  }
+  static bool IsRuntimeHook(const std::string& n) { return n.rfind("kodo_", 0) == 0; }
+  const ast::TypeAlias* FindAlias(const std::string& n) const {
+    auto it = aliases_.find(n);
+    return it == aliases_.end() ? nullptr : it->second;
+  }
+  std::string BaseOf(const ast::TypeExpr& t) const {
+    switch (t.kind) {
+      case ast::TypeKind::kNamed: {
+        std::string n(t.name);
+        int guard = 0;
+        while (const ast::TypeAlias* a = FindAlias(n)) {
+          if (++guard > 64 || a->base_type.kind != ast::TypeKind::kNamed) {
+            return a->base_type.kind == ast::TypeKind::kGeneric ? std::string(a->base_type.name)
+                                                                : "";
+          }
+          n = std::string(a->base_type.name);
+        }
+        if (n.size() == 1) return "";  // a type parameter
+        return n;
+      }
+      case ast::TypeKind::kGeneric:
+        return std::string(t.name);
+      case ast::TypeKind::kOptional:
+        return "Option";
+      case ast::TypeKind::kUnit:
+        return "()";
+      case ast::TypeKind::kFunction:
+        return "Fn";
+      case ast::TypeKind::kTuple:
+        return "Tuple";
+      case ast::TypeKind::kDynTrait:
+        return "";
+    }
+    return "";
+  }
+  std::string NewClosureName() { return fmt::format("__closure_{}", closure_counter_++); }
+  void AddFunction(Function fn) { generated_.push_back(std::move(fn)); }
+
+ private:
+  Status LowerOne(const ast::Function& f, const std::string& name, const std::string& self_type,
+                  bool injected);
+  Status Collect(const ast::Module& m, bool injected);
+
+  const ast::Module& module_;
+  LowerOptions options_;
+  std::unordered_map<std::string, std::vector<std::string>> structs_;
+  std::vector<std::string> struct_order_;
+  std::unordered_map<std::string, EnumInfo> enums_;
+  std::vector<std::string> enum_order_;
+  std::unordered_map<std::string, const ast::TypeAlias*> aliases_;
+  std::unordered_set<std::string> impl_types_;
+  std::unordered_map<std::string, FnInfo> fns_;
+  std::unordered_map<std::string, const sema::BuiltinSignature*> builtins_;
+  std::vector<const ast::Expr*> invariants_;
+  std::vector<Function> generated_;
+  int closure_counter_ = 0;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Free names of a closure body (for capture), collected by a bounded recursive walk: the parser
+// bounds a tree's depth (ast::kMaxTreeDepth), and the walk stops past it.
+
+void CollectNames(const ast::Expr& e, std::set<std::string>& out, std::uint32_t depth);
+void CollectNamesBlock(const ast::Block& b, std::set<std::string>& out, std::uint32_t depth);
+
+void CollectNamesStmt(const ast::Stmt& s, std::set<std::string>& out, std::uint32_t depth) {
+  if (depth > ast::kMaxTreeDepth) return;
+  if (s.kind == StmtKind::kAssign) out.insert(std::string(s.name));
+  CollectNames(s.value, out, depth + 1);
+  CollectNamesBlock(s.body, out, depth + 1);
+  if (s.extra) {
+    CollectNames(s.extra->value2, out, depth + 1);
+    if (s.extra->else_body) CollectNamesBlock(*s.extra->else_body, out, depth + 1);
+    for (const auto& arm : s.extra->select_arms) {
+      CollectNames(arm.channel, out, depth + 1);
+      CollectNamesBlock(arm.body, out, depth + 1);
+    }
+  }
+}
+
+void CollectNamesBlock(const ast::Block& b, std::set<std::string>& out, std::uint32_t depth) {
+  if (depth > ast::kMaxTreeDepth) return;
+  for (const ast::Stmt& s : b.stmts) CollectNamesStmt(s, out, depth + 1);
+}
+
+void CollectNames(const ast::Expr& e, std::set<std::string>& out, std::uint32_t depth) {
+  if (depth > ast::kMaxTreeDepth) return;
+  if (e.kind == ExprKind::kIdent) out.insert(std::string(e.text));
+  for (const ast::Expr& o : e.operands) CollectNames(o, out, depth + 1);
+  if (!e.extra) return;
+  if (e.extra->block) CollectNamesBlock(*e.extra->block, out, depth + 1);
+  if (e.extra->else_block) CollectNamesBlock(*e.extra->else_block, out, depth + 1);
+  for (const auto& f : e.extra->fields) CollectNames(f.value, out, depth + 1);
+  for (const auto& arm : e.extra->arms) CollectNames(arm.body, out, depth + 1);
+  for (const auto& part : e.extra->parts) {
+    if (part.is_expr && part.expr) CollectNames(*part.expr, out, depth + 1);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+void FnBuilder::ReturnValue(Value v) {
+  Assign(ret_, std::move(v));
+  Goto(exit_);
+  cur_ = NewBlock();
+}
+
+void FnBuilder::FailContract(const std::string& message, BlockId ok) {
+  if (returns_result_) {
+    Value err;
+    err.kind = ValueKind::kEnumVariant;
+    err.s = "Result";
+    err.s2 = "Err";
+    err.i = 1;
+    err.operands.push_back(Value::Str(message));
+    Terminator t;
+    t.kind = TermKind::kReturn;
+    t.value = std::move(err);
+    fn_.blocks[cur_].term = std::move(t);
+    return;
+  }
+  if (m_.options().recoverable_contracts) {
+    Call(kNoLocal, "kodo_contract_fail_recoverable", {Value::Str(message)});
+    Goto(ok);
+    return;
+  }
+  Call(kNoLocal, "kodo_contract_fail", {Value::Str(message)});
+  Terminator t;
+  t.kind = TermKind::kUnreachable;
+  fn_.blocks[cur_].term = std::move(t);
+}
+
+Status FnBuilder::ContractChecks(const std::vector<const ast::Expr*>& clauses, const char* kind,
+                                 int depth) {
+  for (std::size_t i = 0; i < clauses.size(); ++i) {
+    ASSIGN_OR_RETURN(Operand cond, Expr(*clauses[i], depth));
+    const BlockId ok = NewBlock();
+    const BlockId fail = NewBlock();
+    Branch(cond.v, ok, fail);
+    SetBlock(fail);
+    FailContract(fmt::format("contract violation: {} clause {} failed in function `{}`", kind,
+                             i + 1, fn_.name),
+                 ok);
+    SetBlock(ok);
+  }
+  return Status::Ok();
+}
+
+Status FnBuilder::RefinementCheck(const std::string& alias, LocalId v, const std::string& var_name,
+                                  int depth) {
+  const ast::TypeAlias* a = m_.FindAlias(alias);
+  if (a == nullptr || !a->constraint) return Status::Ok();
+  Push();
+  Bind("self", v);
+  ASSIGN_OR_RETURN(Operand cond, Expr(*a->constraint, depth));
+  Pop();
+  const BlockId ok = NewBlock();
+  const BlockId fail = NewBlock();
+  Branch(cond.v, ok, fail);
+  SetBlock(fail);
+  const std::string message =
+      fmt::format("refinement constraint failed: `{}` does not satisfy type `{}`", var_name, alias);
+  if (m_.options().recoverable_contracts) {
+    Call(kNoLocal, "kodo_contract_fail_recoverable", {Value::Str(message)});
+    Goto(ok);
+  } else {
+    Call(kNoLocal, "kodo_contract_fail", {Value::Str(message)});
+    Terminator t;
+    t.kind = TermKind::kUnreachable;
+    fn_.blocks[cur_].term = std::move(t);
+  }
+  SetBlock(ok);
+  return Status::Ok();
+}
+
+Status FnBuilder::LowerFunction(const ast::Function& f, const std::string& self_type,
+                                const std::vector<const ast::Expr*>& invariants) {
+  fn_.return_type = m_.BaseOf(f.return_type);
+  if (fn_.return_type.empty()) fn_.return_type = "?";
+  ret_base_ = m_.BaseOf(f.return_type);
+  returns_result_ = ret_base_ == "Result";
+  Push();
+  for (const ast::Param& p : f.params) {
+    std::string ty = p.name == "self" && !self_type.empty() ? self_type : m_.BaseOf(p.ty);
+    const LocalId id = NewLocal(ty, std::string(p.name));
+    Bind(std::string(p.name), id);
+  }
+  fn_.param_count = static_cast<std::uint32_t>(f.params.size());
+  ret_ = NewLocal(ret_base_, "result", true);
+  cur_ = NewBlock();
+  const BlockId body_end_sentinel = 0;
+  (void)body_end_sentinel;
+  exit_ = NewBlock();
+  SetBlock(0);
+  std::vector<const ast::Expr*> requires_clauses = invariants;
+  for (const ast::Expr& r : f.requires_) requires_clauses.push_back(&r);
+  RETURN_IF_ERROR(ContractChecks(requires_clauses, "requires", 0));
+  Assign(ret_, Value::Unit());
+  ASSIGN_OR_RETURN(Operand tail, Block(f.body, 0));
+  if (ret_base_ != "()" && tail.v.kind != ValueKind::kUnit) Assign(ret_, tail.v);
+  Goto(exit_);
+  SetBlock(exit_);
+  std::vector<const ast::Expr*> ensures;
+  for (const ast::Expr& e : f.ensures) ensures.push_back(&e);
+  Push();
+  Bind("result", ret_);
+  RETURN_IF_ERROR(ContractChecks(ensures, "ensures", 0));
+  Pop();
+  Terminator t;
+  t.kind = TermKind::kReturn;
+  t.value = Value::Local(ret_);
+  fn_.blocks[cur_].term = std::move(t);
+  Pop();
+  return Status::Ok();
+}
+
+Status FnBuilder::LowerClosureBody(const ast::Expr& closure,
+                                   const std::vector<std::string>& captures,
+                                   const std::vector<std::string>& capture_types, FnBuilder&) {
+  Push();
+  for (std::size_t i = 0; i < captures.size(); ++i) {
+    Bind(captures[i], NewLocal(capture_types[i], captures[i]));
+  }
+  for (const ast::ClosureParam& p : closure.extra->params) {
+    std::string ty = p.ty ? m_.BaseOf(*p.ty) : "";
+    Bind(std::string(p.name), NewLocal(ty, std::string(p.name)));
+  }
+  fn_.param_count = static_cast<std::uint32_t>(captures.size() + closure.extra->params.size());
+  ret_base_ = closure.extra->return_type ? m_.BaseOf(*closure.extra->return_type) : "";
+  fn_.return_type = ret_base_.empty() ? "?" : ret_base_;
+  returns_result_ = false;
+  ret_ = NewLocal(ret_base_, "result", true);
+  cur_ = NewBlock();
+  exit_ = NewBlock();
+  SetBlock(0);
+  Assign(ret_, Value::Unit());
+  ASSIGN_OR_RETURN(Operand body, Expr(closure.operands[0], 0));
+  Assign(ret_, body.v);
+  Goto(exit_);
+  SetBlock(exit_);
+  Terminator t;
+  t.kind = TermKind::kReturn;
+  t.value = Value::Local(ret_);
+  fn_.blocks[cur_].term = std::move(t);
+  Pop();
+  return Status::Ok();
+}
+
+Status FnBuilder::LowerTaskBody(const ast::Block& body, const std::vector<std::string>& captures,
+                                const std::vector<std::string>& capture_types) {
+  Push();
+  for (std::size_t i = 0; i < captures.size(); ++i) {
+    Bind(captures[i], NewLocal(capture_types[i], captures[i]));
+  }
+  fn_.param_count = static_cast<std::uint32_t>(captures.size());
+  fn_.return_type = "()";
+  ret_base_ = "()";
+  ret_ = NewLocal("()", "result", true);
+  cur_ = NewBlock();
+  exit_ = NewBlock();
+  SetBlock(0);
+  Assign(ret_, Value::Unit());
+  ASSIGN_OR_RETURN(Operand tail, Block(body, 0));
+  (void)tail;
+  Goto(exit_);
+  SetBlock(exit_);
+  Terminator t;
+  t.kind = TermKind::kReturn;
+  t.value = Value::Local(ret_);
+  fn_.blocks[cur_].term = std::move(t);
+  Pop();
+  return Status::Ok();
+}
+
+Result<Operand> FnBuilder::Block(const ast::Block& b, int depth) {
+  Push();
+  Operand last{Value::Unit(), "()"};
+  for (std::size_t i = 0; i < b.stmts.size(); ++i) {
+    const ast::Stmt& s = b.stmts[i];
+    if (i + 1 == b.stmts.size() && s.kind == StmtKind::kExpr) {
+      ASSIGN_OR_RETURN(last, Expr(s.value, depth + 1));
+      // A value that lives in a local of an inner scope stays valid: locals are per function.
+    } else {
+      RETURN_IF_ERROR(Stmt(s, depth + 1));
+    }
+  }
+  Pop();
+  return last;
+}
+
+Status FnBuilder::For(const ast::Stmt& s, int depth) {
+  ASSIGN_OR_RETURN(Operand start, Expr(s.value, depth));
+  ASSIGN_OR_RETURN(Operand end, Expr(s.extra->value2, depth));
+  const LocalId i = NewLocal("Int", std::string(s.name), true);
+  Assign(i, start.v);
+  const LocalId limit = NewLocal("Int");
+  Assign(limit, end.v);
+  const BlockId header = NewBlock();
+  const BlockId body = NewBlock();
+  const BlockId step = NewBlock();
+  const BlockId exit = NewBlock();
+  Goto(header);
+  SetBlock(header);
+  Branch(Value::Bin(s.inclusive ? BinOp::kLe : BinOp::kLt, Value::Local(i), Value::Local(limit)),
+         body, exit);
+  SetBlock(body);
+  loops_.push_back({step, exit});
+  Push();
+  Bind(std::string(s.name), i);
+  ASSIGN_OR_RETURN(Operand ignored, Block(s.body, depth));
+  (void)ignored;
+  Pop();
+  loops_.pop_back();
+  Goto(step);
+  SetBlock(step);
+  Assign(i, Value::Bin(BinOp::kAdd, Value::Local(i), Value::Int(1)));
+  Goto(header);
+  SetBlock(exit);
+  return Status::Ok();
+}
+
+Status FnBuilder::ForIn(const ast::Stmt& s, int depth) {
+  const ast::Expr* iterable = &s.value;
+  // `for y in xs.iter()` iterates xs.
+  if (iterable->kind == ExprKind::kCall && iterable->operands.size() == 1 &&
+      iterable->operands[0].kind == ExprKind::kFieldAccess &&
+      iterable->operands[0].text == "iter") {
+    iterable = &iterable->operands[0].operands[0];
+  }
+  ASSIGN_OR_RETURN(Operand coll, Expr(*iterable, depth));
+  const char* make = "kodo_iter";
+  const char* advance = "kodo_iter_advance";
+  const char* value = "kodo_iter_value";
+  const char* free_fn = "kodo_iter_free";
+  if (coll.ty == "List") {
+    make = "list_iter";
+    advance = "list_iterator_advance";
+    value = "list_iterator_value";
+    free_fn = "list_iterator_free";
+  } else if (coll.ty == "Map") {
+    make = "Map_keys";
+    advance = "map_keys_advance";
+    value = "map_keys_value";
+    free_fn = "map_keys_free";
+  } else if (coll.ty == "Set") {
+    const LocalId as_list = NewLocal("List");
+    Call(as_list, "set_to_list", {coll.v});
+    coll.v = Value::Local(as_list);
+    make = "list_iter";
+    advance = "list_iterator_advance";
+    value = "list_iterator_value";
+    free_fn = "list_iterator_free";
+  }
+  const LocalId it = NewLocal("Int", fmt::format("__iter_{}", s.name));
+  Call(it, make, {coll.v});
+  const BlockId header = NewBlock();
+  const BlockId body = NewBlock();
+  const BlockId exit = NewBlock();
+  Goto(header);
+  SetBlock(header);
+  const LocalId more = NewLocal("Int");
+  Call(more, advance, {Value::Local(it)});
+  Branch(Value::Bin(BinOp::kGt, Value::Local(more), Value::Int(0)), body, exit);
+  SetBlock(body);
+  const LocalId x = NewLocal("", std::string(s.name));
+  Call(x, value, {Value::Local(it)});
+  loops_.push_back({header, exit});
+  Push();
+  Bind(std::string(s.name), x);
+  ASSIGN_OR_RETURN(Operand ignored, Block(s.body, depth));
+  (void)ignored;
+  Pop();
+  loops_.pop_back();
+  Goto(header);
+  SetBlock(exit);
+  Call(kNoLocal, free_fn, {Value::Local(it)});
+  return Status::Ok();
+}
+
+Status FnBuilder::Stmt(const ast::Stmt& s, int depth) {
+  if (depth > static_cast<int>(ast::kMaxTreeDepth)) return Err("program nested too deeply");
+  switch (s.kind) {
+    case StmtKind::kLet: {
+      ASSIGN_OR_RETURN(Operand v, Expr(s.value, depth + 1));
+      std::string ty = s.ty ? m_.BaseOf(*s.ty) : v.ty;
+      const LocalId id = NewLocal(ty, std::string(s.name), s.mutable_);
+      Assign(id, v.v);
+      Bind(std::string(s.name), id);
+      if (s.ty && s.ty->kind == ast::TypeKind::kNamed) {
+        RETURN_IF_ERROR(
+            RefinementCheck(std::string(s.ty->name), id, std::string(s.name), depth + 1));
+      }
+      return Status::Ok();
+    }
+    case StmtKind::kLetPattern: {
+      ASSIGN_OR_RETURN(Operand v, Expr(s.value, depth + 1));
+      const Value subject = Temp(v.v, v.ty);
+      const BlockId fail = NewBlock();
+      RETURN_IF_ERROR(TestPattern(*s.pattern, subject, v.ty, fail, depth + 1));
+      const BlockId cont = cur_;
+      SetBlock(fail);
+      Terminator t;
+      t.kind = TermKind::kUnreachable;
+      fn_.blocks[fail].term = t;
+      SetBlock(cont);
+      return Status::Ok();
+    }
+    case StmtKind::kExpr: {
+      ASSIGN_OR_RETURN(Operand v, Expr(s.value, depth + 1));
+      (void)v;
+      return Status::Ok();
+    }
+    case StmtKind::kReturn: {
+      Value v = Value::Unit();
+      if (s.has_value) {
+        ASSIGN_OR_RETURN(Operand o, Expr(s.value, depth + 1));
+        v = o.v;
+      }
+      ReturnValue(std::move(v));
+      return Status::Ok();
+    }
+    case StmtKind::kWhile: {
+      const BlockId header = NewBlock();
+      const BlockId body = NewBlock();
+      const BlockId exit = NewBlock();
+      Goto(header);
+      SetBlock(header);
+      ASSIGN_OR_RETURN(Operand cond, Expr(s.value, depth + 1));
+      Branch(cond.v, body, exit);
+      SetBlock(body);
+      loops_.push_back({header, exit});
+      ASSIGN_OR_RETURN(Operand ignored, Block(s.body, depth + 1));
+      (void)ignored;
+      loops_.pop_back();
+      Goto(header);
+      SetBlock(exit);
+      return Status::Ok();
+    }
+    case StmtKind::kFor:
+      return For(s, depth + 1);
+    case StmtKind::kForIn:
+      return ForIn(s, depth + 1);
+    case StmtKind::kAssign: {
+      ASSIGN_OR_RETURN(Operand v, Expr(s.value, depth + 1));
+      std::optional<LocalId> id = Lookup(std::string(s.name));
+      if (!id) return Err(fmt::format("assignment to unknown name `{}`", s.name));
+      Assign(*id, v.v);
+      return Status::Ok();
+    }
+    case StmtKind::kIfLet: {
+      ASSIGN_OR_RETURN(Operand v, Expr(s.value, depth + 1));
+      const Value subject = Temp(v.v, v.ty);
+      const BlockId els = NewBlock();
+      const BlockId join = NewBlock();
+      Push();
+      RETURN_IF_ERROR(TestPattern(*s.pattern, subject, v.ty, els, depth + 1));
+      ASSIGN_OR_RETURN(Operand ignored, Block(s.body, depth + 1));
+      (void)ignored;
+      Pop();
+      Goto(join);
+      SetBlock(els);
+      if (s.extra && s.extra->else_body) {
+        ASSIGN_OR_RETURN(Operand e2, Block(*s.extra->else_body, depth + 1));
+        (void)e2;
+      }
+      Goto(join);
+      SetBlock(join);
+      return Status::Ok();
+    }
+    case StmtKind::kBreak:
+    case StmtKind::kContinue: {
+      if (loops_.empty()) return Err("`break` or `continue` outside a loop");
+      Goto(s.kind == StmtKind::kBreak ? loops_.back().brk : loops_.back().cont);
+      cur_ = NewBlock();
+      return Status::Ok();
+    }
+    case StmtKind::kSpawn: {
+      std::set<std::string> names;
+      CollectNamesBlock(s.body, names, 0);
+      std::vector<std::string> caps, cap_types;
+      std::vector<Value> args;
+      const std::string name = m_.NewClosureName();
+      args.push_back(Value::Func(name));
+      for (const std::string& n : names) {
+        if (std::optional<LocalId> id = Lookup(n)) {
+          caps.push_back(n);
+          cap_types.push_back(TypeOfLocal(*id));
+          args.push_back(Value::Local(*id));
+        }
+      }
+      FnBuilder task(m_, name);
+      RETURN_IF_ERROR(task.LowerTaskBody(s.body, caps, cap_types));
+      m_.AddFunction(task.Take());
+      const LocalId handle = NewLocal("Fn");
+      Call(handle, "kodo_closure_new", std::move(args));
+      Call(kNoLocal, "kodo_spawn", {Value::Local(handle)});
+      return Status::Ok();
+    }
+    case StmtKind::kParallel: {
+      Push();
+      for (const ast::Stmt& inner : s.body.stmts) RETURN_IF_ERROR(Stmt(inner, depth + 1));
+      Pop();
+      Call(kNoLocal, "kodo_join", {});
+      return Status::Ok();
+    }
+    case StmtKind::kSelect:
+      return Err("`select` is not supported by the lowering yet");
+    case StmtKind::kForall:
+      return Err("`forall` outside a test is not supported");
+  }
+  return Status::Ok();
+}
+
+Status FnBuilder::TestPattern(const ast::Pattern& p, Value subject, const std::string& subject_ty,
+                              BlockId fail, int depth) {
+  if (depth > static_cast<int>(ast::kMaxTreeDepth)) return Err("pattern nested too deeply");
+  switch (p.kind) {
+    case ast::PatternKind::kWildcard:
+      return Status::Ok();
+    case ast::PatternKind::kBinding: {
+      const LocalId id = NewLocal("", std::string(p.name));
+      Assign(id, subject);
+      Bind(std::string(p.name), id);
+      return Status::Ok();
+    }
+    case ast::PatternKind::kLiteral: {
+      ASSIGN_OR_RETURN(Operand lit, Expr(*p.literal, depth + 1));
+      const BlockId ok = NewBlock();
+      Branch(Temp(Value::Bin(BinOp::kEq, subject, lit.v), "Bool"), ok, fail);
+      SetBlock(ok);
+      return Status::Ok();
+    }
+    case ast::PatternKind::kTuple: {
+      for (std::size_t i = 0; i < p.subs.size(); ++i) {
+        Value get;
+        get.kind = ValueKind::kTupleGet;
+        get.i = static_cast<std::int64_t>(i);
+        get.operands.push_back(subject);
+        const Value elem = Temp(std::move(get));
+        RETURN_IF_ERROR(TestPattern(p.subs[i], elem, "", fail, depth + 1));
+      }
+      return Status::Ok();
+    }
+    case ast::PatternKind::kVariant: {
+      const std::string variant(p.name);
+      std::string enum_name =
+          p.has_enum_name ? std::string(p.enum_name) : m_.EnumOfVariant(variant, subject_ty);
+      if (!p.has_enum_name && p.subs.empty() && enum_name.empty()) {
+        // A plain name at the top of an arm binds the whole value.
+        const LocalId id = NewLocal(subject_ty, variant);
+        Assign(id, subject);
+        Bind(variant, id);
+        return Status::Ok();
+      }
+      const int disc = m_.Discriminant(enum_name, variant);
+      if (disc < 0) return Err(fmt::format("unknown variant `{}` in a pattern", variant));
+      Value d;
+      d.kind = ValueKind::kEnumDiscriminant;
+      d.operands.push_back(subject);
+      const Value dv = Temp(std::move(d), "Int");
+      const BlockId ok = NewBlock();
+      Branch(Temp(Value::Bin(BinOp::kEq, dv, Value::Int(disc)), "Bool"), ok, fail);
+      SetBlock(ok);
+      for (std::size_t i = 0; i < p.subs.size(); ++i) {
+        if (p.subs[i].kind == ast::PatternKind::kWildcard) continue;
+        Value payload;
+        payload.kind = ValueKind::kEnumPayload;
+        payload.i = static_cast<std::int64_t>(i);
+        payload.operands.push_back(subject);
+        const Value pv = Temp(std::move(payload));
+        RETURN_IF_ERROR(TestPattern(p.subs[i], pv, "", fail, depth + 1));
+      }
+      return Status::Ok();
+    }
+  }
+  return Status::Ok();
+}
+
+Result<Operand> FnBuilder::Match(const ast::Expr& e, int depth) {
+  ASSIGN_OR_RETURN(Operand scrut, Expr(e.operands[0], depth + 1));
+  const Value subject = Temp(scrut.v, scrut.ty);
+  const LocalId result = NewLocal("");
+  const BlockId join = NewBlock();
+  std::string result_ty;
+  for (const ast::MatchArm& arm : e.extra->arms) {
+    const BlockId next = NewBlock();
+    Push();
+    RETURN_IF_ERROR(TestPattern(arm.pattern, subject, scrut.ty, next, depth + 1));
+    ASSIGN_OR_RETURN(Operand body, Expr(arm.body, depth + 1));
+    if (result_ty.empty()) result_ty = body.ty;
+    Pop();
+    Assign(result, body.v);
+    Goto(join);
+    SetBlock(next);
+  }
+  Terminator t;
+  t.kind = TermKind::kUnreachable;
+  fn_.blocks[cur_].term = t;
+  SetBlock(join);
+  fn_.locals[result].ty = result_ty.empty() ? "?" : result_ty;
+  return Operand{Value::Local(result), result_ty};
+}
+
+Result<Operand> FnBuilder::Closure(const ast::Expr& e) {
+  std::set<std::string> names;
+  CollectNames(e.operands[0], names, 0);
+  for (const ast::ClosureParam& p : e.extra->params) names.erase(std::string(p.name));
+  std::vector<std::string> caps, cap_types;
+  const std::string name = m_.NewClosureName();
+  std::vector<Value> args{Value::Func(name)};
+  for (const std::string& n : names) {
+    if (std::optional<LocalId> id = Lookup(n)) {
+      caps.push_back(n);
+      cap_types.push_back(TypeOfLocal(*id));
+      args.push_back(Value::Local(*id));
+    }
+  }
+  FnBuilder inner(m_, name);
+  RETURN_IF_ERROR(inner.LowerClosureBody(e, caps, cap_types, *this));
+  m_.AddFunction(inner.Take());
+  const LocalId handle = NewLocal("Fn");
+  Call(handle, "kodo_closure_new", std::move(args));
+  return Operand{Value::Local(handle), "Fn"};
+}
+
+Result<Operand> FnBuilder::Interp(const ast::Expr& e, int depth) {
+  Value acc = Value::Str("");
+  bool first = true;
+  for (const ast::StringPart& part : e.extra->parts) {
+    Value piece;
+    if (part.is_expr) {
+      ASSIGN_OR_RETURN(Operand v, Expr(*part.expr, depth + 1));
+      const LocalId s = NewLocal("String");
+      Call(s, "kodo_to_string", {v.v});
+      piece = Value::Local(s);
+    } else {
+      piece = Value::Str(part.literal);
+    }
+    if (first) {
+      acc = piece.kind == ValueKind::kLocal ? piece : Temp(piece, "String");
+      first = false;
+    } else {
+      acc = Temp(Value::Bin(BinOp::kAdd, acc, piece), "String");
+    }
+  }
+  return Operand{acc, "String"};
+}
+
+Result<Operand> FnBuilder::CallExpr(const ast::Expr& e, int depth) {
+  const ast::Expr& callee = e.operands[0];
+  std::vector<Value> args;
+  std::string first_ty;
+  auto lower_args = [&](std::size_t from) -> Status {
+    for (std::size_t i = from; i < e.operands.size(); ++i) {
+      ASSIGN_OR_RETURN(Operand a, Expr(e.operands[i], depth + 1));
+      if (i == from) first_ty = a.ty;
+      args.push_back(a.v);
+    }
+    return Status::Ok();
+  };
+  auto call = [&](const std::string& name, std::string ty) -> Operand {
+    const LocalId dest = NewLocal(ty);
+    Call(dest, name, std::move(args));
+    return Operand{Value::Local(dest), ty};
+  };
+  auto builtin_result = [&](const std::string& name) -> std::string {
+    if (const FnInfo* f = m_.FindFn(name)) return f->ret;
+    if (const sema::BuiltinSignature* b = m_.FindBuiltin(name)) {
+      return BaseOfResultText(b->result);
+    }
+    return "";
+  };
+  if (callee.kind == ExprKind::kIdent) {
+    const std::string name(callee.text);
+    if (std::optional<LocalId> id = Lookup(name)) {
+      RETURN_IF_ERROR(lower_args(1));
+      const LocalId dest = NewLocal("");
+      Inst inst;
+      inst.kind = InstKind::kIndirectCall;
+      inst.dest = dest;
+      inst.value = Value::Local(*id);
+      inst.args = std::move(args);
+      Emit(std::move(inst));
+      return Operand{Value::Local(dest), ""};
+    }
+    if (name == "Some" || name == "Ok" || name == "Err") {
+      RETURN_IF_ERROR(lower_args(1));
+      Value v;
+      v.kind = ValueKind::kEnumVariant;
+      v.s = name == "Some" ? "Option" : "Result";
+      v.s2 = name;
+      v.i = name == "Err" ? 1 : 0;
+      v.operands = std::move(args);
+      const std::string ty = v.s;
+      return Operand{Temp(std::move(v), ty), ty};
+    }
+    if (m_.IsCallable(name)) {
+      RETURN_IF_ERROR(lower_args(1));
+      return call(name, builtin_result(name));
+    }
+    return Err(fmt::format("call of unknown function `{}`", name));
+  }
+  if (callee.kind == ExprKind::kFieldAccess) {
+    const std::string method(callee.text);
+    const ast::Expr& object = callee.operands[0];
+    if (object.kind == ExprKind::kIdent && !Lookup(std::string(object.text)) &&
+        m_.IsTypeName(std::string(object.text))) {
+      // `Type.m(a)` → `Type_m(a)`.
+      const std::string name = fmt::format("{}_{}", object.text, method);
+      RETURN_IF_ERROR(lower_args(1));
+      if (!m_.IsCallable(name)) return Err(fmt::format("call of unknown function `{}`", name));
+      return call(name, builtin_result(name));
+    }
+    ASSIGN_OR_RETURN(Operand recv, Expr(object, depth + 1));
+    args.push_back(recv.v);
+    RETURN_IF_ERROR(lower_args(1));
+    if (!recv.ty.empty()) {
+      const std::string name = fmt::format("{}_{}", recv.ty, method);
+      if (m_.IsCallable(name)) return call(name, builtin_result(name));
+    }
+    // The receiver's type is unknown here: the interpreter resolves `Type_m` at run time.
+    return call(fmt::format("__method.{}", method), "");
+  }
+  // Any other callee: a function value.
+  ASSIGN_OR_RETURN(Operand f, Expr(callee, depth + 1));
+  RETURN_IF_ERROR(lower_args(1));
+  const LocalId dest = NewLocal("");
+  Inst inst;
+  inst.kind = InstKind::kIndirectCall;
+  inst.dest = dest;
+  inst.value = f.v;
+  inst.args = std::move(args);
+  Emit(std::move(inst));
+  return Operand{Value::Local(dest), ""};
+}
+
+Result<Operand> FnBuilder::Expr(const ast::Expr& e, int depth) {
+  if (depth > static_cast<int>(ast::kMaxTreeDepth)) return Err("program nested too deeply");
+  switch (e.kind) {
+    case ExprKind::kIntLit:
+      return Operand{Value::Int(e.int_value), "Int"};
+    case ExprKind::kFloatLit:
+      return Operand{Value::Float(e.float_value), "Float64"};
+    case ExprKind::kStringLit:
+      return Operand{Value::Str(std::string(e.text)), "String"};
+    case ExprKind::kBoolLit:
+      return Operand{Value::Bool(e.flag), "Bool"};
+    case ExprKind::kIdent: {
+      const std::string name(e.text);
+      if (std::optional<LocalId> id = Lookup(name)) {
+        return Operand{Value::Local(*id), TypeOfLocal(*id)};
+      }
+      if (name == "None") {
+        Value v;
+        v.kind = ValueKind::kEnumVariant;
+        v.s = "Option";
+        v.s2 = "None";
+        v.i = 1;
+        return Operand{Temp(std::move(v), "Option"), "Option"};
+      }
+      if (m_.IsCallable(name)) return Operand{Value::Func(name), "Fn"};
+      return Err(fmt::format("unknown name `{}`", name));
+    }
+    case ExprKind::kBinaryOp: {
+      if (e.bin_op == BinOp::kAnd || e.bin_op == BinOp::kOr) {
+        const LocalId result = NewLocal("Bool");
+        ASSIGN_OR_RETURN(Operand l, Expr(e.left(), depth + 1));
+        Assign(result, l.v);
+        const BlockId rhs = NewBlock();
+        const BlockId join = NewBlock();
+        if (e.bin_op == BinOp::kAnd) {
+          Branch(Value::Local(result), rhs, join);
+        } else {
+          Branch(Value::Local(result), join, rhs);
+        }
+        SetBlock(rhs);
+        ASSIGN_OR_RETURN(Operand r, Expr(e.right(), depth + 1));
+        Assign(result, r.v);
+        Goto(join);
+        SetBlock(join);
+        return Operand{Value::Local(result), "Bool"};
+      }
+      ASSIGN_OR_RETURN(Operand l, Expr(e.left(), depth + 1));
+      ASSIGN_OR_RETURN(Operand r, Expr(e.right(), depth + 1));
+      std::string ty = l.ty;
+      switch (e.bin_op) {
+        case BinOp::kEq:
+        case BinOp::kNe:
+        case BinOp::kLt:
+        case BinOp::kGt:
+        case BinOp::kLe:
+        case BinOp::kGe:
+          ty = "Bool";
+          break;
+        default:
+          break;
+      }
+      return Operand{Temp(Value::Bin(e.bin_op, l.v, r.v), ty), ty};
+    }
+    case ExprKind::kUnaryOp: {
+      ASSIGN_OR_RETURN(Operand o, Expr(e.operand(), depth + 1));
+      Value v;
+      v.kind = e.unary_op == ast::UnaryOp::kNot ? ValueKind::kNot : ValueKind::kNeg;
+      v.operands.push_back(o.v);
+      return Operand{Temp(std::move(v), o.ty), o.ty};
+    }
+    case ExprKind::kCall:
+      return CallExpr(e, depth);
+    case ExprKind::kIf: {
+      ASSIGN_OR_RETURN(Operand cond, Expr(e.operands[0], depth + 1));
+      const LocalId result = NewLocal("");
+      Assign(result, Value::Unit());
+      const BlockId then = NewBlock();
+      const BlockId els = NewBlock();
+      const BlockId join = NewBlock();
+      Branch(cond.v, then, els);
+      SetBlock(then);
+      ASSIGN_OR_RETURN(Operand a, Block(*e.extra->block, depth + 1));
+      Assign(result, a.v);
+      Goto(join);
+      SetBlock(els);
+      std::string ty = a.ty;
+      if (e.extra->else_block) {
+        ASSIGN_OR_RETURN(Operand b, Block(*e.extra->else_block, depth + 1));
+        Assign(result, b.v);
+        if (ty.empty()) ty = b.ty;
+      }
+      Goto(join);
+      SetBlock(join);
+      fn_.locals[result].ty = ty.empty() ? "?" : ty;
+      return Operand{Value::Local(result), ty};
+    }
+    case ExprKind::kFieldAccess: {
+      ASSIGN_OR_RETURN(Operand o, Expr(e.operands[0], depth + 1));
+      Value v;
+      v.kind = ValueKind::kFieldGet;
+      v.s = std::string(e.text);
+      v.s2 = m_.IsStruct(o.ty) ? o.ty : "";
+      v.operands.push_back(o.v);
+      return Operand{Temp(std::move(v)), ""};
+    }
+    case ExprKind::kStructLit: {
+      const std::string name(e.text);
+      const std::vector<std::string>* fields = m_.StructFields(name);
+      Value v;
+      v.kind = ValueKind::kStructLit;
+      v.s = name;
+      if (fields == nullptr) return Err(fmt::format("unknown struct `{}`", name));
+      std::vector<std::optional<Value>> slots(fields->size());
+      for (const ast::FieldInit& f : e.extra->fields) {
+        ASSIGN_OR_RETURN(Operand fv, Expr(f.value, depth + 1));
+        for (std::size_t i = 0; i < fields->size(); ++i) {
+          if ((*fields)[i] == f.name) slots[i] = fv.v;
+        }
+      }
+      for (std::size_t i = 0; i < fields->size(); ++i) {
+        v.names.push_back((*fields)[i]);
+        v.operands.push_back(slots[i] ? *slots[i] : Value::Unit());
+      }
+      return Operand{Temp(std::move(v), name), name};
+    }
+    case ExprKind::kEnumVariantExpr: {
+      const std::string enum_name(e.text);
+      const std::string variant(e.extra->variant);
+      const int disc = m_.Discriminant(enum_name, variant);
+      if (disc < 0) {
+        // `Type::f(...)` of an impl or an associated function written with `::`.
+        const std::string name = fmt::format("{}_{}", enum_name, variant);
+        if (m_.IsCallable(name)) {
+          std::vector<Value> args;
+          for (const ast::Expr& a : e.operands) {
+            ASSIGN_OR_RETURN(Operand av, Expr(a, depth + 1));
+            args.push_back(av.v);
+          }
+          const LocalId dest = NewLocal("");
+          Call(dest, name, std::move(args));
+          return Operand{Value::Local(dest), ""};
+        }
+        return Err(fmt::format("unknown variant `{}::{}`", enum_name, variant));
+      }
+      Value v;
+      v.kind = ValueKind::kEnumVariant;
+      v.s = enum_name;
+      v.s2 = variant;
+      v.i = disc;
+      for (const ast::Expr& a : e.operands) {
+        ASSIGN_OR_RETURN(Operand av, Expr(a, depth + 1));
+        v.operands.push_back(av.v);
+      }
+      return Operand{Temp(std::move(v), enum_name), enum_name};
+    }
+    case ExprKind::kMatch:
+      return Match(e, depth);
+    case ExprKind::kTry:
+    case ExprKind::kNullCoalesce:
+    case ExprKind::kOptionalChain: {
+      ASSIGN_OR_RETURN(Operand o, Expr(e.operands[0], depth + 1));
+      const Value subject = Temp(o.v, o.ty);
+      Value d;
+      d.kind = ValueKind::kEnumDiscriminant;
+      d.operands.push_back(subject);
+      const Value is_first =
+          Temp(Value::Bin(BinOp::kEq, Temp(std::move(d), "Int"), Value::Int(0)), "Bool");
+      const LocalId result = NewLocal("");
+      const BlockId yes = NewBlock();
+      const BlockId no = NewBlock();
+      const BlockId join = NewBlock();
+      Branch(is_first, yes, no);
+      SetBlock(yes);
+      Value payload;
+      payload.kind = ValueKind::kEnumPayload;
+      payload.operands.push_back(subject);
+      if (e.kind == ExprKind::kOptionalChain) {
+        Value field;
+        field.kind = ValueKind::kFieldGet;
+        field.s = std::string(e.text);
+        field.operands.push_back(Temp(std::move(payload)));
+        Value some;
+        some.kind = ValueKind::kEnumVariant;
+        some.s = "Option";
+        some.s2 = "Some";
+        some.operands.push_back(Temp(std::move(field)));
+        Assign(result, std::move(some));
+      } else {
+        Assign(result, std::move(payload));
+      }
+      Goto(join);
+      SetBlock(no);
+      if (e.kind == ExprKind::kTry) {
+        ReturnValue(subject);
+      } else if (e.kind == ExprKind::kNullCoalesce) {
+        ASSIGN_OR_RETURN(Operand r, Expr(e.operands[1], depth + 1));
+        Assign(result, r.v);
+        Goto(join);
+      } else {
+        Value none;
+        none.kind = ValueKind::kEnumVariant;
+        none.s = "Option";
+        none.s2 = "None";
+        none.i = 1;
+        Assign(result, std::move(none));
+        Goto(join);
+      }
+      SetBlock(join);
+      const std::string ty = e.kind == ExprKind::kOptionalChain ? "Option" : "";
+      return Operand{Value::Local(result), ty};
+    }
+    case ExprKind::kRange:
+      return Operand{Value::Unit(), "()"};
+    case ExprKind::kClosure:
+      return Closure(e);
+    case ExprKind::kIs: {
+      ASSIGN_OR_RETURN(Operand o, Expr(e.operands[0], depth + 1));
+      const std::string variant(e.text);
+      const std::string enum_name = m_.EnumOfVariant(variant, o.ty);
+      const int disc = m_.Discriminant(enum_name, variant);
+      if (disc < 0) return Err(fmt::format("unknown variant `{}` after `is`", variant));
+      Value d;
+      d.kind = ValueKind::kEnumDiscriminant;
+      d.operands.push_back(o.v);
+      return Operand{
+          Temp(Value::Bin(BinOp::kEq, Temp(std::move(d), "Int"), Value::Int(disc)), "Bool"),
+          "Bool"};
+    }
+    case ExprKind::kAwait:
+      return Expr(e.operands[0], depth + 1);
+    case ExprKind::kStringInterp:
+      return Interp(e, depth);
+    case ExprKind::kTupleLit: {
+      Value v;
+      v.kind = ValueKind::kTupleLit;
+      for (const ast::Expr& a : e.operands) {
+        ASSIGN_OR_RETURN(Operand av, Expr(a, depth + 1));
+        v.operands.push_back(av.v);
+      }
+      return Operand{Temp(std::move(v), "Tuple"), "Tuple"};
+    }
+    case ExprKind::kTupleIndex: {
+      ASSIGN_OR_RETURN(Operand o, Expr(e.operands[0], depth + 1));
+      Value v;
+      v.kind = ValueKind::kTupleGet;
+      v.i = e.int_value;
+      v.operands.push_back(o.v);
+      return Operand{Temp(std::move(v)), ""};
+    }
+    case ExprKind::kBlock:
+      return Block(*e.extra->block, depth + 1);
+  }
+  return Err("unknown expression");
+}
+
+// ---------------------------------------------------------------------------------------------
+
+Status ModuleLowerer::Collect(const ast::Module& m, bool injected) {
+  for (const ast::TypeDecl& t : m.type_decls) {
+    std::vector<std::string> fields;
+    for (const ast::FieldDef& f : t.fields) fields.emplace_back(f.name);
+    if (structs_.emplace(t.name, fields).second) struct_order_.push_back(t.name);
+  }
+  for (const ast::ActorDecl& a : m.actor_decls) {
+    std::vector<std::string> fields;
+    for (const ast::FieldDef& f : a.fields) fields.emplace_back(f.name);
+    if (structs_.emplace(a.name, fields).second) struct_order_.push_back(a.name);
+    for (const ast::Function& h : a.handlers) {
+      fns_[fmt::format("{}_{}", a.name, h.name)] = FnInfo{BaseOf(h.return_type)};
+    }
+  }
+  for (const ast::EnumDecl& en : m.enum_decls) {
+    EnumInfo info;
+    for (const ast::EnumVariant& v : en.variants) info.variants.emplace_back(v.name);
+    if (enums_.emplace(en.name, info).second) enum_order_.push_back(en.name);
+  }
+  for (const ast::TypeAlias& a : m.type_aliases) aliases_[a.name] = &a;
+  for (const ast::Function& f : m.functions) fns_[f.name] = FnInfo{BaseOf(f.return_type)};
+  for (const ast::ImplBlock& impl : m.impl_blocks) {
+    impl_types_.insert(impl.type_name);
+    for (const ast::Function& f : impl.methods) {
+      fns_[fmt::format("{}_{}", impl.type_name, f.name)] = FnInfo{BaseOf(f.return_type)};
+    }
+    if (impl.trait_name) {
+      for (const ast::TraitDecl& t : m.trait_decls) {
+        if (t.name != *impl.trait_name) continue;
+        for (const ast::TraitMethod& tm : t.methods) {
+          if (tm.body) {
+            fns_.emplace(fmt::format("{}_{}", impl.type_name, tm.name),
+                         FnInfo{BaseOf(tm.return_type)});
+          }
+        }
+      }
+    }
+  }
+  (void)injected;
+  return Status::Ok();
+}
+
+Status ModuleLowerer::LowerOne(const ast::Function& f, const std::string& name,
+                               const std::string& self_type, bool injected) {
+  FnBuilder b(*this, name);
+  RETURN_IF_ERROR(b.LowerFunction(f, self_type, invariants_));
+  Function fn = b.Take();
+  fn.injected = injected;
+  generated_.push_back(std::move(fn));
+  if (!f.requires_.empty() || !invariants_.empty()) {
+    if (injected || f.requires_.empty()) return Status::Ok();
+    // validate_F(params) -> Bool: the conjunction of the requires clauses (docs/kodo.md §7.6).
+    FnBuilder v(*this, "validate_" + name);
+    Function& vf = v.fn();
+    vf.return_type = "Bool";
+    v.Push();
+    for (const ast::Param& p : f.params) {
+      v.Bind(std::string(p.name), v.NewLocal(BaseOf(p.ty), std::string(p.name)));
+    }
+    vf.param_count = static_cast<std::uint32_t>(f.params.size());
+    const LocalId acc = v.NewLocal("Bool", "", true);
+    v.cur_ = v.NewBlock();
+    v.ret_ = acc;
+    v.exit_ = v.NewBlock();
+    v.SetBlock(0);
+    v.Assign(acc, Value::Bool(true));
+    for (const ast::Expr& r : f.requires_) {
+      ASSIGN_OR_RETURN(Operand c, v.Expr(r, 0));
+      v.Assign(acc, Value::Bin(BinOp::kAnd, Value::Local(acc), c.v));
+    }
+    v.Goto(v.exit_);
+    v.SetBlock(v.exit_);
+    Terminator t;
+    t.kind = TermKind::kReturn;
+    t.value = Value::Local(acc);
+    v.fn().blocks[v.cur()].term = std::move(t);
+    generated_.push_back(v.Take());
+  }
+  return Status::Ok();
+}
+
+Result<Program> ModuleLowerer::Run() {
+  for (const sema::BuiltinSignature& b : sema::Builtins()) builtins_[std::string(b.name)] = &b;
+  enums_["Option"] = EnumInfo{{"Some", "None"}};
+  enums_["Result"] = EnumInfo{{"Ok", "Err"}};
+  enum_order_ = {"Option", "Result"};
+  RETURN_IF_ERROR(Collect(module_, false));
+
+  // The builtin methods written in Kōdo (docs/kodo.md §7.6).
+  std::optional<SourceBuffer> prelude_source;
+  std::optional<parse::ParseResult> prelude;
+  if (options_.inject_builtins) {
+    ASSIGN_OR_RETURN(SourceBuffer src,
+                     SourceBuffer::Create(0, "<prelude>", std::string(PreludeSource())));
+    prelude_source.emplace(std::move(src));
+    ASSIGN_OR_RETURN(parse::ParseResult parsed, parse::ParseModule(*prelude_source));
+    if (!parsed.ok()) return Status::Internal("the injected builtin methods do not parse");
+    prelude.emplace(std::move(parsed));
+    for (const ast::Function& f : prelude->module->functions) {
+      if (fns_.count(f.name) == 0) fns_[f.name] = FnInfo{BaseOf(f.return_type)};
+    }
+  }
+  for (const ast::InvariantDecl& inv : module_.invariants) invariants_.push_back(&inv.condition);
+
+  Program program;
+  program.module = module_.name;
+  for (const ast::Function& f : module_.functions) {
+    RETURN_IF_ERROR(LowerOne(f, f.name, "", false));
+  }
+  for (const ast::ImplBlock& impl : module_.impl_blocks) {
+    std::set<std::string> defined;
+    for (const ast::Function& f : impl.methods) {
+      defined.insert(f.name);
+      RETURN_IF_ERROR(
+          LowerOne(f, fmt::format("{}_{}", impl.type_name, f.name), impl.type_name, false));
+    }
+    if (!impl.trait_name) continue;
+    for (const ast::TraitDecl& t : module_.trait_decls) {
+      if (t.name != *impl.trait_name) continue;
+      for (const ast::TraitMethod& tm : t.methods) {
+        if (!tm.body || defined.count(tm.name) > 0) continue;
+        // A copy of the default method for this type (docs/kodo.md §7.6).
+        ast::Function copy;
+        copy.name = tm.name;
+        copy.return_type = tm.return_type;
+        for (const ast::Param& p : tm.params) {
+          ast::Param q;
+          q.name = p.name;
+          q.ty = p.ty;
+          copy.params.push_back(std::move(q));
+        }
+        FnBuilder b(*this, fmt::format("{}_{}", impl.type_name, tm.name));
+        // The body is borrowed, not copied: lower it through a function shell that points at it.
+        b.fn().return_type = BaseOf(tm.return_type);
+        b.ret_base_ = b.fn().return_type;
+        b.returns_result_ = b.ret_base_ == "Result";
+        b.Push();
+        for (const ast::Param& p : tm.params) {
+          std::string ty = p.name == "self" ? impl.type_name : BaseOf(p.ty);
+          b.Bind(std::string(p.name), b.NewLocal(ty, std::string(p.name)));
+        }
+        b.fn().param_count = static_cast<std::uint32_t>(tm.params.size());
+        b.ret_ = b.NewLocal(b.ret_base_, "result", true);
+        b.cur_ = b.NewBlock();
+        b.exit_ = b.NewBlock();
+        b.SetBlock(0);
+        b.Assign(b.ret_, Value::Unit());
+        ASSIGN_OR_RETURN(Operand tail, b.Block(*tm.body, 0));
+        if (b.ret_base_ != "()" && tail.v.kind != ValueKind::kUnit) b.Assign(b.ret_, tail.v);
+        b.Goto(b.exit_);
+        b.SetBlock(b.exit_);
+        Terminator term;
+        term.kind = TermKind::kReturn;
+        term.value = Value::Local(b.ret_);
+        b.fn().blocks[b.cur()].term = std::move(term);
+        b.Pop();
+        if (b.fn().return_type.empty()) b.fn().return_type = "?";
+        generated_.push_back(b.Take());
+      }
+    }
+  }
+  for (const ast::ActorDecl& a : module_.actor_decls) {
+    for (const ast::Function& h : a.handlers) {
+      RETURN_IF_ERROR(LowerOne(h, fmt::format("{}_{}", a.name, h.name), a.name, false));
+    }
+  }
+  if (prelude) {
+    const std::vector<const ast::Expr*> saved = std::move(invariants_);
+    invariants_.clear();
+    for (const ast::Function& f : prelude->module->functions) {
+      RETURN_IF_ERROR(LowerOne(f, f.name, "", true));
+      generated_.back().injected = true;
+    }
+    invariants_ = saved;
+  }
+  // Closures lowered while inside an injected function are injected too: they follow it.
+  program.functions = std::move(generated_);
+  bool in_prelude = false;
+  for (Function& fn : program.functions) {
+    if (fn.injected) in_prelude = true;
+    if (in_prelude && fn.name.rfind("__closure_", 0) == 0) fn.injected = true;
+  }
+  for (const std::string& s : struct_order_) program.structs.push_back({s, structs_[s]});
+  for (const std::string& e : enum_order_) program.enums.push_back({e, enums_[e].variants});
+  program.Reindex();
+  return program;
+}
+
+}  // namespace
+
+Result<Program> Lower(const ast::Module& module, const LowerOptions& options) {
+  ModuleLowerer lowerer(module, options);
+  return lowerer.Run();
+}
+
+}  // namespace trove::kodo::mir
