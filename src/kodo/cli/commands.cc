@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "kodo/annotate/annotate.h"
+#include "kodo/cli/trust_commands.h"
 #include "kodo/diag/diagnostic.h"
 #include "kodo/diag/explain.h"
 #include "kodo/diag/mcp_json.h"
@@ -14,6 +15,7 @@
 #include "kodo/driver/front.h"
 #include "kodo/driver/tools.h"
 #include "kodo/sema/check.h"
+#include "kodo/trust/config.h"
 #include "trove_version.h"  // generated: trove::Version(), trove::GitCommit()
 
 namespace trove::kodo::cli {
@@ -170,7 +172,12 @@ CommandOutput RunCheck(base::Env& env, const CheckArgs& args) {
   }
   std::string text;
   if (!ReadSource(env, args.file, text, out)) return out;
-  std::optional<driver::Compiled> c = Compile(std::move(text), args.file, {}, out);
+  // The kodo.toml [trust] table beside the file (kodo/trust/config.h); a corrupt one stops here.
+  std::optional<trust::TrustConfig> trust_config;
+  if (!internal::LoadTrust(env, args.file, trust_config, out)) return out;
+  std::optional<driver::Compiled> c =
+      Compile(std::move(text), args.file,
+              driver::FrontOptions{.trust_config = trust_config ? &*trust_config : nullptr}, out);
   if (!c) return out;
   NoteImports(*c, out);
   if (args.sarif) {
@@ -182,6 +189,8 @@ CommandOutput RunCheck(base::Env& env, const CheckArgs& args) {
     return out;
   }
   ReportCheck(*c, args.file, args.json_errors, out);
+  if (args.emit_cert && c->ok())
+    internal::EmitCertificate(env, args.file, *c, args.json_errors, out);
   return out;
 }
 

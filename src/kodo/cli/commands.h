@@ -10,6 +10,7 @@
 // Thread safety: each call uses only its arguments.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "base/env.h"
@@ -32,10 +33,17 @@ struct CommandOutput {
 // stdout (kodo/diag/sarif.h, docs/kodo.md §2.1). Exit 1 when the program has errors, 2 for --sarif
 // with
 // --json-errors.
+// The policy phase reads the `kodo.toml` beside FILE for its [trust] table (E0263/E0264); a
+// kodo.toml that does not parse is an error naming it, line and column, exit 1.
+// --emit-cert, after a clean check, writes FILE.ko.cert.json (kodo/trust/report.h Certificate;
+// chained to the certificate already there) through Env::WriteFile (temporary file, then
+// rename) and prints "Certificate written to PATH" (to stderr with --json-errors, so that
+// stdout stays one JSON document).
 struct CheckArgs {
   std::string file;  // as given: it is echoed in span.file
   bool json_errors = false;
   bool sarif = false;
+  bool emit_cert = false;
 };
 CommandOutput RunCheck(base::Env& env, const CheckArgs& args);
 
@@ -79,6 +87,31 @@ struct FixArgs {
   bool apply = false;
 };
 CommandOutput RunFix(base::Env& env, const FixArgs& args);
+
+// `kodoc confidence-report FILE [--json] [--threshold T]` (docs/kodo.md §2.1): the
+// fail-fast check (no kodo.toml, as upstream), then declared and computed confidence per free
+// function (kodo/trust/report.h). "parse error: M" / "type error: M" on stderr and exit 1 when
+// the program does not check.
+struct ConfidenceReportArgs {
+  std::string file;
+  bool json = false;
+  double threshold = 0.8;
+};
+CommandOutput RunConfidenceReport(base::Env& env, const ConfidenceReportArgs& args);
+
+// `kodoc audit FILE [--json] [--contracts MODE] [--policy P]` (docs/kodo.md §2.1): confidence,
+// contract counts and annotations per function, and whether the module is deployable; with --policy
+// ("min_confidence=0.9,contracts=all_verified|all_present,reviewed=all") the policy result too,
+// and exit 1 when it fails. Contract counts: in `none` mode none; otherwise every requires and
+// ensures clause of free functions and impl methods counts as a runtime check until the
+// contracts phase (kodo/contracts) reports its own counts.
+struct AuditArgs {
+  std::string file;
+  bool json = false;
+  std::string contracts = "runtime";
+  std::optional<std::string> policy;
+};
+CommandOutput RunAudit(base::Env& env, const AuditArgs& args);
 
 // Returns "NAME 1.14.1 (trove VERSION)": the kodoc release whose behaviour this follows.
 std::string VersionText(const std::string& program);
