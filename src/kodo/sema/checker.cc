@@ -30,7 +30,6 @@
 #include "kodo/sema/fix_text.h"
 #include "kodo/sema/name_table.h"
 #include "kodo/sema/types.h"
-#include "kodo/trust/confidence.h"
 #include "kodo/trust/policy.h"
 
 namespace trove::kodo::sema::internal {
@@ -527,8 +526,7 @@ CheckResult Checker::Run() {
     if (Stopped()) return CheckResult{std::move(diags_)};
   }
   // The last step (§5.3): the trust policies, after every body (kodo/trust/policy.h).
-  for (Diagnostic& d : trust::CheckPolicies(source_, module_, trust::CallGraph::Build(module_),
-                                            options_.trust_config)) {
+  for (Diagnostic& d : trust::CheckPolicies(source_, module_, options_.trust_config)) {
     Report(std::move(d));
   }
   return CheckResult{std::move(diags_)};

@@ -38,8 +38,12 @@ Result<TrustConfig> ParseTrustConfig(std::string_view toml_text, std::string_vie
     root = toml::parse(toml_text, path);
   } catch (const toml::parse_error& e) {
     const toml::source_position at = e.source().begin;
-    return Status::Malformed(
-        fmt::format("{}:{}:{}: {}", path, at.line, at.column, std::string_view(e.description())));
+    // toml++ capitalizes its messages ("Error while parsing ..."); Trove's are lower-case.
+    std::string reason(e.description());
+    if (!reason.empty() && reason[0] >= 'A' && reason[0] <= 'Z') {
+      reason[0] = static_cast<char>(reason[0] - 'A' + 'a');
+    }
+    return Status::Malformed(fmt::format("{}:{}:{}: {}", path, at.line, at.column, reason));
   }
   TrustConfig config;
   const toml::node* trust_node = root.get("trust");

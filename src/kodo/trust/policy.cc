@@ -115,7 +115,7 @@ std::optional<Diagnostic> Reviewers(const SourceBuffer& source, const ast::Funct
 }  // namespace
 
 std::vector<Diagnostic> CheckPolicies(const SourceBuffer& source, const ast::Module& module,
-                                      const CallGraph& graph, const TrustConfig* config) {
+                                      const TrustConfig* config) {
   std::vector<Diagnostic> out;
   const ast::MetaEntry* policy = MetaEntry(module, "trust_policy");
   if (policy != nullptr && policy->value == "high_security") {
@@ -137,6 +137,7 @@ std::vector<Diagnostic> CheckPolicies(const SourceBuffer& source, const ast::Mod
   const std::optional<double> threshold =
       min_entry == nullptr ? std::nullopt : ParseRustFloat(min_entry->value);
   if (threshold) {
+    const CallGraph graph = CallGraph::Build(module);
     for (const ast::Function& fn : module.functions) {
       const double computed = graph.Computed(fn.name);
       if (!(computed < *threshold)) continue;

@@ -33,7 +33,8 @@ namespace trove::kodo::trust {
 
 // Returns the policy diagnostics of `module` (parsed from `source`) in upstream's order.
 // `config` is the `[trust]` configuration, or null when there is none (MCP, or no kodo.toml).
+// The call graph is built only when the meta sets `min_confidence` (E0261 needs it).
 std::vector<diag::Diagnostic> CheckPolicies(const SourceBuffer& source, const ast::Module& module,
-                                            const CallGraph& graph, const TrustConfig* config);
+                                            const TrustConfig* config);
 
 }  // namespace trove::kodo::trust
