@@ -266,7 +266,7 @@ TEST(BuildToolTest, FailuresAsObjectsAndNoFakeSuccess) {
   EXPECT_EQ((*failed)["phase"], "types");
 }
 
-// kodo.confidence_report (specs/kodo.md §18.4): the fail-fast checker, then the report.
+// kodo.confidence_report (docs/kodo.md §3.4): the fail-fast checker, then the report.
 TEST(ConfidenceReportToolTest, ShapesOfEachOutcome) {
   Result<json> ok = ConfidenceReportTool(kValid);
   ASSERT_TRUE(ok.ok());
