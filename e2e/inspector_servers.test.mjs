@@ -73,7 +73,7 @@ const SERVERS = {
       'kodo.annotate': () => ({ source: KODO_SOURCE }),
       'kodo.confidence_report': () => ({ source: KODO_SOURCE }),
     },
-    mayFail: { 'kodo.build': /not implemented yet/, 'kodo.confidence_report': /not implemented yet/ },
+    mayFail: { 'kodo.build': /not implemented yet/ },
     templates: {},
     prompts: {},
   },

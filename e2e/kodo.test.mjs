@@ -167,9 +167,35 @@ async function exerciseTools(client) {
   const build = structured(await call(client, 'kodo.build', { source: SEED_SOURCE }));
   assert.deepEqual(build, { function_count: 1, message: 'compilation successful (through MIR)', module: 'test', phase: 'mir', status: 'ok' });
   assert.equal(structured(await call(client, 'kodo.build', { source: BROKEN })).phase, 'types');
-  const report = await call(client, 'kodo.confidence_report', { source: SEED_SOURCE });
-  assert.equal(report.isError, true);
-  assert.match(report.content[0].text, /not implemented yet.*trust phase/);
+
+  // kodo.confidence_report (docs/kodo.md §3.4): confidence propagated over the call graph.
+  assert.deepEqual(structured(await call(client, 'kodo.confidence_report', { source: SEED_SOURCE })), {
+    functions: [{ callees: [], computed_confidence: 1, declared_confidence: 1, name: 'main' }],
+    overall_confidence: 1, status: 'ok' });
+  const TRUSTED = [
+    'module trusted {',
+    '    meta { purpose: "confidence" }',
+    '    fn main() {',
+    '        parse_input()',
+    '    }',
+    '    @confidence(0.9)',
+    '    fn parse_input() {',
+    '        tokenize()',
+    '    }',
+    '    @confidence(0.6) @reviewed_by(human: "ada")',
+    '    fn tokenize() {}',
+    '}', ''].join('\n');
+  assert.deepEqual(structured(await call(client, 'kodo.confidence_report', { source: TRUSTED })), {
+    functions: [
+      { callees: ['parse_input'], computed_confidence: 0.6, declared_confidence: 1, name: 'main' },
+      { callees: ['tokenize'], computed_confidence: 0.6, declared_confidence: 0.9, name: 'parse_input' },
+      { callees: [], computed_confidence: 0.6, declared_confidence: 0.6, name: 'tokenize' }],
+    overall_confidence: 0.6, status: 'ok' });
+  // Without the human review, the fail-fast checker's E0260 is the answer.
+  const unreviewed = structured(await call(client, 'kodo.confidence_report',
+    { source: TRUSTED.replace(' @reviewed_by(human: "ada")', '') }));
+  assert.equal(unreviewed.status, 'failed');
+  assert.match(unreviewed.error, /^function `tokenize` has @confidence\(0\.6\) < 0\.8 and is missing/);
 
   // Bad inputs: a call that cannot run is isError with the path; the session goes on.
   for (const name of TOOL_NAMES) {
@@ -488,7 +514,7 @@ describe('kodoc CLI on real files', () => {
   });
 
   test('an unknown or planned command names itself and the commands there are (exit 2)', () => {
-    const commands = 'the commands are: check, explain, describe, annotate, fix, mir, run, mcp';
+    const commands = 'the commands are: check, confidence-report, audit, explain, describe, annotate, fix, mir, run, mcp';
     let r = run(KODOC, ['build', 'ok.ko']);
     assert.equal(r.code, 2, r.stderr);
     assert.equal(r.stderr, `kodoc: error: 'build' is planned but not implemented yet; ${commands}\n`);

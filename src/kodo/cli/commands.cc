@@ -8,6 +8,7 @@
 
 #include "kodo/annotate/annotate.h"
 #include "kodo/contracts/contracts.h"
+#include "kodo/cli/trust_commands.h"
 #include "kodo/diag/diagnostic.h"
 #include "kodo/diag/explain.h"
 #include "kodo/diag/mcp_json.h"
@@ -17,6 +18,7 @@
 #include "kodo/interp/interp.h"
 #include "kodo/mir/lower.h"
 #include "kodo/sema/check.h"
+#include "kodo/trust/config.h"
 #include "trove_version.h"  // generated: trove::Version(), trove::GitCommit()
 
 namespace trove::kodo::cli {
@@ -173,7 +175,12 @@ CommandOutput RunCheck(base::Env& env, const CheckArgs& args) {
   }
   std::string text;
   if (!ReadSource(env, args.file, text, out)) return out;
-  std::optional<driver::Compiled> c = Compile(std::move(text), args.file, {}, out);
+  // The kodo.toml [trust] table beside the file (kodo/trust/config.h); a corrupt one stops here.
+  std::optional<trust::TrustConfig> trust_config;
+  if (!internal::LoadTrust(env, args.file, trust_config, out)) return out;
+  std::optional<driver::Compiled> c =
+      Compile(std::move(text), args.file,
+              driver::FrontOptions{.trust_config = trust_config ? &*trust_config : nullptr}, out);
   if (!c) return out;
   NoteImports(*c, out);
   // Contracts, after a clean type check (upstream verifies them after desugaring).
@@ -201,6 +208,8 @@ CommandOutput RunCheck(base::Env& env, const CheckArgs& args) {
   }
   ReportCheck(*c, args.file, args.json_errors, out);
   if (!args.json_errors) out.out += contract_lines;
+  if (args.emit_cert && c->ok())
+    internal::EmitCertificate(env, args.file, *c, args.json_errors, out);
   return out;
 }
 

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,11 +42,18 @@ struct CommandOutput {
 // to stderr, nothing to stdout, and exits 1; otherwise text mode adds "  contracts: N
 // statically verified, M runtime checks" (when any was counted) and, in prove mode, one line per
 // ensures clause.
+// The policy phase reads the `kodo.toml` beside FILE for its [trust] table (E0263/E0264); a
+// kodo.toml that does not parse is an error naming it, line and column, exit 1.
+// --emit-cert, after a clean check, writes FILE.ko.cert.json (kodo/trust/report.h Certificate;
+// chained to the certificate already there) through Env::WriteFile (temporary file, then
+// rename) and prints "Certificate written to PATH" (to stderr with --json-errors, so that
+// stdout stays one JSON document).
 struct CheckArgs {
   std::string file;  // as given: it is echoed in span.file
   bool json_errors = false;
   bool sarif = false;
   std::string contracts = "runtime";  // --contracts=MODE
+  bool emit_cert = false;
 };
 CommandOutput RunCheck(base::Env& env, const CheckArgs& args);
 
@@ -108,6 +116,30 @@ struct RunArgs {
   std::uint64_t max_steps = 0;  // 0: no limit
 };
 CommandOutput RunRun(base::Env& env, const RunArgs& args);
+// `kodoc confidence-report FILE [--json] [--threshold T]` (docs/kodo.md §2.1): the
+// fail-fast check (no kodo.toml, as upstream), then declared and computed confidence per free
+// function (kodo/trust/report.h). "parse error: M" / "type error: M" on stderr and exit 1 when
+// the program does not check.
+struct ConfidenceReportArgs {
+  std::string file;
+  bool json = false;
+  double threshold = 0.8;
+};
+CommandOutput RunConfidenceReport(base::Env& env, const ConfidenceReportArgs& args);
+
+// `kodoc audit FILE [--json] [--contracts MODE] [--policy P]` (docs/kodo.md §2.1): confidence,
+// contract counts and annotations per function, and whether the module is deployable; with --policy
+// ("min_confidence=0.9,contracts=all_verified|all_present,reviewed=all") the policy result too,
+// and exit 1 when it fails. Contract counts: in `none` mode none; otherwise every requires and
+// ensures clause of free functions and impl methods counts as a runtime check until the
+// contracts phase (kodo/contracts) reports its own counts.
+struct AuditArgs {
+  std::string file;
+  bool json = false;
+  std::string contracts = "runtime";
+  std::optional<std::string> policy;
+};
+CommandOutput RunAudit(base::Env& env, const AuditArgs& args);
 
 // Returns "NAME 1.14.1 (trove VERSION)": the kodoc release whose behaviour this follows.
 std::string VersionText(const std::string& program);

@@ -37,13 +37,11 @@ constexpr trove::base::CommandNote kNotes[] = {
     {"intent-explain", "is planned but not implemented yet"},
     {"lsp", "is planned but not implemented yet"},
     {"repl", "is planned but not implemented yet"},
-    {"confidence-report", "is planned but not implemented yet"},
     {"generate-tests", "is planned but not implemented yet"},
     {"init", "is planned but not implemented yet"},
     {"add", "is planned but not implemented yet"},
     {"remove", "is planned but not implemented yet"},
     {"update", "is planned but not implemented yet"},
-    {"audit", "is planned but not implemented yet"},
 };
 
 // When the command word names no command, prints which word is unknown and which commands
@@ -87,6 +85,27 @@ int main(int argc, char** argv) {
   check->add_flag("--sarif", check_args.sarif, "Print the diagnostics as a SARIF 2.1.0 log");
   check->add_option("--contracts", check_args.contracts,
                     "Contract mode: runtime (default), static, both, none, recoverable, prove");
+  check->add_flag("--emit-cert", check_args.emit_cert,
+                  "After a clean check, write FILE.ko.cert.json (the compilation certificate)");
+
+  ConfidenceReportArgs confidence_args;
+  CLI::App* confidence = app.add_subcommand(
+      "confidence-report", "Declared and propagated @confidence of every function");
+  confidence->add_option("file", confidence_args.file, "The .ko source file")->required();
+  confidence->add_flag("--json", confidence_args.json, "Print JSON");
+  confidence->add_option("--threshold", confidence_args.threshold,
+                         "Flag functions whose computed confidence is below this (default 0.8)");
+
+  AuditArgs audit_args;
+  CLI::App* audit =
+      app.add_subcommand("audit", "Confidence, contracts and annotations report of a module");
+  audit->add_option("file", audit_args.file, "The .ko source file")->required();
+  audit->add_flag("--json", audit_args.json, "Print JSON");
+  audit->add_option("--contracts", audit_args.contracts,
+                    "Contract mode: static, runtime, both, none or recoverable (default runtime)");
+  audit->add_option("--policy", audit_args.policy,
+                    "Criteria, e.g. \"min_confidence=0.9,contracts=all_verified,reviewed=all\"; "
+                    "exit 1 when they fail");
 
   ExplainArgs explain_args;
   CLI::App* explain = app.add_subcommand("explain", "Explain an error code with examples");
@@ -156,6 +175,8 @@ int main(int argc, char** argv) {
   if (*fix) out = RunFix(env, fix_args);
   if (*mir) out = RunMir(env, mir_args);
   if (*run) out = RunRun(env, run_args);
+  if (*confidence) out = RunConfidenceReport(env, confidence_args);
+  if (*audit) out = RunAudit(env, audit_args);
   if (*mcp) {
     // Only the server blocks SIGTERM/SIGINT (for its orderly shutdown); no thread exists yet.
     // The other commands keep the default dispositions, so Ctrl-C stops them.

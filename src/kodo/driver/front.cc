@@ -11,10 +11,11 @@ Result<Compiled> CompileSource(std::string text, std::string name, const FrontOp
                                                              options.parse.lex.max_source_bytes));
   Compiled out{.source = std::move(source)};
   if (options.type_check) {
-    ASSIGN_OR_RETURN(
-        sema::SourceCheck checked,
-        sema::CheckSource(out.source, sema::CheckOptions{.fail_fast = options.fail_fast},
-                          options.parse));
+    ASSIGN_OR_RETURN(sema::SourceCheck checked,
+                     sema::CheckSource(out.source,
+                                       sema::CheckOptions{.fail_fast = options.fail_fast,
+                                                          .trust_config = options.trust_config},
+                                       options.parse));
     out.module = std::move(checked.module);
     out.diagnostics = std::move(checked.diagnostics);
     if (checked.phase == sema::Phase::kParse && !out.diagnostics.empty()) {

@@ -36,6 +36,9 @@ struct FrontOptions {
   // parse.lex.max_source_bytes (16 MiB by default) fails with kResourceExhausted, as does
   // nesting deeper than parse.max_depth (an E0100 diagnostic) or too many tokens.
   parse::ParseOptions parse;
+  // The kodo.toml [trust] table for the policy phase (sema::CheckOptions::trust_config); null
+  // for the MCP tools, which never read kodo.toml (§3.3). Must outlive the call.
+  const trust::TrustConfig* trust_config = nullptr;
 };
 
 enum class Outcome {

@@ -6,6 +6,8 @@
 #include "kodo/diag/explain.h"
 #include "kodo/diag/mcp_json.h"
 #include "kodo/mir/lower.h"
+#include "kodo/trust/confidence.h"
+#include "kodo/trust/report.h"
 
 namespace trove::kodo::driver {
 namespace {
@@ -179,9 +181,16 @@ Result<json> BuildTool(std::string source, const FrontOptions& options) {
 }
 
 Result<json> ConfidenceReportTool(std::string source, const FrontOptions& options) {
-  ASSIGN_OR_RETURN(Compiled c, CompileSource(std::move(source), "<source>", ParseOnly(options)));
+  // Upstream runs the fail-fast checker here, without kodo.toml (docs/kodo.md §3.4).
+  FrontOptions fail_fast = Collecting(options);
+  fail_fast.fail_fast = true;
+  fail_fast.trust_config = nullptr;
+  ASSIGN_OR_RETURN(Compiled c, CompileSource(std::move(source), "<source>", fail_fast));
   if (c.outcome == Outcome::kParseFailed) return diag::McpParseFailure(c.diagnostics);
-  return Status::Unsupported(std::string(kConfidenceNotImplemented));
+  if (c.outcome == Outcome::kTypeErrors) {
+    return json{{"error", c.diagnostics.front().message}, {"status", "failed"}};
+  }
+  return trust::McpConfidenceReport(*c.module, trust::CallGraph::Build(*c.module));
 }
 
 }  // namespace trove::kodo::driver

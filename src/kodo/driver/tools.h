@@ -24,10 +24,6 @@ namespace trove::kodo::driver {
 // The text kodo.build answers with (as an error) until MIR lowering exists (issue 5,
 // decision 3).
 inline constexpr std::string_view kBuildNotImplemented = "lowering to MIR is not implemented yet";
-// The text kodo.confidence_report answers with (as an error) until the trust phase.
-inline constexpr std::string_view kConfidenceNotImplemented =
-    "kodo.confidence_report is not implemented yet: confidence propagation (@confidence, "
-    "@reviewed_by, min_confidence) arrives with the contracts and trust phase (tier T3)";
 
 // kodo.check: the parse-failure object (§3.3), the type-failure object, or
 // {"errors": [], "module": NAME, "status": "ok"}.
@@ -54,8 +50,10 @@ Result<nlohmann::json> AnnotateTool(std::string source, const FrontOptions& opti
 // {"errors":[{"message"}],"phase":"mir","status":"failed"} when lowering fails (kodo/mir/lower.h).
 Result<nlohmann::json> BuildTool(std::string source, const FrontOptions& options = {});
 
-// kodo.confidence_report: the parse-failure object on a parse error; otherwise kUnsupported
-// with kConfidenceNotImplemented.
+// kodo.confidence_report (docs/kodo.md §3.4): the parse-failure object on a parse error; the
+// fail-fast checker's first error as {"error": MESSAGE, "status": "failed"} (trust policies
+// included, without kodo.toml); else {"functions": [{"callees", "computed_confidence",
+// "declared_confidence", "name"}], "overall_confidence", "status": "ok"} (kodo/trust/report.h).
 Result<nlohmann::json> ConfidenceReportTool(std::string source, const FrontOptions& options = {});
 
 // The pieces, for callers that already hold a parsed module.

@@ -272,9 +272,38 @@ TEST(BuildToolTest, FailuresAsObjectsAndNoFakeSuccess) {
   Result<json> failed = BuildTool(kTypeError);
   ASSERT_TRUE(failed.ok());
   EXPECT_EQ((*failed)["phase"], "types");
-  Result<json> report = ConfidenceReportTool(kValid);
-  ASSERT_FALSE(report.ok());
-  EXPECT_EQ(report.status().code(), base::StatusCode::kUnsupported);
+}
+
+// kodo.confidence_report (docs/kodo.md §3.4): the fail-fast checker, then the report.
+TEST(ConfidenceReportToolTest, ShapesOfEachOutcome) {
+  Result<json> ok = ConfidenceReportTool(kValid);
+  ASSERT_TRUE(ok.ok());
+  EXPECT_EQ(ok->dump(),
+            R"j({"functions":[{"callees":[],"computed_confidence":1.0,"declared_confidence":1.0,)j"
+            R"j("name":"main"}],"overall_confidence":1.0,"status":"ok"})j");
+  Result<json> propagated = ConfidenceReportTool(
+      "module m {\n    meta { purpose: \"p\" }\n    fn main() {\n        helper()\n    }\n"
+      "    @confidence(0.5) @reviewed_by(human: \"ada\")\n    fn helper() {}\n}\n");
+  ASSERT_TRUE(propagated.ok());
+  EXPECT_EQ((*propagated)["overall_confidence"], 0.5);
+  EXPECT_EQ((*propagated)["functions"][0]["computed_confidence"], 0.5);
+  EXPECT_EQ((*propagated)["functions"][0]["callees"], json::array({"helper"}));
+  // A type error: its message only, from the fail-fast checker.
+  Result<json> failed = ConfidenceReportTool(kTypeError);
+  ASSERT_TRUE(failed.ok());
+  EXPECT_EQ(failed->size(), 2u);
+  EXPECT_EQ((*failed)["status"], "failed");
+  EXPECT_EQ((*failed)["error"].get<std::string>().rfind("type mismatch: expected `Int`", 0), 0u);
+  // A policy error is a type error here too (E0260 without a human review).
+  Result<json> policy = ConfidenceReportTool(
+      "module m {\n    meta { purpose: \"p\" }\n    @confidence(0.5)\n    fn f() {}\n}\n");
+  ASSERT_TRUE(policy.ok());
+  EXPECT_EQ(
+      (*policy)["error"].get<std::string>().rfind("function `f` has @confidence(0.5) < 0.8", 0),
+      0u);
+  Result<json> parse = ConfidenceReportTool("module m {");
+  ASSERT_TRUE(parse.ok());
+  EXPECT_EQ((*parse)["phase"], "parse");
 }
 
 TEST(ExplainToolTest, ClassifiesByPrefix) {

@@ -5,6 +5,8 @@
 //   - 2026-11-24: first version. Check(), CheckSource(), Summarize().
 //   - 2026-11-26: CheckSource verifies fix patches (CheckOptions::verify_fixes, verify_fixes.h);
 //     Check() does not.
+//   - 2026-11-26: the trust policies (E0260-E0264, E0350; kodo/trust/policy.h) run last, as
+//     the last step of §5.3; CheckOptions::trust_config carries the kodo.toml [trust] table.
 //
 // Scope. Tiers T0 and T1 (§7.1) are checked in full, and of T2 the builtin table of §13 with
 // element-aware collection builtins and typed builtin methods (docs/decisions/0055-kodo-builtins-
@@ -24,6 +26,10 @@
 #include "kodo/parse/parser.h"
 #include "kodo/source/source_buffer.h"
 
+namespace trove::kodo::trust {
+struct TrustConfig;  // kodo/trust/config.h
+}  // namespace trove::kodo::trust
+
 namespace trove::kodo::sema {
 
 struct CheckOptions {
@@ -36,6 +42,10 @@ struct CheckOptions {
   // CheckSource only: the most bytes of patched source re-checked to verify the patches of one
   // file; patches beyond it are withheld (offered as manual repair plans). Default 32 MiB.
   std::size_t max_verify_bytes = std::size_t{32} << 20;
+  // The `[trust]` table of the `kodo.toml` beside the source (kodo/trust/config.h), for the
+  // reviewer checks E0263/E0264 of the policy phase; null when there is none (always for MCP).
+  // Must outlive the call.
+  const trust::TrustConfig* trust_config = nullptr;
 };
 
 struct CheckResult {

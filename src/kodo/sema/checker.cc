@@ -30,6 +30,7 @@
 #include "kodo/sema/fix_text.h"
 #include "kodo/sema/name_table.h"
 #include "kodo/sema/types.h"
+#include "kodo/trust/policy.h"
 
 namespace trove::kodo::sema::internal {
 namespace {
@@ -523,6 +524,10 @@ CheckResult Checker::Run() {
   for (const ast::InvariantDecl& inv : module_.invariants) {
     CheckInvariant(inv);
     if (Stopped()) return CheckResult{std::move(diags_)};
+  }
+  // The last step (§5.3): the trust policies, after every body (kodo/trust/policy.h).
+  for (Diagnostic& d : trust::CheckPolicies(source_, module_, options_.trust_config)) {
+    Report(std::move(d));
   }
   return CheckResult{std::move(diags_)};
 }

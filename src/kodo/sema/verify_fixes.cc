@@ -26,12 +26,15 @@ std::size_t CountSame(const std::vector<diag::Diagnostic>& diags, const diag::Di
 
 // Checks `text` as CheckSource does, collecting every error, without verifying its patches.
 Result<SourceCheck> Recheck(const SourceBuffer& original, std::string text,
-                            const parse::ParseOptions& parse_options) {
+                            const parse::ParseOptions& parse_options,
+                            const trust::TrustConfig* trust_config) {
   ASSIGN_OR_RETURN(SourceBuffer patched,
                    SourceBuffer::Create(original.id(), original.name(), std::move(text),
                                         parse_options.lex.max_source_bytes));
-  return CheckSource(patched, CheckOptions{.fail_fast = false, .verify_fixes = false},
-                     parse_options);
+  return CheckSource(
+      patched,
+      CheckOptions{.fail_fast = false, .verify_fixes = false, .trust_config = trust_config},
+      parse_options);
 }
 
 class Verifier {
@@ -59,7 +62,8 @@ class Verifier {
       return fmt::format("the patch does not apply: {}", patched.status().message());
     }
     if (!Spend(patched->size())) return BudgetReason();
-    Result<SourceCheck> again = Recheck(source_, std::move(patched).value(), parse_options_);
+    Result<SourceCheck> again =
+        Recheck(source_, std::move(patched).value(), parse_options_, options_.trust_config);
     if (!again.ok()) {
       return fmt::format("the patched file crosses a bound: {}", again.status().message());
     }
@@ -83,7 +87,8 @@ class Verifier {
     if (!options_.fail_fast) return &diags_;
     if (!baseline_) {
       if (!Spend(source_.size())) return nullptr;
-      Result<SourceCheck> all = Recheck(source_, std::string(source_.text()), parse_options_);
+      Result<SourceCheck> all =
+          Recheck(source_, std::string(source_.text()), parse_options_, options_.trust_config);
       baseline_.emplace();
       if (all.ok()) *baseline_ = std::move(all->diagnostics);
     }

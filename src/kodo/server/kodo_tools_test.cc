@@ -112,7 +112,7 @@ TEST_F(KodoToolsTest, MissingOrMistypedArgumentsAreToolErrors) {
   EXPECT_NE(r["content"][0]["text"].get<std::string>().find("arguments.code"), std::string::npos);
 }
 
-TEST_F(KodoToolsTest, BuildAndConfidenceReportSayTheyAreNotImplemented) {
+TEST_F(KodoToolsTest, BuildLowersToMirAndConfidenceReportAnswers) {
   Json build = Structured(Call("kodo.build", {{"source", kValid}}));
   EXPECT_EQ(build["phase"], "mir");
   EXPECT_EQ(build["status"], "ok");
@@ -121,9 +121,9 @@ TEST_F(KodoToolsTest, BuildAndConfidenceReportSayTheyAreNotImplemented) {
   Json failed = Structured(Call("kodo.build", {{"source", kTypeError}}));
   EXPECT_EQ(failed["phase"], "types");
 
-  Json report = Call("kodo.confidence_report", {{"source", kValid}});
-  EXPECT_TRUE(report.value("isError", false));
-  EXPECT_EQ(report["content"][0]["text"], std::string(driver::kConfidenceNotImplemented));
+  Json report = Structured(Call("kodo.confidence_report", {{"source", kValid}}));
+  EXPECT_EQ(report["status"], "ok");
+  EXPECT_EQ(report["overall_confidence"], 1.0);
   Json parse = Structured(Call("kodo.confidence_report", {{"source", kParseError}}));
   EXPECT_EQ(parse["phase"], "parse");
 }
