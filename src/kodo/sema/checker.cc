@@ -26,6 +26,7 @@
 #include <utility>
 #include <vector>
 
+#include "kodo/ownership/ownership.h"
 #include "kodo/sema/builtins.h"
 #include "kodo/sema/fix_text.h"
 #include "kodo/sema/name_table.h"
@@ -91,6 +92,23 @@ std::optional<std::string> NearName(std::string_view name,
   return best;
 }
 
+// §7.1: numeric types, Bool, Byte, unit, function types and every Generic (collections are
+// handles) are Copy; String, structs, enums, tuples, dyn and Future are not, nor is `?`. Our
+// lenient kAny is Copy, so that it never causes a false move (decision 0061).
+bool IsCopy(Type t) {
+  switch (t.tag()) {
+    case TypeTag::kPrim:
+      return t.name() != "String";
+    case TypeTag::kUnit:
+    case TypeTag::kFunction:
+    case TypeTag::kGeneric:
+    case TypeTag::kAny:
+      return true;
+    default:
+      return false;
+  }
+}
+
 // `type` is the declaration's own type, kept here so that a use found by name needs no second
 // lookup in the TypeTable (set by StructEntry/EnumEntry).
 // Field and variant names are views of the tree's arena text or of string literals, which
@@ -145,7 +163,7 @@ struct FnContext {
 class Checker {
  public:
   Checker(const SourceBuffer& source, const ast::Module& module, const CheckOptions& options)
-      : source_(source), module_(module), options_(options) {}
+      : source_(source), module_(module), options_(options), own_(source.id()) {}
 
   CheckResult Run();
 
@@ -323,8 +341,20 @@ class Checker {
   Type InferCall(const Expr& e);
   Type InferMethodCall(const Expr& e, const Expr& object, std::string_view method);
   // Checks the arguments call.operands[first_arg...] against `params`; returns `result`.
+  // `direct`: a direct call (§8: its bare-identifier arguments move or borrow by the callee's
+  // qualifiers, `callee` when it is a module function, else all `own`); method calls do not.
   Type CheckCallArgs(std::span<const Type> params, Type result, const Expr& call,
-                     std::size_t first_arg);
+                     std::size_t first_arg, bool direct = false,
+                     const ast::Function* callee = nullptr);
+  // Ownership (ownership.h): the effect of argument `arg` of type `t` passed to a parameter with
+  // `qualifier` of a direct call; throws the error.
+  void OwnArgument(const Expr& arg, Type t, ast::Ownership qualifier) {
+    if (!options_.ownership || arg.kind != ExprKind::kIdent) return;
+    if (auto d = own_.Argument(arg.text, qualifier, IsCopy(t), arg.span)) Fail(std::move(*d));
+  }
+  void OwnFail(std::optional<Diagnostic> d) {
+    if (d) Fail(std::move(*d));
+  }
   // Builtins (§13): the table's types, and calls whose types depend on the collection.
   Type ParseBuiltinType(std::string_view& text);
   // Returns the variable slot of `t` (a `$X` struct of a pattern), or npos.
@@ -383,6 +413,10 @@ class Checker {
   std::size_t globals_end_ = 0;
   NameTable<Global> globals_;
   FnContext fn_;
+  // §8: the ownership state of the body being checked, and the module functions by name (their
+  // parameter qualifiers apply to direct calls by that name).
+  ownership::Tracker own_;
+  std::unordered_map<std::string_view, const ast::Function*> fn_decls_;
   int instantiation_depth_ = 0;
   // The nodes on the path being checked (Infer, CheckBlock, CheckStmt, BindPattern, Resolve).
   // Past ast::kMaxTreeDepth, which no parsed tree reaches (the parser bounds nesting, ast.h), a
@@ -801,22 +835,28 @@ Type Checker::CheckBuiltinCall(const BuiltinEntry& b, const Expr& call, std::siz
   const std::size_t given = call.operands.size() - first_arg;
   const std::size_t expected = params.size() - first_param;
   if (expected != given) Arity(expected, given, call.span);
+  const ownership::Tracker::CallFrame frame = own_.BeginCall();
   for (std::size_t i = 0; i < given; ++i) {
     const Expr& arg = call.operands[first_arg + i];
     const Type& param = params[first_param + i];
     const Type t = Infer(arg);
+    // §8: a builtin called by name takes every argument as `own` (a method call moves nothing).
+    const bool moves = !receiver;
     if (first_param + i == 0) {
       Unify(param, t, vars, true);
       // Option_unwrap(o) called by name: any instance of the enum is its receiver.
       if (param.tag() == TypeTag::kEnum && t.tag() == TypeTag::kEnum &&
           BaseName(t.name()) == param.name()) {
+        if (moves) OwnArgument(arg, t, ast::Ownership::kOwned);
         continue;
       }
     }
     Unify(param, t, vars, false);
     const Type want = Substitute(param, vars, true);
     if (!TypesEqual(want, t)) Mismatch(Substitute(param, vars, false), t, ast::ExprSpan(arg));
+    if (moves) OwnArgument(arg, t, ast::Ownership::kOwned);
   }
+  own_.EndCall(frame);
   return Substitute(b.pattern.result(), vars, false);
 }
 
@@ -1030,6 +1070,7 @@ void Checker::RegisterFunctions() {
       Bind(fn.name, Type::Any());
       continue;
     }
+    fn_decls_[fn.name] = &fn;
     try {
       // The parameter types on the stack for the usual few parameters (the table copies them).
       constexpr std::size_t kInline = 8;
@@ -1058,8 +1099,12 @@ void Checker::CheckFunction(const ast::Function& fn) {
   if (bad_signatures_.count(&fn) > 0) return;
   const std::size_t mark = env_.size();
   fn_ = FnContext{};
+  own_.BeginFunction();
   try {
-    for (const ast::Param& p : fn.params) Bind(p.name, Resolve(p.ty, p.span));
+    for (const ast::Param& p : fn.params) {
+      Bind(p.name, Resolve(p.ty, p.span));
+      own_.DeclareParam(p.name, p.ownership);
+    }
     fn_.return_type = Resolve(fn.return_type, fn.span);
     CheckBlock(fn.body);
   } catch (BodyError& error) {
@@ -1071,6 +1116,7 @@ void Checker::CheckFunction(const ast::Function& fn) {
 void Checker::CheckInvariant(const ast::InvariantDecl& inv) {
   const std::size_t mark = env_.size();
   fn_ = FnContext{};
+  own_.BeginFunction();
   try {
     const Type t = Infer(inv.condition);
     if (!TypesEqual(Type::Bool(), t)) {
@@ -1249,7 +1295,10 @@ Type Checker::CheckBlock(const ast::Block& block) {
   const Level level(*this);
   if (level.too_deep()) return Type::Any();
   const std::size_t mark = env_.size();
+  // §8: the ownership state is saved here and restored when the block ends.
+  const std::size_t own_mark = own_.EnterBlock();
   const Type t = CheckStmts(block);
+  own_.ExitBlock(own_mark);
   env_.resize(mark);
   return t;
 }
@@ -1280,6 +1329,11 @@ void Checker::CheckStmt(const Stmt& stmt, Type* last) {
       } else {
         Bind(stmt.name, value);
       }
+      if (options_.ownership) {
+        const std::optional<std::string_view> source =
+            stmt.value.kind == ExprKind::kIdent ? std::optional(stmt.value.text) : std::nullopt;
+        OwnFail(own_.Let(stmt.name, source, IsCopy(env_.back().type), stmt.span));
+      }
       return;
     }
     case StmtKind::kLetPattern: {
@@ -1300,6 +1354,9 @@ void Checker::CheckStmt(const Stmt& stmt, Type* last) {
       if (!Assignable(fn_.return_type, value)) {
         Mismatch(fn_.return_type, value, stmt.span,
                  stmt.has_value ? std::optional<Span>(ast::ExprSpan(stmt.value)) : std::nullopt);
+      }
+      if (options_.ownership && stmt.has_value && stmt.value.kind == ExprKind::kIdent) {
+        OwnFail(own_.Return(stmt.value.text, stmt.span));
       }
       return;
     }
@@ -1343,6 +1400,7 @@ void Checker::CheckStmt(const Stmt& stmt, Type* last) {
       if (target == nullptr) Undefined(stmt.name, stmt.span);
       const Type expected = *target;
       const Type value = Infer(stmt.value);
+      if (options_.ownership) OwnFail(own_.Assign(stmt.name, stmt.span));
       if (!TypesEqual(expected, value)) Mismatch(expected, value, stmt.span);
       return;
     }
@@ -1367,9 +1425,16 @@ void Checker::CheckStmt(const Stmt& stmt, Type* last) {
       Fail(std::move(d));
     }
     case StmtKind::kSpawn:
-    case StmtKind::kParallel:
+      if (options_.ownership) OwnFail(own_.Spawn(stmt.body, stmt.span));
       CheckBlock(stmt.body);
       return;
+    case StmtKind::kParallel: {
+      // Upstream checks a `parallel` body's statements in the enclosing ownership scope.
+      const std::size_t mark = env_.size();
+      CheckStmts(stmt.body);
+      env_.resize(mark);
+      return;
+    }
     case StmtKind::kSelect:
       for (const ast::SelectArm& arm : stmt.extra->select_arms) {
         Infer(arm.channel);
@@ -1466,6 +1531,7 @@ Type Checker::Infer(const Expr& e) {
       }
       return Type::String();
     case ExprKind::kIdent: {
+      if (options_.ownership) OwnFail(own_.Use(e.text, e.span));
       if (e.text == "None" && Lookup("None") == nullptr) {
         return Instantiate("Option", *FindTemplate("Option"), {Type::Unknown()});
       }
@@ -1595,13 +1661,29 @@ Type Checker::Infer(const Expr& e) {
         params.push_back(Resolve(*p.ty, p.span));
         Bind(p.name, params.back());
       }
+      // §7.9: captures of moved variables are E0281; non-Copy captures move once the body is
+      // checked (which sees them as they were).
+      std::vector<std::string_view> moved_captures;
+      if (options_.ownership) {
+        std::vector<std::string_view> names;
+        for (const ast::ClosureParam& p : e.extra->params) names.push_back(p.name);
+        for (const auto& [name, span] : ownership::FreeVariables(e.operands[0], names)) {
+          const Type* captured = Lookup(name);
+          if (captured == nullptr) continue;  // E0201 when the body is typed
+          OwnFail(own_.Capture(name, e.span));
+          if (!IsCopy(*captured)) moved_captures.push_back(name);
+        }
+      }
       const Type saved_return = fn_.return_type;
       std::optional<Type> declared;
       if (e.extra->return_type) {
         declared = Resolve(*e.extra->return_type, e.span);
         fn_.return_type = *declared;
       }
+      const std::size_t own_mark = own_.EnterBlock();
       const Type body = Infer(e.operands[0]);
+      own_.ExitBlock(own_mark);
+      if (options_.ownership) own_.MoveCaptures(moved_captures, e.span);
       fn_.return_type = saved_return;
       env_.resize(mark);
       if (declared && body.tag() != TypeTag::kUnit && !TypesEqual(*declared, body)) {
@@ -1657,14 +1739,21 @@ Type Checker::InferIf(const Expr& e) {
 }
 
 Type Checker::CheckCallArgs(std::span<const Type> params, Type result, const Expr& call,
-                            std::size_t first_arg) {
+                            std::size_t first_arg, bool direct, const ast::Function* callee) {
   const std::size_t given = call.operands.size() - first_arg;
   if (params.size() != given) Arity(params.size(), given, call.span);
+  const ownership::Tracker::CallFrame frame = own_.BeginCall();
   for (std::size_t i = 0; i < given; ++i) {
     const Expr& arg = call.operands[first_arg + i];
     const Type t = Infer(arg);
     if (!TypesEqual(params[i], t)) Mismatch(params[i], t, ast::ExprSpan(arg));
+    if (direct) {
+      OwnArgument(arg, t,
+                  callee != nullptr && i < callee->params.size() ? callee->params[i].ownership
+                                                                 : ast::Ownership::kOwned);
+    }
   }
+  own_.EndCall(frame);
   return result;
 }
 
@@ -1737,7 +1826,12 @@ Type Checker::InferCall(const Expr& e) {
     return Type::Any();
   }
   if (ft.tag() != TypeTag::kFunction) NotCallable(ft, e.span, ast::ExprSpan(callee));
-  return CheckCallArgs(ft.args(), ft.result(), e, 1);
+  // §8: a direct call; the qualifiers are those of the module function of that name, if any.
+  const ast::Function* decl = nullptr;
+  if (callee.kind == ExprKind::kIdent) {
+    if (auto it = fn_decls_.find(callee.text); it != fn_decls_.end()) decl = it->second;
+  }
+  return CheckCallArgs(ft.args(), ft.result(), e, 1, /*direct=*/true, decl);
 }
 
 // The builtin method names of `receiver` (a base name), for E0235's similar-name hint.
