@@ -24,6 +24,7 @@ bool Contains(const std::vector<std::string_view>& names, std::string_view name)
 
 void Tracker::BeginFunction() {
   states_.clear();
+  moved_ = 0;
   undo_.clear();
   scopes_.clear();
   shared_.clear();
@@ -43,7 +44,11 @@ void Tracker::Set(std::string_view name, Entry entry) {
   if (!scopes_.empty()) {
     undo_.push_back(Undo{name, inserted ? std::nullopt : std::optional<Entry>(it->second)});
   }
-  if (!inserted) it->second = entry;
+  if (!inserted) {
+    if (it->second.state == State::kMoved) --moved_;
+    it->second = entry;
+  }
+  if (entry.state == State::kMoved) ++moved_;
 }
 
 const Tracker::Entry* Tracker::Find(std::string_view name) const {
@@ -66,10 +71,13 @@ void Tracker::ExitBlock(std::size_t mark) {
   const std::size_t undo_mark = scopes_[mark].undo_mark;
   while (undo_.size() > undo_mark) {
     const Undo& u = undo_.back();
+    auto it = states_.find(u.name);
+    if (it != states_.end() && it->second.state == State::kMoved) --moved_;
     if (u.previous) {
       states_[u.name] = *u.previous;
-    } else {
-      states_.erase(u.name);
+      if (u.previous->state == State::kMoved) ++moved_;
+    } else if (it != states_.end()) {
+      states_.erase(it);
     }
     undo_.pop_back();
   }
@@ -79,6 +87,7 @@ void Tracker::ExitBlock(std::size_t mark) {
 }
 
 std::optional<Diagnostic> Tracker::Use(std::string_view name, Span span) const {
+  if (moved_ == 0) return std::nullopt;  // the common case: nothing is moved
   const Entry* e = Find(name);
   if (e == nullptr || e->state != State::kMoved) return std::nullopt;
   Diagnostic d = diag::Make(Kind::kE0240, R(span), name, e->moved_at);

@@ -124,6 +124,7 @@ class Tracker {
 
   const FileId file_;
   std::unordered_map<std::string_view, Entry> states_;
+  std::size_t moved_ = 0;  // entries of states_ in State::kMoved (Use skips the lookup at 0)
   std::vector<Undo> undo_;
   std::vector<Scope> scopes_;
   // The active borrows of the argument lists being checked, as stacks: EndCall drops what its

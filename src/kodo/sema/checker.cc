@@ -190,6 +190,16 @@ class Checker {
   // Sets `d`'s patch to add `item` (unindented lines) as the module's last item.
   void AddItem(Diagnostic& d, std::string description, std::string_view item) const;
   void Report(Diagnostic d) { diags_.push_back(std::move(d)); }
+  // W0902 (issue 20: nothing hides behind kAny): `what` at `span` was typed leniently because
+  // this checker does not type it; said once per place.
+  void NotUnderstood(std::string what, Span span) {
+    for (const Diagnostic& w : warnings_) {
+      if (w.span && w.span->begin == span.start && w.span->end == span.end) return;
+    }
+    Diagnostic d = diag::Make(Kind::kW0902, R(span), what);
+    d.suggestion = "this use was not type-checked; review it by hand";
+    warnings_.push_back(std::move(d));
+  }
   bool Stopped() const { return options_.fail_fast && !diags_.empty(); }
 
   // ---- phases
@@ -382,6 +392,7 @@ class Checker {
   const ast::Module& module_;
   const CheckOptions options_;
   std::vector<Diagnostic> diags_;
+  std::vector<Diagnostic> warnings_;  // W0902, see NotUnderstood
 
   // Looked up by name per use, never iterated. The infos live in deques (stable addresses),
   // pointed to from the one table of declaration names.
@@ -520,8 +531,8 @@ void Checker::NotCallable(const Type& type, Span span, Span value) {
 // Phases.
 
 CheckResult Checker::Run() {
-  if (!CheckMeta()) return CheckResult{std::move(diags_)};
-  if (Stopped()) return CheckResult{std::move(diags_)};
+  if (!CheckMeta()) return CheckResult{std::move(diags_), std::move(warnings_)};
+  if (Stopped()) return CheckResult{std::move(diags_), std::move(warnings_)};
   // One type per declaration and function signature, plus a few hundred for builtins and
   // uses: reserved up front so that the index does not rehash as a large module registers.
   types_.Reserve(256 + module_.functions.size() + module_.type_decls.size() +
@@ -531,34 +542,34 @@ CheckResult Checker::Run() {
   RegisterBuiltins();
   RegisterTypes();
   RegisterBuiltinEnums();
-  if (Stopped()) return CheckResult{std::move(diags_)};
+  if (Stopped()) return CheckResult{std::move(diags_), std::move(warnings_)};
   RegisterImpls();
-  if (Stopped()) return CheckResult{std::move(diags_)};
+  if (Stopped()) return CheckResult{std::move(diags_), std::move(warnings_)};
   RegisterFunctions();
-  if (Stopped()) return CheckResult{std::move(diags_)};
+  if (Stopped()) return CheckResult{std::move(diags_), std::move(warnings_)};
   FreezeGlobals();
   for (const ast::Function& fn : module_.functions) {
     if (!fn.generic_params.empty()) continue;  // templates are never checked (§5.6)
     CheckFunction(fn);
-    if (Stopped()) return CheckResult{std::move(diags_)};
+    if (Stopped()) return CheckResult{std::move(diags_), std::move(warnings_)};
   }
   for (const ast::ImplBlock& impl : module_.impl_blocks) {
     for (const ast::Function& fn : impl.methods) {
       CheckFunction(fn);
-      if (Stopped()) return CheckResult{std::move(diags_)};
+      if (Stopped()) return CheckResult{std::move(diags_), std::move(warnings_)};
     }
   }
   for (const ast::ActorDecl& actor : module_.actor_decls) {
     for (const ast::Function& fn : actor.handlers) {
       CheckFunction(fn);
-      if (Stopped()) return CheckResult{std::move(diags_)};
+      if (Stopped()) return CheckResult{std::move(diags_), std::move(warnings_)};
     }
   }
   for (const ast::InvariantDecl& inv : module_.invariants) {
     CheckInvariant(inv);
-    if (Stopped()) return CheckResult{std::move(diags_)};
+    if (Stopped()) return CheckResult{std::move(diags_), std::move(warnings_)};
   }
-  return CheckResult{std::move(diags_)};
+  return CheckResult{std::move(diags_), std::move(warnings_)};
 }
 
 bool Checker::CheckMeta() {
@@ -1537,6 +1548,10 @@ Type Checker::Infer(const Expr& e) {
       }
       const Type* b = Lookup(e.text);
       if (b == nullptr) Undefined(e.text, e.span);
+      if (b->tag() == TypeTag::kAny && generic_fns_.count(e.text) > 0 &&
+          LookupLocal(e.text) == nullptr) {
+        NotUnderstood(fmt::format("the generic function `{}` used as a value", e.text), e.span);
+      }
       return *b;
     }
     case ExprKind::kBinaryOp:
@@ -1891,8 +1906,10 @@ Type Checker::InferMethodCall(const Expr& e, const Expr& object, std::string_vie
     const BuiltinEntry& entry = builtins_[static_cast<std::size_t>(sig - Builtins().data())];
     return CheckBuiltinCall(entry, e, 1, recv);
   }
-  // `dyn Trait` receivers: lenient until trait-object signatures are typed (issue 20, T2).
+  // `dyn Trait` receivers: lenient until trait-object signatures are typed (issue 20, T2), and
+  // said so (W0902).
   if (recv.tag() == TypeTag::kDyn) {
+    NotUnderstood(fmt::format("the method call `.{}` on `{}`", method, Display(recv)), e.span);
     for (std::size_t i = 1; i < e.operands.size(); ++i) Infer(e.operands[i]);
     return Type::Any();
   }
