@@ -3,7 +3,7 @@
 // lexing alone, lexing + parsing (fail-fast, as check/build/MCP parse), type checking alone
 // (the collecting checker over the parsed module) and end to end (kodo/driver's CompileSource:
 // buffer, lex, parse, check, as kodo.check and `kodoc check` run them). Time is the thread's
-// CPU time, so MB/s means per core. The ownership rules' share of checking (spec §8,
+// CPU time, so MB/s means per core. The ownership rules' share of checking (docs/kodo.md §7.3,
 // kodo/ownership) is the check with them less the check without them (CheckOptions::ownership),
 // over the former.
 //   kodo_check_bench [MB] [runs]     (default 12 MB, 5 runs)

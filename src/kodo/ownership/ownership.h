@@ -1,4 +1,4 @@
-// Ownership and borrowing of Kōdo (spec §8, tier T4): the state machine the type checker drives
+// Ownership and borrowing of Kōdo (docs/kodo.md §7.3, tier T4): the state machine the type checker drives
 // while it types a function body, and the diagnostics E0240-E0242, E0245-E0248, E0280, E0281.
 //
 // The model is upstream's: a per-function map `name -> Owned | Moved(at) | Borrowed |
@@ -9,7 +9,7 @@
 //
 // How the checker uses it. The checker (kodo/sema) owns one Tracker and calls it at the points
 // where upstream's checker applies ownership, in the same order, because a body stops at its
-// first error and which error comes first is part of the observable behaviour (§7.3):
+// first error and which error comes first is part of the observable behaviour (§5.3):
 //
 //   BeginFunction, then DeclareParam per parameter;
 //   EnterBlock / ExitBlock around every block (function body, branches, loop bodies, nested

@@ -1,4 +1,4 @@
-// The state machine of §8 driven directly, as the checker drives it (ownership.h).
+// The state machine of docs/kodo.md §7.3 driven directly, as the checker drives it (ownership.h).
 #include "kodo/ownership/ownership.h"
 
 #include <gtest/gtest.h>

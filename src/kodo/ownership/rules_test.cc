@@ -1,4 +1,4 @@
-// One small program per rule of spec §8 (and §7.9's captures), checked by the collecting checker
+// One small program per rule of docs/kodo.md §7.3 (and §5.9's captures), checked by the collecting checker
 // (kodo/sema), which drives the ownership Tracker. Each test names the rule; the must-not-be-
 // errors are here too: sequential calls never conflict, a new `let` revives a moved name, moves
 // in a nested block are forgotten after it, Copy values never move.
@@ -129,7 +129,7 @@ TEST(OwnershipRulesTest, ANewLetRevivesAMovedName) {
 }
 
 TEST(OwnershipRulesTest, AssigningToAMovedNameIsAUseAfterMove) {
-  // §8: an assignment target is a use (upstream's check_assign_stmt); only `let` revives.
+  // §7.3: an assignment target is a use (upstream's check_assign_stmt); only `let` revives.
   const auto errors = Check(
       "fn f() {\n"
       "  let mut s = \"a\"\n"
@@ -247,7 +247,7 @@ TEST(OwnershipRulesTest, ReturningABorrowedParameterEscapes) {
             std::string::npos);
 }
 
-// ---- closures (§7.9)
+// ---- closures (docs/kodo.md §5.9)
 
 TEST(OwnershipRulesTest, ClosureCapturesMoveNonCopyValues) {
   const auto errors = Check(
@@ -292,7 +292,7 @@ TEST(OwnershipRulesTest, CopyCapturesAndParametersAreFine) {
                   .empty());
 }
 
-// ---- spawn (§12, E0280)
+// ---- spawn (docs/kodo.md §4.7, E0280)
 
 TEST(OwnershipRulesTest, SpawnMayNotCaptureARefParameter) {
   const auto errors = Check(

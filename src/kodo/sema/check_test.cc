@@ -224,5 +224,26 @@ TEST(CheckTest, UncheckedFeaturesAreWarnedNotHidden) {
   EXPECT_TRUE(CheckSource(*plain)->warnings.empty());
 }
 
+// Issue 20: a construct the checker types leniently says so (W0902) instead of passing silently.
+TEST(CheckTest, ConstructsTypedLenientlyAreWarned) {
+  const std::string text = Module(
+      "    trait Shape {\n        fn area(self) -> Int\n    }\n"
+      "    fn measure(s: dyn Shape) -> Int {\n        return s.area()\n    }\n"
+      "    fn id<T>(x: T) -> T {\n        return x\n    }\n"
+      "    fn f() {\n        let g = id\n    }\n");
+  Result<SourceBuffer> source = SourceBuffer::Create(0, "w.ko", text);
+  ASSERT_TRUE(source.ok());
+  Result<SourceCheck> check = CheckSource(*source);
+  ASSERT_TRUE(check.ok());
+  EXPECT_TRUE(check->diagnostics.empty()) << check->diagnostics[0].message;
+  ASSERT_EQ(check->warnings.size(), 2u);
+  EXPECT_EQ(check->warnings[0].code(), "W0902");
+  EXPECT_NE(check->warnings[0].message.find("`.area` on `dyn Shape`"), std::string::npos)
+      << check->warnings[0].message;
+  EXPECT_NE(check->warnings[1].message.find("generic function `id` used as a value"),
+            std::string::npos)
+      << check->warnings[1].message;
+}
+
 }  // namespace
 }  // namespace trove::kodo::sema

@@ -92,8 +92,8 @@ std::optional<std::string> NearName(std::string_view name,
   return best;
 }
 
-// §7.1: numeric types, Bool, Byte, unit, function types and every Generic (collections are
-// handles) are Copy; String, structs, enums, tuples, dyn and Future are not, nor is `?`. Our
+// docs/kodo.md §5.1: numeric types, Bool, Byte, unit, function types and every Generic (collections
+// are handles) are Copy; String, structs, enums, tuples, dyn and Future are not, nor is `?`. Our
 // lenient kAny is Copy, so that it never causes a false move (decision 0061).
 bool IsCopy(Type t) {
   switch (t.tag()) {
@@ -351,7 +351,7 @@ class Checker {
   Type InferCall(const Expr& e);
   Type InferMethodCall(const Expr& e, const Expr& object, std::string_view method);
   // Checks the arguments call.operands[first_arg...] against `params`; returns `result`.
-  // `direct`: a direct call (§8: its bare-identifier arguments move or borrow by the callee's
+  // `direct`: a direct call (§7.3: its bare-identifier arguments move or borrow by the callee's
   // qualifiers, `callee` when it is a module function, else all `own`); method calls do not.
   Type CheckCallArgs(std::span<const Type> params, Type result, const Expr& call,
                      std::size_t first_arg, bool direct = false,
@@ -424,7 +424,7 @@ class Checker {
   std::size_t globals_end_ = 0;
   NameTable<Global> globals_;
   FnContext fn_;
-  // §8: the ownership state of the body being checked, and the module functions by name (their
+  // §7.3: the ownership state of the body being checked, and the module functions by name (their
   // parameter qualifiers apply to direct calls by that name).
   ownership::Tracker own_;
   std::unordered_map<std::string_view, const ast::Function*> fn_decls_;
@@ -851,7 +851,7 @@ Type Checker::CheckBuiltinCall(const BuiltinEntry& b, const Expr& call, std::siz
     const Expr& arg = call.operands[first_arg + i];
     const Type& param = params[first_param + i];
     const Type t = Infer(arg);
-    // §8: a builtin called by name takes every argument as `own` (a method call moves nothing).
+    // §7.3: a builtin called by name takes every argument as `own` (a method call moves nothing).
     const bool moves = !receiver;
     if (first_param + i == 0) {
       Unify(param, t, vars, true);
@@ -1306,7 +1306,7 @@ Type Checker::CheckBlock(const ast::Block& block) {
   const Level level(*this);
   if (level.too_deep()) return Type::Any();
   const std::size_t mark = env_.size();
-  // §8: the ownership state is saved here and restored when the block ends.
+  // §7.3: the ownership state is saved here and restored when the block ends.
   const std::size_t own_mark = own_.EnterBlock();
   const Type t = CheckStmts(block);
   own_.ExitBlock(own_mark);
@@ -1676,7 +1676,7 @@ Type Checker::Infer(const Expr& e) {
         params.push_back(Resolve(*p.ty, p.span));
         Bind(p.name, params.back());
       }
-      // §7.9: captures of moved variables are E0281; non-Copy captures move once the body is
+      // §5.9: captures of moved variables are E0281; non-Copy captures move once the body is
       // checked (which sees them as they were).
       std::vector<std::string_view> moved_captures;
       if (options_.ownership) {
@@ -1841,7 +1841,7 @@ Type Checker::InferCall(const Expr& e) {
     return Type::Any();
   }
   if (ft.tag() != TypeTag::kFunction) NotCallable(ft, e.span, ast::ExprSpan(callee));
-  // §8: a direct call; the qualifiers are those of the module function of that name, if any.
+  // §7.3: a direct call; the qualifiers are those of the module function of that name, if any.
   const ast::Function* decl = nullptr;
   if (callee.kind == ExprKind::kIdent) {
     if (auto it = fn_decls_.find(callee.text); it != fn_decls_.end()) decl = it->second;

@@ -11,7 +11,7 @@
 // ends on the same line it must end after the last caret. Diagnostics without a span (E0210,
 // E0101) are marked `//~ CODE` anywhere in the file. Every diagnostic must be marked.
 //
-// Upstream's annotation style (spec §17.1, the kotest harness) works too:
+// Upstream's annotation style (upstream's kotest harness) works too:
 //     println(s) //~ ERROR E0240: cannot use `s` after move
 // matches a diagnostic with that code whose span starts on that line (a comment-only line
 // annotates the code line above it; a diagnostic without a span matches any line) and whose

@@ -91,14 +91,14 @@ namespace {
 constexpr std::array<FeatureInfo, 4> kFeatures = {{
     {Feature::kContracts, "contracts",
      "`requires`/`ensures` clauses, refinement types and module invariants are not verified "
-     "(contract expressions are not type-checked, spec §9.1)",
+     "(contract expressions are not type-checked, docs/kodo.md §7.4)",
      false},
     {Feature::kTrustPolicies, "trust policies",
      "annotations (`@confidence`, `@reviewed_by`, `@security_sensitive`, ...), `trust_policy` "
      "and `min_confidence` are not checked (E0260-E0264, E0350)",
      false},
     {Feature::kTests, "tests",
-     "`test`, `describe` and `forall` bodies are not type-checked by `check` (spec §7.3)", false},
+     "`test`, `describe` and `forall` bodies are not type-checked by `check` (docs/kodo.md §5.3)", false},
     {Feature::kConcurrency, "concurrency",
      "`spawn`, `parallel`, `select`, actors, `async`/`.await`, channels and intents are typed "
      "(and E0280 applied) but not run, so their behaviour is not checked",

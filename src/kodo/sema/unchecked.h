@@ -2,7 +2,7 @@
 // feature whose rules this checker does not apply yet still passes, but never silently: the
 // check result carries one W0901 warning per such feature, at its first use, and `kodoc check`
 // (the `warnings` array and the text form) and `kodo.check` (its `notes`) show it
-// (docs/kodo.md §5.10).
+// (docs/kodo.md §6.5).
 //
 // The features are a fixed list (Feature). A phase that does check one of them later removes
 // its warning in one of two ways:
@@ -27,10 +27,10 @@
 namespace trove::kodo::sema {
 
 enum class Feature : std::uint8_t {
-  kContracts,      // requires/ensures, refinement types, module invariants (tier T3, §9)
-  kTrustPolicies,  // annotations, trust_policy, min_confidence, confidence (T3, §10)
-  kTests,          // test and describe bodies (T3, §14): `check` does not type them
-  kConcurrency,    // spawn, parallel, select, actors, async/await, channels, intents (T5, §12)
+  kContracts,      // requires/ensures, refinement types, module invariants (tier T3, §7.4)
+  kTrustPolicies,  // annotations, trust_policy, min_confidence, confidence (T3, §7.5)
+  kTests,          // test and describe bodies (T3, §4.8): `check` does not type them
+  kConcurrency,    // spawn, parallel, select, actors, async/await, channels, intents (T5, §4.7)
 };
 
 struct FeatureInfo {
