@@ -3,7 +3,9 @@
 // lexing alone, lexing + parsing (fail-fast, as check/build/MCP parse), type checking alone
 // (the collecting checker over the parsed module) and end to end (kodo/driver's CompileSource:
 // buffer, lex, parse, check, as kodo.check and `kodoc check` run them). Time is the thread's
-// CPU time, so MB/s means per core.
+// CPU time, so MB/s means per core. The ownership rules' share of checking (docs/kodo.md §7.3,
+// kodo/ownership) is the check with them less the check without them (CheckOptions::ownership),
+// over the former.
 //   kodo_check_bench [MB] [runs]     (default 12 MB, 5 runs)
 #include <fmt/core.h>
 
@@ -89,7 +91,7 @@ int main(int argc, char** argv) {
   options.parse.lex.max_source_bytes = text.size() + 1;
   options.parse.lex.max_tokens = text.size();
   const double size_mb = static_cast<double>(text.size()) / 1e6;
-  std::vector<double> lex_mbps, parse_mbps, check_mbps, total_mbps;
+  std::vector<double> lex_mbps, parse_mbps, check_mbps, total_mbps, no_own_mbps;
   std::size_t functions = 0;
   for (int r = 0; r < runs; ++r) {
     double start = CpuNow();
@@ -121,6 +123,13 @@ int main(int argc, char** argv) {
     }
 
     start = CpuNow();
+    sema::CheckOptions no_ownership;
+    no_ownership.ownership = false;
+    sema::CheckResult unowned = sema::Check(*source, *parsed->module, no_ownership);
+    no_own_mbps.push_back(size_mb / Seconds(start));
+    if (!unowned.ok()) return 1;
+
+    start = CpuNow();
     auto compiled = driver::CompileSource(text, "bench.ko", options);
     total_mbps.push_back(size_mb / Seconds(start));
     if (!compiled.ok() || !compiled->ok()) {
@@ -135,6 +144,10 @@ int main(int argc, char** argv) {
   fmt::print("lex alone:          median {:7.1f} MB/s\n", Median(lex_mbps));
   fmt::print("lex + parse:        median {:7.1f} MB/s\n", Median(parse_mbps));
   fmt::print("check alone:        median {:7.1f} MB/s\n", Median(check_mbps));
+  const double with = 1 / Median(check_mbps);
+  const double without = 1 / Median(no_own_mbps);
+  fmt::print("check, no ownership: median {:7.1f} MB/s (ownership rules: {:.1f}% of check time)\n",
+             Median(no_own_mbps), 100 * std::max(0.0, (with - without) / with));
   fmt::print("end to end (check): median {:7.1f} MB/s (CompileSource: copy, lex, parse, check)\n",
              Median(total_mbps));
   return 0;

@@ -78,9 +78,27 @@ void ReportCheck(const driver::Compiled& c, const std::string& path, bool json_e
   if (json_errors) {
     diag::ModuleSummary summary;
     if (c.ok()) summary = sema::Summarize(*c.module);
-    out.out += diag::RenderCheckJson(c.source, path, c.diagnostics, summary) + "\n";
+    out.out += diag::RenderCheckJson(c.source, path, c.diagnostics, summary, c.warnings) + "\n";
   } else if (c.ok()) {
-    out.out += fmt::format("Check passed for module `{}`\n", c.module->name);
+    // Never a plain "Check passed" when a part was not checked (W0901/W0902, issue 20).
+    std::string not_checked;
+    for (const diag::Diagnostic& w : c.warnings) {
+      out.err += diag::RenderText(c.source, path, w);
+      if (w.kind == diag::Kind::kW0901) {
+        const std::string_view m = w.message;
+        const std::size_t start = m.find(": ") + 2;
+        not_checked += (not_checked.empty() ? "" : ", ") +
+                       std::string(m.substr(start, m.find(':', start) - start));
+      } else if (not_checked.find("constructs") == std::string::npos) {
+        not_checked += (not_checked.empty() ? "" : ", ") + std::string("constructs (W0902)");
+      }
+    }
+    if (not_checked.empty()) {
+      out.out += fmt::format("Check passed for module `{}`\n", c.module->name);
+    } else {
+      out.out += fmt::format("Check passed for module `{}` (not checked: {})\n", c.module->name,
+                             not_checked);
+    }
   } else {
     for (const diag::Diagnostic& d : c.diagnostics) out.err += diag::RenderText(c.source, path, d);
   }

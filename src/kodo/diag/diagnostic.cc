@@ -30,7 +30,7 @@ OrderedJson PatchJson(const FixPatch& patch) {
 OrderedJson DiagnosticJson(const SourceBuffer& source, std::string_view path, const Diagnostic& d) {
   OrderedJson j;
   j["code"] = d.code();
-  j["severity"] = "error";
+  j["severity"] = d.severity() == Severity::kWarning ? "warning" : "error";
   j["message"] = d.message;
   if (d.span && d.span_in_json) {
     const LineColumn lc = source.Locate(std::min(d.span->begin, source.size()));
@@ -102,12 +102,15 @@ Fixability Diagnostic::fixability() const {
 std::string Diagnostic::see_also() const { return fmt::format("docs/error_index.md#{}", code()); }
 
 std::string RenderCheckJson(const SourceBuffer& source, std::string_view path,
-                            std::span<const Diagnostic> diagnostics, const ModuleSummary& summary) {
+                            std::span<const Diagnostic> diagnostics, const ModuleSummary& summary,
+                            std::span<const Diagnostic> warnings) {
   OrderedJson out;
   OrderedJson errors = OrderedJson::array();
   for (const Diagnostic& d : diagnostics) errors.push_back(DiagnosticJson(source, path, d));
   out["errors"] = std::move(errors);
-  out["warnings"] = OrderedJson::array();
+  OrderedJson warning_list = OrderedJson::array();
+  for (const Diagnostic& d : warnings) warning_list.push_back(DiagnosticJson(source, path, d));
+  out["warnings"] = std::move(warning_list);
   out["status"] = diagnostics.empty() ? "ok" : "failed";
   out["count"] = diagnostics.size();
   if (diagnostics.empty()) {
@@ -123,7 +126,9 @@ std::string RenderCheckJson(const SourceBuffer& source, std::string_view path,
 
 std::string RenderText(const SourceBuffer& source, std::string_view path,
                        const Diagnostic& diagnostic) {
-  std::string out = fmt::format("error[{}]: {}\n", diagnostic.code(), diagnostic.message);
+  std::string out =
+      fmt::format("{}[{}]: {}\n", diagnostic.severity() == Severity::kWarning ? "warning" : "error",
+                  diagnostic.code(), diagnostic.message);
   if (diagnostic.span && diagnostic.span->begin <= source.size()) {
     const std::uint32_t begin = diagnostic.span->begin;
     const std::uint32_t end = std::min(std::max(diagnostic.span->end, begin), source.size());

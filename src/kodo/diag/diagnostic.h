@@ -26,7 +26,7 @@
 
 namespace trove::kodo::diag {
 
-enum class Severity : std::uint8_t { kError };
+enum class Severity : std::uint8_t { kError, kWarning };
 // Which upstream entry points produce a code (kinds.def "Emitted").
 enum class Emitted : std::uint8_t { kAll, kRecovery, kBuild, kCliOnly, kNever };
 enum class Suffix : std::uint8_t { kSpanSuffix, kNoSuffix };
@@ -136,8 +136,10 @@ struct ModuleSummary {
 // non-empty, else {"errors": [], "warnings": [], "status": "ok", "count": 0, "meta": {...}}.
 // `path` is the file name exactly as passed on the command line (span.file); `source` gives
 // line and column. No trailing newline.
+// `warnings` (ours, W09xx) fill the `warnings` array, which upstream always leaves empty.
 std::string RenderCheckJson(const SourceBuffer& source, std::string_view path,
-                            std::span<const Diagnostic> diagnostics, const ModuleSummary& summary);
+                            std::span<const Diagnostic> diagnostics, const ModuleSummary& summary,
+                            std::span<const Diagnostic> warnings = {});
 
 // Returns the human-readable form of one diagnostic (kodoc's stderr rendering without colour):
 //   error[E0214]: missing field `y` in struct `Point` at Span { start: 301, end: 316 }

@@ -288,6 +288,17 @@ constexpr std::array kRows = {
     ExplainRow{"E0704", "A property test found an input for which its body fails.",
                "test \"p\" { forall x: Int { assert(x > 0) } }",
                "test \"p\" { forall x: Int { assert(x * x >= 0) } }"},
+    ExplainRow{"W0901",
+               "A warning, not an error (ours, not upstream's): the program uses a feature "
+               "whose rules this checker does not apply yet (contracts, trust policies, tests, "
+               "concurrency), so `check` passing says nothing about that part.",
+               "fn f(x: Int) -> Int\n    requires { x > 0 }\n{ return x }",
+               "fn f(x: Int) -> Int { return x }"},
+    ExplainRow{"W0902",
+               "A warning, not an error (ours, not upstream's): the checker met a construct it "
+               "does not type, such as a generic function used as a value, and accepted it "
+               "without checking how it is used.",
+               "fn id<T>(x: T) -> T { return x }\nlet f = id", "let y = id(1)"},
 };
 
 const ExplainRow* FindRow(std::string_view code) {

@@ -18,6 +18,7 @@ Result<Compiled> CompileSource(std::string text, std::string name, const FrontOp
                                        options.parse));
     out.module = std::move(checked.module);
     out.diagnostics = std::move(checked.diagnostics);
+    out.warnings = std::move(checked.warnings);
     if (checked.phase == sema::Phase::kParse && !out.diagnostics.empty()) {
       out.outcome = Outcome::kParseFailed;
     } else {

@@ -51,6 +51,8 @@ struct Compiled {
   SourceBuffer source;
   std::optional<ast::Module> module;
   std::vector<diag::Diagnostic> diagnostics;
+  // Warnings of the check (sema::CheckResult::warnings): what it did not check. Never errors.
+  std::vector<diag::Diagnostic> warnings;
   Outcome outcome = Outcome::kOk;
   bool type_checked = false;  // whether the checker ran
 

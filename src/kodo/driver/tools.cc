@@ -130,7 +130,16 @@ Result<json> CheckTool(std::string source, const FrontOptions& options) {
   }
   // Contracts would run here in runtime mode, where they cannot fail (docs/kodo.md §7.2), so the
   // answer for a well-typed program is "ok" with or without them.
-  return json{{"errors", json::array()}, {"module", c.module->name}, {"status", "ok"}};
+  json out{{"errors", json::array()}, {"module", c.module->name}, {"status", "ok"}};
+  // What the check did not check (W0901/W0902, issue 20): never a plain "ok" then.
+  if (!c.warnings.empty()) {
+    json notes = json::array();
+    for (const diag::Diagnostic& w : c.warnings) {
+      notes.push_back(std::string(w.code()) + ": " + w.message);
+    }
+    out["notes"] = std::move(notes);
+  }
+  return out;
 }
 
 Result<json> FixTool(std::string source, const FrontOptions& options) {

@@ -2,13 +2,20 @@
 
 #include "kodo/diag/from_parse.h"
 #include "kodo/sema/checker.h"
+#include "kodo/sema/unchecked.h"
 #include "kodo/sema/verify_fixes.h"
 
 namespace trove::kodo::sema {
 
 CheckResult Check(const SourceBuffer& source, const ast::Module& module,
                   const CheckOptions& options) {
-  return internal::RunChecker(source, module, options);
+  CheckResult result = internal::RunChecker(source, module, options);
+  if (module.meta) {  // without one (E0210) nothing else is checked, or reported
+    std::vector<diag::Diagnostic> unchecked = UncheckedFeatures(source, module);
+    result.warnings.insert(result.warnings.begin(), std::make_move_iterator(unchecked.begin()),
+                           std::make_move_iterator(unchecked.end()));
+  }
+  return result;
 }
 
 diag::ModuleSummary Summarize(const ast::Module& module) {
@@ -40,7 +47,9 @@ Result<SourceCheck> CheckSource(const SourceBuffer& source, const CheckOptions& 
     return out;
   }
   out.phase = Phase::kTypes;
-  out.diagnostics = Check(source, *parsed.module, options).diagnostics;
+  CheckResult checked = Check(source, *parsed.module, options);
+  out.diagnostics = std::move(checked.diagnostics);
+  out.warnings = std::move(checked.warnings);
   out.module = std::move(parsed.module);
   if (options.verify_fixes) {
     VerifyFixes(source, /*from_parse=*/false, out.diagnostics, options, parse_options);

@@ -46,12 +46,18 @@ struct CheckOptions {
   // reviewer checks E0263/E0264 of the policy phase; null when there is none (always for MCP).
   // Must outlive the call.
   const trust::TrustConfig* trust_config = nullptr;
+  // Apply the ownership and borrowing rules of §8 (kodo/ownership). Off only to measure their
+  // cost (bench/kodo_check_bench). Default on.
+  bool ownership = true;
 };
 
 struct CheckResult {
   // In upstream's order (§5.3): meta errors first (E0210 alone when it occurs), then at most
   // one error per function body, free functions in source order, then impl methods.
   std::vector<diag::Diagnostic> diagnostics;
+  // W0901/W0902 (never errors): the parts of the program this check did not check
+  // (unchecked.h), in Feature order, then the constructs it did not understand.
+  std::vector<diag::Diagnostic> warnings;
   bool ok() const { return diagnostics.empty(); }
 };
 
@@ -69,6 +75,7 @@ struct SourceCheck {
   Phase phase = Phase::kTypes;        // where the diagnostics come from
   std::optional<ast::Module> module;  // set unless parsing failed
   std::vector<diag::Diagnostic> diagnostics;
+  std::vector<diag::Diagnostic> warnings;  // CheckResult::warnings; empty after a parse error
   bool ok() const { return diagnostics.empty(); }
 };
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kodo/sema/types.h"
+#include "kodo/sema/unchecked.h"
 
 namespace trove::kodo::sema {
 namespace {
@@ -195,6 +196,53 @@ TEST(CheckTest, UndefinedNameMessageIsUpstreamsInEveryCase) {
     EXPECT_EQ(diags[0].message.substr(0, diags[0].message.find(" at Span {")),
               std::string("undefined type `") + c.name + "`");
   }
+}
+
+// Issue 20: a program that uses contracts or concurrency passes, but says which part was not
+// checked (W0901 warnings, never errors); a later phase that checked one removes its warning.
+TEST(CheckTest, UncheckedFeaturesAreWarnedNotHidden) {
+  const std::string text = Module(
+      "    fn div(a: Int, b: Int) -> Int\n        requires { b != 0 }\n    { return a / b }\n"
+      "    fn work() {\n        spawn { println(\"x\") }\n    }\n");
+  Result<SourceBuffer> source = SourceBuffer::Create(0, "u.ko", text);
+  ASSERT_TRUE(source.ok());
+  Result<SourceCheck> check = CheckSource(*source);
+  ASSERT_TRUE(check.ok());
+  EXPECT_TRUE(check->diagnostics.empty());
+  ASSERT_EQ(check->warnings.size(), 2u);
+  EXPECT_EQ(check->warnings[0].code(), "W0901");
+  EXPECT_EQ(FeatureOf(check->warnings[0]), Feature::kContracts);
+  EXPECT_EQ(FeatureOf(check->warnings[1]), Feature::kConcurrency);
+  EXPECT_EQ(check->warnings[0].message.rfind("not checked: contracts: ", 0), 0u);
+  MarkChecked(check->warnings, Feature::kContracts);
+  ASSERT_EQ(check->warnings.size(), 1u);
+  EXPECT_EQ(FeatureOf(check->warnings[0]), Feature::kConcurrency);
+  // A T0 program has none.
+  Result<SourceBuffer> plain =
+      SourceBuffer::Create(0, "p.ko", Module("    fn f() -> Int { return 1 }\n"));
+  ASSERT_TRUE(plain.ok());
+  EXPECT_TRUE(CheckSource(*plain)->warnings.empty());
+}
+
+// Issue 20: a construct the checker types leniently says so (W0902) instead of passing silently.
+TEST(CheckTest, ConstructsTypedLenientlyAreWarned) {
+  const std::string text = Module(
+      "    trait Shape {\n        fn area(self) -> Int\n    }\n"
+      "    fn measure(s: dyn Shape) -> Int {\n        return s.area()\n    }\n"
+      "    fn id<T>(x: T) -> T {\n        return x\n    }\n"
+      "    fn f() {\n        let g = id\n    }\n");
+  Result<SourceBuffer> source = SourceBuffer::Create(0, "w.ko", text);
+  ASSERT_TRUE(source.ok());
+  Result<SourceCheck> check = CheckSource(*source);
+  ASSERT_TRUE(check.ok());
+  EXPECT_TRUE(check->diagnostics.empty()) << check->diagnostics[0].message;
+  ASSERT_EQ(check->warnings.size(), 2u);
+  EXPECT_EQ(check->warnings[0].code(), "W0902");
+  EXPECT_NE(check->warnings[0].message.find("`.area` on `dyn Shape`"), std::string::npos)
+      << check->warnings[0].message;
+  EXPECT_NE(check->warnings[1].message.find("generic function `id` used as a value"),
+            std::string::npos)
+      << check->warnings[1].message;
 }
 
 }  // namespace

@@ -26,6 +26,7 @@
 #include <utility>
 #include <vector>
 
+#include "kodo/ownership/ownership.h"
 #include "kodo/sema/builtins.h"
 #include "kodo/sema/fix_text.h"
 #include "kodo/sema/name_table.h"
@@ -92,6 +93,23 @@ std::optional<std::string> NearName(std::string_view name,
   return best;
 }
 
+// docs/kodo.md §5.1: numeric types, Bool, Byte, unit, function types and every Generic (collections
+// are handles) are Copy; String, structs, enums, tuples, dyn and Future are not, nor is `?`. Our
+// lenient kAny is Copy, so that it never causes a false move (decision 0061).
+bool IsCopy(Type t) {
+  switch (t.tag()) {
+    case TypeTag::kPrim:
+      return t.name() != "String";
+    case TypeTag::kUnit:
+    case TypeTag::kFunction:
+    case TypeTag::kGeneric:
+    case TypeTag::kAny:
+      return true;
+    default:
+      return false;
+  }
+}
+
 // `type` is the declaration's own type, kept here so that a use found by name needs no second
 // lookup in the TypeTable (set by StructEntry/EnumEntry).
 // Field and variant names are views of the tree's arena text or of string literals, which
@@ -146,7 +164,7 @@ struct FnContext {
 class Checker {
  public:
   Checker(const SourceBuffer& source, const ast::Module& module, const CheckOptions& options)
-      : source_(source), module_(module), options_(options) {}
+      : source_(source), module_(module), options_(options), own_(source.id()) {}
 
   CheckResult Run();
 
@@ -173,6 +191,16 @@ class Checker {
   // Sets `d`'s patch to add `item` (unindented lines) as the module's last item.
   void AddItem(Diagnostic& d, std::string description, std::string_view item) const;
   void Report(Diagnostic d) { diags_.push_back(std::move(d)); }
+  // W0902 (issue 20: nothing hides behind kAny): `what` at `span` was typed leniently because
+  // this checker does not type it; said once per place.
+  void NotUnderstood(std::string what, Span span) {
+    for (const Diagnostic& w : warnings_) {
+      if (w.span && w.span->begin == span.start && w.span->end == span.end) return;
+    }
+    Diagnostic d = diag::Make(Kind::kW0902, R(span), what);
+    d.suggestion = "this use was not type-checked; review it by hand";
+    warnings_.push_back(std::move(d));
+  }
   bool Stopped() const { return options_.fail_fast && !diags_.empty(); }
 
   // ---- phases
@@ -324,8 +352,20 @@ class Checker {
   Type InferCall(const Expr& e);
   Type InferMethodCall(const Expr& e, const Expr& object, std::string_view method);
   // Checks the arguments call.operands[first_arg...] against `params`; returns `result`.
+  // `direct`: a direct call (§7.3: its bare-identifier arguments move or borrow by the callee's
+  // qualifiers, `callee` when it is a module function, else all `own`); method calls do not.
   Type CheckCallArgs(std::span<const Type> params, Type result, const Expr& call,
-                     std::size_t first_arg);
+                     std::size_t first_arg, bool direct = false,
+                     const ast::Function* callee = nullptr);
+  // Ownership (ownership.h): the effect of argument `arg` of type `t` passed to a parameter with
+  // `qualifier` of a direct call; throws the error.
+  void OwnArgument(const Expr& arg, Type t, ast::Ownership qualifier) {
+    if (!options_.ownership || arg.kind != ExprKind::kIdent) return;
+    if (auto d = own_.Argument(arg.text, qualifier, IsCopy(t), arg.span)) Fail(std::move(*d));
+  }
+  void OwnFail(std::optional<Diagnostic> d) {
+    if (d) Fail(std::move(*d));
+  }
   // Builtins (§13): the table's types, and calls whose types depend on the collection.
   Type ParseBuiltinType(std::string_view& text);
   // Returns the variable slot of `t` (a `$X` struct of a pattern), or npos.
@@ -353,6 +393,7 @@ class Checker {
   const ast::Module& module_;
   const CheckOptions options_;
   std::vector<Diagnostic> diags_;
+  std::vector<Diagnostic> warnings_;  // W0902, see NotUnderstood
 
   // Looked up by name per use, never iterated. The infos live in deques (stable addresses),
   // pointed to from the one table of declaration names.
@@ -384,6 +425,10 @@ class Checker {
   std::size_t globals_end_ = 0;
   NameTable<Global> globals_;
   FnContext fn_;
+  // §7.3: the ownership state of the body being checked, and the module functions by name (their
+  // parameter qualifiers apply to direct calls by that name).
+  ownership::Tracker own_;
+  std::unordered_map<std::string_view, const ast::Function*> fn_decls_;
   int instantiation_depth_ = 0;
   // The nodes on the path being checked (Infer, CheckBlock, CheckStmt, BindPattern, Resolve).
   // Past ast::kMaxTreeDepth, which no parsed tree reaches (the parser bounds nesting, ast.h), a
@@ -487,8 +532,8 @@ void Checker::NotCallable(const Type& type, Span span, Span value) {
 // Phases.
 
 CheckResult Checker::Run() {
-  if (!CheckMeta()) return CheckResult{std::move(diags_)};
-  if (Stopped()) return CheckResult{std::move(diags_)};
+  if (!CheckMeta()) return CheckResult{std::move(diags_), std::move(warnings_)};
+  if (Stopped()) return CheckResult{std::move(diags_), std::move(warnings_)};
   // One type per declaration and function signature, plus a few hundred for builtins and
   // uses: reserved up front so that the index does not rehash as a large module registers.
   types_.Reserve(256 + module_.functions.size() + module_.type_decls.size() +
@@ -498,38 +543,38 @@ CheckResult Checker::Run() {
   RegisterBuiltins();
   RegisterTypes();
   RegisterBuiltinEnums();
-  if (Stopped()) return CheckResult{std::move(diags_)};
+  if (Stopped()) return CheckResult{std::move(diags_), std::move(warnings_)};
   RegisterImpls();
-  if (Stopped()) return CheckResult{std::move(diags_)};
+  if (Stopped()) return CheckResult{std::move(diags_), std::move(warnings_)};
   RegisterFunctions();
-  if (Stopped()) return CheckResult{std::move(diags_)};
+  if (Stopped()) return CheckResult{std::move(diags_), std::move(warnings_)};
   FreezeGlobals();
   for (const ast::Function& fn : module_.functions) {
     if (!fn.generic_params.empty()) continue;  // templates are never checked (§5.6)
     CheckFunction(fn);
-    if (Stopped()) return CheckResult{std::move(diags_)};
+    if (Stopped()) return CheckResult{std::move(diags_), std::move(warnings_)};
   }
   for (const ast::ImplBlock& impl : module_.impl_blocks) {
     for (const ast::Function& fn : impl.methods) {
       CheckFunction(fn);
-      if (Stopped()) return CheckResult{std::move(diags_)};
+      if (Stopped()) return CheckResult{std::move(diags_), std::move(warnings_)};
     }
   }
   for (const ast::ActorDecl& actor : module_.actor_decls) {
     for (const ast::Function& fn : actor.handlers) {
       CheckFunction(fn);
-      if (Stopped()) return CheckResult{std::move(diags_)};
+      if (Stopped()) return CheckResult{std::move(diags_), std::move(warnings_)};
     }
   }
   for (const ast::InvariantDecl& inv : module_.invariants) {
     CheckInvariant(inv);
-    if (Stopped()) return CheckResult{std::move(diags_)};
+    if (Stopped()) return CheckResult{std::move(diags_), std::move(warnings_)};
   }
   // The last step (§5.3): the trust policies, after every body (kodo/trust/policy.h).
   for (Diagnostic& d : trust::CheckPolicies(source_, module_, options_.trust_config)) {
     Report(std::move(d));
   }
-  return CheckResult{std::move(diags_)};
+  return CheckResult{std::move(diags_), std::move(warnings_)};
 }
 
 bool Checker::CheckMeta() {
@@ -806,22 +851,28 @@ Type Checker::CheckBuiltinCall(const BuiltinEntry& b, const Expr& call, std::siz
   const std::size_t given = call.operands.size() - first_arg;
   const std::size_t expected = params.size() - first_param;
   if (expected != given) Arity(expected, given, call.span);
+  const ownership::Tracker::CallFrame frame = own_.BeginCall();
   for (std::size_t i = 0; i < given; ++i) {
     const Expr& arg = call.operands[first_arg + i];
     const Type& param = params[first_param + i];
     const Type t = Infer(arg);
+    // §7.3: a builtin called by name takes every argument as `own` (a method call moves nothing).
+    const bool moves = !receiver;
     if (first_param + i == 0) {
       Unify(param, t, vars, true);
       // Option_unwrap(o) called by name: any instance of the enum is its receiver.
       if (param.tag() == TypeTag::kEnum && t.tag() == TypeTag::kEnum &&
           BaseName(t.name()) == param.name()) {
+        if (moves) OwnArgument(arg, t, ast::Ownership::kOwned);
         continue;
       }
     }
     Unify(param, t, vars, false);
     const Type want = Substitute(param, vars, true);
     if (!TypesEqual(want, t)) Mismatch(Substitute(param, vars, false), t, ast::ExprSpan(arg));
+    if (moves) OwnArgument(arg, t, ast::Ownership::kOwned);
   }
+  own_.EndCall(frame);
   return Substitute(b.pattern.result(), vars, false);
 }
 
@@ -1035,6 +1086,7 @@ void Checker::RegisterFunctions() {
       Bind(fn.name, Type::Any());
       continue;
     }
+    fn_decls_[fn.name] = &fn;
     try {
       // The parameter types on the stack for the usual few parameters (the table copies them).
       constexpr std::size_t kInline = 8;
@@ -1063,8 +1115,12 @@ void Checker::CheckFunction(const ast::Function& fn) {
   if (bad_signatures_.count(&fn) > 0) return;
   const std::size_t mark = env_.size();
   fn_ = FnContext{};
+  own_.BeginFunction();
   try {
-    for (const ast::Param& p : fn.params) Bind(p.name, Resolve(p.ty, p.span));
+    for (const ast::Param& p : fn.params) {
+      Bind(p.name, Resolve(p.ty, p.span));
+      own_.DeclareParam(p.name, p.ownership);
+    }
     fn_.return_type = Resolve(fn.return_type, fn.span);
     CheckBlock(fn.body);
   } catch (BodyError& error) {
@@ -1076,6 +1132,7 @@ void Checker::CheckFunction(const ast::Function& fn) {
 void Checker::CheckInvariant(const ast::InvariantDecl& inv) {
   const std::size_t mark = env_.size();
   fn_ = FnContext{};
+  own_.BeginFunction();
   try {
     const Type t = Infer(inv.condition);
     if (!TypesEqual(Type::Bool(), t)) {
@@ -1254,7 +1311,10 @@ Type Checker::CheckBlock(const ast::Block& block) {
   const Level level(*this);
   if (level.too_deep()) return Type::Any();
   const std::size_t mark = env_.size();
+  // §7.3: the ownership state is saved here and restored when the block ends.
+  const std::size_t own_mark = own_.EnterBlock();
   const Type t = CheckStmts(block);
+  own_.ExitBlock(own_mark);
   env_.resize(mark);
   return t;
 }
@@ -1285,6 +1345,11 @@ void Checker::CheckStmt(const Stmt& stmt, Type* last) {
       } else {
         Bind(stmt.name, value);
       }
+      if (options_.ownership) {
+        const std::optional<std::string_view> source =
+            stmt.value.kind == ExprKind::kIdent ? std::optional(stmt.value.text) : std::nullopt;
+        OwnFail(own_.Let(stmt.name, source, IsCopy(env_.back().type), stmt.span));
+      }
       return;
     }
     case StmtKind::kLetPattern: {
@@ -1305,6 +1370,9 @@ void Checker::CheckStmt(const Stmt& stmt, Type* last) {
       if (!Assignable(fn_.return_type, value)) {
         Mismatch(fn_.return_type, value, stmt.span,
                  stmt.has_value ? std::optional<Span>(ast::ExprSpan(stmt.value)) : std::nullopt);
+      }
+      if (options_.ownership && stmt.has_value && stmt.value.kind == ExprKind::kIdent) {
+        OwnFail(own_.Return(stmt.value.text, stmt.span));
       }
       return;
     }
@@ -1348,6 +1416,7 @@ void Checker::CheckStmt(const Stmt& stmt, Type* last) {
       if (target == nullptr) Undefined(stmt.name, stmt.span);
       const Type expected = *target;
       const Type value = Infer(stmt.value);
+      if (options_.ownership) OwnFail(own_.Assign(stmt.name, stmt.span));
       if (!TypesEqual(expected, value)) Mismatch(expected, value, stmt.span);
       return;
     }
@@ -1372,9 +1441,16 @@ void Checker::CheckStmt(const Stmt& stmt, Type* last) {
       Fail(std::move(d));
     }
     case StmtKind::kSpawn:
-    case StmtKind::kParallel:
+      if (options_.ownership) OwnFail(own_.Spawn(stmt.body, stmt.span));
       CheckBlock(stmt.body);
       return;
+    case StmtKind::kParallel: {
+      // Upstream checks a `parallel` body's statements in the enclosing ownership scope.
+      const std::size_t mark = env_.size();
+      CheckStmts(stmt.body);
+      env_.resize(mark);
+      return;
+    }
     case StmtKind::kSelect:
       for (const ast::SelectArm& arm : stmt.extra->select_arms) {
         Infer(arm.channel);
@@ -1471,11 +1547,16 @@ Type Checker::Infer(const Expr& e) {
       }
       return Type::String();
     case ExprKind::kIdent: {
+      if (options_.ownership) OwnFail(own_.Use(e.text, e.span));
       if (e.text == "None" && Lookup("None") == nullptr) {
         return Instantiate("Option", *FindTemplate("Option"), {Type::Unknown()});
       }
       const Type* b = Lookup(e.text);
       if (b == nullptr) Undefined(e.text, e.span);
+      if (b->tag() == TypeTag::kAny && generic_fns_.count(e.text) > 0 &&
+          LookupLocal(e.text) == nullptr) {
+        NotUnderstood(fmt::format("the generic function `{}` used as a value", e.text), e.span);
+      }
       return *b;
     }
     case ExprKind::kBinaryOp:
@@ -1600,13 +1681,29 @@ Type Checker::Infer(const Expr& e) {
         params.push_back(Resolve(*p.ty, p.span));
         Bind(p.name, params.back());
       }
+      // §5.9: captures of moved variables are E0281; non-Copy captures move once the body is
+      // checked (which sees them as they were).
+      std::vector<std::string_view> moved_captures;
+      if (options_.ownership) {
+        std::vector<std::string_view> names;
+        for (const ast::ClosureParam& p : e.extra->params) names.push_back(p.name);
+        for (const auto& [name, span] : ownership::FreeVariables(e.operands[0], names)) {
+          const Type* captured = Lookup(name);
+          if (captured == nullptr) continue;  // E0201 when the body is typed
+          OwnFail(own_.Capture(name, e.span));
+          if (!IsCopy(*captured)) moved_captures.push_back(name);
+        }
+      }
       const Type saved_return = fn_.return_type;
       std::optional<Type> declared;
       if (e.extra->return_type) {
         declared = Resolve(*e.extra->return_type, e.span);
         fn_.return_type = *declared;
       }
+      const std::size_t own_mark = own_.EnterBlock();
       const Type body = Infer(e.operands[0]);
+      own_.ExitBlock(own_mark);
+      if (options_.ownership) own_.MoveCaptures(moved_captures, e.span);
       fn_.return_type = saved_return;
       env_.resize(mark);
       if (declared && body.tag() != TypeTag::kUnit && !TypesEqual(*declared, body)) {
@@ -1662,14 +1759,21 @@ Type Checker::InferIf(const Expr& e) {
 }
 
 Type Checker::CheckCallArgs(std::span<const Type> params, Type result, const Expr& call,
-                            std::size_t first_arg) {
+                            std::size_t first_arg, bool direct, const ast::Function* callee) {
   const std::size_t given = call.operands.size() - first_arg;
   if (params.size() != given) Arity(params.size(), given, call.span);
+  const ownership::Tracker::CallFrame frame = own_.BeginCall();
   for (std::size_t i = 0; i < given; ++i) {
     const Expr& arg = call.operands[first_arg + i];
     const Type t = Infer(arg);
     if (!TypesEqual(params[i], t)) Mismatch(params[i], t, ast::ExprSpan(arg));
+    if (direct) {
+      OwnArgument(arg, t,
+                  callee != nullptr && i < callee->params.size() ? callee->params[i].ownership
+                                                                 : ast::Ownership::kOwned);
+    }
   }
+  own_.EndCall(frame);
   return result;
 }
 
@@ -1742,7 +1846,12 @@ Type Checker::InferCall(const Expr& e) {
     return Type::Any();
   }
   if (ft.tag() != TypeTag::kFunction) NotCallable(ft, e.span, ast::ExprSpan(callee));
-  return CheckCallArgs(ft.args(), ft.result(), e, 1);
+  // §7.3: a direct call; the qualifiers are those of the module function of that name, if any.
+  const ast::Function* decl = nullptr;
+  if (callee.kind == ExprKind::kIdent) {
+    if (auto it = fn_decls_.find(callee.text); it != fn_decls_.end()) decl = it->second;
+  }
+  return CheckCallArgs(ft.args(), ft.result(), e, 1, /*direct=*/true, decl);
 }
 
 // The builtin method names of `receiver` (a base name), for E0235's similar-name hint.
@@ -1802,8 +1911,10 @@ Type Checker::InferMethodCall(const Expr& e, const Expr& object, std::string_vie
     const BuiltinEntry& entry = builtins_[static_cast<std::size_t>(sig - Builtins().data())];
     return CheckBuiltinCall(entry, e, 1, recv);
   }
-  // `dyn Trait` receivers: lenient until trait-object signatures are typed (issue 20, T2).
+  // `dyn Trait` receivers: lenient until trait-object signatures are typed (issue 20, T2), and
+  // said so (W0902).
   if (recv.tag() == TypeTag::kDyn) {
+    NotUnderstood(fmt::format("the method call `.{}` on `{}`", method, Display(recv)), e.span);
     for (std::size_t i = 1; i < e.operands.size(); ++i) Infer(e.operands[i]);
     return Type::Any();
   }
