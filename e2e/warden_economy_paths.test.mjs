@@ -118,7 +118,8 @@ test('economy invariants hold through the CLI and MCP write paths (random sequen
         // 8. An MCP caller cannot choose provenance or actor, nor pass a confidence outside
         //    [0, 1]: refused before the gate, nothing recorded.
         const bad = pick([{ provenance: 'human' }, { actor: 'human:cli' }, { confidence: 1.5 }, { confidence: -0.1 }]);
-        const res = await call('propose_symbol', { stable_id: id, name: pick(names), confidence: 0.9, ...bad });
+        w = { name: pick(names), provenance: 'agent', confidence: 0.9, actor: 'agent:mcp' };
+        const res = await call('propose_symbol', { stable_id: id, name: w.name, confidence: w.confidence, ...bad });
         assert.equal(res.isError, true, `${where}: ${JSON.stringify(bad)} was accepted`);
         gated = false;
         written = false;
