@@ -15,8 +15,9 @@ using ::testing::HasSubstr;
 using Bytes = std::vector<std::uint8_t>;
 
 Bytes Name(const std::string& s) {
-  Bytes b = {static_cast<std::uint8_t>(s.size())};  // the tests' names are shorter than 128
-  b.insert(b.end(), s.begin(), s.end());
+  Bytes b;
+  b.push_back(static_cast<std::uint8_t>(s.size()));  // the tests' names are shorter than 128
+  for (char c : s) b.push_back(static_cast<std::uint8_t>(c));
   return b;
 }
 Bytes Cat(std::initializer_list<Bytes> parts) {
