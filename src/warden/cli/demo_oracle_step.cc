@@ -2,20 +2,27 @@
 //
 // WIRING AT MERGE (docs/decisions/0058-warden-demo.md): this branch was written while
 // `warden oracle build/identify` (src/warden/oracle, branch `oracle`) was being built, so the
-// body of DemoOracleStep below is a STAND-IN. Once the oracle commands are on main, replace the
-// whole body with the two command-layer calls, e.g.
+// body of DemoOracleStep below is a STAND-IN. Once branch `oracle` is merged (its
+// src/warden/cli/oracle_command.h declares RunOracleBuild / RunOracleIdentify), replace the
+// whole body with the two command-layer calls:
 //
-//   Say("$ warden oracle build runtime.wasm --library demo-runtime --store .warden/oracle.db");
-//   if (int rc = RunOracleBuild(env, global, {.modules = {input.runtime_wasm},
-//                                             .library = input.library,
-//                                             .store = input.store}); rc != kExitOk) return rc;
-//   Say("$ warden oracle identify v1 --store .warden/oracle.db");
+//   #include "warden/cli/oracle_command.h"
+//   ...
+//   std::fputs(fmt::format("$ warden oracle build {} --library {} --store .warden/oracle.db\n",
+//                          input.runtime_wasm, input.library).c_str(), stdout);
+//   const int built = RunOracleBuild(env, global, {.modules = {input.runtime_wasm},
+//                                                  .library = input.library,
+//                                                  .store = input.store});
+//   if (built != kExitOk) return built;
+//   std::fputs(fmt::format("$ warden oracle identify {} --store .warden/oracle.db\n",
+//                          input.version).c_str(), stdout);
 //   return RunOracleIdentify(env, global, {.version = input.version, .store = input.store});
 //
-// and delete the stand-in (everything in the anonymous namespace). Nothing else in the demo
-// changes: step 3 expects every runtime function of v1 named with provenance oracle, which the
-// Oracle's exact and norm_hash passes give (the runtime functions have >= 5 instructions and
-// unique bodies; demo_modules_test.cc checks both).
+// and delete the stand-in (the anonymous namespace). Nothing else in the demo changes: step 3
+// expects every runtime function of v1 named with provenance oracle, which the Oracle's exact
+// and norm_hash passes give (the runtime functions have >= 5 instructions and unique bodies;
+// demo_modules_test.cc checks both), and the oracle commands print no path, so stdout stays
+// byte-identical. e2e/warden_demo.test.mjs accepts either form of step 3.
 #include <fmt/core.h>
 
 #include <cstdio>
