@@ -114,11 +114,13 @@ describe('warden CLI', () => {
       assert.equal(r.code, 0);
       assert.match(r.stdout, /already ingested as v1/);
       const versions = wardenJson(['versions'], { cwd: proj });
-      assert.deepEqual(versions.map((v) => Object.keys(v)), [['id', 'label', 'emscripten_version', 'functions', 'shared_memory']]);
+      assert.deepEqual(versions.map((v) => Object.keys(v)), [['id', 'label', 'emscripten_version', 'functions', 'shared_memory',
+        'producers', 'target_features']]);
       assert.equal(versions[0].functions, 5);
       assert.equal(versions[0].emscripten_version, null);
       const cov = wardenJson(['coverage'], { cwd: proj });
-      assert.deepEqual(cov, { defined: 4, named: 2, coverage_pct: 50, oracle_named: 0, human_named: 0, agent_named: 0 });
+      assert.deepEqual(cov, { defined: 4, named: 2, coverage_pct: 50, oracle_named: 0, human_named: 0, agent_named: 0,
+        placeholder_named: 0, real_named: 2, real_coverage_pct: 50, producers: {}, target_features: [] });
       const funcs = wardenJson(['funcs'], { cwd: proj });
       assert.deepEqual(funcs.map((f) => f.index), [1, 2, 3, 4]);
       assert.equal(funcs[0].name, 'sqlite3_open');
@@ -157,8 +159,8 @@ describe('warden CLI', () => {
   });
 
   test('unknown and planned commands name themselves and the commands there are (exit 2)', () => {
-    const commands = 'init, ingest, versions, coverage, funcs, show, set-name, verify, export, report, diff, agent, mcp, config, audit';
-    for (const cmd of ['oracle', 'demo']) {
+    const commands = 'init, ingest, versions, coverage, funcs, show, set-name, verify, export, report, diff, demo, agent, mcp, config, audit';
+    for (const cmd of ['oracle']) {
       const r = warden([cmd, '--db', db]);
       assert.equal(r.code, 2, `${cmd}: ${r.stderr}`);
       assert.equal(r.stderr, `warden: error: '${cmd}' is planned but not implemented yet; the commands are: ${commands}\n`);
@@ -467,7 +469,8 @@ async function exerciseTools(client) {
   versions.forEach((v, i) => assertShape(v, VERSION_SHAPE, `versions[${i}]`));
   const id = versions.find((v) => v.label === 'v1').id;
   const cov = await client.callTool({ name: 'coverage', arguments: { version_id: id } });
-  assert.deepEqual(Object.keys(cov.structuredContent), ['defined', 'named', 'coverage_pct', 'oracle_named', 'human_named', 'agent_named']);
+  assert.deepEqual(Object.keys(cov.structuredContent), ['defined', 'named', 'coverage_pct', 'oracle_named', 'human_named', 'agent_named',
+    'placeholder_named', 'real_named', 'real_coverage_pct']);
   assert.deepEqual(JSON.parse(textOf(cov)), cov.structuredContent);
   const all = (await client.callTool({ name: 'list_functions', arguments: { version_id: id } })).structuredContent;
   assert.deepEqual(Object.keys(all), ['functions', 'next_cursor']);

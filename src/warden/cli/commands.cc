@@ -278,14 +278,16 @@ int RunVersions(base::Env& env, const GlobalOptions& global) {
     PrintJson(views::VersionsJson(*list));
     return kExitOk;
   }
-  std::string out =
-      fmt::format("{:>4}  {:<12} {:>10} {:>8}  {:<10} {:<6}  {:<12}  {}\n", "id", "label",
-                  "functions", "defined", "emscripten", "shared", "sha256", "ingested_at");
+  // The producers section (non-Emscripten toolchains keep one) ends each line.
+  std::string out = fmt::format("{:>4}  {:<12} {:>10} {:>8}  {:<10} {:<6}  {:<12}  {:<24}  {}\n",
+                                "id", "label", "functions", "defined", "emscripten", "shared",
+                                "sha256", "ingested_at", "producers");
   for (const kb::VersionInfo& v : *list) {
-    out += fmt::format("{:>4}  {:<12} {:>10} {:>8}  {:<10} {:<6}  {:<12}  {}\n", v.id, v.label,
-                       Grouped(static_cast<std::uint64_t>(v.functions)),
+    out += fmt::format("{:>4}  {:<12} {:>10} {:>8}  {:<10} {:<6}  {:<12}  {:<24}  {}\n", v.id,
+                       v.label, Grouped(static_cast<std::uint64_t>(v.functions)),
                        Grouped(static_cast<std::uint64_t>(v.defined)), OrDash(v.emscripten_version),
-                       v.shared_memory ? "yes" : "no", v.sha256.substr(0, 12), v.ingested_at);
+                       v.shared_memory ? "yes" : "no", v.sha256.substr(0, 12), v.ingested_at,
+                       views::ProducersText(v));
   }
   std::fputs(out.c_str(), stdout);
   return kExitOk;
@@ -304,7 +306,13 @@ int RunCoverage(base::Env& env, const GlobalOptions& global,
     return ExitFor(c.status());
   }
   if (global.json) {
-    PrintJson(views::CoverageJson(*c));
+    Json out = views::CoverageJson(*c);
+    // The module's toolchain (its producers and target_features sections) beside the figures.
+    if (Result<kb::VersionInfo> v = k->GetVersion(*id); v.ok()) {
+      const Json toolchain = views::ToolchainJson(*v);
+      for (const auto& [key, value] : toolchain.items()) out[key] = value;
+    }
+    PrintJson(out);
     return kExitOk;
   }
   std::string out;
@@ -315,6 +323,11 @@ int RunCoverage(base::Env& env, const GlobalOptions& global,
       "  human      {}\n  export     {}\n  oracle     {}\n  diff-carry {}\n"
       "  agent      {}\n",
       c->human_named, c->export_named, c->oracle_named, c->diff_carry_named, c->agent_named);
+  // Placeholders (sub_<hex>) are named but say nothing: shown apart, so 100 % hides none.
+  out += fmt::format("placeholders {} (sub_<hex>, counted in named)\n",
+                     Grouped(static_cast<std::uint64_t>(c->placeholder_named)));
+  out += fmt::format("real names   {} ({:.1f} %)\n",
+                     Grouped(static_cast<std::uint64_t>(c->real_named)), c->real_coverage_pct);
   out += fmt::format("locked       {}\n", c->locked);
   out += fmt::format("mean confidence {}\n", Conf(c->mean_confidence));
   std::fputs(out.c_str(), stdout);
@@ -384,9 +397,9 @@ int RunShow(base::Env& env, const GlobalOptions& global, const ShowArgs& args) {
     Error(symbol.status().message());
     return ExitFor(symbol.status());
   }
+  Result<kb::VersionInfo> version = k->GetVersion(*id);
   std::optional<std::string> lifted;
   if (args.lift && !r.is_import) {
-    Result<kb::VersionInfo> version = k->GetVersion(*id);
     Result<std::map<std::uint32_t, std::string>> all =
         version.ok() ? LiftVersion(env, *k, *version)
                      : Result<std::map<std::uint32_t, std::string>>(version.status());
@@ -403,6 +416,7 @@ int RunShow(base::Env& env, const GlobalOptions& global, const ShowArgs& args) {
     out["is_import"] = r.is_import;
     out["callers"] = *callers;
     out["callees"] = r.defined_callees;
+    if (version.ok()) out["module"] = views::ToolchainJson(*version);
     PrintJson(out);
     return kExitOk;
   }
@@ -445,6 +459,10 @@ int RunShow(base::Env& env, const GlobalOptions& global, const ShowArgs& args) {
     }
   } else {
     out += "  symbol        -\n";
+  }
+  if (version.ok()) {
+    out += fmt::format("  module        producers {}; target features {}\n",
+                       views::ProducersText(*version), views::FeaturesText(*version));
   }
   if (lifted) out += "  pseudo-C\n" + *lifted;
   std::fputs(out.c_str(), stdout);

@@ -24,6 +24,9 @@
 #include "warden/cli/cli_support.h"
 #include "warden/cli/commands.h"
 #include "warden/cli/diff_command.h"
+#ifndef TROVE_WARDEN_LEAN
+#include "warden/cli/demo_command.h"
+#endif
 
 namespace {
 
@@ -63,14 +66,14 @@ std::string_view CommandWord(int argc, char** argv) {
 // Whether `command` runs in warden-net (its flags, --help included, are warden-net's: the MCP
 // policy flags and `audit` live in the MCP core, which this binary does not link).
 bool RunsInWardenNet(std::string_view command) {
-  return command == "agent" || command == "mcp" || command == "config" || command == "audit";
+  return command == "agent" || command == "mcp" || command == "config" || command == "audit" ||
+         command == "demo";
 }
 #endif
 
 // The commands of docs/warden.md §2.2 that this build does not have yet.
 constexpr trove::base::CommandNote kPlanned[] = {
     {"oracle", "is planned but not implemented yet"},
-    {"demo", "is planned but not implemented yet"},
 };
 
 // When the command word (or, under `config`, the config command) names no command, prints
@@ -212,6 +215,11 @@ int main(int argc, char** argv) {
   diff_cmd->add_option("--changelog", diff_args.changelog, "Also write the changelog to FILE");
   diff_cmd->add_flag("--json", global.json, "Print the report as JSON");
 
+  // demo (runs in warden-net: its steps include agent passes)
+  std::optional<std::string> demo_dir;
+  CLI::App* demo = app.add_subcommand("demo", "Run the whole loop offline on generated modules");
+  demo->add_option("--dir", demo_dir, "Work in DIR (default: a new temporary directory)");
+
   // agent
   AgentArgs agent_args;
   CLI::App* agent = app.add_subcommand("agent", "Run an agent pass: propose, verify, write back");
@@ -295,8 +303,9 @@ int main(int argc, char** argv) {
   if (*report) return RunReport(env, global, report_args);
   if (*diff_cmd) return RunDiff(env, global, diff_args);
 #ifdef TROVE_WARDEN_LEAN
-  if (*agent || *mcp || *config || *audit) return ExecWardenNet(argv);
+  if (*agent || *mcp || *config || *audit || *demo) return ExecWardenNet(argv);
 #else
+  if (*demo) return RunDemo(env, global, {.dir = demo_dir});
   if (*agent) return RunAgent(env, global, agent_args);
   if (*mcp) return RunMcp(env, global, mcp_args);
   if (*audit) {

@@ -6,56 +6,13 @@
 #include <set>
 
 #include "warden/wasm/byte_cursor.h"
+#include "warden/wasm/custom_sections.h"
 
 namespace trove::warden::ingest {
 
 namespace {
 
 using Json = nlohmann::ordered_json;
-
-// Reads the `producers` section: vec(field name, vec(value name, version)).
-Status ReadProducers(wasm::ByteCursor& c, ModuleFacts& facts) {
-  decltype(facts.producers) producers;
-  ASSIGN_OR_RETURN(std::uint32_t fields, c.ReadCount("producers field count", 2));
-  for (std::uint32_t f = 0; f < fields; ++f) {
-    ASSIGN_OR_RETURN(std::string_view field, c.ReadName("producers field name"));
-    ASSIGN_OR_RETURN(std::uint32_t values, c.ReadCount("producers value count", 2));
-    std::vector<std::pair<std::string, std::string>> list;
-    for (std::uint32_t v = 0; v < values; ++v) {
-      ASSIGN_OR_RETURN(std::string_view name, c.ReadName("producers value name"));
-      ASSIGN_OR_RETURN(std::string_view version, c.ReadName("producers value version"));
-      list.emplace_back(std::string(name), std::string(version));
-    }
-    producers.emplace_back(std::string(field), std::move(list));
-  }
-  if (!c.empty()) {
-    return wasm::ByteCursor::Malformed(c.offset(), "producers", "bytes after the last field");
-  }
-  facts.producers = std::move(producers);
-  return {};
-}
-
-// Reads the `target_features` section: vec(prefix byte, feature name).
-Status ReadTargetFeatures(wasm::ByteCursor& c, ModuleFacts& facts) {
-  std::vector<std::string> features;
-  ASSIGN_OR_RETURN(std::uint32_t count, c.ReadCount("target feature count", 2));
-  for (std::uint32_t i = 0; i < count; ++i) {
-    const std::uint64_t at = c.offset();
-    ASSIGN_OR_RETURN(std::uint8_t prefix, c.ReadU8("target feature prefix"));
-    if (prefix != '+' && prefix != '-' && prefix != '=') {
-      return wasm::ByteCursor::Malformed(at, "target feature prefix",
-                                         fmt::format("unknown prefix {:#04x}", prefix));
-    }
-    ASSIGN_OR_RETURN(std::string_view name, c.ReadName("target feature name"));
-    features.push_back(std::string(1, static_cast<char>(prefix)) + std::string(name));
-  }
-  if (!c.empty()) {
-    return wasm::ByteCursor::Malformed(c.offset(), "target_features",
-                                       "bytes after the last feature");
-  }
-  facts.features = std::move(features);
-  return {};
-}
 
 }  // namespace
 
@@ -97,8 +54,26 @@ Status ModuleFactsVisitor::OnCustomSection(std::string_view name, std::uint64_t 
   if (name != "producers" && name != "target_features") return {};
   // Optional metadata: a malformed section is ignored with a warning, like the name
   // section (docs/warden.md §4.3), and never fails the ingest.
-  wasm::ByteCursor c(payload, offset);
-  Status s = name == "producers" ? ReadProducers(c, facts_) : ReadTargetFeatures(c, facts_);
+  // The parsers live in wasm/custom_sections.h (fuzzed there); the facts keep their shapes.
+  Status s;
+  if (name == "producers") {
+    Result<wasm::Producers> p = wasm::ParseProducers(payload, offset);
+    if (p.ok()) {
+      facts_.producers.clear();
+      for (wasm::ProducerField& field : *p) {
+        std::vector<std::pair<std::string, std::string>> list;
+        for (wasm::ProducerValue& v : field.values) {
+          list.emplace_back(std::move(v.name), std::move(v.version));
+        }
+        facts_.producers.emplace_back(std::move(field.field), std::move(list));
+      }
+    }
+    s = p.status();
+  } else {
+    Result<std::vector<std::string>> f = wasm::ParseTargetFeatures(payload, offset);
+    if (f.ok()) facts_.features = std::move(f).value();
+    s = f.status();
+  }
   if (!s.ok()) {
     facts_.warnings.push_back(fmt::format("ignored malformed {} section: {}", name, s.message()));
   }

@@ -763,7 +763,8 @@ namespace {
 
 constexpr std::string_view kVersionColumns =
     "id, label, emscripten_version, emscripten_version_source, imported_count, defined_count, "
-    "shared_memory, memory_count, memory64, sha256, size, wasm_path, glue_path, ingested_at";
+    "shared_memory, memory_count, memory64, sha256, size, wasm_path, glue_path, ingested_at, "
+    "features_json, producers_json";
 
 VersionInfo ReadVersion(const base::Statement& s) {
   VersionInfo v;
@@ -782,6 +783,8 @@ VersionInfo ReadVersion(const base::Statement& s) {
   v.wasm_path = s.ColumnText(11);
   v.glue_path = OptionalText(s, 12);
   v.ingested_at = s.ColumnText(13);
+  v.features_json = s.ColumnText(14);
+  v.producers_json = s.ColumnText(15);
   return v;
 }
 
@@ -849,7 +852,10 @@ Result<Coverage> Kb::GetCoverage(std::int64_t version_id) {
                    "coalesce(sum(s.name IS NOT NULL AND s.provenance = 'diff-carry'), 0), "
                    "coalesce(sum(s.name IS NOT NULL AND s.provenance = 'agent'), 0), "
                    "coalesce(sum(s.locked = 1), 0), "
-                   "avg(CASE WHEN s.name IS NOT NULL THEN s.confidence END) "
+                   "avg(CASE WHEN s.name IS NOT NULL THEN s.confidence END), "
+                   // IsPlaceholderName in SQL: "sub_" and one or more hex digits.
+                   "coalesce(sum(s.name GLOB 'sub_[0-9a-fA-F]*' AND "
+                   "NOT substr(s.name, 5) GLOB '*[^0-9a-fA-F]*'), 0) "
                    "FROM functions f LEFT JOIN symbols s ON s.stable_id = f.stable_id "
                    "WHERE f.version_id = ? AND f.is_import = 0"));
   RETURN_IF_ERROR(stmt.Bind(1, version_id));
@@ -867,7 +873,22 @@ Result<Coverage> Kb::GetCoverage(std::int64_t version_id) {
   c.agent_named = stmt.ColumnInt64(6);
   c.locked = stmt.ColumnInt64(7);
   if (!stmt.ColumnIsNull(8)) c.mean_confidence = stmt.ColumnDouble(8);
+  c.placeholder_named = stmt.ColumnInt64(9);
+  c.real_named = c.named - c.placeholder_named;
+  c.real_coverage_pct =
+      c.defined == 0 ? 0.0
+                     : static_cast<double>(c.real_named) * 100.0 / static_cast<double>(c.defined);
   return c;
+}
+
+bool IsPlaceholderName(std::string_view name) {
+  constexpr std::string_view kPrefix = "sub_";
+  if (name.size() <= kPrefix.size() || name.substr(0, kPrefix.size()) != kPrefix) return false;
+  for (char c : name.substr(kPrefix.size())) {
+    const bool hex = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+    if (!hex) return false;
+  }
+  return true;
 }
 
 Result<FunctionPage> Kb::ListFunctions(const FunctionQuery& query) {

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace trove::warden::kb {
@@ -119,6 +120,10 @@ struct VersionInfo {
   std::string wasm_path;
   std::optional<std::string> glue_path;
   std::string ingested_at;  // YYYY-MM-DDTHH:MM:SS.mmmZ
+  // The `target_features` and `producers` custom sections as stored (VersionRecord's forms):
+  // a JSON array of "+name" strings, a JSON object of field -> [[name, version], ...].
+  std::string features_json = "[]";
+  std::string producers_json = "{}";
 };
 
 // Symbol coverage of one version (`coverage`, `warden coverage`). Only defined functions
@@ -134,7 +139,17 @@ struct Coverage {
   std::int64_t agent_named = 0;
   std::int64_t locked = 0;
   std::optional<double> mean_confidence;  // over named functions; null when none is named
+  // Named functions whose name is a placeholder, `sub_<hex>` (IsPlaceholderName): the offline
+  // backend's last resort, counted in `named` but apart from real names, so that a coverage of
+  // 100 % cannot hide them (docs/decisions/0058-warden-demo.md).
+  std::int64_t placeholder_named = 0;
+  std::int64_t real_named = 0;     // named - placeholder_named
+  double real_coverage_pct = 0.0;  // real_named / defined * 100; 0.0 when nothing is defined
 };
+
+// Whether `name` is a placeholder name: "sub_" followed by one or more hex digits (the
+// offline backend's sub_<hex6>, and the IDA/Ghidra convention sub_<address>).
+bool IsPlaceholderName(std::string_view name);
 
 // A `list_functions` query. Filters beyond the MCP ones serve `warden funcs`.
 struct FunctionQuery {

@@ -111,6 +111,9 @@ struct CoverageOut {
   std::int64_t oracle_named = 0;
   std::int64_t human_named = 0;
   std::int64_t agent_named = 0;
+  std::int64_t placeholder_named = 0;
+  std::int64_t real_named = 0;
+  double real_coverage_pct = 0;
 };
 inline auto DescribeFields(Tag<CoverageOut>) {
   return Fields(
@@ -119,7 +122,11 @@ inline auto DescribeFields(Tag<CoverageOut>) {
       Field("coverage_pct", &CoverageOut::coverage_pct, "named / defined * 100"),
       Field("oracle_named", &CoverageOut::oracle_named, "Names from the Oracle"),
       Field("human_named", &CoverageOut::human_named, "Names set by a human"),
-      Field("agent_named", &CoverageOut::agent_named, "Names proposed by an agent, MCP included"));
+      Field("agent_named", &CoverageOut::agent_named, "Names proposed by an agent, MCP included"),
+      Field("placeholder_named", &CoverageOut::placeholder_named,
+            "Named functions whose name is a placeholder, sub_<hex> (counted in named)"),
+      Field("real_named", &CoverageOut::real_named, "named - placeholder_named"),
+      Field("real_coverage_pct", &CoverageOut::real_coverage_pct, "real_named / defined * 100"));
 }
 
 struct ListFunctionsArgs {
@@ -555,8 +562,9 @@ Status RegisterWardenTools(mcp::Server& server, KbPool& pool,
         ASSIGN_OR_RETURN(KbPool::Lease k, pool.Acquire());
         RETURN_IF_ERROR(RequireVersion(*k, args.version_id));
         ASSIGN_OR_RETURN(kb::Coverage c, k->GetCoverage(args.version_id));
-        return CoverageOut{c.defined,      c.named,       c.coverage_pct,
-                           c.oracle_named, c.human_named, c.agent_named};
+        return CoverageOut{c.defined,           c.named,       c.coverage_pct,
+                           c.oracle_named,      c.human_named, c.agent_named,
+                           c.placeholder_named, c.real_named,  c.real_coverage_pct};
       });
   if (!added.ok()) return added;
 

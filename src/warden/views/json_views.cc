@@ -5,6 +5,8 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "warden/wasm/custom_sections.h"
+
 namespace trove::warden::views {
 
 namespace {
@@ -22,11 +24,60 @@ Json Number(double v) { return std::isfinite(v) ? Json(v) : Json(nullptr); }
 std::string Confidence3(double value) { return fmt::format("{:.3f}", value); }
 
 Json VersionJson(const kb::VersionInfo& v) {
-  return Json{{"id", v.id},
-              {"label", v.label},
-              {"emscripten_version", OrNull(v.emscripten_version)},
-              {"functions", v.functions},
-              {"shared_memory", v.shared_memory}};
+  Json out{{"id", v.id},
+           {"label", v.label},
+           {"emscripten_version", OrNull(v.emscripten_version)},
+           {"functions", v.functions},
+           {"shared_memory", v.shared_memory}};
+  const Json toolchain = ToolchainJson(v);  // named: items() of a temporary would dangle
+  for (const auto& [key, value] : toolchain.items()) out[key] = value;
+  return out;
+}
+
+namespace {
+
+// Parses stored JSON text; null when it is not JSON of the expected kind.
+Json ParseStored(const std::string& text, bool object) {
+  Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || (object ? !j.is_object() : !j.is_array())) return Json(nullptr);
+  return j;
+}
+
+}  // namespace
+
+Json ToolchainJson(const kb::VersionInfo& v) {
+  return Json{{"producers", ParseStored(v.producers_json, true)},
+              {"target_features", ParseStored(v.features_json, false)}};
+}
+
+std::string ProducersText(const kb::VersionInfo& v) {
+  const Json j = ParseStored(v.producers_json, true);
+  wasm::Producers producers;
+  if (j.is_object()) {
+    for (const auto& [field, values] : j.items()) {
+      wasm::ProducerField f{.field = field, .values = {}};
+      if (!values.is_array()) continue;
+      for (const Json& pair : values) {
+        if (pair.is_array() && pair.size() == 2 && pair[0].is_string() && pair[1].is_string()) {
+          f.values.push_back({pair[0].get<std::string>(), pair[1].get<std::string>()});
+        }
+      }
+      producers.push_back(std::move(f));
+    }
+  }
+  const std::string text = wasm::ProducersSummary(producers);
+  return text.empty() ? "-" : text;
+}
+
+std::string FeaturesText(const kb::VersionInfo& v) {
+  const Json j = ParseStored(v.features_json, false);
+  std::string out;
+  if (j.is_array()) {
+    for (const Json& f : j) {
+      if (f.is_string()) out += (out.empty() ? "" : " ") + f.get<std::string>();
+    }
+  }
+  return out.empty() ? "-" : out;
 }
 
 Json VersionsJson(const std::vector<kb::VersionInfo>& versions) {
@@ -41,7 +92,10 @@ Json CoverageJson(const kb::Coverage& c) {
               {"coverage_pct", Number(c.coverage_pct)},
               {"oracle_named", c.oracle_named},
               {"human_named", c.human_named},
-              {"agent_named", c.agent_named}};
+              {"agent_named", c.agent_named},
+              {"placeholder_named", c.placeholder_named},
+              {"real_named", c.real_named},
+              {"real_coverage_pct", Number(c.real_coverage_pct)}};
 }
 
 Json FunctionRowJson(const kb::FunctionRow& row) {

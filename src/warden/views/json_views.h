@@ -5,6 +5,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "warden/kb/records.h"
@@ -26,6 +27,16 @@ Json FactsJson(const std::optional<kb::FunctionFacts>& facts);
 // get_symbol: the symbol with its evidence trail, or null.
 Json SymbolJson(const std::optional<kb::SymbolRecord>& symbol);
 Json EvidenceJson(const kb::EvidenceEntry& e);
+
+// The module's toolchain metadata from its custom sections (wasm/custom_sections.h), as
+// `versions`, `show` and `coverage` show them: {"producers": {"processed-by": [["rustc",
+// "1.76.0"], ...], ...}, "target_features": ["+simd128", ...]}; a stored text that does not
+// parse shows as null.
+Json ToolchainJson(const kb::VersionInfo& v);
+// One line each for text output: "Rust, rustc 1.76.0-nightly, walrus 0.20.3" and
+// "+simd128 +atomics"; "-" when the module has none.
+std::string ProducersText(const kb::VersionInfo& v);
+std::string FeaturesText(const kb::VersionInfo& v);
 
 // Formats a confidence with exactly three decimals ("0.350"), as text output and exports do.
 std::string Confidence3(double value);
