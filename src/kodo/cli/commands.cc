@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "kodo/annotate/annotate.h"
-#include "kodo/contracts/contracts.h"
 #include "kodo/cli/trust_commands.h"
+#include "kodo/contracts/contracts.h"
 #include "kodo/diag/diagnostic.h"
 #include "kodo/diag/explain.h"
 #include "kodo/diag/mcp_json.h"
@@ -18,6 +18,7 @@
 #include "kodo/interp/interp.h"
 #include "kodo/mir/lower.h"
 #include "kodo/sema/check.h"
+#include "kodo/sema/unchecked.h"
 #include "kodo/trust/config.h"
 #include "trove_version.h"  // generated: trove::Version(), trove::GitCommit()
 
@@ -203,8 +204,8 @@ CommandOutput RunCheck(base::Env& env, const CheckArgs& args) {
   NoteImports(*c, out);
   // Contracts, after a clean type check (upstream verifies them after desugaring).
   std::string contract_lines;
+  const contracts::ParsedMode mode = contracts::ParseContractMode(args.contracts);
   if (c->ok()) {
-    const contracts::ParsedMode mode = contracts::ParseContractMode(args.contracts);
     if (mode.warning) out.err += *mode.warning + "\n";
     contracts::SmtCache cache;
     const contracts::ContractReport report =
@@ -215,6 +216,12 @@ CommandOutput RunCheck(base::Env& env, const CheckArgs& args) {
       return out;
     }
     contract_lines = contracts::ProveLines(report) + contracts::SummaryLine(report);
+    // The contracts phase ran: its summary line says how many were proved and how many are
+    // left to runtime checks, so W0901 no longer needs to (kodo/sema/unchecked.h). In `none`
+    // mode nothing was looked at and the warning stays.
+    if (mode.mode != contracts::ContractMode::kNone) {
+      sema::MarkChecked(c->warnings, sema::Feature::kContracts);
+    }
   }
   if (args.sarif) {
     diag::SarifTool tool;
@@ -226,8 +233,9 @@ CommandOutput RunCheck(base::Env& env, const CheckArgs& args) {
   }
   ReportCheck(*c, args.file, args.json_errors, out);
   if (!args.json_errors) out.out += contract_lines;
-  if (args.emit_cert && c->ok())
-    internal::EmitCertificate(env, args.file, *c, args.json_errors, out);
+  if (args.emit_cert && c->ok()) {
+    internal::EmitCertificate(env, args.file, *c, mode.mode, args.json_errors, out);
+  }
   return out;
 }
 

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
+#include "kodo/contracts/contracts.h"
 #include "kodo/trust/confidence.h"
 #include "kodo/trust/report.h"
 
@@ -35,17 +36,16 @@ std::string CertificatePath(const std::string& file) {
 }
 
 void EmitCertificate(base::Env& env, const std::string& file, const driver::Compiled& c,
-                     bool json_errors, CommandOutput& out) {
+                     contracts::ContractMode contract_mode, bool json_errors, CommandOutput& out) {
   const std::string path = CertificatePath(file);
   std::optional<std::string> parent;
   if (env.FileExists(path)) {
     Result<std::string> previous = env.ReadFile(path);
     if (previous.ok()) parent = std::move(previous).value();
   }
-  // Contract counts per mode arrive with the contracts phase; `check` runs in runtime mode by
-  // default, which the certificate records.
-  const nlohmann::ordered_json cert =
-      trust::Certificate(*c.module, c.source.text(), "runtime", env.NowMicros(), parent);
+  // The certificate records the contract mode `check` ran in.
+  const nlohmann::ordered_json cert = trust::Certificate(
+      *c.module, c.source.text(), contracts::ModeName(contract_mode), env.NowMicros(), parent);
   const std::string text =
       cert.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
   // Env::WriteFile writes a temporary file and renames it over `path`.
@@ -97,19 +97,12 @@ std::string Pretty(const J& value) {
   return value.dump(2, ' ', false, J::error_handler_t::replace) + "\n";
 }
 
-// The contract modes of docs/kodo.md §7.2 (case-insensitive); an unknown one warns and falls
-// back to runtime, as upstream's parse_contract_mode.
-std::string ContractMode(const std::string& given, CommandOutput& out) {
-  std::string lower = given;
-  for (char& ch : lower) {
-    if (ch >= 'A' && ch <= 'Z') ch = static_cast<char>(ch - 'A' + 'a');
-  }
-  if (lower == "static" || lower == "runtime" || lower == "both" || lower == "none" ||
-      lower == "recoverable") {
-    return lower;
-  }
-  out.err += fmt::format("warning: unknown contract mode `{}`, falling back to `runtime`\n", given);
-  return "runtime";
+// The contract mode `given` names (kodo/contracts: case-insensitive; an unknown name warns on
+// stderr and falls back to runtime, as upstream's parse_contract_mode).
+contracts::ContractMode ContractMode(const std::string& given, CommandOutput& out) {
+  const contracts::ParsedMode parsed = contracts::ParseContractMode(given);
+  if (parsed.warning) out.err += *parsed.warning + "\n";
+  return parsed.mode;
 }
 
 }  // namespace
@@ -126,21 +119,18 @@ CommandOutput RunConfidenceReport(base::Env& env, const ConfidenceReportArgs& ar
 
 CommandOutput RunAudit(base::Env& env, const AuditArgs& args) {
   CommandOutput out;
-  const std::string mode = ContractMode(args.contracts, out);
+  const contracts::ContractMode mode = ContractMode(args.contracts, out);
   std::optional<driver::Compiled> c = CheckFailFast(env, args.file, out);
   if (!c) return out;
   const ast::Module& module = *c->module;
+  // The contracts phase's own counts in `mode` (kodo/contracts; Z3 in static, both and prove).
   trust::ContractCounts counts;
-  if (mode != "none") {
-    // Until the contracts phase reports its own counts, every clause is a runtime check.
-    for (const ast::Function& fn : module.functions) {
-      counts.runtime += fn.requires_.size() + fn.ensures.size();
-    }
-    for (const ast::ImplBlock& impl : module.impl_blocks) {
-      for (const ast::Function& fn : impl.methods) {
-        counts.runtime += fn.requires_.size() + fn.ensures.size();
-      }
-    }
+  contracts::SmtCache cache;
+  const contracts::ContractReport verified = contracts::VerifyModule(module, {.mode = mode}, cache);
+  counts.static_verified = verified.static_verified;
+  counts.runtime = verified.runtime_checks;
+  for (const contracts::FunctionContracts& fn : verified.functions) {
+    for (const contracts::ClauseResult& clause : fn.clauses) counts.failed += clause.failure;
   }
   const nlohmann::ordered_json report =
       trust::AuditReport(module, trust::CallGraph::Build(module), counts);

@@ -10,6 +10,7 @@
 
 #include "base/env.h"
 #include "kodo/cli/commands.h"
+#include "kodo/contracts/contracts.h"
 #include "kodo/driver/front.h"
 #include "kodo/trust/config.h"
 
@@ -26,7 +27,8 @@ std::string CertificatePath(const std::string& file);
 
 // Writes the certificate of the checked program `c` (REQUIRES: c.ok()) beside `file`, chained to
 // the one already there, and reports it in `out` (a failure to write is a warning, as upstream).
+// `contract_mode` is the mode `check` verified the contracts in; the certificate records it.
 void EmitCertificate(base::Env& env, const std::string& file, const driver::Compiled& c,
-                     bool json_errors, CommandOutput& out);
+                     contracts::ContractMode contract_mode, bool json_errors, CommandOutput& out);
 
 }  // namespace trove::kodo::cli::internal

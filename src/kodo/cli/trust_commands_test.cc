@@ -152,5 +152,48 @@ TEST_F(TrustCommandsTest, AuditWithPolicy) {
   EXPECT_EQ(mode.err, "warning: unknown contract mode `fast`, falling back to `runtime`\n");
 }
 
+// `audit` and the certificate take their contract figures from the contracts phase
+// (kodo/contracts) in the mode asked for: Z3 proves `inc`'s ensures and refutes `dec`'s.
+TEST_F(TrustCommandsTest, AuditAndCertificateUseTheContractsPhase) {
+  Write("/p/c.ko",
+        "module c {\n    meta { purpose: \"contracts\" }\n"
+        "    fn inc(x: Int) -> Int\n        requires { x > 0 }\n        ensures { x + 1 > x }\n"
+        "    {\n        return x + 1\n    }\n"
+        "    fn dec(x: Int) -> Int\n        ensures { x - 1 > x }\n    {\n        return x - 1\n   "
+        " }\n"
+        "    fn main() {\n        println(f\"{inc(1)} {dec(1)}\")\n    }\n}\n");
+  const json runtime = json::parse(RunAudit(env_, {.file = "/p/c.ko", .json = true}).out);
+  EXPECT_EQ(runtime["summary"]["contracts_total"], 3);
+  EXPECT_EQ(runtime["summary"]["contracts_runtime"], 3);
+  EXPECT_EQ(runtime["summary"]["contracts_static_verified"], 0);
+  EXPECT_EQ(runtime["summary"]["contracts_failed"], 0);
+
+  CommandOutput audited = RunAudit(env_, {.file = "/p/c.ko", .json = true, .contracts = "static"});
+  const json proved = json::parse(audited.out);
+  // Each clause is verified in isolation (docs/kodo-contracts.md §1): x + 1 > x is proved (Int
+  // is unbounded in the SMT translation); x > 0 and x - 1 > x have counter-examples.
+  EXPECT_EQ(proved["summary"]["contracts_static_verified"], 1) << audited.out;
+  EXPECT_EQ(proved["summary"]["contracts_runtime"], 0) << audited.out;
+  EXPECT_EQ(proved["summary"]["contracts_failed"], 2) << audited.out;
+  EXPECT_EQ(proved["summary"]["deployable"], false);
+
+  CommandOutput none = RunAudit(env_, {.file = "/p/c.ko", .json = true, .contracts = "none"});
+  EXPECT_EQ(json::parse(none.out)["summary"]["contracts_total"], 3);  // clauses written
+  EXPECT_EQ(json::parse(none.out)["summary"]["contracts_runtime"], 0);
+
+  // The certificate records the mode `check` ran in.
+  Write("/p/ok.ko",
+        "module ok {\n    meta { purpose: \"cert\" }\n"
+        "    fn inc(x: Int) -> Int\n        ensures { x + 1 > x }\n    {\n        return x + 1\n   "
+        " }\n"
+        "    fn main() {\n        println(f\"{inc(1)}\")\n    }\n}\n");
+  CommandOutput checked =
+      RunCheck(env_, {.file = "/p/ok.ko", .contracts = "static", .emit_cert = true});
+  ASSERT_EQ(checked.exit_code, 0) << checked.err;
+  Result<std::string> cert = env_.ReadFile("/p/ok.ko.cert.json");
+  ASSERT_TRUE(cert.ok());
+  EXPECT_EQ(json::parse(*cert)["contracts"]["mode"], "static");
+}
+
 }  // namespace
 }  // namespace trove::kodo::cli

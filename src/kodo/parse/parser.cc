@@ -1347,6 +1347,7 @@ Stmt Parser::ParseSelect() {
   s.kind = StmtKind::kSelect;
   const Span start = TokSpan(Expect(K::kSelect));
   Expect(K::kLBrace);
+  s.Extra();  // even with no arms: every consumer reads extra->select_arms
   while (!Check(K::kRBrace)) {
     ast::SelectArm arm;
     arm.channel = ParseExpr();

@@ -60,6 +60,14 @@ TEST(CheckTest, ADoublingAliasChainHasABoundedMessage) {
   EXPECT_NE(diags[0].message.find("..."), std::string::npos) << diags[0].message.substr(0, 200);
 }
 
+// A `select` with no arms parses; the checker, the ownership rules and every later phase read
+// its (empty) arm list instead of dereferencing a missing one.
+TEST(CheckTest, AnEmptySelectIsChecked) {
+  const std::vector<diag::Diagnostic> diags =
+      Diags(Module("    fn main() {\n        select { }\n    }"));
+  EXPECT_TRUE(Codes(diags).empty());
+}
+
 TEST(CheckTest, T1ProgramChecksClean) {
   const std::vector<diag::Diagnostic> diags =
       Diags(ReadFile(std::string(TROVE_KODO_TESTDATA) + "/t1_types.ko"));
