@@ -24,6 +24,7 @@
 #include "warden/cli/cli_support.h"
 #include "warden/cli/commands.h"
 #include "warden/cli/diff_command.h"
+#include "warden/cli/oracle_command.h"
 
 namespace {
 
@@ -69,7 +70,6 @@ bool RunsInWardenNet(std::string_view command) {
 
 // The commands of docs/warden.md §2.2 that this build does not have yet.
 constexpr trove::base::CommandNote kPlanned[] = {
-    {"oracle", "is planned but not implemented yet"},
     {"demo", "is planned but not implemented yet"},
 };
 
@@ -212,6 +212,36 @@ int main(int argc, char** argv) {
   diff_cmd->add_option("--changelog", diff_args.changelog, "Also write the changelog to FILE");
   diff_cmd->add_flag("--json", global.json, "Print the report as JSON");
 
+  // oracle build / identify
+  CLI::App* oracle_cmd =
+      app.add_subcommand("oracle", "Build the Emscripten Oracle store; name runtime functions");
+  oracle_cmd->require_subcommand(1);
+  OracleBuildArgs oracle_build_args;
+  CLI::App* oracle_build =
+      oracle_cmd->add_subcommand("build", "Add the named functions of corpus modules to the store");
+  oracle_build->add_option("modules", oracle_build_args.modules, "Named .wasm corpus modules")
+      ->required();
+  oracle_build->add_option("--library", oracle_build_args.library,
+                           "Library tag (musl, libc++, dlmalloc, ...)");
+  oracle_build->add_option("--emscripten-version", oracle_build_args.emscripten_version,
+                           "Emscripten version the modules were built with");
+  oracle_build->add_option("--opt-level", oracle_build_args.opt_level, "O0, O2, O3, Os or Oz");
+  oracle_build->add_option("--flags", oracle_build_args.flags, "Codegen flags tag");
+  oracle_build->add_option("--source-ref", oracle_build_args.source_ref,
+                           "Where the modules came from (default: the file name)");
+  oracle_build->add_option("--store", oracle_build_args.store,
+                           "Store path (default: oracle.store, else .warden/oracle.db)");
+  oracle_build->add_flag("--json", global.json, "Print JSON");
+  OracleIdentifyArgs oracle_identify_args;
+  CLI::App* oracle_identify =
+      oracle_cmd->add_subcommand("identify", "Match a version against the store; write names");
+  oracle_identify->add_option("version", oracle_identify_args.version,
+                              "Label or id (default: the latest)");
+  oracle_identify->add_option("--store", oracle_identify_args.store,
+                              "Store path (default: oracle.store, else .warden/oracle.db)");
+  oracle_identify->add_flag("--dry-run", oracle_identify_args.dry_run, "Write nothing");
+  oracle_identify->add_flag("--json", global.json, "Print JSON");
+
   // agent
   AgentArgs agent_args;
   CLI::App* agent = app.add_subcommand("agent", "Run an agent pass: propose, verify, write back");
@@ -294,6 +324,8 @@ int main(int argc, char** argv) {
   if (*export_cmd) return RunExport(env, global, export_args);
   if (*report) return RunReport(env, global, report_args);
   if (*diff_cmd) return RunDiff(env, global, diff_args);
+  if (*oracle_build) return RunOracleBuild(env, global, oracle_build_args);
+  if (*oracle_identify) return RunOracleIdentify(env, global, oracle_identify_args);
 #ifdef TROVE_WARDEN_LEAN
   if (*agent || *mcp || *config || *audit) return ExecWardenNet(argv);
 #else
