@@ -45,6 +45,8 @@ const SERVERS = {
       const unnamed = funcs.find((f) => !f.name);
       // A second version, so that the diff tools have a pair to work on.
       execFileSync(WARDEN, ['--db', db, 'ingest', path.join(fixtures, 'app-O2.wasm'), '--glue', path.join(fixtures, 'app-O2.js')]);
+      // An Oracle store where identify_runtime looks for it (the KB's project .warden/).
+      execFileSync(WARDEN, ['oracle', 'build', path.join(fixtures, 'app-O2-named.wasm'), '--store', path.join(scratch, '.warden', 'oracle.db')]);
       return { command: WARDEN, args: ['mcp', '--db', db], named, unnamed };
     },
     tools: {
@@ -58,6 +60,7 @@ const SERVERS = {
       run_agent_pass: () => ({ version_id: 1, backend: 'offline' }),
       diff_versions: () => ({ from_version_id: 1, to_version_id: 2 }),
       carry_annotations: () => ({ from_version_id: 1, to_version_id: 2 }),
+      identify_runtime: () => ({ version_id: 2 }),
     },
     templates: { 'warden://diffs/{from_version_id}/{to_version_id}/changelog': 'warden://diffs/1/2/changelog' },
     prompts: {},

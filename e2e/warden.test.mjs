@@ -158,13 +158,8 @@ describe('warden CLI', () => {
     assert.ok(readFileSync(db).length >= before);
   });
 
-  test('unknown and planned commands name themselves and the commands there are (exit 2)', () => {
-    const commands = 'init, ingest, versions, coverage, funcs, show, set-name, verify, export, report, diff, demo, agent, mcp, config, audit';
-    for (const cmd of ['oracle']) {
-      const r = warden([cmd, '--db', db]);
-      assert.equal(r.code, 2, `${cmd}: ${r.stderr}`);
-      assert.equal(r.stderr, `warden: error: '${cmd}' is planned but not implemented yet; the commands are: ${commands}\n`);
-    }
+  test('unknown commands name themselves and the commands there are (exit 2)', () => {
+    const commands = 'init, ingest, versions, coverage, funcs, show, set-name, verify, export, report, diff, demo, oracle, agent, mcp, config, audit';
     let r = warden(['frobnicate']);
     assert.equal(r.code, 2);
     assert.equal(r.stderr, `warden: error: unknown command 'frobnicate'; the commands are: ${commands}\n`);
@@ -447,7 +442,7 @@ function assertShape(obj, shape, what) {
 const VERSION_SHAPE = { id: 'int', label: 'string', emscripten_version: 'string|null', functions: 'int', shared_memory: 'bool' };
 const FUNCTION_SHAPE = { index: 'int', stable_id: 'string', type: 'string|null', name: 'string|null', provenance: 'string|null', confidence: 'float|null' };
 const FACTS_SHAPE = { func_index: 'int', stable_id: 'string', type_signature: 'string', call_targets: 'array', referenced_strings: 'array',
-  raw_name: 'string|null', instruction_mnemonics: 'array', is_exported: 'bool' };
+  raw_name: 'string|null', instruction_mnemonics: 'array', is_exported: 'bool', oracle: 'object|null' };
 const SYMBOL_SHAPE = { stable_id: 'string', name: 'string|null', summary: 'string|null', type_signature: 'string|null', provenance: 'string',
   confidence: 'float', locked: 'bool', evidence: 'array' };
 const EVIDENCE_SHAPE = { at: 'string', actor: 'string', provenance: 'string', name: 'string|null', confidence: 'float|null', accepted: 'bool',
@@ -716,7 +711,7 @@ describe('warden mcp', () => {
       const list = await inspector(['--method', 'tools/list']);
       assert.equal(list.code, 0, list.stderr);
       assert.deepEqual(list.json.result.tools.map((t) => t.name).sort(), ['agent_backends', 'carry_annotations', 'coverage',
-        'diff_versions', 'get_function_facts', 'get_symbol', 'list_functions', 'list_versions', 'propose_symbol', 'run_agent_pass']);
+        'diff_versions', 'get_function_facts', 'get_symbol', 'identify_runtime', 'list_functions', 'list_versions', 'propose_symbol', 'run_agent_pass']);
       const call = await inspector(['--method', 'tools/call', '--tool-name', 'list_versions']);
       assert.equal(call.code, 0, call.stderr);
       assert.deepEqual(call.json.result.structuredContent.versions.map((v) => v.label), ['v1', 'v2']);

@@ -27,6 +27,7 @@
 #ifndef TROVE_WARDEN_LEAN
 #include "warden/cli/demo_command.h"
 #endif
+#include "warden/cli/oracle_command.h"
 
 namespace {
 
@@ -71,11 +72,6 @@ bool RunsInWardenNet(std::string_view command) {
 }
 #endif
 
-// The commands of docs/warden.md §2.2 that this build does not have yet.
-constexpr trove::base::CommandNote kPlanned[] = {
-    {"oracle", "is planned but not implemented yet"},
-};
-
 // When the command word (or, under `config`, the config command) names no command, prints
 // which word is unknown and which commands there are and returns exit 2 (§2.4); CLI11 would
 // say only "A subcommand is required". Returns nothing for every other parse error.
@@ -92,11 +88,9 @@ std::optional<int> ReportUnknownCommand(CLI::App& app, const CLI::ParseError& er
   for (const CLI::App* sub : level->get_subcommands([](CLI::App*) { return true; })) {
     commands.push_back(sub->get_name());
   }
-  const std::span<const trove::base::CommandNote> notes =
-      level == &app ? std::span<const trove::base::CommandNote>(kPlanned)
-                    : std::span<const trove::base::CommandNote>();
+  // Every command of docs/warden.md §2.2 is built: no "planned" notes.
   const std::string message = trove::base::UnknownCommandMessage(
-      trove::base::FirstCommandWord(app.remaining(true)), commands, notes, parent);
+      trove::base::FirstCommandWord(app.remaining(true)), commands, {}, parent);
   trove::base::PrintError(trove::warden::cli::kProgram, message);
   return trove::warden::cli::kExitUsage;
 }
@@ -219,6 +213,35 @@ int main(int argc, char** argv) {
   std::optional<std::string> demo_dir;
   CLI::App* demo = app.add_subcommand("demo", "Run the whole loop offline on generated modules");
   demo->add_option("--dir", demo_dir, "Work in DIR (default: a new temporary directory)");
+  // oracle build / identify
+  CLI::App* oracle_cmd =
+      app.add_subcommand("oracle", "Build the Emscripten Oracle store; name runtime functions");
+  oracle_cmd->require_subcommand(1);
+  OracleBuildArgs oracle_build_args;
+  CLI::App* oracle_build =
+      oracle_cmd->add_subcommand("build", "Add the named functions of corpus modules to the store");
+  oracle_build->add_option("modules", oracle_build_args.modules, "Named .wasm corpus modules")
+      ->required();
+  oracle_build->add_option("--library", oracle_build_args.library,
+                           "Library tag (musl, libc++, dlmalloc, ...)");
+  oracle_build->add_option("--emscripten-version", oracle_build_args.emscripten_version,
+                           "Emscripten version the modules were built with");
+  oracle_build->add_option("--opt-level", oracle_build_args.opt_level, "O0, O2, O3, Os or Oz");
+  oracle_build->add_option("--flags", oracle_build_args.flags, "Codegen flags tag");
+  oracle_build->add_option("--source-ref", oracle_build_args.source_ref,
+                           "Where the modules came from (default: the file name)");
+  oracle_build->add_option("--store", oracle_build_args.store,
+                           "Store path (default: oracle.store, else .warden/oracle.db)");
+  oracle_build->add_flag("--json", global.json, "Print JSON");
+  OracleIdentifyArgs oracle_identify_args;
+  CLI::App* oracle_identify =
+      oracle_cmd->add_subcommand("identify", "Match a version against the store; write names");
+  oracle_identify->add_option("version", oracle_identify_args.version,
+                              "Label or id (default: the latest)");
+  oracle_identify->add_option("--store", oracle_identify_args.store,
+                              "Store path (default: oracle.store, else .warden/oracle.db)");
+  oracle_identify->add_flag("--dry-run", oracle_identify_args.dry_run, "Write nothing");
+  oracle_identify->add_flag("--json", global.json, "Print JSON");
 
   // agent
   AgentArgs agent_args;
@@ -302,6 +325,8 @@ int main(int argc, char** argv) {
   if (*export_cmd) return RunExport(env, global, export_args);
   if (*report) return RunReport(env, global, report_args);
   if (*diff_cmd) return RunDiff(env, global, diff_args);
+  if (*oracle_build) return RunOracleBuild(env, global, oracle_build_args);
+  if (*oracle_identify) return RunOracleIdentify(env, global, oracle_identify_args);
 #ifdef TROVE_WARDEN_LEAN
   if (*agent || *mcp || *config || *audit || *demo) return ExecWardenNet(argv);
 #else

@@ -218,6 +218,15 @@ class Kb {
   // changelog_md.
   Result<std::vector<DiffRecord>> ListDiffs();
 
+  // --- The Oracle's version facts (oracle_meta.cc; docs/warden.md §8.3) ---
+
+  // The version's producers_json (a JSON object text). kNotFound for an unknown version.
+  Result<std::string> VersionProducersJson(std::int64_t version_id);
+  // Records the Emscripten version inferred for a version and where it came from ("glue",
+  // "oracle-vote", "hint"). kNotFound for an unknown version.
+  Status SetEmscriptenVersion(std::int64_t version_id, std::string_view version,
+                              std::string_view source);
+
   // Resolves a `<func>` argument (§2.1) in a version to its index: a decimal index, func[N],
   // a stable_id or a unique prefix of >= 8 hex digits after "w1:", or a name unique in the
   // version (the current symbol name, else the name-section name).

@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <string>
 
@@ -12,6 +13,7 @@
 #include "mcp/serve.h"
 #include "mcp/server.h"
 #include "mcp/signals.h"
+#include "warden/oracle/oracle.h"
 #include "warden/pass/kb_agent_store.h"
 #include "warden/server/warden_tools.h"
 
@@ -111,7 +113,12 @@ int RunWardenMcp(base::Env& env, const McpRunOptions& options) {
     policy->Apply(server_options, serve);  // host, authenticator, audit log, rate limit, roots
     serve.http.port = port;
     mcp::Server server(info, server_options, workers, logger);
-    Status s = RegisterWardenTools(server, pool, *agent_config);
+    WardenToolOptions tool_options;
+    std::error_code ec;
+    tool_options.oracle_store =
+        oracle::ResolveStorePath(env, std::nullopt, oracle::ProjectDirOfKb(options.db_path),
+                                 std::filesystem::current_path(ec).string());
+    Status s = RegisterWardenTools(server, pool, *agent_config, tool_options);
     if (!s.ok()) {
       std::fputs(fmt::format("warden: error: {}\n", s.message()).c_str(), stderr);
       workers.Wait();

@@ -18,8 +18,10 @@
 #include "mcp/registry.h"
 #include "warden/agents/backend.h"
 #include "warden/agents/pipeline.h"
+#include "warden/oracle/oracle.h"
 #include "warden/pass/kb_agent_store.h"
 #include "warden/server/diff_tools.h"
+#include "warden/server/oracle_tools.h"
 
 namespace trove::warden::server {
 
@@ -184,6 +186,26 @@ inline auto DescribeFields(Tag<FactsArgs>) {
                 Field("func_index", &FactsArgs::func_index, "Wasm function index"));
 }
 
+// The Oracle match behind a function's current name (docs/warden.md §8.3).
+struct OracleFactView {
+  std::string name;
+  std::string pass;
+  double score = 0;
+  double confidence = 0;
+  std::string library;
+  std::string emscripten_version;
+};
+inline auto DescribeFields(Tag<OracleFactView>) {
+  using O = OracleFactView;
+  return Fields(Field("name", &O::name, "The Oracle name"),
+                Field("pass", &O::pass, "exact, norm, structural or fuzzy"),
+                Field("score", &O::score, "The match score"),
+                Field("confidence", &O::confidence, "The confidence written"),
+                Field("library", &O::library, "Library tag of the corpus signature"),
+                Field("emscripten_version", &O::emscripten_version,
+                      "Emscripten version of the corpus signature"));
+}
+
 struct FactsView {
   std::uint32_t func_index = 0;
   std::string stable_id;
@@ -193,6 +215,7 @@ struct FactsView {
   std::optional<std::string> raw_name;
   std::vector<std::string> instruction_mnemonics;
   bool is_exported = false;
+  std::optional<OracleFactView> oracle;
 };
 inline auto DescribeFields(Tag<FactsView>) {
   using F = FactsView;
@@ -206,7 +229,11 @@ inline auto DescribeFields(Tag<FactsView>) {
             "Strings referenced through decoded constants"),
       Field("raw_name", &F::raw_name, "Name-section hint, if present", EmitNull()),
       Field("instruction_mnemonics", &F::instruction_mnemonics, "Decoded opcodes, in order"),
-      Field("is_exported", &F::is_exported, "Whether the function is exported"));
+      Field("is_exported", &F::is_exported, "Whether the function is exported"),
+      Field("oracle", &F::oracle,
+            "The Oracle match behind the current name (pass, score, library); null when the "
+            "name is not from the Oracle",
+            EmitNull()));
 }
 struct FactsOut {
   std::optional<FactsView> facts;
@@ -608,6 +635,12 @@ Status RegisterWardenTools(mcp::Server& server, KbPool& pool,
           out.facts = FactsView{
               f->func_index,         f->stable_id, f->type_signature,        f->call_targets,
               f->referenced_strings, f->raw_name,  f->instruction_mnemonics, f->is_exported};
+          ASSIGN_OR_RETURN(std::optional<oracle::OracleFact> o,
+                           oracle::CurrentOracleFact(*k, f->stable_id));
+          if (o) {
+            out.facts->oracle = OracleFactView{o->name,       o->pass,    o->score,
+                                               o->confidence, o->library, o->emscripten_version};
+          }
         }
         return out;
       });
@@ -729,6 +762,12 @@ Status RegisterWardenTools(mcp::Server& server, KbPool& pool,
         }
         return mcp::ToolResult::Structured(mcp::ToJson(out));
       });
+  if (!added.ok()) return added;
+  std::string oracle_store = tool_options.oracle_store;
+  if (oracle_store.empty()) {
+    oracle_store = oracle::ProjectDirOfKb(pool.path()) + "/.warden/oracle.db";
+  }
+  added = RegisterOracleTools(server, pool, std::move(oracle_store));
   if (!added.ok()) return added;
   return RegisterDiffTools(server, pool);
 }

@@ -71,6 +71,9 @@ struct WardenToolOptions {
   std::size_t max_concurrent_passes = 2;
   // Timeouts and retries of the agent providers run_agent_pass calls (tests shorten them).
   agents::ProviderOptions provider;
+  // The Oracle store identify_runtime reads (oracle::ResolveStorePath); empty: .warden/oracle.db
+  // of the KB's project.
+  std::string oracle_store;
 };
 
 // Registers the WARDEN tools on `server`. `pool` and `agent_config` must outlive it.

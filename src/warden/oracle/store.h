@@ -1,0 +1,111 @@
+// The Emscripten Oracle's signature store (docs/warden.md §8.1): one SQLite file, separate
+// from the KB (default `.warden/oracle.db`, config key `oracle.store`), holding one signature
+// per labelled corpus function, indexed on the exact, normalised (norm_hash, the stable_id
+// base) and structural hashes and on MinHash LSH buckets (8 bands of 4 values).
+//
+// A store built elsewhere is copied in as a file; nothing in it depends on the machine.
+// Thread safety: one thread uses an OracleStore at a time; open one per thread.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "base/status.h"
+#include "warden/kb/records.h"
+
+namespace trove::base {
+class Database;
+class Statement;
+}  // namespace trove::base
+
+namespace trove::warden::oracle {
+
+// LSH banding of the 32 MinHash values (§8.1): 8 bands of 4.
+inline constexpr int kLshBands = 8;
+inline constexpr int kLshRows = 4;
+static_assert(kLshBands * kLshRows == kb::kMinHashValues);
+// Only signatures of at least this many instructions enter the LSH buckets: the fuzzy pass
+// never matches smaller ones (§8.3).
+inline constexpr std::uint32_t kLshMinInstructions = 20;
+// The schema of the store file (meta.oracle_schema_version).
+inline constexpr int kStoreSchemaVersion = 1;
+
+// One labelled corpus function (§8.1 signature fields).
+struct Signature {
+  std::int64_t id = 0;    // row id; 0 before it is stored
+  std::string name;       // as written in the corpus (name section, else first export)
+  std::string name_norm;  // NormaliseName(name)
+  std::string library;    // musl, libc++, dlmalloc, ... or the --library default
+  std::string emscripten_version;
+  std::string opt_level;        // O0, O2, O3, Os, Oz, or empty
+  std::string flags;            // codegen flags tag, e.g. "pthread", or empty
+  std::string source_ref;       // where the corpus module came from
+  std::string exact_hash;       // 64 hex digits (SHA-256 of the body)
+  std::string norm_hash;        // 32 hex digits (the stable_id base)
+  std::string structural_hash;  // 32 hex digits
+  std::array<std::uint64_t, kb::kMinHashValues> minhash{};
+  std::array<std::uint32_t, kb::kHistogramClasses> histogram{};
+  std::vector<std::string> call_targets;  // sorted set of imports called, "module.field"
+  std::string type_signature;
+  std::uint32_t instruction_count = 0;
+};
+
+// Returns the bucket of band `band` (0..7) of `minhash`: a 64-bit mix of its 4 values.
+std::int64_t LshBucket(const std::array<std::uint64_t, kb::kMinHashValues>& minhash, int band);
+
+struct StoreStats {
+  std::int64_t signatures = 0;
+  std::int64_t libraries = 0;
+  std::vector<std::string> emscripten_versions;  // distinct, sorted
+};
+
+class OracleStore {
+ public:
+  // Opens the store at `path`; `create` makes the file (and its directory's file, not the
+  // directory) when missing, else a missing file is kNotFound. A file that is not an Oracle
+  // store is kMalformed.
+  static Result<std::unique_ptr<OracleStore>> Open(const std::string& path, bool create);
+  OracleStore(const OracleStore&) = delete;
+  OracleStore& operator=(const OracleStore&) = delete;
+  ~OracleStore();
+
+  const std::string& path() const { return path_; }
+
+  // Adds signatures in one transaction. A signature equal to a stored one in (exact_hash,
+  // name, library, emscripten_version, opt_level, flags) is a duplicate and is not added.
+  // Returns how many were added.
+  Result<std::int64_t> Add(const std::vector<Signature>& signatures);
+
+  // Lookups; the signatures returned are owned by the store's cache and live as long as it.
+  Result<std::vector<const Signature*>> ByExact(std::string_view exact_hash);
+  Result<std::vector<const Signature*>> ByNorm(std::string_view norm_hash);
+  Result<std::vector<const Signature*>> ByStructural(std::string_view structural_hash,
+                                                     std::string_view type_signature);
+  // The signatures in one LSH bucket; when it holds more than `limit`, returns exactly
+  // limit + 1 of them so that the caller can tell an overfull bucket.
+  Result<std::vector<const Signature*>> ByBucket(int band, std::int64_t bucket, int limit);
+
+  Result<StoreStats> Stats();
+  // Every normalised name in the store with the library tags it occurs under (the evaluation's
+  // "nameable" set, §8.4).
+  Result<std::map<std::string, std::set<std::string>>> NameLibraries();
+
+ private:
+  OracleStore(std::string path, std::unique_ptr<base::Database> db);
+  Result<std::vector<const Signature*>> Query(std::string_view sql,
+                                              const std::vector<std::string_view>& text_args);
+  Result<const Signature*> Load(std::int64_t id);
+
+  const std::string path_;
+  const std::unique_ptr<base::Database> db_;
+  std::unordered_map<std::int64_t, std::unique_ptr<Signature>> cache_;
+};
+
+}  // namespace trove::warden::oracle
