@@ -1,4 +1,4 @@
-// Audit: `run_audit`'s engine (docs/librarian.md §3.7; specs §3.4; decision 0063). Checks a
+// Audit: `run_audit`'s engine (docs/librarian.md §3.7; decision 0063). Checks a
 // workspace's index for completeness, freshness, confidence and coverage, and returns the seed's
 // exact shape:
 //

@@ -1,4 +1,4 @@
-// Bundle: `get_context_pack_bundle`'s engine (docs/librarian.md §3.8; specs §3.7; decision
+// Bundle: `get_context_pack_bundle`'s engine (docs/librarian.md §3.8; decision
 // 0063). Runs the query pipeline with `topic` as intent under the bundle type's profile:
 //
 //   bundleType     depth  intentType  pack types                                  maxTokens

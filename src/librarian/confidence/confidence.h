@@ -1,5 +1,5 @@
-// Confidence: typed claim confidence and its algebra (docs/librarian.md §5.3, specs §1.5), and
-// Pollock defeaters with their severities (§5.2, specs §1.4).
+// Confidence: typed claim confidence and its algebra (docs/librarian.md §5.3), and
+// Pollock defeaters with their severities (§5.2).
 //
 // A claim's confidence is one of five typed values, never a bare number:
 //

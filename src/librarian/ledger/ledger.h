@@ -1,4 +1,4 @@
-// Ledger: the append-only evidence ledger of a workspace (docs/librarian.md §5.2; specs §1.4;
+// Ledger: the append-only evidence ledger of a workspace (docs/librarian.md §5.2;
 // decision 0063), stored in the `ledger` table of the workspace's store (schema 5).
 //
 // Every entry has a kind (extraction, retrieval, synthesis, claim, verification, contradiction,

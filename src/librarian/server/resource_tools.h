@@ -1,5 +1,5 @@
 // The knowledge-maps, method-packs, provenance and identity resources (docs/librarian.md §3.5;
-// specs §4; decision 0063). file-tree and symbols are in librarian_tools.cc, which routes the
+// decision 0063). file-tree and symbols are in librarian_tools.cc, which routes the
 // other four kinds here. knowledge-maps is read as three contents of one URI: the JSON view, the
 // directory dependency graph as DOT (text/vnd.graphviz) and, when Graphviz's `dot` is available
 // and its circuit breaker closed, the same graph as SVG (image/svg+xml), rendered by a
