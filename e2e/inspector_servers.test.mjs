@@ -108,6 +108,8 @@ const SERVERS = {
       verify_claim: (c) => ({ claimId: c.packId }),
       diff_runs: (c) => ({ workspace: c.ws, run1: 'latest', run2: 'latest' }),
       export_index: (c) => ({ workspace: c.ws, format: 'markdown' }),
+      run_audit: (c) => ({ workspace: c.ws, type: 'full' }),
+      get_context_pack_bundle: (c) => ({ workspace: c.ws, topic: 'parse the config file', bundleType: 'task' }),
     },
     templates: { 'librarian://{workspace}/{kind}': 'librarian://workspace/symbols?limit=5' },
     prompts: {},

@@ -164,7 +164,7 @@ function mcpSuite(name, connect, rootOf) {
     test('tools/list: bootstrap and query with schemas and annotations', async () => {
       const { tools } = await client.listTools();
       assert.deepEqual(tools.map((t) => t.name).sort(),
-        ['bootstrap', 'diff_runs', 'export_index', 'query', 'verify_claim']);
+        ['bootstrap', 'diff_runs', 'export_index', 'get_context_pack_bundle', 'query', 'run_audit', 'verify_claim']);
       const query = tools.find((t) => t.name === 'query');
       assert.equal(query.annotations.readOnlyHint, true);
       assert.ok(query.outputSchema);

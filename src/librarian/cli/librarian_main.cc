@@ -3,7 +3,8 @@
 // succeed, an I/O or store error); 2 usage error or invalid input (the message names the
 // field); 3 the workspace has no index (run `librarian bootstrap` first); 130 cancelled.
 // verify-claim exits 1 when the claim is defeated (a full defeater is active) or unknown, and
-// diff-runs when a run is unknown or has no manifest.
+// diff-runs when a run is unknown or has no manifest; run-audit exits 1 when a finding is
+// critical.
 #include <fmt/core.h>
 #include <fmt/format.h>
 
@@ -18,11 +19,15 @@
 #include "base/cancellation.h"
 #include "base/env.h"
 #include "base/terminal.h"
+#include "librarian/audit/audit.h"
+#include "librarian/bundle/bundle.h"
 #include "librarian/crawl/path.h"
 #include "librarian/diff/diff.h"
 #include "librarian/export/export.h"
 #include "librarian/index/bootstrap.h"
+#include "librarian/ledger/ledger.h"
 #include "librarian/query/query.h"
+#include "librarian/server/audit_tools.h"
 #include "librarian/server/claims_tools.h"
 #include "librarian/server/librarian_tools.h"
 #include "librarian/server/mcp_main.h"
@@ -337,6 +342,121 @@ int RunExport(const ExportFlags& f) {
   return 0;
 }
 
+struct AuditFlags {
+  std::string workspace;
+  std::string type = "full";
+  bool json = false;
+};
+
+// run_audit from the command line (decision 0063); the report is stored like the tool's.
+int RunAuditCmd(const AuditFlags& f) {
+  int code = 0;
+  Result<std::string> root = IndexedRoot(f.workspace, &code);
+  if (!root.ok()) return code;
+  Result<std::unique_ptr<store::Store>> st = store::Store::Open(index::StorePathFor(*root));
+  if (!st.ok()) return Fail(st.status());
+  Result<audit::AuditReport> r = audit::RunAudit(st->get(), *root, f.type, {}, nullptr);
+  if (!r.ok()) return Fail(r.status());
+  Result<std::int64_t> stored = audit::StoreAudit(**st, *r, "cli");
+  if (!stored.ok()) return Fail(stored.status());
+  if (f.json) {
+    std::puts(server::AuditReportJson(*r).c_str());
+  } else {
+    std::printf("%s", fmt::format("{} audit: {} findings ({} critical, {} warnings, {} info)\n",
+                                  r->audit_type, r->summary.total_findings, r->summary.critical,
+                                  r->summary.warnings, r->summary.info)
+                          .c_str());
+    for (const audit::Finding& x : r->findings) {
+      std::printf("%s", fmt::format("  {:8} {}: {}\n", x.severity, x.category, x.message).c_str());
+      if (x.recommendation)
+        std::printf("%s", fmt::format("           -> {}\n", *x.recommendation).c_str());
+    }
+  }
+  return r->summary.critical > 0 ? 1 : 0;
+}
+
+struct BundleFlags {
+  std::string workspace;
+  std::string topic;
+  std::string type = "task";
+  std::optional<std::size_t> max_tokens;
+  bool json = false;
+};
+
+int RunBundleCmd(const BundleFlags& f) {
+  int code = 0;
+  Result<std::string> root = IndexedRoot(f.workspace, &code);
+  if (!root.ok()) return code;
+  Result<std::unique_ptr<store::Store>> st = store::Store::Open(index::StorePathFor(*root));
+  if (!st.ok()) return Fail(st.status());
+  base::Cancellation cancel;
+  Result<bundle::Bundle> b =
+      bundle::BuildBundle(**st, query::Workspace{*root, server::WorkspaceId(*root)},
+                          bundle::BundleRequest{f.topic, f.type, f.max_tokens}, cancel);
+  if (!b.ok()) return Fail(b.status());
+  if (f.json) {
+    std::puts(server::BundleJson(*b).c_str());
+  } else {
+    std::printf("%s", fmt::format("{} ({} bundle): {} packs, ~{} tokens{}\n", b->bundle_id,
+                                  b->bundle_type, b->packs.size(), b->estimated_tokens,
+                                  b->truncated ? fmt::format(", {} omitted", b->omitted_count)
+                                               : std::string())
+                          .c_str());
+    for (const bundle::BundlePack& p : b->packs) {
+      std::printf("%s", fmt::format("  {} {} {}\n", p.pack_id, p.pack_type, p.target_id).c_str());
+    }
+  }
+  return 0;
+}
+
+struct LedgerFlags {
+  std::string workspace;
+  std::string kind;
+  std::string claim;
+  std::string since;
+  bool prov = false;
+};
+
+// Prints ledger entries as JSON lines, a claim's evidence chain, or (--prov) a PROV-JSON
+// document of what was selected.
+int RunLedgerCmd(const LedgerFlags& f) {
+  int code = 0;
+  Result<std::string> root = IndexedRoot(f.workspace, &code);
+  if (!root.ok()) return code;
+  Result<std::unique_ptr<store::Store>> st = store::Store::Open(index::StorePathFor(*root));
+  if (!st.ok()) return Fail(st.status());
+  ledger::Filter filter;
+  if (!f.kind.empty()) {
+    filter.kind = ledger::ParseKind(f.kind);
+    if (!filter.kind) return Fail(Status::InvalidArgument("--kind: unknown ledger entry kind"));
+  }
+  filter.since = f.since;
+  filter.limit = ledger::kMaxReadEntries;
+  Result<std::vector<ledger::Entry>> entries =
+      f.claim.empty() ? ledger::Query((*st)->db(), filter)
+                      : ledger::EvidenceChain((*st)->db(), f.claim, ledger::kMaxReadEntries);
+  if (!entries.ok()) return Fail(entries.status());
+  if (f.prov) {
+    std::puts(ledger::ToProvJson(*entries, server::WorkspaceId(*root))
+                  .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
+                  .c_str());
+    return 0;
+  }
+  for (const ledger::Entry& e : *entries) {
+    nlohmann::json j = {{"id", e.id},
+                        {"kind", ledger::KindName(e.kind)},
+                        {"recordedAt", e.recorded_at},
+                        {"claimId", e.claim_id},
+                        {"agent", e.agent},
+                        {"activity", e.activity},
+                        {"relation", e.relation},
+                        {"payload", e.payload}};
+    if (e.parent_id) j["parentId"] = *e.parent_id;
+    std::puts(j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -401,6 +521,32 @@ int main(int argc, char** argv) {
                          "Workspace-relative output file (default .librarian/exports/...)");
   export_cmd->add_flag("--json", ef.json, "Print the export_index tool's JSON");
 
+  AuditFlags af;
+  CLI::App* audit_cmd =
+      app.add_subcommand("run-audit", "Audit the index (run_audit); exit 1 on a critical finding");
+  audit_cmd->add_option("path", af.workspace, "Workspace root (bootstrapped)")->required();
+  audit_cmd->add_option("--type", af.type,
+                        "completeness, freshness, confidence, coverage or full (default)");
+  audit_cmd->add_flag("--json", af.json, "Print the run_audit tool's JSON");
+
+  BundleFlags bdf;
+  CLI::App* bundle_cmd =
+      app.add_subcommand("bundle", "A self-contained bundle of context packs for a topic");
+  bundle_cmd->add_option("path", bdf.workspace, "Workspace root (bootstrapped)")->required();
+  bundle_cmd->add_option("topic", bdf.topic, "What the bundle is for")->required();
+  bundle_cmd->add_option("--type", bdf.type, "task (default), review, debug or comprehensive");
+  bundle_cmd->add_option("--max-tokens", bdf.max_tokens, "Token budget (100-100000)");
+  bundle_cmd->add_flag("--json", bdf.json, "Print the get_context_pack_bundle tool's JSON");
+
+  LedgerFlags lf;
+  CLI::App* ledger_cmd = app.add_subcommand(
+      "ledger", "Print the evidence ledger (JSON lines), a claim's chain, or PROV-JSON");
+  ledger_cmd->add_option("path", lf.workspace, "Workspace root (bootstrapped)")->required();
+  ledger_cmd->add_option("--kind", lf.kind, "Only entries of this kind (e.g. verification)");
+  ledger_cmd->add_option("--claim", lf.claim, "The evidence chain of this claim (a pack id)");
+  ledger_cmd->add_option("--since", lf.since, "Only entries recorded at or after (RFC 3339)");
+  ledger_cmd->add_flag("--prov", lf.prov, "Print a W3C PROV-JSON document instead");
+
   server::McpRunOptions mo;
   std::optional<int> http_port;
   CLI::App* mcp = app.add_subcommand("mcp", "Serve MCP over stdio (default) or HTTP");
@@ -422,6 +568,9 @@ int main(int argc, char** argv) {
   if (*verify_cmd) return RunVerify(vf);
   if (*diff_cmd) return RunDiff(df);
   if (*export_cmd) return RunExport(ef);
+  if (*audit_cmd) return RunAuditCmd(af);
+  if (*bundle_cmd) return RunBundleCmd(bdf);
+  if (*ledger_cmd) return RunLedgerCmd(lf);
   server::PrepareMcpProcess();
   if (http_port) {
     mo.transport = "http";

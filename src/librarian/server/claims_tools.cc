@@ -13,10 +13,13 @@
 #include <vector>
 
 #include "base/env.h"
+#include "base/sqlite.h"
 #include "librarian/crawl/path.h"
 #include "librarian/diff/diff.h"
 #include "librarian/export/export.h"
 #include "librarian/index/bootstrap.h"
+#include "librarian/ledger/ledger.h"
+#include "librarian/server/audit_tools.h"
 #include "librarian/store/manifest.h"
 #include "librarian/store/store.h"
 #include "librarian/verify/verify.h"
@@ -34,9 +37,8 @@ constexpr std::string_view kFormats[] = {"json", "sqlite", "markdown"};
 constexpr const char* kUncalibrated =
     "confidence_uncalibrated: confidence is a heuristic ranking signal (the pack's base signal "
     "plus defeater adjustments), not a probability; claimConfidence is the typed value";
-constexpr const char* kNoLedger =
-    "partial_result: this version keeps no evidence ledger, so the verification is not "
-    "recorded; test_failure is never active (no outcomes are recorded per pack)";
+constexpr const char* kNoOutcomes =
+    "partial_result: test_failure is never active (no outcomes are recorded per pack)";
 
 // --- verify_claim (docs/librarian.md §3.6) ---
 
@@ -181,7 +183,7 @@ VerifyClaimOut ToView(const verify::Verification& v) {
   const verify::CitedEvidence& e = v.evidence;
   out.evidence =
       CitedView{e.file, e.start_line, e.end_line, e.content_hash, e.target_id, e.pack_type};
-  out.disclosures.push_back(kNoLedger);
+  out.disclosures.push_back(kNoOutcomes);
   return out;
 }
 
@@ -467,6 +469,57 @@ Result<std::string> WorkspaceRoot(mcp::CallContext& ctx, const std::string& work
   return crawl::CanonicalWorkspaceRoot(workspace);
 }
 
+// Appends the verification (and an active contradiction) to the workspace's evidence ledger,
+// in one transaction.
+Status RecordVerification(store::Store& st, const verify::Verification& v) {
+  mcp::Json defeaters = mcp::Json::array();
+  const verify::DefeaterResult* contradiction = nullptr;
+  for (const verify::DefeaterResult& d : v.results) {
+    if (!d.activated) continue;
+    defeaters.push_back({{"type", d.type},
+                         {"severity", d.severity},
+                         {"class", d.defeater_class},
+                         {"reason", d.reason}});
+    if (d.type == "contradiction") contradiction = &d;
+  }
+  const verify::CitedEvidence& e = v.evidence;
+  ledger::Entry entry;
+  entry.kind = ledger::EntryKind::kVerification;
+  entry.recorded_at = v.checked_at;
+  entry.claim_id = v.claim_id;
+  entry.agent = "mcp";
+  entry.activity = "verify_claim";
+  entry.payload = {{"verified", v.verified},
+                   {"confidence", v.confidence},
+                   {"claimConfidence",
+                    {{"type", v.claim_confidence.type},
+                     {"value", v.claim_confidence.value},
+                     {"reason", v.claim_confidence.reason}}},
+                   {"activeDefeaters", std::move(defeaters)},
+                   {"evidence",
+                    {{"file", e.file},
+                     {"startLine", e.start_line},
+                     {"endLine", e.end_line},
+                     {"contentHash", e.content_hash},
+                     {"targetId", e.target_id},
+                     {"packType", e.pack_type}}}};
+  ASSIGN_OR_RETURN(base::Transaction tx, st.db().Begin());
+  ASSIGN_OR_RETURN(std::int64_t id, ledger::Append(st.db(), entry));
+  if (contradiction) {
+    ledger::Entry c;
+    c.kind = ledger::EntryKind::kContradiction;
+    c.recorded_at = v.checked_at;
+    c.claim_id = v.claim_id;
+    c.agent = "mcp";
+    c.activity = "verify_claim";
+    c.relation = "rebuts";
+    c.parent_id = id;
+    c.payload = {{"reason", contradiction->reason}};
+    RETURN_IF_ERROR(ledger::Append(st.db(), c).status());
+  }
+  return tx.Commit();
+}
+
 Result<VerifyClaimOut> VerifyClaim(ClaimsService& service, const VerifyClaimArgs& args,
                                    mcp::CallContext& ctx) {
   if (args.claim_id.size() > verify::kMaxClaimIdChars) {
@@ -497,7 +550,17 @@ Result<VerifyClaimOut> VerifyClaim(ClaimsService& service, const VerifyClaimArgs
     service.ReturnVerifier(std::move(verifier));
     if (!v.ok()) return v.status();
     service.cache().Put(key, generation, file_state, *v);
-    return ToView(*v);
+    VerifyClaimOut out = ToView(*v);
+    // docs/librarian.md §5.2: each verification appends a `verification` ledger entry (and a
+    // `contradiction` entry rebutting it when one is active). A busy store (a bootstrap
+    // writing) does not fail the verification; the disclosure says it was not recorded.
+    Status recorded = RecordVerification(st, *v);
+    if (!recorded.ok()) {
+      out.disclosures.push_back(fmt::format(
+          "partial_result: the verification was not recorded in the evidence ledger: {}",
+          recorded.message()));
+    }
+    return out;
   }
   verify::Verification none;  // not found in any workspace
   none.claim_id = args.claim_id;
@@ -574,6 +637,9 @@ Status RegisterClaimsTools(mcp::Server& server, Workspaces& workspaces,
         ASSIGN_OR_RETURN(diff::RunDiff d, diff::DiffRuns(**lease, root, args.run1, args.run2));
         return ToView(d);
       });
+  if (!added.ok()) return added;
+
+  added = RegisterAuditTools(server, workspaces, options);  // audit_tools.h (decision 0063)
   if (!added.ok()) return added;
 
   return tools.Add<ExportArgs, ExportOut>(

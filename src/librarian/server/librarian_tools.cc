@@ -22,6 +22,7 @@
 #include "librarian/crawl/path.h"
 #include "librarian/index/bootstrap.h"
 #include "librarian/server/claims_tools.h"
+#include "librarian/server/resource_tools.h"
 #include "librarian/store/store.h"
 #include "mcp/describe.h"
 #include "mcp/policy/rate_limit.h"
@@ -815,7 +816,7 @@ Result<std::vector<mcp::ResourceContents>> ReadResource(Workspaces& workspaces,
                                                         const std::string& workspace_key,
                                                         const std::string& kind_and_query) {
   ASSIGN_OR_RETURN(ResourceQuery q, ParseResourceQuery(uri, kind_and_query));
-  if (q.kind != "file-tree" && q.kind != "symbols") {
+  if (q.kind != "file-tree" && q.kind != "symbols" && !IsExtraResourceKind(q.kind)) {
     return Status::NotFound(fmt::format("{}: unknown resource kind", uri));
   }
   std::optional<Workspaces::Entry> ws =
@@ -827,6 +828,10 @@ Result<std::vector<mcp::ResourceContents>> ReadResource(Workspaces& workspaces,
   ASSIGN_OR_RETURN(std::unique_ptr<store::Store> st, OpenStore(ws->root));
   if (!st) return Status::NotFound(fmt::format("{}: workspace is not bootstrapped", uri));
   const std::string base_uri = fmt::format("librarian://{}/{}", workspace_key, q.kind);
+  if (IsExtraResourceKind(q.kind)) {  // resource_tools.h (decision 0063)
+    return ReadExtraResource(
+        *st, ExtraResourceRequest{uri, base_uri, q.kind, ws->id, ws->root, q.offset, q.limit}, ctx);
+  }
   mcp::Json body;
   if (q.kind == "file-tree") {
     ASSIGN_OR_RETURN(body, FileTree(*st, *ws, q, base_uri));
@@ -977,14 +982,18 @@ Status RegisterLibrarianTools(mcp::Server& server, Workspaces& workspaces,
   if (!added.ok()) return added;
 
   mcp::ResourceRegistry& resources = server.resources();
-  for (std::string_view kind : {"file-tree", "symbols"}) {
+  for (std::string_view kind :
+       {"file-tree", "symbols", "knowledge-maps", "method-packs", "provenance", "identity"}) {
     const std::string k(kind);
     added = resources.Add(
         {.uri = "librarian://workspace/" + k,
          .name = k,
-         .title = k == "file-tree" ? "Workspace file tree" : "Workspace symbols",
+         .title = IsExtraResourceKind(k) ? ExtraResourceTitle(k)
+                  : k == "file-tree"     ? "Workspace file tree"
+                                         : "Workspace symbols",
          .description =
-             k == "file-tree"
+             IsExtraResourceKind(k) ? ExtraResourceDescription(k)
+             : k == "file-tree"
                  ? "Directory tree of the default (first bootstrapped) workspace with each "
                    "file's language, size, status, symbol count and extractor. Paged: append "
                    "?cursor=<nextCursor>&limit=<n> (default 1000, max 10000)."
@@ -1002,8 +1011,9 @@ Status RegisterLibrarianTools(mcp::Server& server, Workspaces& workspaces,
       {.uri_template = "librarian://{workspace}/{kind}",
        .name = "workspace-resource",
        .title = "Workspace resource",
-       .description = "file-tree or symbols of a workspace given by id (ws_...) or 'workspace' "
-                      "for the default; accepts ?cursor=&limit=",
+       .description = "file-tree, symbols, knowledge-maps, method-packs, provenance or identity "
+                      "of a workspace given by id (ws_...) or 'workspace' for the default; "
+                      "accepts ?cursor=&limit=",
        .mime_type = "application/json"},
       [&workspaces](const std::string& uri, const mcp::ResourceVars& vars,
                     mcp::CallContext& ctx) -> Result<std::vector<mcp::ResourceContents>> {

@@ -159,7 +159,8 @@ TEST_F(ManifestTest, SchemaThreeStoreMigratesWithoutDataLoss) {
     auto db = base::Database::Open(dir_.Abs("librarian.sqlite"));
     ASSERT_TRUE(db.ok());
     ASSERT_TRUE((*db)
-                    ->Exec("DROP TABLE run_files; DROP TABLE content_symbols; UPDATE meta SET "
+                    ->Exec("DROP TABLE run_files; DROP TABLE content_symbols; DROP TABLE ledger; "
+                           "DROP TABLE audits; UPDATE meta SET "
                            "value = '3' WHERE key = 'schema_version'")
                     .ok());
   }

@@ -146,6 +146,37 @@ CREATE TABLE content_symbols(
 CREATE INDEX content_symbols_pack ON content_symbols(pack_id);
 )sql";
 
+// Schema 5 (decision 0063): the append-only evidence ledger (ledger/ledger.h) and stored audit
+// reports (audit/audit.h). Created with a new store and added to a schema-3 or -4 store by
+// MigrateTo5, which touches no other table. UPDATE is refused always and DELETE unless the
+// retention step (ledger::Prune) set meta.ledger_pruning for its own transaction.
+constexpr const char* kCreateLedger = R"sql(
+CREATE TABLE ledger(
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  kind TEXT NOT NULL,
+  recorded_at TEXT NOT NULL,
+  claim_id TEXT NOT NULL,
+  run_id TEXT NOT NULL,
+  agent TEXT NOT NULL,
+  activity TEXT NOT NULL,
+  relation TEXT NOT NULL,
+  parent_id INTEGER,
+  payload TEXT NOT NULL);
+CREATE INDEX ledger_kind ON ledger(kind, id);
+CREATE INDEX ledger_claim ON ledger(claim_id, id);
+CREATE INDEX ledger_time ON ledger(recorded_at, id);
+CREATE TRIGGER ledger_no_update BEFORE UPDATE ON ledger
+BEGIN SELECT RAISE(ABORT, 'ledger: entries are append-only'); END;
+CREATE TRIGGER ledger_no_delete BEFORE DELETE ON ledger
+WHEN (SELECT value FROM meta WHERE key = 'ledger_pruning') IS NOT '1'
+BEGIN SELECT RAISE(ABORT, 'ledger: entries are append-only'); END;
+CREATE TABLE audits(
+  id INTEGER PRIMARY KEY,
+  audit_type TEXT NOT NULL,
+  timestamp TEXT NOT NULL,
+  report TEXT NOT NULL);
+)sql";
+
 constexpr const char* kCreateTrigram = R"sql(
 CREATE VIRTUAL TABLE chunk_tri USING fts5(
   name, path, body, content='chunks', content_rowid='id', tokenize='trigram');
@@ -188,8 +219,16 @@ Status MigrateTo4(base::Database& db) {
   ASSIGN_OR_RETURN(base::Transaction tx, db.Begin());
   RETURN_IF_ERROR(db.Exec(kCreateManifests));
   RETURN_IF_ERROR(RecordContent(db));
-  RETURN_IF_ERROR(db.Exec(
-      fmt::format("UPDATE meta SET value = '{}' WHERE key = 'schema_version'", kSchemaVersion)));
+  RETURN_IF_ERROR(db.Exec("UPDATE meta SET value = '4' WHERE key = 'schema_version'"));
+  return tx.Commit();
+}
+
+// Schema 4 -> 5 (decision 0063): adds the ledger and audits tables in one transaction; no other
+// table is touched, so every row of a schema-4 store stays.
+Status MigrateTo5(base::Database& db) {
+  ASSIGN_OR_RETURN(base::Transaction tx, db.Begin());
+  RETURN_IF_ERROR(db.Exec(kCreateLedger));
+  RETURN_IF_ERROR(db.Exec("UPDATE meta SET value = '5' WHERE key = 'schema_version'"));
   return tx.Commit();
 }
 
@@ -204,11 +243,17 @@ Result<SchemaState> EnsureSchema(base::Database& db, bool want_trigram) {
     ASSIGN_OR_RETURN(bool row, st.Step());
     const std::string version = row ? st.ColumnText(0) : std::string();
     st.Reset();
+    // Each step is its own transaction, so kill -9 between them leaves a consistent schema-4
+    // store that the next Open migrates on.
     if (version == "3") {
       RETURN_IF_ERROR(MigrateTo4(db));
       state.migrated = true;
     }
-    if (version == "3" || version == std::to_string(kSchemaVersion)) {
+    if (version == "3" || version == "4") {
+      RETURN_IF_ERROR(MigrateTo5(db));
+      state.migrated = true;
+    }
+    if (version == "3" || version == "4" || version == std::to_string(kSchemaVersion)) {
       ASSIGN_OR_RETURN(state.trigram, TableExists(db, "chunk_tri"));
       return state;
     }
@@ -222,6 +267,7 @@ Result<SchemaState> EnsureSchema(base::Database& db, bool want_trigram) {
   ASSIGN_OR_RETURN(base::Transaction tx, db.Begin());
   RETURN_IF_ERROR(db.Exec(kCreate));
   RETURN_IF_ERROR(db.Exec(kCreateManifests));
+  RETURN_IF_ERROR(db.Exec(kCreateLedger));
   if (want_trigram) RETURN_IF_ERROR(db.Exec(kCreateTrigram));
   RETURN_IF_ERROR(db.Exec(
       fmt::format("INSERT INTO meta(key, value) VALUES ('schema_version', '{}'), ('trigram', '{}')",

@@ -9,10 +9,10 @@
 // and a run's checkpoint commits with the batch it describes. Reads see the last committed state;
 // readers in other connections run beside the one writer (WAL).
 //
-// Schema: see schema.cc. A schema-3 database is migrated in place on Open, keeping its rows
-// (decision 0054); any other database whose `meta.schema_version` differs from kSchemaVersion is
-// dropped and rebuilt on Open (docs/librarian.md §6.6: an incompatible version forces a full
-// rebuild); schema_rebuilt() tells the caller to re-index everything. Run and content
+// Schema: see schema.cc. A schema-3 or -4 database is migrated in place on Open, keeping its rows
+// (decisions 0054, 0063); any other database whose `meta.schema_version` differs from
+// kSchemaVersion is dropped and rebuilt on Open (docs/librarian.md §6.6: an incompatible version
+// forces a full rebuild); schema_rebuilt() tells the caller to re-index everything. Run and content
 // manifests (diff_runs, verify_claim): manifest.h.
 //
 // Thread safety: one thread uses a Store at a time (its connection has no mutex). Open one
@@ -45,7 +45,8 @@ class StatementCache;
 // 2: chunk_fts and chunk_tri are written by Apply, not by triggers.
 // 3: indexes on the child keys of the references to symbols(id) (schema.cc).
 // 4: run_files and content_symbols (manifest.h); a schema-3 store is migrated in place.
-inline constexpr int kSchemaVersion = 4;
+// 5: the evidence ledger and stored audits (decision 0063); 3 and 4 are migrated in place.
+inline constexpr int kSchemaVersion = 5;
 
 struct StoreOptions {
   // Whether a new database gets the trigram table `chunk_tri` (substring search). Its index

@@ -12,6 +12,7 @@
 
 #include "base/env.h"
 #include "base/hash.h"
+#include "librarian/confidence/confidence.h"
 #include "librarian/crawl/path.h"
 #include "librarian/extract/extract.h"
 #include "librarian/store/manifest.h"
@@ -113,10 +114,14 @@ double BaseSignal(bool module, const std::string& extractor, bool parse_error, b
   return 0.5;
 }
 
-double Adjustment(std::string_view severity) {
-  if (severity == "full") return kFullAdjustment;
-  if (severity == "partial") return kPartialAdjustment;
-  return kWarningAdjustment;
+// The check as the confidence module's defeater (decision 0063).
+confidence::Defeater AsDefeater(const DefeaterResult& d) {
+  return confidence::Defeater{
+      d.type, d.activated,
+      confidence::ParseSeverity(d.severity).value_or(confidence::Severity::kWarning),
+      confidence::ParseDefeaterClass(d.defeater_class)
+          .value_or(confidence::DefeaterClass::kUndermining),
+      d.reason};
 }
 
 std::string At(const Location& l) {
@@ -429,16 +434,10 @@ Result<Verification> Verifier::Verify(store::Store& store, std::string_view root
   }
 
   v.results = {code_change, file_deleted, removed, moved, contradiction, test_failure};
-  double adjustment = 0;
-  bool full = false;
-  for (const DefeaterResult& d : v.results) {
-    if (!d.activated) continue;
-    adjustment += Adjustment(d.severity);
-    full = full || d.severity == "full";
-  }
-  adjustment = std::max(adjustment, kAdjustmentFloor);
-  v.verified = !full;
-  v.confidence = std::clamp(signal + adjustment, 0.0, 1.0);
+  std::vector<confidence::Defeater> defeaters;
+  for (const DefeaterResult& d : v.results) defeaters.push_back(AsDefeater(d));
+  v.verified = confidence::KnowledgeValid(defeaters);
+  v.confidence = confidence::AdjustSignal(signal, defeaters);
   v.claim_confidence.value = span_holds ? 1.0 : 0.0;
   v.claim_confidence.reason =
       span_holds ? fmt::format("{} lines {}-{} still hold the cited content (SHA-256 {})", c.path,

@@ -41,6 +41,7 @@
 
 #include "base/cancellation.h"
 #include "base/status.h"
+#include "librarian/confidence/confidence.h"
 
 namespace trove::base {
 class Env;
@@ -55,10 +56,12 @@ class Store;
 namespace trove::librarian::verify {
 
 // Adjustments by severity (docs/librarian.md §5.2) and their floor.
-inline constexpr double kFullAdjustment = -0.5;
-inline constexpr double kPartialAdjustment = -0.2;
-inline constexpr double kWarningAdjustment = -0.05;
-inline constexpr double kAdjustmentFloor = -0.8;
+// The confidence module (confidence/confidence.h) holds them and sums them; these name the same
+// values for callers of verify.
+inline constexpr double kFullAdjustment = confidence::kFullAdjustment;
+inline constexpr double kPartialAdjustment = confidence::kPartialAdjustment;
+inline constexpr double kWarningAdjustment = confidence::kWarningAdjustment;
+inline constexpr double kAdjustmentFloor = confidence::kAdjustmentFloor;
 // Longest claim id (docs/librarian.md §3.6: 1-256 characters).
 inline constexpr std::size_t kMaxClaimIdChars = 256;
 // Files above this are not re-read (the crawler's default cap is 1 MiB; a claim never cites a
