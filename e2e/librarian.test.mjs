@@ -210,7 +210,7 @@ function mcpSuite(name, connect, rootOf) {
       assert.equal(first.packs[0].packType, 'function_context');
       assert.equal(first.cacheHit, false);
       assert.ok(first.disclosures.some((d) => d.startsWith('confidence_uncalibrated:')));
-      assert.ok(first.stages.some((s) => s.name === 'retrieval' && s.engine === 'lexical_bm25'));
+      assert.ok(first.stages.some((s) => s.name === 'retrieval' && s.engine.startsWith('lexical_bm25')));
       assert.equal(first.ranking[0].signals.symbol, 1);
       const ev = first.evidenceByPack[0].evidence[0];
       assert.deepEqual([ev.file, ev.startLine, ev.endLine], ['src/config.cc', 4, 6]);

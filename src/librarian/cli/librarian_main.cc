@@ -7,6 +7,7 @@
 // critical.
 #include <fmt/core.h>
 #include <fmt/format.h>
+#include <signal.h>
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
@@ -14,6 +15,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "base/cancellation.h"
@@ -33,6 +35,7 @@
 #include "librarian/server/mcp_main.h"
 #include "librarian/store/store.h"
 #include "librarian/verify/verify.h"
+#include "librarian/watch/watcher.h"
 #include "trove_version.h"  // generated: trove::VersionFull()
 
 namespace {
@@ -457,6 +460,86 @@ int RunLedgerCmd(const LedgerFlags& f) {
   return 0;
 }
 
+struct WatchFlags {
+  std::string workspace;
+  std::vector<std::string> include;
+  std::vector<std::string> exclude;
+  std::string ctags = "ctags";
+  int quiet_ms = static_cast<int>(watch::kDefaultQuiet.count());
+  bool json = false;
+};
+
+std::string AbsolutePath(const std::string& path) {
+  if (path.empty() || path.front() == '/') return path;
+  std::string out = path;
+  if (char* cwd = ::getcwd(nullptr, 0)) {
+    out = std::string(cwd) + "/" + path;
+    std::free(cwd);
+  }
+  return out;
+}
+
+// One line on `out` per re-index (text, or the bootstrap tool's JSON with --json).
+void PrintUpdate(const watch::Update& u, bool json, std::FILE* out) {
+  if (!u.report.ok()) {
+    std::fputs(
+        fmt::format("librarian: watch: re-index failed: {}\n", u.report.status().message()).c_str(),
+        stderr);
+    return;
+  }
+  if (json) {
+    std::fputs((server::BootstrapReportJson(*u.report) + "\n").c_str(), out);
+  } else {
+    const index::BootstrapStats& s = u.report->stats;
+    std::fputs(fmt::format("index updated ({}): {} changed paths, {} added, {} modified, {} "
+                           "deleted; {:.1f} ms; run {}\n",
+                           u.rescan ? "whole workspace" : "changed paths", u.paths, s.files_added,
+                           s.files_modified, s.files_deleted, u.ms, u.report->run_id)
+                   .c_str(),
+               out);
+  }
+  std::fflush(out);
+}
+
+watch::WatchOptions WatchOptionsFor(const std::string& workspace, const WatchFlags& f) {
+  watch::WatchOptions wo;
+  wo.bootstrap.workspace = AbsolutePath(workspace);
+  wo.bootstrap.include = f.include;
+  wo.bootstrap.exclude = f.exclude;
+  wo.bootstrap.ctags_program = f.ctags;
+  wo.quiet = std::chrono::milliseconds(f.quiet_ms);
+  return wo;
+}
+
+// `librarian watch PATH`: an initial incremental bootstrap, then a re-index of every debounced
+// batch of changes until SIGINT or SIGTERM (exit 0).
+int RunWatch(const WatchFlags& f) {
+  sigset_t stop;
+  sigemptyset(&stop);
+  sigaddset(&stop, SIGINT);
+  sigaddset(&stop, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop, nullptr);  // before any thread: sigwait below takes them
+  Result<std::unique_ptr<watch::Watcher>> w =
+      watch::Watcher::Start(WatchOptionsFor(f.workspace, f));
+  if (!w.ok()) return Fail(w.status());
+  std::fputs(fmt::format("librarian: watching {} ({} directories); Ctrl-C stops\n", (*w)->root(),
+                         (*w)->inotify().watches())
+                 .c_str(),
+             stderr);
+  base::Cancellation cancel;
+  Status result = Status::Ok();
+  std::thread runner([&] {
+    result = (*w)->Run(cancel, [&](const watch::Update& u) { PrintUpdate(u, f.json, stdout); });
+    if (!cancel.requested()) kill(getpid(), SIGTERM);  // a fatal error: wake the main thread
+  });
+  int sig = 0;
+  sigwait(&stop, &sig);
+  cancel.Cancel();
+  runner.join();
+  if (!result.ok()) return Fail(result);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -546,6 +629,18 @@ int main(int argc, char** argv) {
   ledger_cmd->add_option("--claim", lf.claim, "The evidence chain of this claim (a pack id)");
   ledger_cmd->add_option("--since", lf.since, "Only entries recorded at or after (RFC 3339)");
   ledger_cmd->add_flag("--prov", lf.prov, "Print a W3C PROV-JSON document instead");
+  WatchFlags wf;
+  CLI::App* watch_cmd = app.add_subcommand(
+      "watch", "Keep a workspace's index current: re-index what changes (inotify, debounced)");
+  watch_cmd->add_option("path", wf.workspace, "Workspace root")->required();
+  watch_cmd->add_option("--include", wf.include, "Glob a file must match (repeatable)");
+  watch_cmd->add_option("--exclude", wf.exclude, "Glob of files to leave out (repeatable)");
+  watch_cmd->add_option("--ctags", wf.ctags, "universal-ctags program; empty disables it");
+  watch_cmd
+      ->add_option("--debounce-ms", wf.quiet_ms,
+                   "Quiet time before a batch of changes is re-indexed (default 200)")
+      ->check(CLI::Range(1, 60000));
+  watch_cmd->add_flag("--json", wf.json, "Print each re-index as the bootstrap tool's JSON");
 
   server::McpRunOptions mo;
   std::optional<int> http_port;
@@ -557,6 +652,10 @@ int main(int argc, char** argv) {
                   "Register an already bootstrapped workspace at start-up (repeatable)");
   mcp->add_option("--ctags", mo.ctags_program, "universal-ctags program for bootstrap");
   mcp->add_option("--log-level", mo.log_level, "debug, info, warning (default) or error");
+  std::vector<std::string> mcp_watch;
+  mcp->add_option("--watch", mcp_watch,
+                  "Watch this workspace and re-index what changes while serving (repeatable; "
+                  "bootstrapped first when it has no index)");
 
   try {
     app.parse(argc, argv);
@@ -571,10 +670,46 @@ int main(int argc, char** argv) {
   if (*audit_cmd) return RunAuditCmd(af);
   if (*bundle_cmd) return RunBundleCmd(bdf);
   if (*ledger_cmd) return RunLedgerCmd(lf);
+  if (*watch_cmd) return RunWatch(wf);
   server::PrepareMcpProcess();
   if (http_port) {
     mo.transport = "http";
     mo.port = *http_port;
   }
-  return server::RunLibrarianMcp(mo);
+  // --watch: a watcher thread per workspace beside the server, in this process (the server's
+  // query cache keys on the index generation, so a re-index invalidates it).
+  base::Cancellation stop_watching;
+  std::vector<std::unique_ptr<watch::Watcher>> watchers;
+  for (const std::string& path : mcp_watch) {
+    WatchFlags f;
+    f.ctags = mo.ctags_program;
+    watch::WatchOptions wo = WatchOptionsFor(path, f);
+    Result<std::unique_ptr<watch::Watcher>> w = watch::Watcher::Start(wo);
+    if (!w.ok()) return Fail(w.status());
+    const std::string root = (*w)->root();
+    if (std::FILE* probe = std::fopen(index::StorePathFor(root).c_str(), "rb")) {
+      std::fclose(probe);
+    } else {
+      // No index yet: bootstrap now, so the server registers the workspace at start-up.
+      Result<index::BootstrapReport> r =
+          index::Bootstrap(wo.bootstrap, stop_watching, base::Progress());
+      if (!r.ok()) return Fail(r.status());
+      (*w)->SkipInitialBootstrap();
+    }
+    mo.workspaces.push_back(root);
+    watchers.push_back(std::move(*w));
+  }
+  std::vector<std::thread> threads;
+  for (std::unique_ptr<watch::Watcher>& w : watchers) {
+    threads.emplace_back([&stop_watching, watcher = w.get()] {
+      Status s = watcher->Run(stop_watching, [](const watch::Update& u) {
+        if (!u.report.ok()) PrintUpdate(u, false, stderr);
+      });
+      if (!s.ok()) base::PrintError(kProgram, s.message());
+    });
+  }
+  const int code = server::RunLibrarianMcp(mo);
+  stop_watching.Cancel();
+  for (std::thread& t : threads) t.join();
+  return code;
 }

@@ -173,6 +173,10 @@ class Walker {
     result_.skipped.push_back(
         SkippedEntry{.path = std::move(rel), .reason = reason, .detail = std::move(detail)});
   }
+  // With CrawlOptions::only: whether the directory `rel` is on the way to, equal to or under
+  // one of the paths, and whether the file `rel` is equal to or under one.
+  bool OnlyEnters(const std::string& rel) const;
+  bool OnlyKeeps(const std::string& rel) const;
   // Applies include and max_files to a file that passed Dropped. Returns false when the file
   // is not kept; sets truncated when max_files is reached.
   bool Admit(const std::string& rel, bool included_by_ancestor);
@@ -203,6 +207,28 @@ bool Walker::Dropped(const std::string& rel, bool is_dir) const {
     }
   }
   return ignored;
+}
+
+// `a` is `b` or lies under the directory `b`.
+bool SameOrUnder(std::string_view a, std::string_view b) {
+  return a.size() >= b.size() && a.compare(0, b.size(), b) == 0 &&
+         (a.size() == b.size() || a[b.size()] == '/');
+}
+
+bool Walker::OnlyEnters(const std::string& rel) const {
+  if (!options_.only) return true;
+  for (const std::string& p : *options_.only) {
+    if (SameOrUnder(rel, p) || SameOrUnder(p, rel)) return true;
+  }
+  return false;
+}
+
+bool Walker::OnlyKeeps(const std::string& rel) const {
+  if (!options_.only) return true;
+  for (const std::string& p : *options_.only) {
+    if (SameOrUnder(rel, p)) return true;
+  }
+  return false;
 }
 
 bool Walker::Admit(const std::string& rel, bool included_by_ancestor) {
@@ -362,6 +388,7 @@ Status Walker::Walk(const std::string& rel, std::size_t depth, bool included_by_
   for (const Entry& entry : entries) {
     const std::string child = Join(rel, entry.name);
     const mode_t mode = entry.st.st_mode;
+    if (S_ISDIR(mode) ? !OnlyEnters(child) : !OnlyKeeps(child)) continue;
     if (S_ISDIR(mode)) {
       if (IsAlwaysSkippedDir(entry.name)) continue;
       if (Dropped(child, true)) continue;

@@ -81,6 +81,12 @@ struct CrawlOptions {
   // Directory entries examined before the crawl stops with kResourceExhausted. Bounds a walk
   // over a hostile or huge tree independently of `max_files`. Default 2,000,000.
   std::uint64_t max_entries = 2'000'000;
+  // When set, the walk is restricted to these workspace-relative paths (files or directories,
+  // `/`-separated, normalized): it enters only directories on the way to one of them or under
+  // one, and keeps only files equal to or under one; every other rule applies as in a full
+  // walk. Watch mode (watch/watcher.h) re-crawls just what inotify reported this way. Unset:
+  // the whole tree.
+  std::optional<std::vector<std::string>> only;
 };
 
 // What a previous run stored for one file.

@@ -6,7 +6,7 @@
 //   librarian_eval [run] --set testdata/librarian/eval/eval_set.jsonl [--split dev|test|all]
 //                  [--hard] [--system NAME]... [--repo NAME]... [--max-per-repo N] [--depth N]
 //                  [--weights LEX,SYM,PATH,GRAPH,SCOPE[,NAMEW,INTENTW,OWNERW,FILE[,COVER]]]
-//                  [--project DIR] [--work DIR] [--check]
+//                  [--project DIR] [--work DIR] [--check] [--floor METRIC=RATIO]...
 //                  [--figures FILE.json] [--svg FILE.svg] [--title TEXT]
 //   librarian_eval plot --figures FILE.json --svg FILE.svg [--title TEXT]
 //
@@ -16,7 +16,9 @@
 //
 // `--check` (the CI run) exits non-zero unless the correctness properties hold: the set loads,
 // queries ran, every metric is in [0, 1], no query failed and the baseline ranked at least one
-// target. It asserts no timing and no quality threshold.
+// target. It asserts no timing. `--floor METRIC=RATIO` (function_mrr, file_ndcg or file_mrr;
+// repeatable) is the CI quality floor (ratio.h): the run fails when a system's ratio of means
+// to the baseline is below it. Every run prints the ratios with 95 % paired bootstrap intervals.
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -35,6 +37,7 @@
 #include "librarian/eval/eval_set.h"
 #include "librarian/eval/generate.h"
 #include "librarian/eval/plot.h"
+#include "librarian/eval/ratio.h"
 #include "librarian/eval/runner.h"
 
 namespace trove::librarian::eval {
@@ -207,6 +210,7 @@ Status Run(const std::vector<std::string>& args) {
   std::string set_path;
   std::string figures_path, svg_path, title(kDefaultTitle);
   bool check = false;
+  std::vector<Floor> floors;
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     if (a == "--hard") {
@@ -243,6 +247,9 @@ Status Run(const std::vector<std::string>& args) {
       svg_path = v;
     } else if (a == "--title") {
       title = v;
+    } else if (a == "--floor") {
+      ASSIGN_OR_RETURN(Floor f, ParseFloor(v));
+      floors.push_back(std::move(f));
     } else if (a == "--weights") {
       std::stringstream ss(v);
       std::string part;
@@ -277,6 +284,8 @@ Status Run(const std::vector<std::string>& args) {
   if (!ran.ok()) return std::move(ran).status();
   const EvalRun& run = *ran;
   fmt::print("{}", FormatRun(run, o));
+  const std::vector<RatioFigures> ratios = Ratios(run);
+  fmt::print("{}", FormatRatios(ratios));
   if (!figures_path.empty() || !svg_path.empty()) {
     const std::vector<RepoFigures> figures = PerRepoFigures(run, *set);
     if (!figures_path.empty()) RETURN_IF_ERROR(WriteAtomically(figures_path, FiguresJson(figures)));
@@ -285,6 +294,10 @@ Status Run(const std::vector<std::string>& args) {
   if (check) {
     RETURN_IF_ERROR(Check(run));
     fmt::print("check: ok\n");
+  }
+  if (!floors.empty()) {
+    RETURN_IF_ERROR(CheckFloors(ratios, floors));
+    fmt::print("quality floor: ok\n");
   }
   return Status::Ok();
 }

@@ -249,10 +249,12 @@ Result<EvalRun> RunEval(const EvalSet& set, const RunOptions& options) {
     }
   }
   if (!options.librarian_weights.empty() && options.librarian_weights.size() != 5 &&
-      options.librarian_weights.size() != 9 && options.librarian_weights.size() != 10) {
+      options.librarian_weights.size() != 9 && options.librarian_weights.size() != 10 &&
+      options.librarian_weights.size() != 11) {
     return Status::InvalidArgument(
         "weights: need 5 values (lexical, symbol, path, graph, scope), 9 (then name words, "
-        "intent words, owner words, file) or 10 (then body coverage)");
+        "intent words, owner words, file), 10 (then body coverage) or 11 (then learned "
+        "association)");
   }
   std::set<std::string> known_repos;
   for (const EvalRepo& r : set.repos) known_repos.insert(r.name);
@@ -276,7 +278,8 @@ Result<EvalRun> RunEval(const EvalSet& set, const RunOptions& options) {
       weights.owner_words = w[7];
       weights.file = w[8];
     }
-    if (w.size() == 10) weights.coverage = w[9];
+    if (w.size() >= 10) weights.coverage = w[9];
+    if (w.size() == 11) weights.assoc = w[10];
   }
   std::unique_ptr<ScratchDir> scratch;
   std::string work = options.work_dir;

@@ -30,6 +30,7 @@
 #include "librarian/extract/extract.h"
 #include "librarian/extract/grammars.h"
 #include "librarian/extract/routing.h"
+#include "librarian/query/assoc.h"
 #include "librarian/store/store.h"
 
 namespace trove::librarian::index {
@@ -304,6 +305,10 @@ class Run {
   // Whether `extractor` (a stored FileFacts::extractor) names a grammar or ctags version other
   // than the one linked or installed now.
   bool OutdatedExtractor(std::string_view extractor) const;
+  // Whether `path` is inside BootstrapOptions::only_paths (always true when unset).
+  bool InOnlyPaths(std::string_view path) const;
+  // Whether the store holds a learned association model (query/assoc.h).
+  Result<bool> HasAssocModel();
   void ReportProgress() {
     progress_.Report(static_cast<double>(done_), static_cast<double>(progress_total_));
   }
@@ -395,6 +400,7 @@ Status Run::Open() {
       {"fileTimeoutPolicy", crawl::FileTimeoutPolicyName(options_.timeout.policy)},
   };
   if (options_.max_files) opts["maxFiles"] = *options_.max_files;
+  if (options_.only_paths) opts["watchPaths"] = options_.only_paths->size();
   if (!options_.llm_provider.empty()) opts["llmProvider"] = options_.llm_provider;
   run_.options_json = opts.dump();
   nlohmann::json tools = nlohmann::json::object();
@@ -411,6 +417,23 @@ Status Run::Open() {
   // Fewer FTS5 merges while this run writes its batches; Finish restores the default.
   start.chunk_automerge = kBootstrapChunkAutomerge;
   return store_->Apply(start);
+}
+
+Result<bool> Run::HasAssocModel() {
+  ASSIGN_OR_RETURN(base::Statement st, store_->db().Prepare("SELECT 1 FROM meta WHERE key = ?1"));
+  RETURN_IF_ERROR(st.Bind(1, query::kAssocModelIdKey));
+  return st.Step();
+}
+
+bool Run::InOnlyPaths(std::string_view path) const {
+  if (!options_.only_paths) return true;
+  for (const std::string& p : *options_.only_paths) {
+    if (path.size() >= p.size() && path.compare(0, p.size(), p) == 0 &&
+        (path.size() == p.size() || path[p.size()] == '/')) {
+      return true;
+    }
+  }
+  return false;
 }
 
 bool Run::OutdatedExtractor(std::string_view extractor) const {
@@ -471,6 +494,15 @@ Status Run::Plan(crawl::CrawlResult& crawl) {
       break;
     }
   }
+  if (options_.only_paths && !workspace_has_cpp_) {
+    // Watch mode crawled only the changed paths: the rest of the workspace is in the store.
+    for (const auto& [path, record] : previous_) {
+      if (record.language == "cpp" && extract::IsCppSourcePath(path)) {
+        workspace_has_cpp_ = true;
+        break;
+      }
+    }
+  }
 
   std::set<std::string, std::less<>> present;
   for (const crawl::FileEntry& f : crawl.files) present.insert(f.path);
@@ -500,6 +532,7 @@ Status Run::Plan(crawl::CrawlResult& crawl) {
   // §6.1: a truncated run deletes nothing beyond the limit).
   for (const auto& [path, record] : previous_) {
     if (present.count(path) != 0) continue;
+    if (!InOnlyPaths(path)) continue;  // watch mode: outside what this run looked at
     if (crawl.truncated && (crawl.files.empty() || path > crawl.files.back().path)) continue;
     batch_.remove.push_back(path);
     ++s.files_deleted;
@@ -891,7 +924,9 @@ Result<BootstrapReport> Run::Execute() {
   // New files are read once, on the workers (crawler.h, docs/decisions/0032-librarian-boot2.md).
   co.defer_new_files = true;
   crawl::Manifest manifest;
+  co.only = options_.only_paths;
   for (const auto& [path, f] : previous_) {
+    if (!InOnlyPaths(path)) continue;
     if (f.stale ||
         (f.status != store::FileStatus::kIndexed && f.status != store::FileStatus::kUnchanged)) {
       continue;
@@ -917,6 +952,20 @@ Result<BootstrapReport> Run::Execute() {
   }
   const bool failed = !report_.error.empty();
   if (Status st = Finish(failed ? "failed" : "succeeded"); !st.ok()) return st;
+  // The learned association engine (query/assoc.h), over the whole workspace: not for a watch
+  // re-index of a few paths, and not again for a run that changed nothing.
+  if (!failed && !options_.only_paths) {
+    bool learn = report_.stats.mode != "noop";
+    if (!learn) {
+      Result<bool> has = HasAssocModel();
+      learn = !has.ok() || !*has;
+    }
+    if (learn) {
+      if (Status st = query::AssocModel::LearnAndSave(*store_, run_.run_id); !st.ok()) {
+        report_.disclosures.push_back(fmt::format("assoc_model_unavailable: {}", st.message()));
+      }
+    }
+  }
   report_.success = !failed;
   report_.duration_ms =
       std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start_).count();
@@ -936,6 +985,18 @@ Result<std::string> ValidateBootstrapOptions(const BootstrapOptions& options) {
   }
   if (options.workspace.front() != '/') {
     return Status::InvalidArgument("workspace: must be an absolute path");
+  }
+  if (options.only_paths) {
+    if (options.max_files) {
+      return Status::InvalidArgument("maxFiles: not supported when re-indexing changed paths");
+    }
+    for (const std::string& p : *options.only_paths) {
+      if (p.empty() || p.front() == '/' || p.back() == '/' || p.find('\0') != std::string::npos ||
+          p == ".." || p.rfind("../", 0) == 0 || p.find("/../") != std::string::npos ||
+          (p.size() >= 3 && p.compare(p.size() - 3, 3, "/..") == 0)) {
+        return Status::InvalidArgument(fmt::format("paths: not a workspace-relative path: {}", p));
+      }
+    }
   }
   if (options.max_files && *options.max_files < 1) {
     return Status::InvalidArgument("maxFiles: must be at least 1");

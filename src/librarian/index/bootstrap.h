@@ -72,6 +72,12 @@ struct BootstrapOptions {
   std::string llm_provider;
 
   // Not on the wire:
+  // Watch mode (watch/watcher.h): re-index only these workspace-relative paths, files or
+  // directories (`/`-separated, normalized). Files under them are crawled, classified and
+  // extracted as in a full run, and stored files under them that are no longer discovered are
+  // deleted; the rest of the index is left as it is. Not with `max_files`. Unset: the whole
+  // workspace.
+  std::optional<std::vector<std::string>> only_paths;
   // The SQLite file; empty = StorePathFor(canonical workspace).
   std::string store_path;
   // Extraction threads, the calling thread included (it also writes the store); 0 =

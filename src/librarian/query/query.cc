@@ -12,6 +12,7 @@
 #include <cctype>
 #include <chrono>
 #include <map>
+#include <memory>
 #include <set>
 #include <span>
 #include <string>
@@ -23,8 +24,10 @@
 #include "base/hash.h"
 #include "librarian/crawl/path.h"
 #include "librarian/extract/identifier.h"
+#include "librarian/query/assoc.h"
 #include "librarian/query/vocabulary.h"
 #include "librarian/store/store.h"
+#include "librarian/watch/status.h"
 
 namespace trove::librarian::query {
 namespace {
@@ -355,6 +358,19 @@ class Pipeline {
 
   QueryResponse resp_;
   IntentTerms terms_;
+  // The workspace's learned associations (assoc.h) and the name words the intent predicts.
+  std::shared_ptr<const AssocModel> assoc_model_;
+  std::unordered_map<std::string, double> assoc_expansion_;
+  // RankSignals::assoc of a function named `name`.
+  double AssocSignal(const std::string& name) const {
+    const std::vector<std::string> words = CanonicalNameWords(name);
+    if (words.empty()) return 0;
+    double sum = 0;
+    for (const std::string& w : words) {
+      if (auto it = assoc_expansion_.find(w); it != assoc_expansion_.end()) sum += it->second;
+    }
+    return sum / static_cast<double>(words.size());
+  }
   std::unordered_map<std::string, Candidate> candidates_;
   std::unordered_map<std::string, std::optional<store::FileRecord>> files_;
   std::set<std::string> affected_indexed_;
@@ -608,6 +624,9 @@ Status Pipeline::ComputeSignals() {
       s.name_words = words.name_words;
       s.intent_words = words.intent_words;
       s.owner_words = words.owner_words;
+      if (c.symbol && c.type == PackType::kFunctionContext && !assoc_expansion_.empty()) {
+        s.assoc = AssocSignal(c.symbol->name);
+      }
       s.path = PathSignal(c.path, terms_);
       if (auto h = hops_.find(c.path); h != hops_.end()) s.graph_hops = h->second;
       s.pack_type_weight = PackTypeWeight(c.type, req_.depth, type_);
@@ -1152,10 +1171,25 @@ Result<QueryResponse> Pipeline::Run() {
         if (order[i].first < 1e300) candidates_.erase(order[i].second);
       }
     }
-    AddStage("retrieval", StageStatus::kRan, t0, {}, "lexical_bm25");
-    resp_.disclosures.push_back(
-        "retrieval_lexical_only: retrieval is lexical (BM25 over function-level chunks with "
-        "identifier sub-words); no semantic engine ran");
+    // The learned association engine (assoc.h): not lexical, from this workspace only.
+    ASSIGN_OR_RETURN(assoc_model_, AssocModel::Load(store_));
+    if (assoc_model_ != nullptr && req_.weights.assoc > 0) {
+      assoc_expansion_ = assoc_model_->Expand(terms_.canonical);
+    }
+    if (assoc_expansion_.empty()) {
+      AddStage("retrieval", StageStatus::kRan, t0, {}, "lexical_bm25");
+      resp_.disclosures.push_back(
+          "retrieval_lexical_only: retrieval is lexical (BM25 over function-level chunks with "
+          "identifier sub-words); no semantic engine ran");
+    } else {
+      AddStage("retrieval", StageStatus::kRan, t0, {}, "lexical_bm25+assoc_pmi");
+      resp_.disclosures.push_back(fmt::format(
+          "retrieval_engines: lexical_bm25 (BM25 over function-level chunks with identifier "
+          "sub-words) and assoc_pmi (word-to-name associations learned from this workspace's "
+          "own {} functions at bootstrap; {} name words predicted by the intent); no embedding "
+          "engine ran",
+          assoc_model_->functions(), assoc_expansion_.size()));
+    }
   }
   RETURN_IF_ERROR(LoadSymbols());
   RETURN_IF_ERROR(CheckCancel());
@@ -1324,6 +1358,44 @@ std::string CacheKey(const Workspace& ws, const std::string& generation, const Q
 
 }  // namespace
 
+namespace {
+
+// Adds a watcher's pending files to the freshness report: every pending file is stale, and so
+// is each returned pack that names one (docs/librarian.md §7.2).
+void MarkWatchPending(const watch::WatchStatus& watching, QueryResponse& resp) {
+  auto under = [](std::string_view a, std::string_view b) {
+    return a.size() >= b.size() && a.compare(0, b.size(), b) == 0 &&
+           (a.size() == b.size() || a[b.size()] == '/');
+  };
+  std::set<std::string> stale(resp.freshness.stale_files.begin(), resp.freshness.stale_files.end());
+  stale.insert(watching.pending.begin(), watching.pending.end());
+  resp.freshness.stale_files.assign(stale.begin(), stale.end());
+  std::set<std::string> ids(resp.freshness.stale_pack_ids.begin(),
+                            resp.freshness.stale_pack_ids.end());
+  for (Pack& p : resp.packs) {
+    for (const std::string& f : p.related_files) {
+      bool hit = false;
+      for (const std::string& w : watching.pending) hit = hit || under(f, w);
+      if (!hit) continue;
+      p.stale = true;
+      if (ids.insert(p.pack_id).second) resp.freshness.stale_pack_ids.push_back(p.pack_id);
+      break;
+    }
+  }
+  std::string listed;
+  for (std::size_t i = 0; i < watching.pending.size() && i < 10; ++i) {
+    listed += (i == 0 ? "" : ", ") + watching.pending[i];
+  }
+  if (watching.pending_total > 10)
+    listed += fmt::format(", and {} more", watching.pending_total - 10);
+  resp.disclosures.push_back(fmt::format(
+      "index_updating: watch mode {} {} changed files not yet in the index ({}); this answer "
+      "reads the last committed index, and those files are listed in freshness.staleFiles",
+      watching.reindexing ? "is re-indexing" : "has queued", watching.pending_total, listed));
+}
+
+}  // namespace
+
 Result<QueryResponse> Query(store::Store& store, const Workspace& workspace,
                             const QueryRequest& request, base::Cancellation& cancel,
                             QueryCache* cache) {
@@ -1356,6 +1428,12 @@ Result<QueryResponse> Query(store::Store& store, const Workspace& workspace,
                               ? *request.intent_type
                               : InferIntentType(intent);
 
+  // A running watcher's changed-but-not-yet-re-indexed files (watch/status.h): the answer
+  // below comes from the last committed index, so they are reported stale, and such an answer
+  // is neither served from nor stored in the cache.
+  const watch::WatchStatus watching =
+      watch::ReadLiveWatchStatus(watch::WatchStatusPathFor(workspace.root));
+  if (!watching.pending.empty()) cache = nullptr;
   // One read transaction for the whole query: every read sees the same index, and the
   // store's caches check for changes once instead of on each of the query's ~20-60 reads.
   ASSIGN_OR_RETURN(store::Store::ReadSnapshot snapshot, store.BeginRead());
@@ -1371,6 +1449,7 @@ Result<QueryResponse> Query(store::Store& store, const Workspace& workspace,
   }
   Pipeline pipeline(store, workspace, req, type, cancel, start);
   ASSIGN_OR_RETURN(QueryResponse resp, pipeline.Run());
+  if (!watching.pending.empty()) MarkWatchPending(watching, resp);
   if (cache != nullptr && !resp.error && !resp.partial) {
     std::vector<QueryCache::Trigger> triggers;
     std::set<std::string> seen;

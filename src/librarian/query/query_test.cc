@@ -262,7 +262,10 @@ TEST_F(QueryTest, OutputShapeStagesAndDisclosures) {
   bool lexical = false;
   for (const std::string& d : r.disclosures) {
     uncalibrated = uncalibrated || d.rfind("confidence_uncalibrated:", 0) == 0;
-    lexical = lexical || d.rfind("retrieval_lexical_only:", 0) == 0;
+    // Lexical only, or with the learned association engine when the fixture's model predicts
+    // a name word (decision 0064): either way the engines are disclosed.
+    lexical = lexical || d.rfind("retrieval_lexical_only:", 0) == 0 ||
+              d.rfind("retrieval_engines: lexical_bm25", 0) == 0;
   }
   EXPECT_TRUE(uncalibrated);
   EXPECT_TRUE(lexical);

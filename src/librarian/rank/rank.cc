@@ -14,6 +14,7 @@ void RankSignals::Merge(const RankSignals& other) {
   owner_words = std::max(owner_words, other.owner_words);
   file = std::max(file, other.file);
   coverage = std::max(coverage, other.coverage);
+  assoc = std::max(assoc, other.assoc);
   identifier = std::max(identifier, other.identifier);
   path = std::max(path, other.path);                    // same path for one pack; max is safe
   graph = std::max(graph, other.graph);                 // the closest view of the graph
@@ -35,8 +36,8 @@ double RankSignals::Relevance(const Weights& w) const {
   // docs/librarian.md §4.4 starting coefficients (Weights defaults); eval/ tunes them on dev only.
   const double rel = w.lexical * lexical + w.symbol * symbol + w.name_words * name_words +
                      w.intent_words * intent_words + w.owner_words * owner_words + w.file * file +
-                     w.coverage * coverage + w.identifier * identifier + w.path * path +
-                     w.graph * graph + w.scope * Scope();
+                     w.coverage * coverage + w.assoc * assoc + w.identifier * identifier +
+                     w.path * path + w.graph * graph + w.scope * Scope();
   return std::max(rel, inherited);
 }
 
@@ -47,11 +48,11 @@ double RankSignals::Evaluate(const Weights& w) const {
 std::string RankSignals::Debug() const {
   return fmt::format(
       "lex={:.3g} sym={:.3g} ident={:.3g} namew={:.3g} intentw={:.3g} ownerw={:.3g} file={:.3g} "
-      "cover={:.3g} path={:.3g} "
+      "cover={:.3g} assoc={:.3g} path={:.3g} "
       "graph={:.3g} hops={} inh={:.3g} type={:.3g} base={:.3g}",
-      lexical, symbol, identifier, name_words, intent_words, owner_words, file, coverage, path,
-      graph, graph_hops == kNotConnected ? std::string("-") : std::to_string(graph_hops), inherited,
-      pack_type_weight, base_signal);
+      lexical, symbol, identifier, name_words, intent_words, owner_words, file, coverage, assoc,
+      path, graph, graph_hops == kNotConnected ? std::string("-") : std::to_string(graph_hops),
+      inherited, pack_type_weight, base_signal);
 }
 
 }  // namespace trove::librarian::rank

@@ -49,6 +49,10 @@ struct Weights {
   // Branch librarian-mrr3 (decision 0036): the share of the intent's words found in the
   // target's own code. Chosen on the development split, standard and hard variants.
   double coverage = 0.5;
+  // Decision 0064: the name words the intent predicts through the workspace's own word
+  // associations (query/assoc.h). Chosen on the development split; `librarian_eval --weights`
+  // takes an eleventh value for it.
+  double assoc = 0.3;
 };
 
 struct RankSignals {
@@ -81,6 +85,11 @@ struct RankSignals {
   // how much of the sentence the function speaks of, and it still sees the intent's words when
   // the name carries none of them.
   double coverage = 0;
+  // Learned association (query/assoc.h): the mean, over the target function's canonical name
+  // sub-words, of the strongest association an intent word has with that sub-word in this
+  // workspace (normalized PMI), in [0, 1]; 0 for module packs or without a model. Not lexical:
+  // it fires when the intent's words predict a name they do not contain.
+  double assoc = 0;
   // Share of the primary file's path sub-words that occur in the intent, in [0, 1].
   double path = 0;
   // Call-graph proximity in [0, 1]: from `graph_hops` when affectedFiles were given, else the

@@ -68,7 +68,7 @@ TEST(RankSignalsTest, EvaluateFollowsTheSpecFormula) {
   s.coverage = 0.6;
   EXPECT_DOUBLE_EQ(s.Relevance(), tuned + 0.5 * 0.6);
   EXPECT_DOUBLE_EQ(s.Relevance(spec), rel);
-  EXPECT_NE(s.Debug().find("file=0.8 cover=0.6 path=0.5"), std::string::npos);
+  EXPECT_NE(s.Debug().find("file=0.8 cover=0.6 assoc=0 path=0.5"), std::string::npos);
   s.coverage = 0;
   // Custom weights (eval/ tuning) go through the same function.
   Weights w;
