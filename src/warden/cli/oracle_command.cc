@@ -100,6 +100,10 @@ int RunOracleIdentify(base::Env& env, const GlobalOptions& global, const OracleI
     PrintJson(Json::parse(oracle::ReportJson(*report)));
     return kExitOk;
   }
+  // The text names the store relative to the working directory when it lies below it, as
+  // `--store` would be typed (and so `warden demo`'s output is the same in every directory).
+  const std::string below = global.cwd + "/";
+  if (report->store_path.rfind(below, 0) == 0) report->store_path.erase(0, below.size());
   std::fputs(oracle::ReportText(*report).c_str(), stdout);
   return kExitOk;
 }
