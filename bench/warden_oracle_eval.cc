@@ -12,8 +12,8 @@
 //       The fast version for CI, on the committed fixtures (<name>-named.wasm / <name>.wasm):
 //       each target is matched against a store of every other named fixture (leave one out).
 //       --floor exits 1 unless precision at >= 5 instructions is >= 0.90 (measured: about 0.96;
-//       the 0.99 is not reached yet, docs/decisions/0057-warden-oracle.md) and recall is at least
-//       the naive baseline's.
+//       the 0.99 is not reached yet, docs/decisions/0057-warden-oracle.md) and recall is at
+//       least the naive baseline's.
 //
 // Metrics, per size bucket (>= 0, 5, 10, 20 instructions) and per library: precision =
 // correct / assigned; recall = correct / nameable (labelled functions whose normalised name is

@@ -5,8 +5,8 @@
 // Upstream's modes judge each contract *in isolation*: the formula must hold for every value of
 // its free variables, with no assumption from types, refinements, other clauses or the body, so
 // only tautologies are "statically verified". Module invariants are prepended to the requires
-// of every free function and impl method (docs/kodo-contracts.md §6), as upstream's desugaring does, so they are
-// verified and counted like requires clauses.
+// of every free function and impl method (docs/kodo-contracts.md §6), as upstream's desugaring
+// does, so they are verified and counted like requires clauses.
 //
 // Z3 is reached only through smt_solver.h (loaded lazily). Proof outcomes are cached by the
 // formula's SMT-LIB text within one SmtCache, so a contract repeated across functions (or a
@@ -63,8 +63,8 @@ struct InvalidContract {
 std::optional<InvalidContract> ValidateContractExpr(const ast::Expr& expr);
 
 // ---------------------------------------------------------------------------------------------
-// Translation to SMT (docs/kodo-contracts.md §3): quantifier-free integer arithmetic with Booleans. Identifiers and
-// field chains (`a.b.c`, `a.b.length()`) are integer constants of that name.
+// Translation to SMT (docs/kodo-contracts.md §3): quantifier-free integer arithmetic with Booleans.
+// Identifiers and field chains (`a.b.c`, `a.b.length()`) are integer constants of that name.
 
 // Returns an SMT-LIB 2 script that declares the constants of `expr` and asserts its negation,
 // or nothing when `expr` is untranslatable (a float, a Bool used as an Int, an Int used as a
@@ -145,9 +145,9 @@ struct ContractReport {
 ContractReport VerifyModule(const ast::Module& module, const VerifyOptions& options,
                             SmtCache& cache);
 
-// Upstream's stderr lines for the failures of one function (`kodoc check`, docs/kodo-contracts.md §1), e.g.
-// "contract error: invalid contract expression at Span { start: 3, end: 8 }: REASON\n" and
-// "contract error: contract refuted at Span { start: 3, end: 8 }: counter-example: x -> 0\n\n".
+// Upstream's stderr lines for the failures of one function (`kodoc check`, docs/kodo-contracts.md
+// §1), e.g. "contract error: invalid contract expression at Span { start: 3, end: 8 }: REASON\n"
+// and "contract error: contract refuted at Span { start: 3, end: 8 }: counter-example: x -> 0\n\n".
 std::string FailureLines(const FunctionContracts& function);
 
 // The summary line `kodoc check` prints after "Check passed" when any contract was counted:
@@ -173,9 +173,9 @@ struct RuntimeCheck {
 };
 
 // Returns the runtime checks of every free function and impl method of `module`, whatever the
-// mode (docs/kodo-contracts.md §6: they are emitted even in mode none): each requires (invariants first) and ensures
-// with upstream's message, and each `let v: Alias = e` of a refinement alias. `module` must
-// outlive the result (it points into it).
+// mode (docs/kodo-contracts.md §6: they are emitted even in mode none): each requires (invariants
+// first) and ensures with upstream's message, and each `let v: Alias = e` of a refinement alias.
+// `module` must outlive the result (it points into it).
 std::vector<RuntimeCheck> PlanRuntimeChecks(const ast::Module& module);
 
 }  // namespace trove::kodo::contracts

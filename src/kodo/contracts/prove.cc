@@ -355,7 +355,8 @@ class Executor {
         if (s.ty) {
           std::vector<const ast::TypeAlias*> refinements;
           SortOf(module(), *s.ty, &refinements);
-          // `let v: Alias = e` checks the refinement at run time (docs/kodo-contracts.md §6): past it, it holds.
+          // `let v: Alias = e` checks the refinement at run time (docs/kodo-contracts.md §6): past
+          // it, it holds.
           for (const ast::TypeAlias* a : refinements) {
             Env self_env = st.env;
             self_env.emplace_back("self", v);

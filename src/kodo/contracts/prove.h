@@ -3,7 +3,8 @@
 // its parameters' types and its body, for the loop-free integer fragment: straight-line code,
 // `let`, assignment, `if` (statement or expression), `return`, Int and Bool arithmetic and
 // logic, and calls to functions of the module, whose own requires and ensures are then assumed.
-// Int is 64-bit two's complement (bit-vectors), as at run time (docs/kodo-contracts.md §4): wrapping `+ - *`,
+// Int is 64-bit two's complement (bit-vectors), as at run time (docs/kodo-contracts.md §4):
+// wrapping `+ - *`,
 // `/` and `%` truncating, and a division that would trap ends the path.
 //
 // Also here: a concrete evaluator of the same fragment, independent of the SMT encoding, so

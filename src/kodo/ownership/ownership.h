@@ -1,5 +1,6 @@
-// Ownership and borrowing of Kōdo (docs/kodo.md §7.3, tier T4): the state machine the type checker drives
-// while it types a function body, and the diagnostics E0240-E0242, E0245-E0248, E0280, E0281.
+// Ownership and borrowing of Kōdo (docs/kodo.md §7.3, tier T4): the state machine the type checker
+// drives while it types a function body, and the diagnostics E0240-E0242, E0245-E0248, E0280,
+// E0281.
 //
 // The model is upstream's: a per-function map `name -> Owned | Moved(at) | Borrowed |
 // MutBorrowed`, saved when a block starts and restored when it ends (so a move inside a nested

@@ -1,7 +1,7 @@
-// One small program per rule of docs/kodo.md §7.3 (and §5.9's captures), checked by the collecting checker
-// (kodo/sema), which drives the ownership Tracker. Each test names the rule; the must-not-be-
-// errors are here too: sequential calls never conflict, a new `let` revives a moved name, moves
-// in a nested block are forgotten after it, Copy values never move.
+// One small program per rule of docs/kodo.md §7.3 (and §5.9's captures), checked by the collecting
+// checker (kodo/sema), which drives the ownership Tracker. Each test names the rule; the
+// must-not-be- errors are here too: sequential calls never conflict, a new `let` revives a moved
+// name, moves in a nested block are forgotten after it, Copy values never move.
 #include <gtest/gtest.h>
 
 #include <string>

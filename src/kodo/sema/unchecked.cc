@@ -98,7 +98,8 @@ constexpr std::array<FeatureInfo, 4> kFeatures = {{
      "and `min_confidence` are not checked (E0260-E0264, E0350)",
      true},  // checked inside the check since kodo/trust (decision 0060)
     {Feature::kTests, "tests",
-     "`test`, `describe` and `forall` bodies are not type-checked by `check` (docs/kodo.md §5.3)", false},
+     "`test`, `describe` and `forall` bodies are not type-checked by `check` (docs/kodo.md §5.3)",
+     false},
     {Feature::kConcurrency, "concurrency",
      "`spawn`, `parallel`, `select`, actors, `async`/`.await`, channels and intents are typed "
      "(and E0280 applied) but not run, so their behaviour is not checked",

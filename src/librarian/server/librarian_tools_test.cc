@@ -147,8 +147,7 @@ TEST_F(ToolsTest, ListsBothToolsWithSchemasAndAnnotations) {
     }
   }
   EXPECT_EQ(names, (std::set<std::string>{"bootstrap", "query", "verify_claim", "diff_runs",
-                                          "export_index", "run_audit",
-                                          "get_context_pack_bundle"}));
+                                          "export_index", "run_audit", "get_context_pack_bundle"}));
 }
 
 TEST_F(ToolsTest, BootstrapReportsProgressThenQueryAnswersAndCaches) {

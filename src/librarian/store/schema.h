@@ -13,8 +13,8 @@ struct SchemaState {
   bool migrated = false;  // a schema-3 store was migrated in place, keeping its rows
 };
 
-// Creates the schema when missing; migrates a schema-3 or -4 store in place (MigrateTo4, MigrateTo5 in schema.cc);
-// drops and recreates any other schema whose meta.schema_version differs.
+// Creates the schema when missing; migrates a schema-3 or -4 store in place (MigrateTo4, MigrateTo5
+// in schema.cc); drops and recreates any other schema whose meta.schema_version differs.
 // `want_trigram` applies to a new schema only.
 Result<SchemaState> EnsureSchema(base::Database& db, bool want_trigram);
 
