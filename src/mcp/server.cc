@@ -8,6 +8,7 @@
 #include <exception>
 
 #include "base/hash.h"
+#include "base/rfc3339.h"
 #include "mcp/policy/audit.h"
 #include "mcp/policy/confine.h"
 #include "mcp/policy/rate_limit.h"
@@ -59,16 +60,7 @@ bool IsSupportedProtocolVersion(std::string_view version) {
          std::end(kSupportedVersions);
 }
 
-std::string NowRfc3339() {
-  auto now = std::chrono::system_clock::now();
-  std::time_t secs = std::chrono::system_clock::to_time_t(now);
-  auto millis =
-      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z", tm.tm_year + 1900, tm.tm_mon + 1,
-                     tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, millis);
-}
+std::string NowRfc3339() { return base::NowRfc3339(); }
 
 Json ErrorObject::ToJson() const {
   Json e = {{"code", code},         {"message", message},        {"category", category},

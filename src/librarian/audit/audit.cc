@@ -10,6 +10,7 @@
 #include <set>
 #include <utility>
 
+#include "base/rfc3339.h"
 #include "base/sqlite.h"
 #include "librarian/crawl/crawler.h"
 #include "librarian/ledger/ledger.h"
@@ -19,16 +20,6 @@ namespace trove::librarian::audit {
 namespace {
 
 using Clock = std::chrono::system_clock;
-
-std::string Rfc3339(Clock::time_point tp) {
-  const std::time_t t = Clock::to_time_t(tp);
-  const auto ms =
-      std::chrono::duration_cast<std::chrono::milliseconds>(tp.time_since_epoch()).count() % 1000;
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z", tm.tm_year + 1900, tm.tm_mon + 1,
-                     tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ms);
-}
 
 // Parses "YYYY-MM-DDTHH:MM:SS[.fff]Z"; nullopt otherwise.
 std::optional<Clock::time_point> ParseRfc3339(const std::string& s) {
@@ -425,7 +416,7 @@ Result<AuditReport> RunAudit(store::Store* store, std::string_view root, std::st
   AuditReport report;
   report.audit_type = std::string(type);
   const Clock::time_point now = options.now.value_or(Clock::now());
-  report.timestamp = Rfc3339(now);
+  report.timestamp = base::FormatRfc3339(now);
   if (!store) {
     report.findings.push_back(Finding{"completeness", "critical",
                                       "the workspace has never been bootstrapped",

@@ -21,6 +21,7 @@
 #include <utility>
 
 #include "base/hash.h"
+#include "base/rfc3339.h"
 #include "base/sqlite.h"
 #include "base/thread_pool.h"
 #include "librarian/crawl/crawler.h"
@@ -56,15 +57,6 @@ constexpr int kBootstrapWalCheckpointPages = 16384;
 constexpr int kBootstrapChunkAutomerge = 16;
 // Function-context packs per file (docs/librarian.md §6.2).
 constexpr std::uint64_t kMaxFunctionPacksPerFile = 100;
-
-std::string Rfc3339Now() {
-  timespec ts{};
-  clock_gettime(CLOCK_REALTIME, &ts);
-  tm t{};
-  gmtime_r(&ts.tv_sec, &t);
-  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z", t.tm_year + 1900, t.tm_mon + 1,
-                     t.tm_mday, t.tm_hour, t.tm_min, t.tm_sec);
-}
 
 std::string NewRunId() {
   timespec ts{};
@@ -364,7 +356,7 @@ Status Run::Open() {
     ASSIGN_OR_RETURN(base::Statement st,
                      store_->db().Prepare("UPDATE runs SET state = 'failed', finished_at = ?1 "
                                           "WHERE state = 'running'"));
-    RETURN_IF_ERROR(st.Bind(1, std::string_view(Rfc3339Now())));
+    RETURN_IF_ERROR(st.Bind(1, std::string_view(base::NowRfc3339())));
     RETURN_IF_ERROR(st.Step());
     if (store_->db().Changes() > 0) report_.disclosures.push_back("interrupted_run_recovered");
   }
@@ -390,7 +382,7 @@ Status Run::Open() {
   run_.run_id = report_.run_id;
   run_.state = "running";
   run_.mode = force_ ? "full" : "incremental";
-  run_.started_at = Rfc3339Now();
+  run_.started_at = base::NowRfc3339();
   nlohmann::json opts{
       {"force", options_.force},
       {"include", options_.include},
@@ -891,7 +883,7 @@ Status Run::Finish(const std::string& state) {
   report_.state = state;
   if (state != "cancelled") RETURN_IF_ERROR(Totals());
   run_.state = state;
-  run_.finished_at = Rfc3339Now();
+  run_.finished_at = base::NowRfc3339();
   ++report_.stats.checkpoints;
   run_.stats_json = StatsJson(report_.stats).dump();
   batch_.run = run_;

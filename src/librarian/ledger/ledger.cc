@@ -8,6 +8,7 @@
 #include <set>
 #include <utility>
 
+#include "base/rfc3339.h"
 #include "base/sqlite.h"
 
 namespace trove::librarian::ledger {
@@ -19,17 +20,6 @@ constexpr std::string_view kRelations[] = {"supports",   "opposes",   "assumes",
 
 constexpr const char* kColumns =
     "id, kind, recorded_at, claim_id, run_id, agent, activity, relation, parent_id, payload";
-
-std::string Now() {
-  const auto now = std::chrono::system_clock::now();
-  const std::time_t t = std::chrono::system_clock::to_time_t(now);
-  const auto ms =
-      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z", tm.tm_year + 1900, tm.tm_mon + 1,
-                     tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ms);
-}
 
 Entry ReadEntry(const base::Statement& st) {
   Entry e;
@@ -129,7 +119,8 @@ Result<std::int64_t> Append(base::Database& db, const Entry& entry) {
       db.Prepare("INSERT INTO ledger(kind, recorded_at, claim_id, run_id, agent, activity, "
                  "relation, parent_id, payload) SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9 "
                  "WHERE ?8 IS NULL OR EXISTS (SELECT 1 FROM ledger WHERE id = ?8)"));
-  const std::string recorded_at = entry.recorded_at.empty() ? Now() : entry.recorded_at;
+  const std::string recorded_at =
+      entry.recorded_at.empty() ? base::NowRfc3339() : entry.recorded_at;
   RETURN_IF_ERROR(st.Bind(1, KindName(entry.kind)));
   RETURN_IF_ERROR(st.Bind(2, std::string_view(recorded_at)));
   RETURN_IF_ERROR(st.Bind(3, std::string_view(entry.claim_id)));

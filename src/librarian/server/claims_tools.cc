@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "base/env.h"
+#include "base/rfc3339.h"
 #include "base/sqlite.h"
 #include "librarian/crawl/path.h"
 #include "librarian/diff/diff.h"
@@ -564,7 +565,7 @@ Result<VerifyClaimOut> VerifyClaim(ClaimsService& service, const VerifyClaimArgs
   }
   verify::Verification none;  // not found in any workspace
   none.claim_id = args.claim_id;
-  none.checked_at = verify::NowRfc3339();
+  none.checked_at = base::NowRfc3339();
   return ToView(none);
 }
 

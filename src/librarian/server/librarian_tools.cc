@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "base/hash.h"
+#include "base/rfc3339.h"
 #include "librarian/crawl/crawler.h"
 #include "librarian/crawl/path.h"
 #include "librarian/index/bootstrap.h"
@@ -419,17 +420,6 @@ inline auto DescribeFields(Tag<QueryOut>) {
 
 // --- conversions ---
 
-std::string Rfc3339Now() {
-  const auto now = std::chrono::system_clock::now();
-  const std::time_t t = std::chrono::system_clock::to_time_t(now);
-  const auto ms =
-      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z", tm.tm_year + 1900, tm.tm_mon + 1,
-                     tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ms);
-}
-
 BootstrapOut ToView(const index::BootstrapReport& r) {
   BootstrapOut out;
   out.success = r.success;
@@ -735,7 +725,7 @@ Result<mcp::Json> FileTree(store::Store& st, const Workspaces::Entry& ws, const 
                                      {"extractor", f.extractor}});
   }
   mcp::Json out = {{"workspaceId", ws.id},
-                   {"generatedAt", Rfc3339Now()},
+                   {"generatedAt", base::NowRfc3339()},
                    {"counts", {{"files", files.size()}, {"directories", all_dirs.size()}}},
                    {"root", std::move(root)}};
   if (end < files.size()) {

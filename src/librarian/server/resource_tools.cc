@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "base/hash.h"
+#include "base/rfc3339.h"
 #include "base/sqlite.h"
 #include "librarian/audit/audit.h"
 #include "librarian/extract/subprocess.h"
@@ -38,17 +39,6 @@ constexpr std::size_t kTopN = 20;
 constexpr std::size_t kMaxDirEdges = 200;
 // A callee name with more definitions than this links no edge (as query's expansion).
 constexpr int kMaxDefinitionsPerName = 5;
-
-std::string Now() {
-  const auto now = std::chrono::system_clock::now();
-  const std::time_t t = std::chrono::system_clock::to_time_t(now);
-  const auto ms =
-      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z", tm.tm_year + 1900, tm.tm_mon + 1,
-                     tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ms);
-}
 
 std::string Dump(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }
 
@@ -318,7 +308,7 @@ Result<Maps> KnowledgeMaps(store::Store& st, const ExtraResourceRequest& req) {
   const std::int64_t packs = static_cast<std::int64_t>(r.fns.size()) + modules;
   Maps m;
   m.json = {{"workspaceId", req.workspace_id},
-            {"generatedAt", Now()},
+            {"generatedAt", base::NowRfc3339()},
             {"totals",
              {{"functions", r.fns.size()},
               {"modules", modules},

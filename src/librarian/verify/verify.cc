@@ -12,6 +12,7 @@
 
 #include "base/env.h"
 #include "base/hash.h"
+#include "base/rfc3339.h"
 #include "librarian/confidence/confidence.h"
 #include "librarian/crawl/path.h"
 #include "librarian/extract/extract.h"
@@ -19,17 +20,6 @@
 #include "librarian/store/store.h"
 
 namespace trove::librarian::verify {
-
-std::string NowRfc3339() {
-  const auto now = std::chrono::system_clock::now();
-  const std::time_t t = std::chrono::system_clock::to_time_t(now);
-  const auto ms =
-      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z", tm.tm_year + 1900, tm.tm_mon + 1,
-                     tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ms);
-}
 
 namespace {
 
@@ -212,7 +202,7 @@ Result<Verification> Verifier::Verify(store::Store& store, std::string_view root
   }
   Verification v;
   v.claim_id = std::string(claim_id);
-  v.checked_at = NowRfc3339();
+  v.checked_at = base::NowRfc3339();
   ASSIGN_OR_RETURN(std::optional<store::ContentSymbol> claim, store::FindPack(store, claim_id));
   if (!claim) return v;
   v.found = true;

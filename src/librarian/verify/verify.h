@@ -174,9 +174,6 @@ class VerifyCache {
   std::unordered_map<std::string, Entry> entries_;  // GUARDED_BY(mu_)
 };
 
-// The current time, RFC 3339 UTC with milliseconds (checked_at).
-std::string NowRfc3339();
-
 // Returns "<size>:<mtime_ns>" of the file at `abs_path`, or "missing".
 std::string FileState(const std::string& abs_path);
 

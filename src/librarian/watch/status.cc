@@ -11,17 +11,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/rfc3339.h"
+
 namespace trove::librarian::watch {
 namespace {
-
-std::string NowRfc3339() {
-  timespec ts{};
-  clock_gettime(CLOCK_REALTIME, &ts);
-  tm t{};
-  gmtime_r(&ts.tv_sec, &t);
-  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z", t.tm_year + 1900, t.tm_mon + 1,
-                     t.tm_mday, t.tm_hour, t.tm_min, t.tm_sec, ts.tv_nsec / 1000000);
-}
 
 // Largest status file read back (1,000 paths of up to 4 KiB plus framing).
 constexpr std::size_t kMaxStatusBytes = 8u << 20;
@@ -33,10 +26,11 @@ std::string WatchStatusPathFor(std::string_view canonical_workspace) {
 }
 
 Status WriteWatchStatus(const std::string& path, const WatchStatus& status) {
-  nlohmann::json j{{"pid", status.pid},
-                   {"reindexing", status.reindexing},
-                   {"pendingTotal", status.pending_total},
-                   {"updatedAt", status.updated_at.empty() ? NowRfc3339() : status.updated_at}};
+  nlohmann::json j{
+      {"pid", status.pid},
+      {"reindexing", status.reindexing},
+      {"pendingTotal", status.pending_total},
+      {"updatedAt", status.updated_at.empty() ? base::NowRfc3339() : status.updated_at}};
   nlohmann::json list = nlohmann::json::array();
   for (std::size_t i = 0; i < status.pending.size() && i < kMaxListedPending; ++i) {
     list.push_back(status.pending[i]);
