@@ -76,7 +76,6 @@ const SERVERS = {
       'kodo.annotate': () => ({ source: KODO_SOURCE }),
       'kodo.confidence_report': () => ({ source: KODO_SOURCE }),
     },
-    mayFail: { 'kodo.build': /not implemented yet/ },
     templates: {},
     prompts: {},
   },

@@ -25,8 +25,8 @@ TEST(Rfc3339Test, TimesBeforeTheEpochKeepPositiveMilliseconds) {
 }
 
 TEST(Rfc3339Test, NowHasTheShape) {
-  EXPECT_TRUE(std::regex_match(NowRfc3339(),
-                               std::regex(R"(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z)")));
+  EXPECT_TRUE(
+      std::regex_match(NowRfc3339(), std::regex(R"(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z)")));
 }
 
 }  // namespace
