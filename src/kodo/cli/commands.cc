@@ -61,16 +61,16 @@ std::optional<driver::Compiled> Compile(std::string text, const std::string& pat
   return std::move(compiled).value();
 }
 
-// MCP tools ignore imports, as upstream's do; upstream's CLI loads them from disk, which
-// arrives with tier T2 (imports and visibility). Until then the CLI says so instead of
-// reporting the imported names as if the module were wrong on its own.
-void NoteImports(const driver::Compiled& c, CommandOutput& out) {
-  if (c.module && !c.module->imports.empty()) {
-    out.err += fmt::format(
-        "note: {}: imports are not resolved yet (tier T2); names they provide are reported as "
-        "undefined\n",
-        c.source.name());
-  }
+// `run` and `mir` lower the checked file alone: the modules it imports (docs/kodo.md §4.3) are
+// checked but not lowered yet, so a program with file imports stops here with a clear error.
+bool RefuseImports(const driver::Compiled& c, const std::string& path, CommandOutput& out) {
+  if (c.imports.empty()) return false;
+  out.err += fmt::format(
+      "error: {}: imports `{}`; running and lowering programs of several modules is not "
+      "supported yet (check them with `kodoc check`)\n",
+      path, c.imports.front()->path);
+  out.exit_code = kExitFailure;
+  return true;
 }
 
 // The `check` report of a compiled program, text or JSON.
@@ -199,9 +199,10 @@ CommandOutput RunCheck(base::Env& env, const CheckArgs& args) {
   if (!internal::LoadTrust(env, args.file, trust_config, out)) return out;
   std::optional<driver::Compiled> c =
       Compile(std::move(text), args.file,
-              driver::FrontOptions{.trust_config = trust_config ? &*trust_config : nullptr}, out);
+              driver::FrontOptions{.trust_config = trust_config ? &*trust_config : nullptr,
+                                   .import_env = &env},
+              out);
   if (!c) return out;
-  NoteImports(*c, out);
   // Contracts, after a clean type check (upstream verifies them after desugaring).
   std::string contract_lines;
   const contracts::ParsedMode mode = contracts::ParseContractMode(args.contracts);
@@ -423,15 +424,16 @@ std::optional<mir::Program> CompileToMir(base::Env& env, const std::string& path
                                          const std::string& contracts, CommandOutput& out) {
   std::string text;
   if (!ReadSource(env, path, text, out)) return std::nullopt;
-  std::optional<driver::Compiled> c = Compile(std::move(text), path, {}, out);
+  std::optional<driver::Compiled> c =
+      Compile(std::move(text), path, driver::FrontOptions{.import_env = &env}, out);
   if (!c) return std::nullopt;
   if (!c->ok()) {
-    NoteImports(*c, out);
     for (const diag::Diagnostic& d : c->diagnostics)
       out.err += diag::RenderText(c->source, path, d);
     out.exit_code = kExitFailure;
     return std::nullopt;
   }
+  if (RefuseImports(*c, path, out)) return std::nullopt;
   mir::LowerOptions options;
   options.recoverable_contracts = contracts == "recoverable";
   Result<mir::Program> program = mir::Lower(*c->module, options);

@@ -288,6 +288,23 @@ constexpr std::array kRows = {
     ExplainRow{"E0704", "A property test found an input for which its body fails.",
                "test \"p\" { forall x: Int { assert(x > 0) } }",
                "test \"p\" { forall x: Int { assert(x * x >= 0) } }"},
+    ExplainRow{"E0903",
+               "An `import` names a module file that does not exist (ours; upstream prints "
+               "`error: unresolved import` without a code). `import a::b` is the file `a/b.ko` "
+               "beside the importing file, else `a/b/lib.ko`; only `std::option` and "
+               "`std::result` are built in.",
+               "import utills", "import utils"},
+    ExplainRow{"E0904",
+               "Imported modules import each other in a cycle (ours; upstream's `build` prints "
+               "`error: import cycle detected` without a code).",
+               "// a.ko\nimport b\n// b.ko\nimport a",
+               "// a.ko\nimport b\n// b.ko: no import of a"},
+    ExplainRow{"E0905",
+               "An imported module does not parse or type-check (ours; upstream prints `type "
+               "error in imported module` without a code). The message gives its first error "
+               "and where it is.",
+               "// util.ko\npub fn f() -> Int { return \"x\" }",
+               "// util.ko\npub fn f() -> Int { return 1 }"},
     ExplainRow{"W0901",
                "A warning, not an error (ours, not upstream's): the program uses a feature "
                "whose rules this checker does not apply yet (contracts, trust policies, tests, "

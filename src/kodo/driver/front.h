@@ -3,20 +3,24 @@
 // type-checked by the collecting checker (or the fail-fast one when asked). `kodoc` and
 // `kodo-mcp` both start here, so the CLI and the MCP tools cannot disagree about a program.
 //
-// What is deliberately not done here, as upstream's MCP front half does not: imports are
-// parsed and ignored (no module is loaded, so imported names are E0201; issue 5 decision 5),
-// no `kodo.toml` trust configuration is read, and the file name is used only in messages.
-// Contracts, desugaring and MIR lowering are later phases (docs/kodo.md §1.1).
+// Imports (docs/kodo.md §4.3) are loaded from disk only when the caller passes an Env
+// (FrontOptions::import_env: `kodoc check`, `run`, `mir`), relative to the directory of the
+// file `name`, as upstream's CLI loads them; the MCP tools pass none, so imports are parsed and
+// ignored there as upstream's MCP front half ignores them (§3.3; imported names are E0201).
+// Without an Env no `kodo.toml` trust configuration is read and the file name is used only in
+// messages. Contracts, desugaring and MIR lowering are later phases (docs/kodo.md §1.1).
 //
 // Thread safety: pure functions of their arguments.
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "base/env.h"
 #include "base/status.h"
 #include "kodo/ast/ast.h"
 #include "kodo/diag/diagnostic.h"
@@ -39,7 +43,22 @@ struct FrontOptions {
   // The kodo.toml [trust] table for the policy phase (sema::CheckOptions::trust_config); null
   // for the MCP tools, which never read kodo.toml (§3.3). Must outlive the call.
   const trust::TrustConfig* trust_config = nullptr;
+  // Loads the imports of the source from the file system through this Env (§4.3); null: imports
+  // are ignored (the MCP tools). Must outlive the call.
+  base::Env* import_env = nullptr;
 };
+
+// A module loaded for an `import` (§4.3): its file, relative to the importing source's
+// directory, and its parsed tree, which the checked module's declarations refer to.
+struct ImportedModule {
+  std::string path;
+  SourceBuffer source;
+  ast::Module module;
+};
+
+// Bounds on import loading: modules loaded per check, and the longest chain of imports.
+inline constexpr std::size_t kMaxImportedModules = 256;
+inline constexpr std::size_t kMaxImportDepth = 32;
 
 enum class Outcome {
   kParseFailed,  // diagnostics hold the one lexical or parse error; no module
@@ -53,6 +72,9 @@ struct Compiled {
   std::vector<diag::Diagnostic> diagnostics;
   // Warnings of the check (sema::CheckResult::warnings): what it did not check. Never errors.
   std::vector<diag::Diagnostic> warnings;
+  // The modules loaded for the source's imports, dependencies first (empty without an Env).
+  // Stable addresses: `module` was checked against their declarations.
+  std::vector<std::unique_ptr<ImportedModule>> imports;
   Outcome outcome = Outcome::kOk;
   bool type_checked = false;  // whether the checker ran
 

@@ -46,6 +46,12 @@ Result<SourceCheck> CheckSource(const SourceBuffer& source, const CheckOptions& 
     }
     return out;
   }
+  return CheckParsed(source, std::move(parsed), options, parse_options);
+}
+
+SourceCheck CheckParsed(const SourceBuffer& source, parse::ParseResult parsed,
+                        const CheckOptions& options, const parse::ParseOptions& parse_options) {
+  SourceCheck out;
   out.phase = Phase::kTypes;
   CheckResult checked = Check(source, *parsed.module, options);
   out.diagnostics = std::move(checked.diagnostics);

@@ -7,6 +7,7 @@
 //     Check() does not.
 //   - 2026-11-26: the trust policies (E0260-E0264, E0350; kodo/trust/policy.h) run last, as
 //     the last step of §5.3; CheckOptions::trust_config carries the kodo.toml [trust] table.
+//   - 2026-11-26: CheckOptions::imports: the declarations of imported modules (§4.3), E0270.
 //
 // Scope. Tiers T0 and T1 (§7.1) are checked in full, and of T2 the builtin table of §13 with
 // element-aware collection builtins and typed builtin methods (docs/decisions/0055-kodo-builtins-
@@ -18,6 +19,7 @@
 
 #include <cstddef>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "base/status.h"
@@ -46,6 +48,13 @@ struct CheckOptions {
   // reviewer checks E0263/E0264 of the policy phase; null when there is none (always for MCP).
   // Must outlive the call.
   const trust::TrustConfig* trust_config = nullptr;
+  // The modules the checked one imports (docs/kodo.md §4.3), each already checked on its own,
+  // dependencies first: their declarations are registered before the module's own, in one
+  // namespace (the importer's names shadow imported ones), `mod.f(x)` and `mod::f(x)` call
+  // function `f` of the imported module named `mod`, and calling a function an imported module
+  // declares without `pub` is E0270. Empty for the MCP tools, which ignore imports (§3.3).
+  // The modules must outlive the call.
+  std::span<const ast::Module* const> imports;
   // Apply the ownership and borrowing rules of §8 (kodo/ownership). Off only to measure their
   // cost (bench/kodo_check_bench). Default on.
   bool ownership = true;
@@ -85,5 +94,12 @@ struct SourceCheck {
 // a lexer bound in `parse_options` is crossed.
 Result<SourceCheck> CheckSource(const SourceBuffer& source, const CheckOptions& options = {},
                                 const parse::ParseOptions& parse_options = {});
+
+// The same for a module the caller parsed already (fail-fast, from `source`): the driver parses
+// a file first to load its imports (docs/kodo.md §4.3), then checks it without parsing again.
+// REQUIRES: parsed.ok(); parsed.module is moved into the result.
+SourceCheck CheckParsed(const SourceBuffer& source, parse::ParseResult parsed,
+                        const CheckOptions& options = {},
+                        const parse::ParseOptions& parse_options = {});
 
 }  // namespace trove::kodo::sema

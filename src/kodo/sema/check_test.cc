@@ -234,9 +234,14 @@ TEST(CheckTest, UncheckedFeaturesAreWarnedNotHidden) {
 
 // Issue 20: a construct the checker types leniently says so (W0902) instead of passing silently.
 TEST(CheckTest, ConstructsTypedLenientlyAreWarned) {
+  // `s.area()` on a `dyn Shape` is typed by the trait's signature (no warning); `c.next()`
+  // returns an associated type, which has no binding behind a trait object (W0902), and so is
+  // a generic function used as a value.
   const std::string text = Module(
       "    trait Shape {\n        fn area(self) -> Int\n    }\n"
-      "    fn measure(s: dyn Shape) -> Int {\n        return s.area()\n    }\n"
+      "    trait Counter {\n        type Item\n        fn next(self) -> Item\n    }\n"
+      "    fn measure(s: dyn Shape, c: dyn Counter) -> Int {\n        let x = c.next()\n"
+      "        return s.area()\n    }\n"
       "    fn id<T>(x: T) -> T {\n        return x\n    }\n"
       "    fn f() {\n        let g = id\n    }\n");
   Result<SourceBuffer> source = SourceBuffer::Create(0, "w.ko", text);
@@ -246,7 +251,7 @@ TEST(CheckTest, ConstructsTypedLenientlyAreWarned) {
   EXPECT_TRUE(check->diagnostics.empty()) << check->diagnostics[0].message;
   ASSERT_EQ(check->warnings.size(), 2u);
   EXPECT_EQ(check->warnings[0].code(), "W0902");
-  EXPECT_NE(check->warnings[0].message.find("`.area` on `dyn Shape`"), std::string::npos)
+  EXPECT_NE(check->warnings[0].message.find("`.next` on `dyn Counter`"), std::string::npos)
       << check->warnings[0].message;
   EXPECT_NE(check->warnings[1].message.find("generic function `id` used as a value"),
             std::string::npos)

@@ -190,7 +190,9 @@ class Checker {
   [[noreturn]] void NotCallable(const Type& type, Span span, Span value);
   // Sets `d`'s patch to add `item` (unindented lines) as the module's last item.
   void AddItem(Diagnostic& d, std::string description, std::string_view item) const;
-  void Report(Diagnostic d) { diags_.push_back(std::move(d)); }
+  void Report(Diagnostic d) {
+    if (!importing_) diags_.push_back(std::move(d));
+  }
   // W0902 (issue 20: nothing hides behind kAny): `what` at `span` was typed leniently because
   // this checker does not type it; said once per place.
   void NotUnderstood(std::string what, Span span) {
@@ -205,9 +207,12 @@ class Checker {
 
   // ---- phases
   bool CheckMeta();
-  void RegisterTypes();
-  void RegisterImpls();
-  void RegisterFunctions();
+  // Each registers the declarations of `mod`: an imported module (docs/kodo.md §4.3; its
+  // errors were reported when it was checked on its own, so `importing_` drops them here) or
+  // the checked one.
+  void RegisterTypes(const ast::Module& mod);
+  void RegisterImpls(const ast::Module& mod);
+  void RegisterFunctions(const ast::Module& mod);
   void RegisterBuiltins();
   void RegisterBuiltinEnums();
   void CheckFunction(const ast::Function& fn);
@@ -350,6 +355,15 @@ class Checker {
   Type Infer(const Expr& e);
   Type InferBinary(const Expr& e);
   Type InferCall(const Expr& e);
+  // A call of trait method `m` on a `dyn Trait` receiver of type `recv` (§5.8).
+  Type InferDynCall(const Expr& e, const ast::TraitDecl& trait, const ast::TraitMethod& m,
+                    const Type& recv);
+  // `mod.f(args)` / `mod::f(args)` (§4.3): the call of module function `name`, its arguments
+  // call.operands[first_arg...]; `where` is the name's span for E0201.
+  Type InferQualifiedCall(const Expr& call, std::string_view name, Span where,
+                          std::size_t first_arg);
+  // E0270 (§4.3): `name`, private in the imported module `owner`, called at `span`.
+  [[noreturn]] void PrivateAccess(std::string_view name, const std::string& owner, Span span);
   Type InferMethodCall(const Expr& e, const Expr& object, std::string_view method);
   // Checks the arguments call.operands[first_arg...] against `params`; returns `result`.
   // `direct`: a direct call (§7.3: its bare-identifier arguments move or borrow by the callee's
@@ -411,6 +425,18 @@ class Checker {
   std::vector<const StructInfo*> struct_by_id_;  // by Type::id(), see FindStruct(Type)
   std::set<std::string> traits_;
   std::map<std::string, std::vector<const ast::TraitMethod*>> trait_methods_;
+  std::map<std::string, const ast::TraitDecl*, std::less<>> trait_decls_;
+  // Imports (docs/kodo.md §4.3): while set, Report drops diagnostics (see RegisterTypes). The
+  // declared names of the imported modules, for `mod.f(x)` / `mod::f(x)`, and the private
+  // functions they declare, by name, with the first declaring module (E0270).
+  bool importing_ = false;
+  // The associated types of the impl block whose signatures or bodies are being resolved
+  // (`type Item = Int` makes `Item` resolve to Int there), or null; per block of the checked
+  // module, by address.
+  const std::map<std::string, Type, std::less<>>* assoc_ = nullptr;
+  std::map<const ast::ImplBlock*, std::map<std::string, Type, std::less<>>> impl_assoc_;
+  std::set<std::string, std::less<>> imported_modules_;
+  NameTable<std::string> private_fns_;
   std::map<std::string, const ast::Function*, std::less<>> generic_fns_;
   std::set<std::pair<std::string, std::string>> trait_impls_;  // (trait, type name)
   // Functions whose signature failed to resolve: the error is reported once, at registration,
@@ -541,12 +567,30 @@ CheckResult Checker::Run() {
   type_names_.Reserve(16 + module_.type_aliases.size() + module_.type_decls.size() +
                       module_.enum_decls.size() + module_.actor_decls.size());
   RegisterBuiltins();
-  RegisterTypes();
+  // Imported modules first (docs/kodo.md §4.3): one namespace, the importer's names last, so
+  // that they shadow the imported ones.
+  importing_ = true;
+  for (const ast::Module* imported : options_.imports) RegisterTypes(*imported);
+  importing_ = false;
+  RegisterTypes(module_);
   RegisterBuiltinEnums();
   if (Stopped()) return CheckResult{std::move(diags_), std::move(warnings_)};
-  RegisterImpls();
+  importing_ = true;
+  for (const ast::Module* imported : options_.imports) RegisterImpls(*imported);
+  importing_ = false;
+  RegisterImpls(module_);
   if (Stopped()) return CheckResult{std::move(diags_), std::move(warnings_)};
-  RegisterFunctions();
+  importing_ = true;
+  for (const ast::Module* imported : options_.imports) {
+    RegisterFunctions(*imported);
+    imported_modules_.insert(imported->name);
+    for (const ast::Function& fn : imported->functions) {
+      if (fn.visibility == ast::Visibility::kPublic) continue;
+      if (auto [entry, fresh] = private_fns_.TryEmplace(fn.name); fresh) *entry = imported->name;
+    }
+  }
+  importing_ = false;
+  RegisterFunctions(module_);
   if (Stopped()) return CheckResult{std::move(diags_), std::move(warnings_)};
   FreezeGlobals();
   for (const ast::Function& fn : module_.functions) {
@@ -555,10 +599,13 @@ CheckResult Checker::Run() {
     if (Stopped()) return CheckResult{std::move(diags_), std::move(warnings_)};
   }
   for (const ast::ImplBlock& impl : module_.impl_blocks) {
+    auto bound = impl_assoc_.find(&impl);
+    assoc_ = bound == impl_assoc_.end() ? nullptr : &bound->second;
     for (const ast::Function& fn : impl.methods) {
       CheckFunction(fn);
       if (Stopped()) return CheckResult{std::move(diags_), std::move(warnings_)};
     }
+    assoc_ = nullptr;
   }
   for (const ast::ActorDecl& actor : module_.actor_decls) {
     for (const ast::Function& fn : actor.handlers) {
@@ -876,21 +923,25 @@ Type Checker::CheckBuiltinCall(const BuiltinEntry& b, const Expr& call, std::siz
   return Substitute(b.pattern.result(), vars, false);
 }
 
-void Checker::RegisterTypes() {
-  // The Option/Result prelude (§4.4): generic enums.
-  SetTemplate("Option",
-              Template{{"T"}, {{"Some", {TypeExpr::Named("T")}}, {"None", {}}}, /*is_enum=*/true});
-  SetTemplate("Result", Template{{"T", "E"},
-                                 {{"Ok", {TypeExpr::Named("T")}}, {"Err", {TypeExpr::Named("E")}}},
-                                 true});
+void Checker::RegisterTypes(const ast::Module& mod) {
+  // The Option/Result prelude (§4.4): generic enums, before the first module's declarations.
+  if (FindTemplate("Option") == nullptr)
+    SetTemplate(
+        "Option",
+        Template{{"T"}, {{"Some", {TypeExpr::Named("T")}}, {"None", {}}}, /*is_enum=*/true});
+  if (FindTemplate("Result") == nullptr)
+    SetTemplate(
+        "Result",
+        Template{
+            {"T", "E"}, {{"Ok", {TypeExpr::Named("T")}}, {"Err", {TypeExpr::Named("E")}}}, true});
   // Names first, so that declarations may refer to each other in any order. The entries are
   // kept per declaration for the second pass (an entry's info never changes address), which
   // saves a second lookup of every name.
-  std::vector<EnumInfo*> enum_of_decl(module_.enum_decls.size(), nullptr);
-  std::vector<StructInfo*> struct_of_decl(module_.type_decls.size(), nullptr);
-  std::vector<StructInfo*> struct_of_actor(module_.actor_decls.size(), nullptr);
-  for (std::size_t i = 0; i < module_.enum_decls.size(); ++i) {
-    const ast::EnumDecl& e = module_.enum_decls[i];
+  std::vector<EnumInfo*> enum_of_decl(mod.enum_decls.size(), nullptr);
+  std::vector<StructInfo*> struct_of_decl(mod.type_decls.size(), nullptr);
+  std::vector<StructInfo*> struct_of_actor(mod.actor_decls.size(), nullptr);
+  for (std::size_t i = 0; i < mod.enum_decls.size(); ++i) {
+    const ast::EnumDecl& e = mod.enum_decls[i];
     if (!e.generic_params.empty()) {
       Template t;
       t.is_enum = true;
@@ -901,8 +952,8 @@ void Checker::RegisterTypes() {
       enum_of_decl[i] = &EnumEntry(e.name);
     }
   }
-  for (std::size_t i = 0; i < module_.type_decls.size(); ++i) {
-    const ast::TypeDecl& s = module_.type_decls[i];
+  for (std::size_t i = 0; i < mod.type_decls.size(); ++i) {
+    const ast::TypeDecl& s = mod.type_decls[i];
     if (!s.generic_params.empty()) {
       Template t;
       for (const ast::GenericParam& p : s.generic_params) t.params.push_back(p.name);
@@ -912,10 +963,10 @@ void Checker::RegisterTypes() {
       struct_of_decl[i] = &StructEntry(s.name);
     }
   }
-  for (std::size_t i = 0; i < module_.actor_decls.size(); ++i) {
-    struct_of_actor[i] = &StructEntry(module_.actor_decls[i].name);
+  for (std::size_t i = 0; i < mod.actor_decls.size(); ++i) {
+    struct_of_actor[i] = &StructEntry(mod.actor_decls[i].name);
   }
-  for (const ast::TypeAlias& alias : module_.type_aliases) {
+  for (const ast::TypeAlias& alias : mod.type_aliases) {
     try {
       SetAlias(alias.name, Resolve(alias.base_type, alias.span));
     } catch (BodyError& error) {
@@ -924,8 +975,8 @@ void Checker::RegisterTypes() {
     }
   }
   // Field and payload types of non-generic declarations: no monomorphisation (§5.2 [I]).
-  for (std::size_t i = 0; i < module_.enum_decls.size(); ++i) {
-    const ast::EnumDecl& e = module_.enum_decls[i];
+  for (std::size_t i = 0; i < mod.enum_decls.size(); ++i) {
+    const ast::EnumDecl& e = mod.enum_decls[i];
     if (!e.generic_params.empty()) continue;
     EnumInfo& info = *enum_of_decl[i];
     info.variants.reserve(info.variants.size() + e.variants.size());
@@ -935,8 +986,8 @@ void Checker::RegisterTypes() {
       info.variants.push_back({v.name, std::move(payload)});
     }
   }
-  for (std::size_t i = 0; i < module_.type_decls.size(); ++i) {
-    const ast::TypeDecl& s = module_.type_decls[i];
+  for (std::size_t i = 0; i < mod.type_decls.size(); ++i) {
+    const ast::TypeDecl& s = mod.type_decls[i];
     if (!s.generic_params.empty()) continue;
     StructInfo& info = *struct_of_decl[i];
     info.fields.reserve(info.fields.size() + s.fields.size());
@@ -944,33 +995,34 @@ void Checker::RegisterTypes() {
       info.fields.push_back({fd.name, Resolve(fd.ty, fd.span, false)});
     }
   }
-  for (std::size_t i = 0; i < module_.actor_decls.size(); ++i) {
-    const ast::ActorDecl& a = module_.actor_decls[i];
+  for (std::size_t i = 0; i < mod.actor_decls.size(); ++i) {
+    const ast::ActorDecl& a = mod.actor_decls[i];
     StructInfo& info = *struct_of_actor[i];
     for (const ast::FieldDef& fd : a.fields) {
       info.fields.push_back({fd.name, Resolve(fd.ty, fd.span, false)});
     }
   }
-  for (const ast::TraitDecl& t : module_.trait_decls) {
+  for (const ast::TraitDecl& t : mod.trait_decls) {
     traits_.insert(t.name);
+    trait_decls_[t.name] = &t;
     for (const ast::TraitMethod& m : t.methods) trait_methods_[t.name].push_back(&m);
   }
 }
 
-void Checker::RegisterImpls() {
+void Checker::RegisterImpls(const ast::Module& mod) {
   const auto signature = [this](const ast::Function& fn) {
     std::vector<Type> params;
     for (const ast::Param& p : fn.params) params.push_back(Resolve(p.ty, p.span));
     return types_.Function(std::move(params), Resolve(fn.return_type, fn.span));
   };
-  for (const ast::ImplBlock& impl : module_.impl_blocks) {
+  for (const ast::ImplBlock& impl : mod.impl_blocks) {
     const Span span = impl.span;
     // §5.3 step 4: trait conformance. Any error skips registering the block's methods (their
     // bodies are still checked; calls to them become E0235).
     const ast::TraitDecl* trait = nullptr;
     if (impl.trait_name) {
-      for (const ast::TraitDecl& t : module_.trait_decls) {
-        if (t.name == *impl.trait_name) trait = &t;
+      if (auto it = trait_decls_.find(*impl.trait_name); it != trait_decls_.end()) {
+        trait = it->second;
       }
       if (trait == nullptr) {
         const std::string& name = *impl.trait_name;
@@ -1032,6 +1084,19 @@ void Checker::RegisterImpls() {
       if (!conforms) continue;
       trait_impls_.insert({trait->name, impl.type_name});
     }
+    assoc_ = nullptr;
+    if (!impl.type_bindings.empty()) {
+      std::map<std::string, Type, std::less<>>& bound = impl_assoc_[&impl];
+      for (const ast::TypeBinding& b : impl.type_bindings) {
+        try {
+          bound[b.name] = Resolve(b.ty, b.span);
+        } catch (BodyError& error) {
+          bound[b.name] = Type::Any();
+          Report(std::move(error.diagnostic));
+        }
+      }
+      assoc_ = &bound;
+    }
     for (const ast::Function& fn : impl.methods) {
       try {
         Bind(Own(impl.type_name + "_" + fn.name), signature(fn));
@@ -1064,8 +1129,9 @@ void Checker::RegisterImpls() {
         }
       }
     }
+    assoc_ = nullptr;
   }
-  for (const ast::ActorDecl& actor : module_.actor_decls) {
+  for (const ast::ActorDecl& actor : mod.actor_decls) {
     for (const ast::Function& fn : actor.handlers) {
       try {
         Bind(Own(actor.name + "_" + fn.name), signature(fn));
@@ -1078,8 +1144,8 @@ void Checker::RegisterImpls() {
   }
 }
 
-void Checker::RegisterFunctions() {
-  for (const ast::Function& fn : module_.functions) {
+void Checker::RegisterFunctions(const ast::Module& mod) {
+  for (const ast::Function& fn : mod.functions) {
     if (!fn.generic_params.empty()) {
       // Generic functions are templates (§5.6); calls to them are typed leniently (T2).
       generic_fns_[fn.name] = &fn;
@@ -1215,6 +1281,11 @@ Type Checker::Resolve(const TypeExpr& te, Span where, bool mono,
       if (subst != nullptr) {
         auto it = subst->find(te.name);
         if (it != subst->end()) return it->second;
+      }
+      // Inside `impl Trait for T`, an associated type's name is the impl's binding (§5.2).
+      if (assoc_ != nullptr) {
+        auto it = assoc_->find(te.name);
+        if (it != assoc_->end()) return it->second;
       }
       if (std::optional<Type> prim = PrimitiveType(te.name)) return *prim;
       // One lookup for every kind of declaration, tried in upstream's order: alias, enum,
@@ -1579,6 +1650,11 @@ Type Checker::Infer(const Expr& e) {
     case ExprKind::kStructLit:
       return InferStructLit(e);
     case ExprKind::kEnumVariantExpr:
+      // `mod::f(x)`: a function of the imported module `mod` (§4.3), when no enum is named so.
+      if (!imported_modules_.empty() && imported_modules_.count(e.text) > 0 &&
+          FindEnum(e.text) == nullptr && FindTemplate(e.text) == nullptr) {
+        return InferQualifiedCall(e, e.extra->variant, e.span, 0);
+      }
       return InferVariant(e, e.text, e.extra->variant, 0);
     case ExprKind::kMatch:
       return InferMatch(e);
@@ -1804,10 +1880,22 @@ Type Checker::InferCall(const Expr& e) {
           return CheckCallArgs(ft.args(), ft.result(), e, 1);
       }
     }
+    // `mod.f(x)`: a function of the imported module `mod` (§4.3), when no value is named so.
+    if (object.kind == ExprKind::kIdent && !imported_modules_.empty() &&
+        imported_modules_.count(object.text) > 0 && Lookup(object.text) == nullptr) {
+      return InferQualifiedCall(e, callee.text, callee.span, 1);
+    }
     return InferMethodCall(e, object, callee.text);
   }
   if (callee.kind == ExprKind::kIdent) {
     const std::string_view name = callee.text;
+    // §4.3: a private function of an imported module called by name, whatever else the name
+    // is bound to (upstream checks the name only).
+    if (!imported_modules_.empty()) {
+      if (const std::string* owner = private_fns_.Find(name)) {
+        PrivateAccess(name, *owner, callee.span);
+      }
+    }
     if ((name == "assert_eq" || name == "assert_ne") && Lookup(name) == nullptr) {
       if (e.operands.size() != 3) Arity(2, e.operands.size() - 1, e.span);
       const Type a = Infer(e.operands[1]);
@@ -1852,6 +1940,30 @@ Type Checker::InferCall(const Expr& e) {
     if (auto it = fn_decls_.find(callee.text); it != fn_decls_.end()) decl = it->second;
   }
   return CheckCallArgs(ft.args(), ft.result(), e, 1, /*direct=*/true, decl);
+}
+
+Type Checker::InferQualifiedCall(const Expr& call, std::string_view name, Span where,
+                                 std::size_t first_arg) {
+  const Global* global = FindGlobal(name);
+  if (global == nullptr) Undefined(name, where);
+  const Type ft = global->type;
+  if (ft.tag() == TypeTag::kAny) {
+    for (std::size_t i = first_arg; i < call.operands.size(); ++i) Infer(call.operands[i]);
+    return Type::Any();
+  }
+  if (ft.tag() != TypeTag::kFunction) NotCallable(ft, call.span, where);
+  const ast::Function* decl = nullptr;
+  if (auto it = fn_decls_.find(name); it != fn_decls_.end()) decl = it->second;
+  return CheckCallArgs(ft.args(), ft.result(), call, first_arg, /*direct=*/true, decl);
+}
+
+// Upstream's suggestion; no patch: the fix is a `pub` in the other file (upstream inserts
+// `pub ` at the call, which does not parse).
+void Checker::PrivateAccess(std::string_view name, const std::string& owner, Span span) {
+  Diagnostic d = diag::Make(Kind::kE0270, R(span), name, owner);
+  d.suggestion =
+      fmt::format("`{}` is private in module `{}` — add `pub` to make it public", name, owner);
+  Fail(std::move(d));
 }
 
 // The builtin method names of `receiver` (a base name), for E0235's similar-name hint.
@@ -1911,15 +2023,18 @@ Type Checker::InferMethodCall(const Expr& e, const Expr& object, std::string_vie
     const BuiltinEntry& entry = builtins_[static_cast<std::size_t>(sig - Builtins().data())];
     return CheckBuiltinCall(entry, e, 1, recv);
   }
-  // `dyn Trait` receivers: lenient until trait-object signatures are typed (issue 20, T2), and
-  // said so (W0902).
+  // `dyn Trait` receivers (§5.8): typed by the trait's signature of the method (virtual
+  // dispatch), default methods included; a method the trait lacks is E0235 below.
+  std::vector<std::string> owned;
   if (recv.tag() == TypeTag::kDyn) {
-    NotUnderstood(fmt::format("the method call `.{}` on `{}`", method, Display(recv)), e.span);
-    for (std::size_t i = 1; i < e.operands.size(); ++i) Infer(e.operands[i]);
-    return Type::Any();
+    if (auto trait = trait_decls_.find(type_name); trait != trait_decls_.end()) {
+      for (const ast::TraitMethod& m : trait->second->methods) {
+        if (m.name == method) return InferDynCall(e, *trait->second, m, recv);
+        owned.push_back(m.name);
+      }
+    }
   }
   // E0235: no such method (§5.8), with a near name among the type's methods.
-  std::vector<std::string> owned;
   const std::string prefix = type_name + "_";
   for (const Binding& b : env_) {
     if (b.name.size() > prefix.size() && b.name.rfind(prefix, 0) == 0) {
@@ -1943,6 +2058,50 @@ Type Checker::InferMethodCall(const Expr& e, const Expr& object, std::string_vie
                         std::string(source_.text().substr(kept.start, kept.end - kept.start)));
   }
   Fail(std::move(d));
+}
+
+// The trait's signature, without `self`. `Self` is the trait object itself. An associated type
+// has no binding behind a trait object: a signature that mentions one is typed leniently and
+// said so (W0902), as is one whose types do not resolve.
+Type Checker::InferDynCall(const Expr& e, const ast::TraitDecl& trait, const ast::TraitMethod& m,
+                           const Type& recv) {
+  std::map<std::string, Type, std::less<>> self{{"Self", recv}};
+  bool lenient = false;
+  const auto mentions_assoc = [&](const TypeExpr& t, const auto& self_ref) -> bool {
+    if (t.kind == TypeKind::kNamed || t.kind == TypeKind::kGeneric) {
+      for (const ast::AssociatedType& a : trait.associated_types) {
+        if (a.name == t.name) return true;
+      }
+    }
+    for (const TypeExpr& a : t.args) {
+      if (self_ref(a, self_ref)) return true;
+    }
+    return false;
+  };
+  std::vector<Type> params;
+  const std::size_t first = m.has_self && !m.params.empty() ? 1 : 0;
+  for (std::size_t i = first; i < m.params.size(); ++i) {
+    lenient = lenient || mentions_assoc(m.params[i].ty, mentions_assoc);
+  }
+  lenient = lenient || mentions_assoc(m.return_type, mentions_assoc);
+  if (!lenient) {
+    std::optional<Type> ret;
+    try {
+      for (std::size_t i = first; i < m.params.size(); ++i) {
+        params.push_back(Resolve(m.params[i].ty, m.params[i].span, true, &self));
+      }
+      ret = Resolve(m.return_type, m.span, true, &self);
+    } catch (BodyError&) {
+      // A signature error belongs to the trait's declaration, not to this call.
+    }
+    if (ret) return CheckCallArgs(params, *ret, e, 1);
+  }
+  NotUnderstood(fmt::format("the method call `.{}` on `{}` (its signature uses an associated "
+                            "type of `{}`)",
+                            m.name, Display(recv), trait.name),
+                e.span);
+  for (std::size_t i = 1; i < e.operands.size(); ++i) Infer(e.operands[i]);
+  return Type::Any();
 }
 
 Type Checker::InferFieldAccess(const Expr& e) {

@@ -24,6 +24,7 @@
 // To regenerate after an intended change: `kodo_sema_test --update`, then review the diff of
 // testdata/kodo/check/ and commit it with the change that caused it.
 #include <dirent.h>
+#include <fmt/core.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -37,7 +38,9 @@
 #include <string>
 #include <vector>
 
+#include "base/env.h"
 #include "kodo/diag/diagnostic.h"
+#include "kodo/driver/front.h"
 #include "kodo/sema/check.h"
 
 namespace trove::kodo::sema {
@@ -54,6 +57,8 @@ std::string ReadFile(const std::string& path) {
   return ss.str();
 }
 
+// Single-file programs `NAME.ko`, and multi-file ones: a directory `NAME/` whose `main.ko`
+// imports the others (docs/kodo.md §4.3), named `NAME/main` and checked as `kodoc check` does.
 std::vector<std::string> Programs() {
   std::vector<std::string> names;
   if (DIR* dir = opendir(kDir.c_str())) {
@@ -61,6 +66,8 @@ std::vector<std::string> Programs() {
       std::string name = entry->d_name;
       if (name.size() > 3 && name.substr(name.size() - 3) == ".ko") {
         names.push_back(name.substr(0, name.size() - 3));
+      } else if (name[0] != '.' && std::ifstream(kDir + "/" + name + "/main.ko").good()) {
+        names.push_back(name + "/main");
       }
     }
     closedir(dir);
@@ -75,6 +82,18 @@ struct Checked {
 };
 
 Checked CheckText(const std::string& name, std::string text) {
+  if (name.find('/') != std::string::npos) {  // a multi-file program: the CLI's front end
+    base::PosixEnv env;
+    Result<driver::Compiled> c = driver::CompileSource(std::move(text), kDir + "/" + name + ".ko",
+                                                       driver::FrontOptions{.import_env = &env});
+    EXPECT_TRUE(c.ok());
+    SourceCheck check;
+    check.phase = c->outcome == driver::Outcome::kParseFailed ? Phase::kParse : Phase::kTypes;
+    check.module = std::move(c->module);
+    check.diagnostics = std::move(c->diagnostics);
+    check.warnings = std::move(c->warnings);
+    return Checked{std::move(c->source), std::move(check)};
+  }
   Result<SourceBuffer> source = SourceBuffer::Create(0, name + ".ko", std::move(text));
   EXPECT_TRUE(source.ok());
   Result<SourceCheck> check = CheckSource(*source);
@@ -172,7 +191,7 @@ TEST(CheckGoldenTest, EveryProgramMatchesItsGolden) {
     } else {
       EXPECT_EQ(got, ReadFile(golden_path)) << "run kodo_sema_test --update and review the diff";
     }
-    if (name.rfind("ok_", 0) == 0) {
+    if (name.rfind("ok_", 0) == 0) {  // also `ok_*/main`
       EXPECT_TRUE(c.check.diagnostics.empty()) << got;
       continue;
     }
@@ -222,19 +241,101 @@ TEST(CheckGoldenTest, EveryEmittableCodeHasAGolden) {
       "E0242", "E0245", "E0246", "E0247", "E0248", "E0280", "E0281"};
   // The trust policies (kodo/trust/policy.h), tier T3.
   const std::set<std::string> trust_policies = {"E0260", "E0261", "E0262", "E0350"};
+  // Imports and visibility (docs/kodo.md §4.3), CLI only: multi-file goldens (`NAME/main.ko`).
+  const std::set<std::string> imports = {"E0270", "E0903", "E0904", "E0905"};
   // Codes of the kinds table that are NOT required here, with why:
   //   E0104             recovering parser only (LSP, `kodoc parse`), never in check output
-  //   E0222,E0270      tier T2 (never emitted upstream; imports) not implemented
+  //   E0222             never emitted upstream
   //   E0263,E0264       need a kodo.toml [trust] table (CLI only): kodo/trust/trust_test.cc
   //   kNever/kBuild     never produced by `check` (docs/kodo.md §6.1)
   for (const diag::KindInfo& info : diag::AllKinds()) {
     const std::string code(info.code);
     const bool required = (info.emitted == diag::Emitted::kAll && info.tier <= 1) ||
-                          implemented_later.count(code) > 0 || trust_policies.count(code) > 0;
+                          implemented_later.count(code) > 0 || trust_policies.count(code) > 0 ||
+                          imports.count(code) > 0;
     if (required) {
       EXPECT_TRUE(covered.count(code) > 0) << code << " has no golden case";
     }
   }
+}
+
+// Issue 20, "nothing hides behind any": a program that uses a construct of a later tier (T5:
+// concurrency, intents, actors; T3: contracts) or one the checker types leniently (a generic
+// function as a value, a trait-object call through an associated type) never checks with a
+// plain ok: it has an error or a W0901/W0902 warning naming what was not checked.
+TEST(CheckGoldenTest, UncheckedConstructsAreNeverSilent) {
+  const std::string head = "module m {\n  meta { purpose: \"p\" }\n";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"spawn", "  fn main() { spawn { println(\"x\") } }\n"},
+      {"parallel", "  fn main() { parallel { spawn { println(\"x\") } } }\n"},
+      {"async", "  async fn f() -> Int { return 1 }\n  fn main() -> Int { return f().await }\n"},
+      {"actor", "  actor C { n: Int  fn get(self) -> Int { return self.n } }\n"},
+      {"intent", "  intent serve { port: 8080 }\n"},
+      {"contract", "  fn f(x: Int) -> Int requires { x > 0 } { return x }\n"},
+      {"generic value", "  fn id<T>(x: T) -> T { return x }\n  fn main() { let f = id }\n"},
+      {"dyn associated type",
+       "  trait C { type Item\n fn next(self) -> Item }\n"
+       "  fn f(c: dyn C) { let x = c.next() }\n"},
+  };
+  for (const auto& [what, body] : cases) {
+    SCOPED_TRACE(what);
+    const Checked c = CheckText("t5", head + body + "}\n");
+    ASSERT_EQ(c.check.phase, Phase::kTypes)
+        << (c.check.diagnostics.empty() ? std::string() : c.check.diagnostics[0].message);
+    if (!c.check.diagnostics.empty()) continue;  // an error is not silent either
+    ASSERT_FALSE(c.check.warnings.empty()) << "checked clean without saying what it skipped";
+    for (const diag::Diagnostic& w : c.check.warnings) {
+      EXPECT_TRUE(w.code() == "W0901" || w.code() == "W0902") << w.code();
+    }
+  }
+}
+
+// Import loading is bounded (docs/kodo.md §4.3): a chain of imports longer than
+// driver::kMaxImportDepth ends in one E0903 at the checked file's import, a file importing
+// itself is an import cycle (E0904), and without an Env (the MCP tools) imports are ignored.
+TEST(CheckGoldenTest, ImportLoadingIsBounded) {
+  base::MemEnv env;
+  ASSERT_TRUE(env.CreateDir("p").ok());
+  const std::size_t n = driver::kMaxImportDepth + 8;
+  for (std::size_t i = 1; i <= n; ++i) {
+    const std::string next = i < n ? fmt::format("    import m{}\n", i + 1) : "";
+    ASSERT_TRUE(env.WriteFile(fmt::format("p/m{}.ko", i),
+                              fmt::format("module m{} {{\n{}    meta {{ purpose: \"p\" }}\n"
+                                          "    pub fn f{}() -> Int {{ return 1 }}\n}}\n",
+                                          i, next, i))
+                    .ok());
+  }
+  const std::string main =
+      "module app {\n    import m1\n    meta { purpose: \"p\" }\n"
+      "    fn main() -> Int { return f1() }\n}\n";
+  Result<driver::Compiled> deep =
+      driver::CompileSource(main, "p/main.ko", driver::FrontOptions{.import_env = &env});
+  ASSERT_TRUE(deep.ok());
+  ASSERT_EQ(deep->diagnostics.size(), 1u);
+  EXPECT_EQ(deep->diagnostics[0].code(), "E0903");
+  EXPECT_NE(deep->diagnostics[0].suggestion->find("limited"), std::string::npos);
+
+  const std::string self = "module app {\n    import main\n    meta { purpose: \"p\" }\n}\n";
+  Result<driver::Compiled> cycle =
+      driver::CompileSource(self, "p/main.ko", driver::FrontOptions{.import_env = &env});
+  ASSERT_TRUE(cycle.ok());
+  ASSERT_EQ(cycle->diagnostics.size(), 1u);
+  EXPECT_EQ(cycle->diagnostics[0].code(), "E0904");
+
+  // A short chain loads, and the MCP front half (no Env) reports the imported name as E0201.
+  const std::string near = "module app {\n    import m" + std::to_string(n - 2) +
+                           "\n    meta { purpose: \"p\" }\n"
+                           "    fn main() -> Int { return f" +
+                           std::to_string(n - 1) + "() }\n}\n";
+  Result<driver::Compiled> ok =
+      driver::CompileSource(near, "p/main.ko", driver::FrontOptions{.import_env = &env});
+  ASSERT_TRUE(ok.ok());
+  EXPECT_TRUE(ok->diagnostics.empty()) << ok->diagnostics[0].message;
+  EXPECT_EQ(ok->imports.size(), 3u);
+  Result<driver::Compiled> mcp = driver::CompileSource(near, "p/main.ko", driver::FrontOptions{});
+  ASSERT_TRUE(mcp.ok());
+  ASSERT_EQ(mcp->diagnostics.size(), 1u);
+  EXPECT_EQ(mcp->diagnostics[0].code(), "E0201");
 }
 
 // Issue 17: for every golden program, applying each `auto` patch (fix_patch) gives a file that
