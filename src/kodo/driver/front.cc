@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "kodo/diag/from_parse.h"
+#include "kodo/diag/near_name.h"
 
 namespace trove::kodo::driver {
 namespace {
@@ -31,21 +32,6 @@ std::string BaseOf(std::string_view path) {
 bool IsPreludeImport(const ast::ImportDecl& imp) {
   return imp.path.size() == 2 && imp.path[0] == "std" &&
          (imp.path[1] == "option" || imp.path[1] == "result");
-}
-
-std::size_t Levenshtein(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diag = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diag = up;
-    }
-  }
-  return row[b.size()];
 }
 
 // Why an import failed: the kind (E0903-E0905) and its two message arguments.
@@ -175,17 +161,16 @@ class ImportLoader {
     const std::string stem = BaseOf(joined);
     Result<std::vector<std::string>> names = env_.ListDir(root_ + (parent.empty() ? "." : parent));
     if (!names.ok()) return f;
-    const std::size_t threshold = std::max<std::size_t>(stem.size() / 2, 3);
-    std::optional<std::pair<std::size_t, std::string>> best;
     std::vector<std::string> sorted = std::move(names).value();
     std::sort(sorted.begin(), sorted.end());
+    std::vector<std::string_view> stems;
     for (const std::string& name : sorted) {
-      if (name.size() <= 3 || name.substr(name.size() - 3) != ".ko") continue;
-      const std::string candidate = name.substr(0, name.size() - 3);
-      const std::size_t d = Levenshtein(stem, candidate);
-      if (d > 0 && d <= threshold && (!best || d < best->first)) best = {d, candidate};
+      if (name.size() > 3 && name.ends_with(".ko"))
+        stems.push_back(std::string_view(name).substr(0, name.size() - 3));
     }
-    if (best) f.suggestion = fmt::format("did you mean `{}`?", best->second);
+    if (std::optional<std::string> best = diag::NearName(stem, stems)) {
+      f.suggestion = fmt::format("did you mean `{}`?", *best);
+    }
     return f;
   }
 

@@ -26,6 +26,7 @@
 #include <utility>
 #include <vector>
 
+#include "kodo/diag/near_name.h"
 #include "kodo/ownership/ownership.h"
 #include "kodo/sema/builtins.h"
 #include "kodo/sema/fix_text.h"
@@ -56,42 +57,7 @@ struct BodyError {
 
 constexpr std::string_view kTodoPurpose = "TODO: describe this module";
 
-// Upstream's similar-name rule (§5.4): the candidate at the smallest Levenshtein distance d with
-// 1 <= d <= max(len/2, 3), the first one on ties.
-std::size_t Levenshtein(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    cur[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t sub = prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
-      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, sub});
-    }
-    std::swap(prev, cur);
-  }
-  return prev[b.size()];
-}
-
-std::optional<std::string> NearName(std::string_view name,
-                                    const std::vector<std::string_view>& candidates) {
-  const std::size_t limit = std::max<std::size_t>(name.size() / 2, 3);
-  std::optional<std::string> best;
-  std::size_t best_d = limit + 1;
-  for (std::string_view c : candidates) {
-    // The distance is at least the difference in length: such candidates cannot qualify or
-    // beat the best so far, and are skipped without computing it (about 200 builtins are bound
-    // besides the module's names).
-    const std::size_t gap =
-        c.size() > name.size() ? c.size() - name.size() : name.size() - c.size();
-    if (gap > limit || gap >= best_d) continue;
-    const std::size_t d = Levenshtein(name, c);
-    if (d >= 1 && d <= limit && d < best_d) {
-      best_d = d;
-      best = std::string(c);
-    }
-  }
-  return best;
-}
+using diag::NearName;
 
 // docs/kodo.md §5.1: numeric types, Bool, Byte, unit, function types and every Generic (collections
 // are handles) are Copy; String, structs, enums, tuples, dyn and Future are not, nor is `?`. Our
