@@ -517,7 +517,7 @@ describe('kodoc CLI on real files', () => {
   });
 
   test('an unknown or planned command names itself and the commands there are (exit 2)', () => {
-    const commands = 'the commands are: check, confidence-report, audit, explain, describe, annotate, fix, mir, run, mcp';
+    const commands = 'the commands are: check, confidence-report, audit, explain, describe, annotate, fix, mir, run, test, mcp';
     let r = run(KODOC, ['build', 'ok.ko']);
     assert.equal(r.code, 2, r.stderr);
     assert.equal(r.stderr, `kodoc: error: 'build' is planned but not implemented yet; ${commands}\n`);
