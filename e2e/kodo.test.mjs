@@ -516,8 +516,20 @@ describe('kodoc CLI on real files', () => {
     assert.match(r.stdout, /name: "main"/);
   });
 
+  test('test runs test blocks with upstream\'s output; -O0 and the default agree', () => {
+    writeFileSync(path.join(dir, 'tests.ko'), 'module tests {\n    meta { purpose: "t" }\n    fn sq(x: Int) -> Int { return x * x }\n    test "square" { assert_eq(sq(3), 9) }\n    test "wrong" { assert_eq(sq(2), 5) }\n    describe "s" { @skip("later") test "t" { assert(false) } }\n}\n');
+    for (const flags of [[], ['-O0'], ['--no-opt']]) {
+      const r = run(KODOC, ['test', 'tests.ko', ...flags]);
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(r.stdout, 'test square ... ok\ntest wrong ... FAILED\ntest s > t ... skipped\n\ntest result: FAILED. 1 passed; 1 failed; 1 skipped; 0 todo; 3 total\n');
+      assert.equal(r.stderr, 'assertion failed: assert_eq\n  left:  4\n  right: 5\n');
+    }
+    const none = run(KODOC, ['test', 'tests.ko', '--filter', 'nothing', '--json']);
+    assert.equal(none.stdout, '{"event":"summary","total":0,"passed":0,"failed":0,"skipped":0,"todo":0}\n');
+  });
+
   test('an unknown or planned command names itself and the commands there are (exit 2)', () => {
-    const commands = 'the commands are: check, confidence-report, audit, explain, describe, annotate, fix, mir, run, mcp';
+    const commands = 'the commands are: check, confidence-report, audit, explain, describe, annotate, fix, mir, run, test, mcp';
     let r = run(KODOC, ['build', 'ok.ko']);
     assert.equal(r.code, 2, r.stderr);
     assert.equal(r.stderr, `kodoc: error: 'build' is planned but not implemented yet; ${commands}\n`);

@@ -17,8 +17,10 @@
 #include "kodo/driver/tools.h"
 #include "kodo/interp/interp.h"
 #include "kodo/mir/lower.h"
+#include "kodo/mir/opt/opt.h"
 #include "kodo/sema/check.h"
 #include "kodo/sema/unchecked.h"
+#include "kodo/testrun/testrun.h"
 #include "kodo/trust/config.h"
 #include "trove_version.h"  // generated: trove::Version(), trove::GitCommit()
 
@@ -421,7 +423,8 @@ namespace {
 
 // Compiles and lowers FILE for `mir` and `run`; on failure fills `out` and returns nullopt.
 std::optional<mir::Program> CompileToMir(base::Env& env, const std::string& path,
-                                         const std::string& contracts, CommandOutput& out) {
+                                         const std::string& contracts, int opt_level,
+                                         CommandOutput& out) {
   std::string text;
   if (!ReadSource(env, path, text, out)) return std::nullopt;
   std::optional<driver::Compiled> c =
@@ -442,6 +445,7 @@ std::optional<mir::Program> CompileToMir(base::Env& env, const std::string& path
     out.exit_code = kExitFailure;
     return std::nullopt;
   }
+  mir::opt::Optimize(*program, opt_level);
   return std::move(program).value();
 }
 
@@ -449,7 +453,8 @@ std::optional<mir::Program> CompileToMir(base::Env& env, const std::string& path
 
 CommandOutput RunMir(base::Env& env, const MirArgs& args) {
   CommandOutput out;
-  std::optional<mir::Program> program = CompileToMir(env, args.file, args.contracts, out);
+  std::optional<mir::Program> program =
+      CompileToMir(env, args.file, args.contracts, args.opt_level, out);
   if (!program) return out;
   out.out = mir::Print(*program);
   return out;
@@ -457,13 +462,30 @@ CommandOutput RunMir(base::Env& env, const MirArgs& args) {
 
 CommandOutput RunRun(base::Env& env, const RunArgs& args) {
   CommandOutput out;
-  std::optional<mir::Program> program = CompileToMir(env, args.file, args.contracts, out);
+  std::optional<mir::Program> program =
+      CompileToMir(env, args.file, args.contracts, args.opt_level, out);
   if (!program) return out;
   interp::RunOptions options;
   options.args.push_back(args.file);
   for (const std::string& a : args.args) options.args.push_back(a);
   options.max_steps = args.max_steps;
   interp::RunResult r = interp::Run(*program, options);
+  out.out = std::move(r.out);
+  out.err = std::move(r.err);
+  out.exit_code = r.exit_code;
+  return out;
+}
+
+CommandOutput RunTest(base::Env& env, const TestArgs& args) {
+  CommandOutput out;
+  std::string text;
+  if (!ReadSource(env, args.file, text, out)) return out;
+  testrun::TestOutcome r = testrun::RunTests(std::move(text), args.file,
+                                             {.filter = args.filter,
+                                              .json = args.json,
+                                              .contracts = args.contracts,
+                                              .opt_level = args.opt_level,
+                                              .max_steps = args.max_steps});
   out.out = std::move(r.out);
   out.err = std::move(r.err);
   out.exit_code = r.exit_code;

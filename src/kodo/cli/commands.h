@@ -103,6 +103,7 @@ CommandOutput RunFix(base::Env& env, const FixArgs& args);
 struct MirArgs {
   std::string file;
   std::string contracts = "runtime";  // runtime, recoverable, static, both, none
+  int opt_level = 1;                  // -O0/--no-opt: print the MIR as lowered (mir/opt/opt.h)
 };
 CommandOutput RunMir(base::Env& env, const MirArgs& args);
 
@@ -114,8 +115,23 @@ struct RunArgs {
   std::vector<std::string> args;  // after `--`
   std::string contracts = "runtime";
   std::uint64_t max_steps = 0;  // 0: no limit
+  int opt_level = 1;            // -O0/--no-opt: run the MIR as lowered (mir/opt/opt.h)
 };
 CommandOutput RunRun(base::Env& env, const RunArgs& args);
+
+// `kodoc test FILE [--filter S] [--json] [--contracts MODE]` (docs/kodo.md §4.8,
+// kodo/testrun/testrun.h): runs the file's tests in the interpreter with upstream's output. The
+// exit status is the test program's (0 even when tests fail, as upstream); 1 when the file does
+// not compile.
+struct TestArgs {
+  std::string file;
+  std::string filter;
+  bool json = false;
+  std::string contracts = "runtime";
+  std::uint64_t max_steps = 0;
+  int opt_level = 1;
+};
+CommandOutput RunTest(base::Env& env, const TestArgs& args);
 // `kodoc confidence-report FILE [--json] [--threshold T]` (docs/kodo.md §2.1): the
 // fail-fast check (no kodo.toml, as upstream), then declared and computed confidence per free
 // function (kodo/trust/report.h). "parse error: M" / "type error: M" on stderr and exit 1 when

@@ -30,7 +30,6 @@ void Emit(const std::string& program, const trove::kodo::cli::CommandOutput& out
 // of the upstream kodoc, most of them past tiers T0-T1).
 constexpr trove::base::CommandNote kNotes[] = {
     {"build", "is planned but not implemented yet"},
-    {"test", "is planned but not implemented yet"},
     {"lex", "is planned but not implemented yet"},
     {"parse", "is planned but not implemented yet"},
     {"fmt", "is planned but not implemented yet"},
@@ -137,6 +136,10 @@ int main(int argc, char** argv) {
   CLI::App* mir = app.add_subcommand("mir", "Print the MIR of a source file");
   mir->add_option("file", mir_args.file, "The .ko source file")->required();
   mir->add_option("--contracts", mir_args.contracts, "Contract mode (runtime, recoverable, ...)");
+  bool mir_no_opt = false;
+  mir->add_option("-O,--opt-level", mir_args.opt_level, "MIR optimisation level (0 or 1; 1)")
+      ->check(CLI::Range(0, 1));
+  mir->add_flag("--no-opt", mir_no_opt, "Print the MIR as lowered (= -O0)");
 
   RunArgs run_args;
   CLI::App* run = app.add_subcommand("run", "Run a program in the MIR interpreter");
@@ -144,6 +147,22 @@ int main(int argc, char** argv) {
   run->add_option("args", run_args.args, "Arguments for the program (after --)");
   run->add_option("--contracts", run_args.contracts, "Contract mode (runtime, recoverable, ...)");
   run->add_option("--max-steps", run_args.max_steps, "Stop after this many MIR steps (0: none)");
+  bool run_no_opt = false;
+  run->add_option("-O,--opt-level", run_args.opt_level, "MIR optimisation level (0 or 1; 1)")
+      ->check(CLI::Range(0, 1));
+  run->add_flag("--no-opt", run_no_opt, "Run the MIR as lowered (= -O0)");
+
+  TestArgs test_args;
+  bool test_no_opt = false;
+  CLI::App* test = app.add_subcommand("test", "Run the test and describe blocks of a source file");
+  test->add_option("file", test_args.file, "The .ko source file")->required();
+  test->add_option("--filter", test_args.filter, "Run only tests whose name contains this");
+  test->add_flag("--json", test_args.json, "Passed to the test runtime, as upstream's flag");
+  test->add_option("--contracts", test_args.contracts, "Contract mode (runtime, recoverable, ...)");
+  test->add_option("--max-steps", test_args.max_steps, "Stop after this many MIR steps (0: none)");
+  test->add_option("-O,--opt-level", test_args.opt_level, "MIR optimisation level (0 or 1; 1)")
+      ->check(CLI::Range(0, 1));
+  test->add_flag("--no-opt", test_no_opt, "Run the MIR as lowered (= -O0)");
 
   trove::kodo::server::McpRunOptions mcp_options;
   std::optional<int> http_port;
@@ -166,6 +185,10 @@ int main(int argc, char** argv) {
     return kExitUsage;
   }
 
+  if (mir_no_opt) mir_args.opt_level = 0;
+  if (run_no_opt) run_args.opt_level = 0;
+  if (test_no_opt) test_args.opt_level = 0;
+
   trove::base::PosixEnv env;
   CommandOutput out;
   if (*check) out = RunCheck(env, check_args);
@@ -175,6 +198,7 @@ int main(int argc, char** argv) {
   if (*fix) out = RunFix(env, fix_args);
   if (*mir) out = RunMir(env, mir_args);
   if (*run) out = RunRun(env, run_args);
+  if (*test) out = RunTest(env, test_args);
   if (*confidence) out = RunConfidenceReport(env, confidence_args);
   if (*audit) out = RunAudit(env, audit_args);
   if (*mcp) {

@@ -48,6 +48,10 @@ struct RunOptions {
   std::uint64_t max_memory_bytes = 0;
   // Whether the file and environment builtins may touch the host (off for the MCP server).
   bool allow_host_io = true;
+  // Run as `kodoc test`'s runtime (docs/kodo.md §4.8, test_hooks.cc): assertions print upstream's
+  // test messages to stderr and mark the current test failed instead of stopping the program, and
+  // the kodo_test_* / kodo_prop_* hooks are available.
+  bool test_mode = false;
 };
 
 struct RunResult {

@@ -1036,33 +1036,7 @@ BUILTIN(BRegexReplace) {
   return true;
 }
 
-// Assertions (tests) and contracts.
-BUILTIN(BAssert) {
-  UNUSED_OUT;
-  if (!NeedArgs(ctx, a, 1, "assert")) return false;
-  if (a[0].Truthy()) return true;
-  return ctx.Trap(kExitAbort, "assertion failed");
-}
-BUILTIN(BAssertFalse) {
-  UNUSED_OUT;
-  if (!NeedArgs(ctx, a, 1, "assert_false")) return false;
-  if (!a[0].Truthy()) return true;
-  return ctx.Trap(kExitAbort, "assertion failed: assert_false");
-}
-BUILTIN(BAssertEq) {
-  UNUSED_OUT;
-  if (!NeedArgs(ctx, a, 2, "assert_eq")) return false;
-  if (Equal(a[0], a[1])) return true;
-  return ctx.Trap(kExitAbort, fmt::format("assertion failed: assert_eq\n  left: {}\n right: {}",
-                                          ToText(a[0]), ToText(a[1])));
-}
-BUILTIN(BAssertNe) {
-  UNUSED_OUT;
-  if (!NeedArgs(ctx, a, 2, "assert_ne")) return false;
-  if (!Equal(a[0], a[1])) return true;
-  return ctx.Trap(kExitAbort, fmt::format("assertion failed: assert_ne\n  left: {}\n right: {}",
-                                          ToText(a[0]), ToText(a[1])));
-}
+// Contracts (the assertions are in test_hooks.cc).
 BUILTIN(BContractFail) {
   UNUSED_OUT;
   if (!NeedArgs(ctx, a, 1, "kodo_contract_fail")) return false;
@@ -1252,11 +1226,6 @@ const std::unordered_map<std::string, Builtin>& Table() {
       {"regex_match", BRegexMatch},
       {"regex_find", BRegexFind},
       {"regex_replace", BRegexReplace},
-      {"assert", BAssert},
-      {"assert_true", BAssert},
-      {"assert_false", BAssertFalse},
-      {"assert_eq", BAssertEq},
-      {"assert_ne", BAssertNe},
       {"kodo_contract_fail", BContractFail},
       {"kodo_contract_fail_recoverable", BContractFailRecoverable},
   };
@@ -1266,6 +1235,7 @@ const std::unordered_map<std::string, Builtin>& Table() {
 }  // namespace
 
 Builtin FindBuiltin(const std::string& name) {
+  if (Builtin b = FindTestBuiltin(name)) return b;
   const auto& t = Table();
   auto it = t.find(name);
   if (it != t.end()) return it->second;

@@ -164,6 +164,10 @@ struct Ctx {
   bool stopped = false;
   int exit_code = 0;
   std::uint64_t rng = 0x2545F4914F6CDD1DULL;
+  // `kodoc test` (test_hooks.cc): whether an assertion of the current test failed, and the
+  // property-test generator's state.
+  bool test_failed = false;
+  std::uint64_t prop_rng = 0;
 
   RValue Str(std::string s) { return RValue::Obj(Tag::kStr, std::make_shared<StrObj>(mem, s)); }
   void Out(std::string_view s) {
@@ -216,6 +220,8 @@ using Builtin = bool (*)(Ctx&, std::vector<RValue>&, RValue&);
 // Returns the builtin named `name` (docs/kodo.md §4.6 names, their method aliases, runtime hooks),
 // or null.
 Builtin FindBuiltin(const std::string& name);
+// The assertions and the `kodoc test` hooks (test_hooks.cc), or null; FindBuiltin asks it first.
+Builtin FindTestBuiltin(const std::string& name);
 
 // Deep equality of two values (structs, enums, tuples, lists by content).
 bool Equal(const RValue& a, const RValue& b);

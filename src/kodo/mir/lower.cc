@@ -215,7 +215,9 @@ class ModuleLowerer {
     return it == builtins_.end() ? nullptr : it->second;
   }
   bool IsCallable(const std::string& n) const {
-    return FindFn(n) != nullptr || FindBuiltin(n) != nullptr || IsRuntimeHook(n);
+    // assert_eq/assert_ne are checked specially, not builtins of the table (docs/kodo.md §4.8).
+    return FindFn(n) != nullptr || FindBuiltin(n) != nullptr || IsRuntimeHook(n) ||
+           n == "assert_eq" || n == "assert_ne";
   }
   static bool IsRuntimeHook(const std::string& n) { return n.rfind("kodo_", 0) == 0; }
   const ast::TypeAlias* FindAlias(const std::string& n) const {
