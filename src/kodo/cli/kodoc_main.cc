@@ -29,7 +29,6 @@ void Emit(const std::string& program, const trove::kodo::cli::CommandOutput& out
 // Words a user may type that name no command of this build (docs/kodo.md §2 lists the commands
 // of the upstream kodoc, most of them past tiers T0-T1).
 constexpr trove::base::CommandNote kNotes[] = {
-    {"build", "is planned but not implemented yet"},
     {"test", "is planned but not implemented yet"},
     {"lex", "is planned but not implemented yet"},
     {"parse", "is planned but not implemented yet"},
@@ -145,6 +144,14 @@ int main(int argc, char** argv) {
   run->add_option("--contracts", run_args.contracts, "Contract mode (runtime, recoverable, ...)");
   run->add_option("--max-steps", run_args.max_steps, "Stop after this many MIR steps (0: none)");
 
+  BuildArgs build_args;
+  CLI::App* build = app.add_subcommand("build", "Compile a program to a native executable (via C)");
+  build->add_option("file", build_args.file, "The .ko source file")->required();
+  build->add_option("-o,--output", build_args.output,
+                    "The executable to write (default: FILE without .ko)");
+  build->add_option("--contracts", build_args.contracts,
+                    "Contract mode (runtime, recoverable, ...)");
+
   trove::kodo::server::McpRunOptions mcp_options;
   std::optional<int> http_port;
   CLI::App* mcp = app.add_subcommand("mcp", "Serve the Kōdo MCP tools (stdio by default)");
@@ -175,6 +182,7 @@ int main(int argc, char** argv) {
   if (*fix) out = RunFix(env, fix_args);
   if (*mir) out = RunMir(env, mir_args);
   if (*run) out = RunRun(env, run_args);
+  if (*build) out = RunBuild(env, build_args);
   if (*confidence) out = RunConfidenceReport(env, confidence_args);
   if (*audit) out = RunAudit(env, audit_args);
   if (*mcp) {
