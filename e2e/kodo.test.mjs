@@ -528,11 +528,27 @@ describe('kodoc CLI on real files', () => {
     assert.equal(none.stdout, '{"event":"summary","total":0,"passed":0,"failed":0,"skipped":0,"todo":0}\n');
   });
 
+  test('build compiles a program natively; the executable prints what run prints', () => {
+    writeFileSync(path.join(dir, 'native.ko'), 'module native {\n    meta { purpose: "hi" }\n    fn main() {\n        println(f"{6 * 7} {args().length()} {1.5 * 3.0}")\n        exit(3)\n    }\n}\n');
+    let r = run(KODOC, ['build', 'native.ko', '-o', 'native-bin']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, 'Successfully compiled `native` \u2192 native-bin\n');
+    r = run(path.join(dir, 'native-bin'), ['a', 'b']);
+    assert.equal(r.code, 3, r.stderr);
+    assert.equal(r.stdout, '42 3 4.5\n');
+    // A construct native builds lack is named, and nothing is written.
+    writeFileSync(path.join(dir, 'spawn.ko'), 'module spawner {\n    meta { purpose: "hi" }\n    fn main() {\n        spawn { print_int(1) }\n    }\n}\n');
+    r = run(KODOC, ['build', 'spawn.ko', '-o', 'spawn-bin']);
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /native builds do not support concurrency/);
+    assert.equal(existsSync(path.join(dir, 'spawn-bin')), false);
+  });
+
   test('an unknown or planned command names itself and the commands there are (exit 2)', () => {
-    const commands = 'the commands are: check, confidence-report, audit, explain, describe, annotate, fix, mir, run, test, mcp';
-    let r = run(KODOC, ['build', 'ok.ko']);
+    const commands = 'the commands are: check, confidence-report, audit, explain, describe, annotate, fix, mir, run, test, build, mcp';
+    let r = run(KODOC, ['lex', 'ok.ko']);
     assert.equal(r.code, 2, r.stderr);
-    assert.equal(r.stderr, `kodoc: error: 'build' is planned but not implemented yet; ${commands}\n`);
+    assert.equal(r.stderr, `kodoc: error: 'lex' is planned but not implemented yet; ${commands}\n`);
     r = run(KODO, ['frobnicate']);
     assert.equal(r.code, 2);
     // Each binary names itself: `kodo` is kodoc built under its other name.

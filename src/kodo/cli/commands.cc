@@ -18,6 +18,7 @@
 #include "kodo/interp/interp.h"
 #include "kodo/mir/lower.h"
 #include "kodo/mir/opt/opt.h"
+#include "kodo/native/build.h"
 #include "kodo/sema/check.h"
 #include "kodo/sema/unchecked.h"
 #include "kodo/testrun/testrun.h"
@@ -489,6 +490,27 @@ CommandOutput RunTest(base::Env& env, const TestArgs& args) {
   out.out = std::move(r.out);
   out.err = std::move(r.err);
   out.exit_code = r.exit_code;
+CommandOutput RunBuild(base::Env& env, const BuildArgs& args) {
+  CommandOutput out;
+  std::optional<mir::Program> program = CompileToMir(env, args.file, args.contracts, out);
+  if (!program) return out;
+  std::string output = args.output;
+  if (output.empty()) {
+    output = args.file;
+    if (output.size() > 3 && output.compare(output.size() - 3, 3, ".ko") == 0) {
+      output.resize(output.size() - 3);
+    } else {
+      output += ".out";
+    }
+  }
+  native::BuildOptions options;
+  options.cache_dir = native::DefaultCacheDir();
+  if (Status s = native::BuildExecutable(*program, output, options); !s.ok()) {
+    out.err += fmt::format("error: {}: {}\n", args.file, s.message());
+    out.exit_code = kExitFailure;
+    return out;
+  }
+  out.out = fmt::format("Successfully compiled `{}` \u2192 {}\n", program->module, output);
   return out;
 }
 

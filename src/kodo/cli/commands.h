@@ -132,6 +132,18 @@ struct TestArgs {
   int opt_level = 1;
 };
 CommandOutput RunTest(base::Env& env, const TestArgs& args);
+// `kodoc build FILE [-o OUT] [--contracts MODE]` (docs/kodo.md §2, §7.8): parse, check, lower
+// and compile natively (kodo/native/build.h: MIR -> C -> `cc -O2`, linked with the Kōdo
+// runtime). OUT defaults to FILE without `.ko`; it is written through a temporary file and a
+// rename, only when the build succeeds. Prints upstream's "Successfully compiled `M` -> OUT".
+// Exit 1 when the program does not compile, uses a construct native builds lack (named), or
+// no C compiler is found.
+struct BuildArgs {
+  std::string file;
+  std::string output;  // -o/--output; empty: FILE without `.ko`
+  std::string contracts = "runtime";
+};
+CommandOutput RunBuild(base::Env& env, const BuildArgs& args);
 // `kodoc confidence-report FILE [--json] [--threshold T]` (docs/kodo.md §2.1): the
 // fail-fast check (no kodo.toml, as upstream), then declared and computed confidence per free
 // function (kodo/trust/report.h). "parse error: M" / "type error: M" on stderr and exit 1 when

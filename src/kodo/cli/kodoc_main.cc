@@ -29,7 +29,6 @@ void Emit(const std::string& program, const trove::kodo::cli::CommandOutput& out
 // Words a user may type that name no command of this build (docs/kodo.md §2 lists the commands
 // of the upstream kodoc, most of them past tiers T0-T1).
 constexpr trove::base::CommandNote kNotes[] = {
-    {"build", "is planned but not implemented yet"},
     {"lex", "is planned but not implemented yet"},
     {"parse", "is planned but not implemented yet"},
     {"fmt", "is planned but not implemented yet"},
@@ -164,6 +163,14 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0, 1));
   test->add_flag("--no-opt", test_no_opt, "Run the MIR as lowered (= -O0)");
 
+  BuildArgs build_args;
+  CLI::App* build = app.add_subcommand("build", "Compile a program to a native executable (via C)");
+  build->add_option("file", build_args.file, "The .ko source file")->required();
+  build->add_option("-o,--output", build_args.output,
+                    "The executable to write (default: FILE without .ko)");
+  build->add_option("--contracts", build_args.contracts,
+                    "Contract mode (runtime, recoverable, ...)");
+
   trove::kodo::server::McpRunOptions mcp_options;
   std::optional<int> http_port;
   CLI::App* mcp = app.add_subcommand("mcp", "Serve the Kōdo MCP tools (stdio by default)");
@@ -199,6 +206,7 @@ int main(int argc, char** argv) {
   if (*mir) out = RunMir(env, mir_args);
   if (*run) out = RunRun(env, run_args);
   if (*test) out = RunTest(env, test_args);
+  if (*build) out = RunBuild(env, build_args);
   if (*confidence) out = RunConfidenceReport(env, confidence_args);
   if (*audit) out = RunAudit(env, audit_args);
   if (*mcp) {

@@ -1,0 +1,45 @@
+// MIR → C for native Kōdo builds (docs/kodo.md §7.8, docs/decisions/0065-kodo-native-c.md).
+// EmitC turns a lowered program (kodo/mir/lower.h) into one C translation unit that includes
+// the runtime's header (runtime/kodo_rt.h) and is linked with the runtime (runtime/kodo_rt.c);
+// build.h drives the C compiler.
+//
+// The generated code keeps the interpreter's semantics (kodo/interp/interp.h): a value is a
+// tagged `KV`; locals whose MIR type is `Int`, `Bool` or `Float64` are unboxed C scalars (a
+// value of another tag reaching one stops the program with a message rather than being
+// misread); calls to user functions are direct C calls with a call-depth count (the
+// interpreter's "stack overflow" limit); `__method.NAME` calls dispatch on the receiver's
+// runtime type; closures and function values go through per-function trampolines. Generic
+// functions are not monomorphised: one body serves every instantiation, as in the interpreter.
+//
+// Not supported (EmitC returns Unsupported naming the construct and the function): the
+// concurrency hooks (`kodo_spawn`, `kodo_join`, channels, actors), regular expressions and any
+// callee that is neither a function of the program nor a builtin of the runtime.
+//
+// Thread safety: pure function of its arguments.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "base/status.h"
+#include "kodo/mir/mir.h"
+
+namespace trove::kodo::native {
+
+struct EmitOptions {
+  // Unboxed C scalars for locals typed Int, Bool and Float64 (off: every local is a tagged
+  // value; slower, kept for checking the unboxed code against).
+  bool unbox = true;
+};
+
+// Returns the C source of `program`. REQUIRES: `program` came from mir::Lower.
+Result<std::string> EmitC(const mir::Program& program, const EmitOptions& options = {});
+
+// Returns whether `name` is a builtin the native runtime provides (as a callee of a MIR Call).
+bool IsNativeBuiltin(const std::string& name);
+
+// The runtime's header and source, embedded in the binary (runtime/kodo_rt.h, kodo_rt.c).
+std::string_view RuntimeHeader();
+std::string_view RuntimeSource();
+
+}  // namespace trove::kodo::native

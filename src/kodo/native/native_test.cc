@@ -1,0 +1,330 @@
+// Native builds (emit_c.h, build.h) against the interpreter: the expected-stdout corpus, runtime
+// traps with the interpreter's messages and statuses, a differential test over generated
+// programs, and the build's file handling. These tests run the system C compiler; each builds
+// into a fresh temporary directory with a shared runtime cache.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <string>
+
+#include "kodo/driver/front.h"
+#include "kodo/interp/interp.h"
+#include "kodo/mir/lower.h"
+#include "kodo/native/build.h"
+#include "kodo/native/emit_c.h"
+#include "kodo/native/process.h"
+#include "kodo/native/testing/program_gen.h"
+
+namespace trove::kodo::native {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string Slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string Trimmed(const std::string& text) {
+  std::istringstream in(text);
+  std::string line, out;
+  while (std::getline(in, line)) {
+    while (!line.empty() && (line.back() == ' ' || line.back() == '\t' || line.back() == '\r')) {
+      line.pop_back();
+    }
+    out += line + "\n";
+  }
+  while (out.size() >= 2 && out.substr(out.size() - 2) == "\n\n") out.pop_back();
+  return out;
+}
+
+// A scratch directory for one test, removed at the end.
+class NativeTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = (fs::temp_directory_path() / "kodo-native-test-XXXXXX").string();
+    ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
+    dir_ = tmpl;
+    options_.cache_dir = (dir_ / "cache").string();
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+
+  static Result<mir::Program> Lower(const std::string& text, mir::LowerOptions lower = {}) {
+    Result<driver::Compiled> c = driver::CompileSource(text, "t.ko");
+    if (!c.ok()) return c.status();
+    if (!c->ok()) return Status::InvalidArgument(c->diagnostics[0].message);
+    return mir::Lower(*c->module, lower);
+  }
+
+  static std::string Wrap(const std::string& body) {
+    return "module t {\n meta { purpose: \"t\" }\n" + body + "\n}\n";
+  }
+
+  // Builds `program` and runs it; fails the test when the build fails.
+  ProcessResult BuildAndRun(const mir::Program& program, const std::string& name = "prog") {
+    const fs::path out = dir_ / name;
+    Status s = BuildExecutable(program, out.string(), options_);
+    EXPECT_TRUE(s.ok()) << s.ToString();
+    if (!s.ok()) return ProcessResult{.exit_code = -1};
+    Result<ProcessResult> r = RunProcess({out.string()});
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? *r : ProcessResult{.exit_code = -1};
+  }
+
+  fs::path dir_;
+  BuildOptions options_;
+};
+
+// Returns a description of how a native run differs from the interpreter's, or nothing.
+std::optional<std::string> Differences(const interp::RunResult& want, const ProcessResult& got) {
+  std::string diff;
+  if (want.exit_code != got.exit_code) {
+    diff += fmt::format("exit code: interpreter {}, native {}\n", want.exit_code, got.exit_code);
+  }
+  if (want.out != got.out) {
+    diff += fmt::format("stdout:\n--- interpreter\n{}--- native\n{}", want.out, got.out);
+  }
+  if (want.err != got.err) {
+    diff += fmt::format("stderr:\n--- interpreter\n{}--- native\n{}", want.err, got.err);
+  }
+  if (diff.empty()) return std::nullopt;
+  return diff;
+}
+
+TEST_F(NativeTest, EveryExpectedStdoutMatches) {
+  int checked = 0;
+  for (const auto& entry : fs::recursive_directory_iterator(TROVE_KODO_TESTDATA)) {
+    if (entry.path().extension() != ".stdout") continue;
+    fs::path source = entry.path();
+    source.replace_extension(".ko");
+    ASSERT_TRUE(fs::exists(source)) << source;
+    Result<mir::Program> p = Lower(Slurp(source));
+    ASSERT_TRUE(p.ok()) << source << ": " << p.status().ToString();
+    ProcessResult r = BuildAndRun(*p, source.stem().string());
+    EXPECT_EQ(r.exit_code, 0) << source << ": " << r.err;
+    EXPECT_EQ(Trimmed(r.out), Trimmed(Slurp(entry.path()))) << source;
+    ++checked;
+  }
+  EXPECT_GE(checked, 4);
+}
+
+// Runs `body` (wrapped in a module) in the interpreter and natively; both must agree.
+#define EXPECT_SAME_AS_INTERPRETER(body)                      \
+  do {                                                        \
+    Result<mir::Program> p = Lower(Wrap(body));               \
+    ASSERT_TRUE(p.ok()) << p.status().ToString();             \
+    interp::RunResult want = interp::Run(*p);                 \
+    ProcessResult got = BuildAndRun(*p);                      \
+    std::optional<std::string> diff = Differences(want, got); \
+    EXPECT_FALSE(diff.has_value()) << *diff;                  \
+  } while (0)
+
+TEST_F(NativeTest, TrapsMatchTheInterpreter) {
+  EXPECT_SAME_AS_INTERPRETER(
+      "fn d(a: Int, b: Int) -> Int { return a / b }\n"
+      "fn main() { print_int(7)\n print_int(d(1, 0)) }");
+  EXPECT_SAME_AS_INTERPRETER(
+      "fn d(a: Int, b: Int) -> Int { return a % b }\nfn main() { print_int(d(1, 0)) }");
+  EXPECT_SAME_AS_INTERPRETER(
+      "fn main() { let xs: List<Int> = list_new()\n list_push(xs, 1)\n"
+      " print_int(list_get(xs, 3)) }");
+  EXPECT_SAME_AS_INTERPRETER(
+      "fn positive_only(x: Int) -> Int requires { x > 0 } { return x * 2 }\n"
+      "fn main() { print_int(positive_only(2))\n print_int(positive_only(-1)) }");
+  EXPECT_SAME_AS_INTERPRETER("fn main() { println(\"bye\")\n exit(3) }");
+}
+
+TEST_F(NativeTest, ContractViolationIsExit134WithUpstreamMessage) {
+  Result<mir::Program> p =
+      Lower(Wrap("fn positive_only(x: Int) -> Int requires { x > 0 } { return x * 2 }\n"
+                 "fn main() { print_int(positive_only(-1)) }"));
+  ASSERT_TRUE(p.ok());
+  ProcessResult r = BuildAndRun(*p);
+  EXPECT_EQ(r.exit_code, 134);
+  EXPECT_EQ(r.err,
+            "contract violation: contract violation: requires clause 1 failed in function "
+            "`positive_only`\n");
+}
+
+TEST_F(NativeTest, ValuesPrintAsInTheInterpreter) {
+  EXPECT_SAME_AS_INTERPRETER(
+      "fn main() {\n"
+      " let big = 9223372036854775807\n print_int(big + 1)\n print_int(big * 3)\n"
+      " print_int(-7 / 2)\n print_int(-7 % 2)\n"
+      " let x = 0.1 + 0.2\n println(x.to_string())\n println(f\"{1.5 * 2.0} {1e21} {1e-7}\")\n"
+      " print_float(3.0)\n println(\"\")\n"
+      " let t = (1, \"two\", true)\n println(f\"{t.0} {t.1} {t.2}\")\n"
+      " let s = \"héllo wörld\"\n print_int(s.length())\n println(s.substring(1, 4))\n"
+      " println(s.to_upper())\n println(\"  pad  \".trim())\n"
+      " print_int(\"-42\".parse_int())\n print_int(\"x\".parse_int())\n"
+      " let parts = \"a,b,,c\".split(\",\")\n print_int(parts.length())\n"
+      " println(list_join(parts, \"|\"))\n"
+      " println(format_int(255, 16))\n println(format_int(-255, 2))\n"
+      "}");
+}
+
+TEST_F(NativeTest, CollectionsMatchTheInterpreter) {
+  EXPECT_SAME_AS_INTERPRETER(
+      "struct Pt { x: Int, y: Int }\n"
+      "fn main() {\n"
+      " let xs: List<Int> = list_new()\n"
+      " for i in 0..10 { list_push(xs, (i * 7) % 10) }\n"
+      " list_sort(xs)\n for v in xs { print(f\"{v} \") }\n println(\"\")\n"
+      " let ys = xs.map(|x: Int| x * x).filter(|x: Int| x > 10)\n print_int(ys.length())\n"
+      " print_int(xs.fold(0, |a: Int, b: Int| a + b))\n"
+      " let m: Map<String, Int> = map_new()\n map_insert(m, \"b\", 2)\n map_insert(m, \"a\", 1)\n"
+      " map_insert(m, \"b\", 3)\n for k in m { println(f\"{k}={map_get(m, k)}\") }\n"
+      " map_remove(m, \"b\")\n print_int(map_length(m))\n"
+      " let s: Set<Int> = set_new()\n set_add(s, 3)\n set_add(s, 1)\n set_add(s, 3)\n"
+      " print_int(set_length(s))\n"
+      " let p = Pt { x: 1, y: 2 }\n let q = Pt { x: 1, y: 2 }\n"
+      " if p.x == q.x { println(f\"{p.x} {q.y}\") }\n"
+      " let sb = string_builder_new()\n string_builder_push(sb, \"ab\")\n"
+      " string_builder_push_char(sb, 233)\n println(string_builder_to_string(sb))\n"
+      " print_int(string_builder_len(sb))\n"
+      "}");
+}
+
+TEST_F(NativeTest, DeepRecursionAndStackOverflow) {
+  EXPECT_SAME_AS_INTERPRETER(
+      "fn depth(n: Int) -> Int { if n == 0 { return 0 }\n return 1 + depth(n - 1) }\n"
+      "fn main() { print_int(depth(50000)) }");
+  EXPECT_SAME_AS_INTERPRETER(
+      "fn depth(n: Int) -> Int { if n == 0 { return 0 }\n return 1 + depth(n - 1) }\n"
+      "fn main() { print_int(depth(200000)) }");
+}
+
+TEST_F(NativeTest, ConcurrencyIsAClearBuildError) {
+  Result<mir::Program> p = Lower(Wrap("fn main() {\n spawn { print_int(1) }\n print_int(2)\n}"));
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  Result<std::string> c = EmitC(*p);
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().code(), base::StatusCode::kUnsupported);
+  EXPECT_NE(c.status().message().find("concurrency"), std::string::npos) << c.status().message();
+  EXPECT_NE(c.status().message().find("kodo_spawn"), std::string::npos);
+  EXPECT_NE(c.status().message().find("in function `main`"), std::string::npos);
+  // And no executable appears.
+  const fs::path out = dir_ / "spawn";
+  EXPECT_FALSE(BuildExecutable(*p, out.string(), options_).ok());
+  EXPECT_FALSE(fs::exists(out));
+}
+
+TEST_F(NativeTest, UnknownCalleeIsAClearBuildError) {
+  Result<mir::Program> p = Lower(Wrap("fn main() { print_int(1) }"));
+  ASSERT_TRUE(p.ok());
+  mir::Inst inst;
+  inst.kind = mir::InstKind::kCall;
+  inst.callee = "channel_new";
+  p->functions[static_cast<std::size_t>(p->Find("main"))].blocks[0].insts.push_back(inst);
+  Result<std::string> c = EmitC(*p);
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().message(),
+            "native builds do not support the runtime hook `channel_new` (in function `main`)");
+}
+
+TEST_F(NativeTest, FailedBuildLeavesTheOutputAloneAndNoTemporaries) {
+  const fs::path out = dir_ / "bin" / "app";
+  fs::create_directories(out.parent_path());
+  {
+    std::ofstream f(out);
+    f << "old";
+  }
+  Result<mir::Program> bad = Lower(Wrap("fn main() {\n spawn { print_int(1) }\n}"));
+  ASSERT_TRUE(bad.ok());
+  EXPECT_FALSE(BuildExecutable(*bad, out.string(), options_).ok());
+  EXPECT_EQ(Slurp(out), "old");
+  // A compiler that fails: the output stays, no temporary file is left beside it.
+  Result<mir::Program> good = Lower(Wrap("fn main() { print_int(1) }"));
+  ASSERT_TRUE(good.ok());
+  BuildOptions failing = options_;
+  failing.cflags = {"-O2", "-DKODO_FORCE_ERROR", "-include", "/nonexistent/kodo-header.h"};
+  Status s = BuildExecutable(*good, out.string(), failing);
+  EXPECT_EQ(s.code(), base::StatusCode::kInternal) << s.ToString();
+  EXPECT_NE(s.message().find("the C compiler"), std::string::npos) << s.message();
+  EXPECT_EQ(Slurp(out), "old");
+  // Success replaces it.
+  ASSERT_TRUE(BuildExecutable(*good, out.string(), options_).ok());
+  Result<ProcessResult> r = RunProcess({out.string()});
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->out, "1\n");
+  int entries = 0;
+  for (const auto& e : fs::directory_iterator(out.parent_path())) {
+    (void)e;
+    ++entries;
+  }
+  EXPECT_EQ(entries, 1);
+}
+
+TEST_F(NativeTest, MissingCompilerIsNamed) {
+  Result<mir::Program> p = Lower(Wrap("fn main() { print_int(1) }"));
+  ASSERT_TRUE(p.ok());
+  BuildOptions o = options_;
+  o.cc = "kodo-no-such-cc";
+  Status s = BuildExecutable(*p, (dir_ / "x").string(), o);
+  EXPECT_EQ(s.code(), base::StatusCode::kNotFound);
+  EXPECT_NE(s.message().find("`kodo-no-such-cc` was not found in PATH"), std::string::npos);
+}
+
+TEST_F(NativeTest, BoxedAndUnboxedCodeAgree) {
+  Result<mir::Program> p = Lower(testing::GenerateProgram(7));
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  ProcessResult unboxed = BuildAndRun(*p, "unboxed");
+  options_.emit.unbox = false;
+  ProcessResult boxed = BuildAndRun(*p, "boxed");
+  EXPECT_EQ(unboxed.out, boxed.out);
+  EXPECT_EQ(unboxed.exit_code, boxed.exit_code);
+}
+
+TEST(ProgramGen, IsDeterministicAndVaried) {
+  EXPECT_EQ(testing::GenerateProgram(3), testing::GenerateProgram(3));
+  EXPECT_NE(testing::GenerateProgram(3), testing::GenerateProgram(4));
+}
+
+// The differential test: generated programs print the same natively as in the interpreter.
+TEST_F(NativeTest, GeneratedProgramsMatchTheInterpreter) {
+  constexpr int kPrograms = 30;
+  for (int seed = 1; seed <= kPrograms; ++seed) {
+    const std::string text = testing::GenerateProgram(static_cast<std::uint64_t>(seed));
+    Result<mir::Program> p = Lower(text);
+    ASSERT_TRUE(p.ok()) << "seed " << seed << ": " << p.status().ToString() << "\n" << text;
+    interp::RunResult want = interp::Run(*p);
+    ASSERT_EQ(want.exit_code, 0) << "seed " << seed << ": " << want.err << "\n" << text;
+    ProcessResult got = BuildAndRun(*p, fmt::format("gen{}", seed));
+    std::optional<std::string> diff = Differences(want, got);
+    EXPECT_FALSE(diff.has_value()) << "seed " << seed << ":\n" << *diff << "\n" << text;
+  }
+}
+
+// The comparison above can fail: a program whose MIR was altered before the native build
+// prints differently, and Differences says so.
+TEST_F(NativeTest, DifferentialComparisonDetectsADifference) {
+  Result<mir::Program> p = Lower(testing::GenerateProgram(1));
+  ASSERT_TRUE(p.ok());
+  interp::RunResult want = interp::Run(*p);
+  mir::Program altered = *p;
+  // main begins with print_int(CONST): change every integer constant there.
+  for (mir::BasicBlock& b :
+       altered.functions[static_cast<std::size_t>(altered.Find("main"))].blocks) {
+    for (mir::Inst& inst : b.insts) {
+      if (inst.value.kind == mir::ValueKind::kIntConst) inst.value.i += 1;
+      for (mir::Value& a : inst.args) {
+        if (a.kind == mir::ValueKind::kIntConst) a.i += 1;
+      }
+    }
+  }
+  ProcessResult got = BuildAndRun(altered);
+  std::optional<std::string> diff = Differences(want, got);
+  ASSERT_TRUE(diff.has_value());
+  EXPECT_NE(diff->find("stdout:"), std::string::npos) << *diff;
+}
+
+}  // namespace
+}  // namespace trove::kodo::native
