@@ -146,6 +146,7 @@ class FnBuilder {
   Result<Operand> Closure(const ast::Expr& e);
   Result<Operand> Interp(const ast::Expr& e, int depth);
   Status ForIn(const ast::Stmt& s, int depth);
+  Status Select(const ast::Stmt& s, int depth);
   Status For(const ast::Stmt& s, int depth);
   // Emits the tests of `p` against `subject`; falls through in a new current block on a match,
   // branches to `fail` otherwise. Binds the pattern's names in the current scope.
@@ -170,6 +171,7 @@ class FnBuilder {
   BlockId exit_ = 0;
   bool returns_result_ = false;
   std::string ret_base_;
+  LocalId parallel_group_ = kNoLocal;  // the enclosing `parallel` statement's group
 };
 
 class ModuleLowerer {
@@ -712,21 +714,83 @@ Status FnBuilder::Stmt(const ast::Stmt& s, int depth) {
       m_.AddFunction(task.Take());
       const LocalId handle = NewLocal("Fn");
       Call(handle, "kodo_closure_new", std::move(args));
-      Call(kNoLocal, "kodo_spawn", {Value::Local(handle)});
+      // Inside `parallel` the task joins the statement's group (upstream's runtime hooks).
+      if (parallel_group_ != kNoLocal) {
+        Call(kNoLocal, "kodo_parallel_spawn",
+             {Value::Local(parallel_group_), Value::Local(handle)});
+      } else {
+        Call(kNoLocal, "kodo_spawn", {Value::Local(handle)});
+      }
       return Status::Ok();
     }
     case StmtKind::kParallel: {
+      const LocalId group = NewLocal("Int");
+      Call(group, "kodo_parallel_begin", {});
+      const LocalId saved = parallel_group_;
+      parallel_group_ = group;
       Push();
-      for (const ast::Stmt& inner : s.body.stmts) RETURN_IF_ERROR(Stmt(inner, depth + 1));
+      for (const ast::Stmt& inner : s.body.stmts) {
+        Status st = Stmt(inner, depth + 1);
+        if (!st.ok()) {
+          parallel_group_ = saved;
+          return st;
+        }
+      }
       Pop();
-      Call(kNoLocal, "kodo_join", {});
+      parallel_group_ = saved;
+      Call(kNoLocal, "kodo_parallel_join", {Value::Local(group)});
       return Status::Ok();
     }
     case StmtKind::kSelect:
-      return Err("`select` is not supported by the lowering yet");
+      return Select(s, depth);
     case StmtKind::kForall:
       return Err("`forall` outside a test is not supported");
   }
+  return Status::Ok();
+}
+
+// `select { ch => |v: T| { ... } ... }` over 2 or 3 channels: upstream's
+// `channel_select_2`/`channel_select_3` give the index of the first channel (in arm order) that
+// holds a value, waiting until one does; the chosen arm then receives from its channel.
+Status FnBuilder::Select(const ast::Stmt& s, int depth) {
+  const auto& arms = s.extra->select_arms;
+  if (arms.size() < 2 || arms.size() > 3) {
+    return Err(fmt::format("`select` over {} channels (2 or 3 are supported)", arms.size()));
+  }
+  std::vector<Value> channels;
+  for (const ast::SelectArm& arm : arms) {
+    ASSIGN_OR_RETURN(Operand c, Expr(arm.channel, depth + 1));
+    channels.push_back(Temp(c.v, c.ty));
+  }
+  const LocalId index = NewLocal("Int");
+  Call(index, arms.size() == 2 ? "channel_select_2" : "channel_select_3", channels);
+  const BlockId join = NewBlock();
+  for (std::size_t i = 0; i < arms.size(); ++i) {
+    const ast::SelectArm& arm = arms[i];
+    const BlockId body = NewBlock();
+    const BlockId next = NewBlock();
+    Branch(
+        Temp(Value::Bin(BinOp::kEq, Value::Local(index), Value::Int(static_cast<std::int64_t>(i))),
+             "Bool"),
+        body, next);
+    SetBlock(body);
+    Push();
+    const std::string ty = m_.BaseOf(arm.ty);
+    const LocalId v = NewLocal(ty, arm.binding);
+    Call(v,
+         ty == "String" ? "channel_recv_string"
+         : ty == "Bool" ? "channel_recv_bool"
+                        : "channel_recv",
+         {channels[i]});
+    Bind(arm.binding, v);
+    ASSIGN_OR_RETURN(Operand ignored, Block(arm.body, depth + 1));
+    (void)ignored;
+    Pop();
+    Goto(join);
+    SetBlock(next);
+  }
+  Goto(join);
+  SetBlock(join);
   return Status::Ok();
 }
 
@@ -1181,8 +1245,14 @@ Result<Operand> FnBuilder::Expr(const ast::Expr& e, int depth) {
           Temp(Value::Bin(BinOp::kEq, Temp(std::move(d), "Int"), Value::Int(disc)), "Bool"),
           "Bool"};
     }
-    case ExprKind::kAwait:
-      return Expr(e.operands[0], depth + 1);
+    case ExprKind::kAwait: {
+      // A call of an `async fn` gives a future (the interpreter starts a task for it);
+      // `kodo_await` waits for it and gives its value (any other value passes through).
+      ASSIGN_OR_RETURN(Operand f, Expr(e.operands[0], depth + 1));
+      const LocalId v = NewLocal("");
+      Call(v, "kodo_await", {f.v});
+      return Operand{Value::Local(v), ""};
+    }
     case ExprKind::kStringInterp:
       return Interp(e, depth);
     case ExprKind::kTupleLit: {
@@ -1258,6 +1328,7 @@ Status ModuleLowerer::LowerOne(const ast::Function& f, const std::string& name,
   RETURN_IF_ERROR(b.LowerFunction(f, self_type, invariants_));
   Function fn = b.Take();
   fn.injected = injected;
+  fn.is_async = f.is_async;
   generated_.push_back(std::move(fn));
   if (!f.requires_.empty() || !invariants_.empty()) {
     if (injected || f.requires_.empty()) return Status::Ok();
@@ -1373,7 +1444,9 @@ Result<Program> ModuleLowerer::Run() {
   }
   for (const ast::ActorDecl& a : module_.actor_decls) {
     for (const ast::Function& h : a.handlers) {
+      const std::size_t at = generated_.size();
       RETURN_IF_ERROR(LowerOne(h, fmt::format("{}_{}", a.name, h.name), a.name, false));
+      generated_[at].actor_handler = true;
     }
   }
   if (prelude) {
