@@ -458,5 +458,30 @@ TEST(InterpCorpus, EveryExpectedStdoutMatches) {
   EXPECT_GE(checked, 9);
 }
 
+// The interpreter fuzzer's seeds (fuzz/kodo_interp_fuzzer.cc) run here too, under the same
+// limits and checks, so the release build exercises what the smoke run starts from.
+TEST(InterpFuzzSeeds, RunWithinTheLimits) {
+  int ran = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(TROVE_KODO_FUZZ_SEEDS)) {
+    Result<driver::Compiled> c = driver::CompileSource(Slurp(entry.path()), "fuzz.ko");
+    if (!c.ok() || !c->ok() || !c->module) continue;
+    Result<mir::Program> p = mir::Lower(*c->module);
+    if (!p.ok()) continue;
+    RunOptions o;
+    o.max_steps = 20000;
+    o.max_memory_bytes = 32u << 20;
+    o.max_frames = 2000;
+    o.allow_host_io = false;
+    RunResult r = interp::Run(*p, o);
+    EXPECT_LE(r.steps, o.max_steps + 1) << entry.path();
+    if (r.steps > o.max_steps) {
+      EXPECT_EQ(r.exit_code, kExitLimit) << entry.path();
+    }
+    EXPECT_TRUE(r.err.empty() || r.err.back() == '\n') << entry.path();
+    ++ran;
+  }
+  EXPECT_GE(ran, 1);
+}
+
 }  // namespace
 }  // namespace trove::kodo::interp
