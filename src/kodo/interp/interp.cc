@@ -807,7 +807,10 @@ bool Machine::CallResolved(const Resolved& r, const mir::Inst& inst, Frame& f,
 RunResult Machine::Run() {
   RunResult result;
   Load();
-  const int main_fn = p_.Find("main");
+  // Upstream's runtime calls `kodo_main`: the user's `main`, or what a `console_app` intent
+  // generated under that name when there is no `main`.
+  int main_fn = p_.Find("main");
+  if (main_fn < 0) main_fn = p_.Find("kodo_main");
   if (main_fn < 0) {
     ctx_.Err("error: the program has no `main` function\n");
     ctx_.Flush();

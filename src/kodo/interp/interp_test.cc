@@ -284,6 +284,60 @@ TEST(Interp, ContractViolationInATaskAborts) {
   EXPECT_NE(r.err.find("contract violation"), std::string::npos);
 }
 
+// ---- intents (docs/kodo.md §11) ---------------------------------------------------------------
+
+Result<mir::Program> LowerWithIntents(const std::string& body) {
+  const std::string text = "module t {\n meta { purpose: \"t\" }\n" + body + "\n}\n";
+  Result<driver::Compiled> c = driver::CompileSource(text, "t.ko");
+  EXPECT_TRUE(c.ok() && c->ok());
+  mir::LowerOptions o;
+  o.resolve_intents = true;
+  return mir::Lower(*c->module, o);
+}
+
+TEST(Intents, ResolveToGeneratedFunctions) {
+  // The checker runs before the resolver (upstream's order), so user code cannot call what an
+  // intent generates; the functions exist in the MIR, the user's own `mul` is kept.
+  Result<mir::Program> p = LowerWithIntents(
+      "intent math_module { functions: [add, safe_div, mul, pow] }\n"
+      "fn mul(a: Int, b: Int) -> Int { return 0 }\nfn main() { print_int(mul(2, 2)) }");
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_GE(p->Find("add"), 0);
+  EXPECT_GE(p->Find("validate_safe_div"), 0);
+  EXPECT_LT(p->Find("pow"), 0);
+  int muls = 0;
+  for (const mir::Function& f : p->functions) muls += f.name == "mul" ? 1 : 0;
+  EXPECT_EQ(muls, 1);
+  EXPECT_NE(mir::Print(*p).find("requires clause 1 failed in function `safe_div`"),
+            std::string::npos);
+  EXPECT_EQ(interp::Run(*p).out, "0\n");
+  // Without `main`, upstream's runtime enters the generated `kodo_main`.
+  mir::LowerOptions lower;
+  lower.resolve_intents = true;
+  RunResult app =
+      RunText("intent console_app { greeting: \"from the \\\"intent\\\"\" }", {}, lower);
+  EXPECT_EQ(app.exit_code, 0) << app.err;
+  EXPECT_EQ(app.out, "from the \"intent\"\n");
+  RunResult named = RunText(
+      "intent console_app { greeting: \"hi\", entry_point: \"greet\" }\nfn main() { }", {}, lower);
+  EXPECT_EQ(named.out, "");
+}
+
+TEST(Intents, UnknownIntentOrKeyIsAResolverError) {
+  Result<mir::Program> unknown =
+      LowerWithIntents("intent math_utils { functions: [add] }\nfn main() { }");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.status().message(),
+            "resolver error: no resolver found for intent `math_utils` (E0400)");
+  Result<mir::Program> key =
+      LowerWithIntents("intent serve_http { port: 80, ratio: 0.5 }\nfn main() { }");
+  ASSERT_FALSE(key.ok());
+  EXPECT_EQ(key.status().message(),
+            "resolver error: unknown configuration key `ratio` for intent `serve_http` (E0402)");
+  // A known strategy this build does not generate code for lowers to nothing extra.
+  EXPECT_TRUE(LowerWithIntents("intent serve_http { port: 80 }\nfn main() { }").ok());
+}
+
 // ---- builtins -------------------------------------------------------------------------------
 
 TEST(Builtins, FilesInATempDir) {
@@ -446,7 +500,9 @@ TEST(InterpCorpus, EveryExpectedStdoutMatches) {
     Result<driver::Compiled> c = driver::CompileSource(Slurp(source), source.string());
     ASSERT_TRUE(c.ok()) << source;
     ASSERT_TRUE(c->ok()) << source << ": " << c->diagnostics[0].message;
-    Result<mir::Program> p = mir::Lower(*c->module);
+    mir::LowerOptions lower;
+    lower.resolve_intents = true;  // as `kodoc run`
+    Result<mir::Program> p = mir::Lower(*c->module, lower);
     ASSERT_TRUE(p.ok()) << source << ": " << p.status().ToString();
     RunOptions options;
     options.max_steps = 100'000'000;
