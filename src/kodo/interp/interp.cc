@@ -659,7 +659,7 @@ bool Machine::Invoke(int fn, std::vector<RValue> args, mir::LocalId dest, Frame&
     Task* t = NewTask(fmt::format("{} `{}`", target.is_async ? "async" : "message", target.name));
     if (!Push(*t, fn, std::move(args), mir::kNoLocal)) return false;
     if (target.is_async) {
-      // An async call starts a task and gives its future (docs/kodo.md §12).
+      // An async call starts a task and gives its future (docs/kodo.md §4.9).
       t->future = std::make_shared<FutureObj>(ctx_.mem);
       ready_.push_back(t->id);
       SetResult(f, dest, RValue::Obj(Tag::kFuture, t->future));

@@ -1013,7 +1013,7 @@ BUILTIN(BHttpNotAvailable) {
   return true;
 }
 
-// Channels (docs/kodo.md §12): Int handles from 0, unbounded queues. Receiving and `select`
+// Channels (docs/kodo.md §4.9): Int handles from 0, unbounded queues. Receiving and `select`
 // wait in the scheduler (interp.cc); these never block.
 Channel* FindChannel(Ctx& ctx, const RValue& h) {
   if (h.tag != Tag::kInt || h.i < 0 || static_cast<std::uint64_t>(h.i) >= ctx.channels.size()) {
@@ -1050,7 +1050,7 @@ BUILTIN(BChannelFree) {
   return true;
 }
 
-// JSON (docs/kodo.md §13) with nlohmann-json: handles are Ints, 0 = no value (a parse error),
+// JSON (docs/kodo.md §4.6) with nlohmann-json: handles are Ints, 0 = no value (a parse error),
 // upstream's defaults for a missing key or a wrong type (`""`, 0, -1 for a Bool, 0.0).
 struct JsonTable {
   std::vector<std::unique_ptr<nlohmann::json>> slots;
@@ -1182,7 +1182,7 @@ BUILTIN(BJsonSetFloat) {
                        : NeedArgs(ctx, a, 3, "json_set_float");
 }
 
-// Regex (docs/kodo.md §13) with std::regex, ECMAScript syntax (the common subset of upstream's
+// Regex (docs/kodo.md §4.6) with std::regex, ECMAScript syntax (the common subset of upstream's
 // Rust `regex` crate; no PCRE2 in the build). An invalid pattern gives false / None / the text
 // unchanged, as upstream's. libstdc++'s matcher recurses once or more per character of the
 // subject, so a subject longer than kRegexInlineBytes is matched on a thread whose stack grows

@@ -183,7 +183,7 @@ inline IterObj::~IterObj() {
 }
 inline FutureObj::~FutureObj() { ReleaseChild(value.o); }
 
-// A channel (docs/kodo.md §12): unbounded like upstream's `mpsc::channel`, a handle is an Int
+// A channel (docs/kodo.md §4.9): unbounded like upstream's `mpsc::channel`, a handle is an Int
 // (upstream's counter, from 0), `channel_free` closes it.
 struct Channel {
   std::deque<RValue> queue;

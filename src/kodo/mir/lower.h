@@ -36,7 +36,7 @@ struct LowerOptions {
   // Inject the builtin methods written in Kōdo (docs/kodo.md §7.6). They are marked
   // Function::injected and not printed.
   bool inject_builtins = true;
-  // Resolve intents as upstream's `build` does (docs/kodo.md §11): `console_app` and
+  // Resolve intents as upstream's `build` does (docs/kodo.md §4.7): `console_app` and
   // `math_module` generate functions the module lacks; an unknown intent or key is an error.
   // Off for `kodo.build`, which ignores intents as upstream's MCP server does.
   bool resolve_intents = false;
