@@ -53,11 +53,13 @@ function(trove_test name)
   set_tests_properties(${name} PROPERTIES TIMEOUT 600)
 endfunction()
 
-# trove_fuzzer(NAME SRCS x_fuzzer.cc DEPS lib... RUNS N [MAX_LEN BYTES]): a libFuzzer target
-# (clang, TROVE_FUZZ) plus a ctest smoke run of RUNS iterations over its seed corpus, with inputs
-# of at most MAX_LEN bytes (default 8192; larger where an input must be long to be deep).
+# trove_fuzzer(NAME SRCS x_fuzzer.cc DEPS lib... RUNS N [MAX_LEN BYTES] [CORPUS dir...]): a
+# libFuzzer target (clang, TROVE_FUZZ) plus a ctest smoke run of RUNS iterations over its seed
+# corpus, with inputs of at most MAX_LEN bytes (default 8192; larger where an input must be long
+# to be deep). The seeds are fuzz/corpus/NAME, or the CORPUS directories (relative to the source
+# root) when given.
 function(trove_fuzzer name)
-  cmake_parse_arguments(ARG "" "RUNS;MAX_LEN" "SRCS;DEPS" ${ARGN})
+  cmake_parse_arguments(ARG "" "RUNS;MAX_LEN" "SRCS;DEPS;CORPUS" ${ARGN})
   if(NOT TROVE_FUZZ)
     return()
   endif()
@@ -73,6 +75,9 @@ function(trove_fuzzer name)
     set(ARG_MAX_LEN 8192)
   endif()
   set(corpus ${PROJECT_SOURCE_DIR}/fuzz/corpus/${name})
+  if(ARG_CORPUS)
+    list(TRANSFORM ARG_CORPUS PREPEND ${PROJECT_SOURCE_DIR}/ OUTPUT_VARIABLE corpus)
+  endif()
   # libFuzzer writes new inputs into the first corpus directory, so that one lives in the build
   # tree and the committed seeds come second, read-only.
   set(scratch ${CMAKE_CURRENT_BINARY_DIR}/${name}_corpus)

@@ -440,6 +440,7 @@ std::optional<mir::Program> CompileToMir(base::Env& env, const std::string& path
   if (RefuseImports(*c, path, out)) return std::nullopt;
   mir::LowerOptions options;
   options.recoverable_contracts = contracts == "recoverable";
+  options.resolve_intents = true;
   Result<mir::Program> program = mir::Lower(*c->module, options);
   if (!program.ok()) {
     out.err += fmt::format("error: {}: {}\n", path, program.status().message());

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <deque>
 #include <fstream>
 #include <memory>
 #include <regex>
@@ -63,10 +64,16 @@ using mir::ValueKind;
 enum class CallKind : std::uint8_t {
   kUser,
   kBuiltin,
-  kMethod,      // __method.NAME: resolved from the receiver's runtime type
-  kClosureNew,  // kodo_closure_new
-  kSpawn,
-  kJoin,
+  kMethod,         // __method.NAME: resolved from the receiver's runtime type
+  kClosureNew,     // kodo_closure_new
+  kSpawn,          // kodo_spawn(closure): a deferred task
+  kParallelBegin,  // kodo_parallel_begin() -> group
+  kParallelSpawn,  // kodo_parallel_spawn(group, closure)
+  kParallelJoin,   // kodo_parallel_join(group): waits for the group's tasks
+  kAwait,          // kodo_await(future): waits for it
+  kRecv,           // channel_recv*(ch): waits for a value
+  kSelect,         // channel_select_2/3(ch...): waits for a channel with a value
+  kYieldNow,       // kodo_yield(): lets the other ready tasks run
   kUnknown,
 };
 
@@ -85,6 +92,30 @@ struct Frame {
   mir::LocalId dest = mir::kNoLocal;  // in the caller
 };
 
+// What a blocked task waits for. A blocked task retries its instruction when it resumes, and it
+// resumes only once the condition holds, so nothing spins.
+enum class Wait : std::uint8_t { kNone, kChannel, kSelect, kFuture, kGroup };
+
+// A task of the cooperative scheduler (docs/decisions/0067): its own frame stack; it runs until
+// it blocks or ends.
+struct Task {
+  std::uint32_t id = 0;
+  std::string origin;  // "main", "spawn", "parallel", "async `f`", "message `A_h`"
+  std::vector<Frame> frames;
+  std::shared_ptr<FutureObj> future;  // completed when the task ends (async calls)
+  std::int64_t group = -1;            // its `parallel` group
+  Wait wait = Wait::kNone;
+  std::vector<std::int64_t> wait_ids;  // channels, or the group
+  std::shared_ptr<FutureObj> wait_future;
+};
+
+struct Group {
+  std::vector<std::uint32_t> queued;  // spawned, not started until the join
+  std::size_t pending = 0;            // tasks not yet finished
+};
+
+inline constexpr std::uint64_t kTaskBytes = 256;
+
 class Machine {
  public:
   Machine(const mir::Program& program, const RunOptions& options) : p_(program), ctx_(options) {}
@@ -95,17 +126,167 @@ class Machine {
   bool Load();
   bool Eval(const mir::Value& v, const Frame& f, RValue& out);
   bool Binary(ast::BinOp op, const RValue& a, const RValue& b, RValue& out);
-  bool Push(int fn, std::vector<RValue> args, mir::LocalId dest);
+  bool Push(Task& t, int fn, std::vector<RValue> args, mir::LocalId dest);
+  // Calls user function `fn`: pushes a frame, or starts a task for an `async fn` (the result is
+  // its future) or queues a message for an actor handler.
+  bool Invoke(int fn, std::vector<RValue> args, mir::LocalId dest, Frame& f);
   bool CallResolved(const Resolved& r, const mir::Inst& inst, Frame& f, std::vector<RValue>& args);
   bool CallValue(const RValue& callee, std::vector<RValue>& args, mir::LocalId dest, Frame& f);
   std::string TypeName(const RValue& v) const;
 
+  // Scheduler.
+  Task* NewTask(std::string origin);
+  // Starts `callee` (a closure or function value) with no arguments in a new task.
+  Task* StartTask(const RValue& callee, std::string origin);
+  void SetResult(Frame& f, mir::LocalId dest, RValue v) {
+    if (dest != mir::kNoLocal) f.locals[dest] = std::move(v);
+  }
+  // Blocks the current task on `wait`; the instruction runs again when the task resumes.
+  bool Block(Frame& f, Wait wait, std::vector<std::int64_t> ids,
+             std::shared_ptr<FutureObj> future = nullptr);
+  bool Ready(const Task& t) const;
+  void Finish(RValue result);
+  // Picks the next task: the first blocked task that can go on, else the first ready task, else
+  // the first deferred one. Returns false when none is left (or on a deadlock, which traps).
+  bool Schedule();
+  std::string Describe(const Task& t) const;
+
   const mir::Program& p_;
   Ctx ctx_;
   std::vector<std::vector<std::vector<Resolved>>> resolved_;  // [fn][block][inst]
-  std::vector<Frame> frames_;
-  std::vector<RValue> tasks_;  // spawned closures, run at kodo_join or after main
+  std::vector<std::unique_ptr<Task>> tasks_;                  // by id; null once finished
+  Task* cur_ = nullptr;
+  bool switch_ = false;  // the current task blocked or yielded
+  bool yielded_ = false;
+  std::deque<std::uint32_t> ready_;     // started async calls, joined groups, yielded tasks
+  std::deque<std::uint32_t> deferred_;  // `spawn` and actor messages: run when nothing else can
+  std::vector<std::uint32_t> blocked_;  // in the order they blocked
+  std::vector<Group> groups_;
 };
+
+Task* Machine::NewTask(std::string origin) {
+  auto t = std::make_unique<Task>();
+  t->id = static_cast<std::uint32_t>(tasks_.size());
+  t->origin = std::move(origin);
+  ctx_.mem->live += kTaskBytes;
+  tasks_.push_back(std::move(t));
+  return tasks_.back().get();
+}
+
+Task* Machine::StartTask(const RValue& callee, std::string origin) {
+  Task* t = NewTask(std::move(origin));
+  if (callee.tag == Tag::kFunc) {
+    if (!Push(*t, static_cast<int>(callee.i), {}, mir::kNoLocal)) return nullptr;
+  } else if (callee.tag == Tag::kClosure) {
+    auto* c = static_cast<ClosureObj*>(callee.o.get());
+    if (!Push(*t, c->fn, c->captures, mir::kNoLocal)) return nullptr;
+  } else {
+    ctx_.Trap(kExitAbort, "spawn of a value that is not a function");
+    return nullptr;
+  }
+  return t;
+}
+
+bool Machine::Block(Frame& f, Wait wait, std::vector<std::int64_t> ids,
+                    std::shared_ptr<FutureObj> future) {
+  --f.ip;  // run the instruction again on resumption
+  cur_->wait = wait;
+  cur_->wait_ids = std::move(ids);
+  cur_->wait_future = std::move(future);
+  switch_ = true;
+  return true;
+}
+
+bool Machine::Ready(const Task& t) const {
+  auto valid = [&](std::int64_t ch) {
+    return ch >= 0 && static_cast<std::uint64_t>(ch) < ctx_.channels.size() &&
+           !ctx_.channels[static_cast<std::size_t>(ch)].freed;
+  };
+  auto has_value = [&](std::int64_t ch) {
+    return valid(ch) && !ctx_.channels[static_cast<std::size_t>(ch)].queue.empty();
+  };
+  switch (t.wait) {
+    case Wait::kNone:
+      return true;
+    case Wait::kChannel:
+      // A receive from a channel freed meanwhile gives 0, as upstream's.
+      return !valid(t.wait_ids.at(0)) || has_value(t.wait_ids.at(0));
+    case Wait::kSelect:
+      for (std::int64_t ch : t.wait_ids) {
+        if (has_value(ch)) return true;
+      }
+      return false;
+    case Wait::kFuture:
+      return t.wait_future == nullptr || t.wait_future->done;
+    case Wait::kGroup:
+      return groups_[static_cast<std::size_t>(t.wait_ids.at(0))].pending == 0;
+  }
+  return true;
+}
+
+std::string Machine::Describe(const Task& t) const {
+  std::string what;
+  switch (t.wait) {
+    case Wait::kChannel:
+      what = fmt::format("receiving from channel {}", t.wait_ids.at(0));
+      break;
+    case Wait::kSelect: {
+      what = "in a select over channels";
+      for (std::size_t i = 0; i < t.wait_ids.size(); ++i) {
+        what += fmt::format("{}{}", i == 0 ? " " : ", ", t.wait_ids[i]);
+      }
+      break;
+    }
+    case Wait::kFuture:
+      what = "awaiting a future";
+      break;
+    case Wait::kGroup:
+      what = "joining a parallel block";
+      break;
+    case Wait::kNone:
+      what = "running";
+      break;
+  }
+  const mir::Function& fn = p_.functions[static_cast<std::size_t>(t.frames.back().fn)];
+  return fmt::format("task {} ({}) {} in function `{}`", t.id, t.origin, what, fn.name);
+}
+
+void Machine::Finish(RValue result) {
+  Task* t = cur_;
+  if (t->future) {
+    t->future->done = true;
+    t->future->value = std::move(result);
+  }
+  if (t->group >= 0) --groups_[static_cast<std::size_t>(t->group)].pending;
+  ctx_.mem->live -= kTaskBytes;
+  cur_ = nullptr;
+  tasks_[t->id].reset();
+}
+
+bool Machine::Schedule() {
+  for (std::size_t i = 0; i < blocked_.size(); ++i) {
+    Task* t = tasks_[blocked_[i]].get();
+    if (Ready(*t)) {
+      blocked_.erase(blocked_.begin() + static_cast<std::ptrdiff_t>(i));
+      t->wait = Wait::kNone;
+      t->wait_future.reset();
+      cur_ = t;
+      return true;
+    }
+  }
+  for (std::deque<std::uint32_t>* q : {&ready_, &deferred_}) {
+    if (!q->empty()) {
+      cur_ = tasks_[q->front()].get();
+      q->pop_front();
+      return true;
+    }
+  }
+  if (blocked_.empty()) return false;
+  std::string msg = fmt::format("deadlock: all {} remaining tasks are blocked", blocked_.size());
+  for (std::uint32_t id : blocked_) msg += "\n  " + Describe(*tasks_[id]);
+  ctx_.Trap(kExitDeadlock, msg);
+  return false;
+}
 
 std::string Machine::TypeName(const RValue& v) const {
   switch (v.tag) {
@@ -154,8 +335,21 @@ bool Machine::Load() {
             r.kind = CallKind::kClosureNew;
           } else if (c == "kodo_spawn") {
             r.kind = CallKind::kSpawn;
-          } else if (c == "kodo_join") {
-            r.kind = CallKind::kJoin;
+          } else if (c == "kodo_parallel_begin") {
+            r.kind = CallKind::kParallelBegin;
+          } else if (c == "kodo_parallel_spawn") {
+            r.kind = CallKind::kParallelSpawn;
+          } else if (c == "kodo_parallel_join") {
+            r.kind = CallKind::kParallelJoin;
+          } else if (c == "kodo_await") {
+            r.kind = CallKind::kAwait;
+          } else if (c == "channel_recv" || c == "channel_recv_bool" ||
+                     c == "channel_recv_string") {
+            r.kind = CallKind::kRecv;
+          } else if (c == "channel_select_2" || c == "channel_select_3") {
+            r.kind = CallKind::kSelect;
+          } else if (c == "kodo_yield") {
+            r.kind = CallKind::kYieldNow;
           } else if (Builtin b = FindBuiltin(c)) {
             r.kind = CallKind::kBuiltin;
             r.builtin = b;
@@ -442,9 +636,9 @@ bool Machine::Eval(const mir::Value& v, const Frame& f, RValue& out) {
   return ctx_.Trap(kExitAbort, "unknown value");
 }
 
-bool Machine::Push(int fn, std::vector<RValue> args, mir::LocalId dest) {
+bool Machine::Push(Task& t, int fn, std::vector<RValue> args, mir::LocalId dest) {
   const mir::Function& target = p_.functions[static_cast<std::size_t>(fn)];
-  if (frames_.size() >= ctx_.options.max_frames) {
+  if (t.frames.size() >= ctx_.options.max_frames) {
     return ctx_.Trap(kExitAbort,
                      fmt::format("stack overflow: more than {} nested calls (in function `{}`)",
                                  ctx_.options.max_frames, target.name));
@@ -455,18 +649,39 @@ bool Machine::Push(int fn, std::vector<RValue> args, mir::LocalId dest) {
   f.locals.resize(target.locals.size());
   const std::size_t n = std::min<std::size_t>(args.size(), target.locals.size());
   for (std::size_t i = 0; i < n; ++i) f.locals[i] = std::move(args[i]);
-  frames_.push_back(std::move(f));
+  t.frames.push_back(std::move(f));
   return true;
 }
 
+bool Machine::Invoke(int fn, std::vector<RValue> args, mir::LocalId dest, Frame& f) {
+  const mir::Function& target = p_.functions[static_cast<std::size_t>(fn)];
+  if (target.is_async || target.actor_handler) {
+    Task* t = NewTask(fmt::format("{} `{}`", target.is_async ? "async" : "message", target.name));
+    if (!Push(*t, fn, std::move(args), mir::kNoLocal)) return false;
+    if (target.is_async) {
+      // An async call starts a task and gives its future (docs/kodo.md §4.9).
+      t->future = std::make_shared<FutureObj>(ctx_.mem);
+      ready_.push_back(t->id);
+      SetResult(f, dest, RValue::Obj(Tag::kFuture, t->future));
+    } else {
+      // An actor handler call queues a message; messages run when nothing else can (after
+      // `main` in upstream's runtime).
+      deferred_.push_back(t->id);
+      SetResult(f, dest, RValue());
+    }
+    return true;
+  }
+  return Push(*cur_, fn, std::move(args), dest);
+}
+
 bool Machine::CallValue(const RValue& callee, std::vector<RValue>& args, mir::LocalId dest,
-                        Frame&) {
-  if (callee.tag == Tag::kFunc) return Push(static_cast<int>(callee.i), std::move(args), dest);
+                        Frame& f) {
+  if (callee.tag == Tag::kFunc) return Invoke(static_cast<int>(callee.i), std::move(args), dest, f);
   if (callee.tag == Tag::kClosure) {
     auto* c = static_cast<ClosureObj*>(callee.o.get());
     std::vector<RValue> all = c->captures;
     for (RValue& a : args) all.push_back(std::move(a));
-    return Push(c->fn, std::move(all), dest);
+    return Invoke(c->fn, std::move(all), dest, f);
   }
   return ctx_.Trap(kExitAbort, "call of a value that is not a function");
 }
@@ -475,7 +690,7 @@ bool Machine::CallResolved(const Resolved& r, const mir::Inst& inst, Frame& f,
                            std::vector<RValue>& args) {
   switch (r.kind) {
     case CallKind::kUser:
-      return Push(r.fn, std::move(args), inst.dest);
+      return Invoke(r.fn, std::move(args), inst.dest, f);
     case CallKind::kBuiltin: {
       RValue out;
       if (!r.builtin(ctx_, args, out)) return false;
@@ -486,7 +701,7 @@ bool Machine::CallResolved(const Resolved& r, const mir::Inst& inst, Frame& f,
       if (args.empty()) return ctx_.Trap(kExitAbort, "method call without a receiver");
       const std::string type = TypeName(args[0]);
       std::string name = type + "_" + r.method;
-      if (int idx = p_.Find(name); idx >= 0) return Push(idx, std::move(args), inst.dest);
+      if (int idx = p_.Find(name); idx >= 0) return Invoke(idx, std::move(args), inst.dest, f);
       if (Builtin b = FindBuiltin(name)) {
         RValue out;
         if (!b(ctx_, args, out)) return false;
@@ -502,20 +717,87 @@ bool Machine::CallResolved(const Resolved& r, const mir::Inst& inst, Frame& f,
       if (inst.dest != mir::kNoLocal) f.locals[inst.dest] = RValue::Obj(Tag::kClosure, c);
       return true;
     }
-    case CallKind::kSpawn:
-      tasks_.push_back(args.at(0));
-      return true;
-    case CallKind::kJoin: {
-      // Runs the queued tasks, first spawned first: pushed last-first, each runs to completion
-      // before the next because it is on top of the stack.
-      std::vector<RValue> tasks = std::move(tasks_);
-      tasks_.clear();
-      for (auto it = tasks.rbegin(); it != tasks.rend(); ++it) {
-        std::vector<RValue> none;
-        if (!CallValue(*it, none, mir::kNoLocal, f)) return false;
-      }
+    case CallKind::kSpawn: {
+      if (args.empty()) return ctx_.Trap(kExitAbort, "`kodo_spawn` without a task");
+      Task* t = StartTask(args[0], "spawn");
+      if (t == nullptr) return false;
+      deferred_.push_back(t->id);
       return true;
     }
+    case CallKind::kParallelBegin:
+      SetResult(f, inst.dest, RValue::Int(static_cast<std::int64_t>(groups_.size())));
+      groups_.emplace_back();
+      return true;
+    case CallKind::kParallelSpawn: {
+      if (args.size() < 2 || args[0].tag != Tag::kInt || args[0].i < 0 ||
+          static_cast<std::uint64_t>(args[0].i) >= groups_.size()) {
+        return ctx_.Trap(kExitAbort, "`kodo_parallel_spawn` without a parallel group");
+      }
+      Task* t = StartTask(args[1], "parallel");
+      if (t == nullptr) return false;
+      t->group = args[0].i;
+      Group& g = groups_[static_cast<std::size_t>(args[0].i)];
+      g.queued.push_back(t->id);
+      ++g.pending;
+      return true;
+    }
+    case CallKind::kParallelJoin: {
+      if (args.empty() || args[0].tag != Tag::kInt || args[0].i < 0 ||
+          static_cast<std::uint64_t>(args[0].i) >= groups_.size()) {
+        return ctx_.Trap(kExitAbort, "`kodo_parallel_join` without a parallel group");
+      }
+      Group& g = groups_[static_cast<std::size_t>(args[0].i)];
+      // The group's tasks start at the join, in spawn order, before any deferred task.
+      for (std::uint32_t id : g.queued) ready_.push_back(id);
+      g.queued.clear();
+      if (g.pending == 0) return true;
+      return Block(f, Wait::kGroup, {args[0].i});
+    }
+    case CallKind::kAwait: {
+      if (args.empty()) return ctx_.Trap(kExitAbort, "`kodo_await` without a future");
+      if (args[0].tag != Tag::kFuture) {
+        SetResult(f, inst.dest, std::move(args[0]));
+        return true;
+      }
+      auto fut = std::static_pointer_cast<FutureObj>(args[0].o);
+      if (!fut->done) return Block(f, Wait::kFuture, {}, fut);
+      SetResult(f, inst.dest, fut->value);
+      return true;
+    }
+    case CallKind::kRecv: {
+      if (args.empty()) return ctx_.Trap(kExitAbort, "`channel_recv` without a channel");
+      const std::int64_t h = args[0].tag == Tag::kInt ? args[0].i : -1;
+      if (h < 0 || static_cast<std::uint64_t>(h) >= ctx_.channels.size() ||
+          ctx_.channels[static_cast<std::size_t>(h)].freed) {
+        SetResult(f, inst.dest, RValue::Int(0));  // upstream: 0 from an unknown channel
+        return true;
+      }
+      Channel& c = ctx_.channels[static_cast<std::size_t>(h)];
+      if (c.queue.empty()) return Block(f, Wait::kChannel, {h});
+      RValue v = std::move(c.queue.front());
+      c.queue.pop_front();
+      ctx_.mem->live -= sizeof(RValue);
+      SetResult(f, inst.dest, std::move(v));
+      return true;
+    }
+    case CallKind::kSelect: {
+      std::vector<std::int64_t> ids;
+      for (std::size_t i = 0; i < args.size(); ++i) {
+        const std::int64_t h = args[i].tag == Tag::kInt ? args[i].i : -1;
+        ids.push_back(h);
+        if (h >= 0 && static_cast<std::uint64_t>(h) < ctx_.channels.size() &&
+            !ctx_.channels[static_cast<std::size_t>(h)].queue.empty()) {
+          SetResult(f, inst.dest, RValue::Int(static_cast<std::int64_t>(i)));
+          return true;
+        }
+      }
+      return Block(f, Wait::kSelect, std::move(ids));
+    }
+    case CallKind::kYieldNow:
+      ready_.push_back(cur_->id);
+      yielded_ = true;
+      switch_ = true;
+      return true;
     case CallKind::kUnknown:
       return ctx_.Trap(kExitAbort, fmt::format("call of unknown function `{}`", r.method));
   }
@@ -525,7 +807,10 @@ bool Machine::CallResolved(const Resolved& r, const mir::Inst& inst, Frame& f,
 RunResult Machine::Run() {
   RunResult result;
   Load();
-  const int main_fn = p_.Find("main");
+  // Upstream's runtime calls `kodo_main`: the user's `main`, or what a `console_app` intent
+  // generated under that name when there is no `main`.
+  int main_fn = p_.Find("main");
+  if (main_fn < 0) main_fn = p_.Find("kodo_main");
   if (main_fn < 0) {
     ctx_.Err("error: the program has no `main` function\n");
     ctx_.Flush();
@@ -537,19 +822,19 @@ RunResult Machine::Run() {
   std::uint64_t steps = 0;
   const std::uint64_t max_steps = ctx_.options.max_steps;
   const std::uint64_t max_mem = ctx_.options.max_memory_bytes;
-  Push(main_fn, {}, mir::kNoLocal);
+  cur_ = NewTask("main");
+  Push(*cur_, main_fn, {}, mir::kNoLocal);
   std::vector<RValue> args;
   while (!ctx_.stopped) {
-    if (frames_.empty()) {
-      if (tasks_.empty()) break;
-      RValue task = tasks_.front();
-      tasks_.erase(tasks_.begin());
-      std::vector<RValue> none;
-      Frame dummy;
-      if (!CallValue(task, none, mir::kNoLocal, dummy)) break;
-      continue;
+    if (switch_) {
+      // The current task blocked (or yielded): it waits until its condition holds.
+      switch_ = false;
+      if (!yielded_) blocked_.push_back(cur_->id);
+      yielded_ = false;
+      cur_ = nullptr;
     }
-    Frame& f = frames_.back();
+    if (cur_ == nullptr && !Schedule()) break;
+    Frame& f = cur_->frames.back();
     const mir::Function& fn = p_.functions[static_cast<std::size_t>(f.fn)];
     const mir::BasicBlock& block = fn.blocks[f.block];
     if (++steps > max_steps && max_steps != 0) {
@@ -604,6 +889,11 @@ RunResult Machine::Run() {
           CallValue(callee, args, inst.dest, f);
           break;
         }
+        case InstKind::kYield:
+          ready_.push_back(cur_->id);
+          yielded_ = true;
+          switch_ = true;
+          break;
         default:
           break;
       }
@@ -626,8 +916,13 @@ RunResult Machine::Run() {
         RValue v;
         if (!Eval(t.value, f, v)) break;
         const mir::LocalId dest = f.dest;
-        frames_.pop_back();
-        if (!frames_.empty() && dest != mir::kNoLocal) frames_.back().locals[dest] = std::move(v);
+        std::vector<Frame>& frames = cur_->frames;
+        frames.pop_back();
+        if (frames.empty()) {
+          Finish(std::move(v));  // the task ended; the scheduler picks the next one
+        } else if (dest != mir::kNoLocal) {
+          frames.back().locals[dest] = std::move(v);
+        }
         break;
       }
       case TermKind::kUnreachable:
@@ -635,7 +930,10 @@ RunResult Machine::Run() {
         break;
     }
   }
-  frames_.clear();
+  cur_ = nullptr;
+  ready_.clear();
+  deferred_.clear();
+  blocked_.clear();
   tasks_.clear();
   ctx_.Flush();
   result.exit_code = ctx_.exit_code;

@@ -29,6 +29,9 @@ namespace trove::kodo::interp {
 inline constexpr int kExitAbort = 134;
 inline constexpr int kExitDivide = 136;
 inline constexpr int kExitLimit = 124;
+// All remaining tasks wait (a channel nobody sends to, a future or parallel block that cannot
+// finish): the program stops with a "deadlock: " message naming each task, never hangs.
+inline constexpr int kExitDeadlock = 134;
 
 struct RunOptions {
   // The program's command-line arguments (`args()`); upstream includes the program path first.

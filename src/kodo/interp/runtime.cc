@@ -1,5 +1,6 @@
 // The builtins of docs/kodo.md §4.9 for the MIR interpreter.
 #include <fmt/format.h>
+#include <pthread.h>
 
 #include <algorithm>
 #include <charconv>
@@ -8,6 +9,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <sstream>
 #include <unordered_map>
@@ -992,47 +995,294 @@ BUILTIN(BTimeFormat) {
   out = ctx.Str(buf);
   return true;
 }
-BUILTIN(BNotAvailable) {
+// HTTP servers and SQLite handles: a clear error and exit 1, not a crash (docs/kodo.md §4.9).
+BUILTIN(BHttpServerNotAvailable) {
   (void)a;
   UNUSED_OUT;
-  return ctx.Trap(1, "this builtin (HTTP, database, JSON) is not available in this build");
+  return ctx.Trap(1, "error: the HTTP server builtins are not available in this build");
 }
+BUILTIN(BDbNotAvailable) {
+  (void)a;
+  UNUSED_OUT;
+  return ctx.Trap(1, "error: the database builtins are not available in this build");
+}
+// `http_get`/`http_post` return Result<String, String>: an Err value the program can handle.
 BUILTIN(BHttpNotAvailable) {
   (void)a;
   out = Err(ctx, "HTTP is not available in this build");
   return true;
 }
 
-// Regex.
-bool CompileRegex(Ctx& ctx, const std::string& pattern, std::regex& re) {
+// Channels (docs/kodo.md §4.9): Int handles from 0, unbounded queues. Receiving and `select`
+// wait in the scheduler (interp.cc); these never block.
+Channel* FindChannel(Ctx& ctx, const RValue& h) {
+  if (h.tag != Tag::kInt || h.i < 0 || static_cast<std::uint64_t>(h.i) >= ctx.channels.size()) {
+    return nullptr;
+  }
+  Channel& c = ctx.channels[static_cast<std::size_t>(h.i)];
+  return c.freed ? nullptr : &c;
+}
+BUILTIN(BChannelNew) {
+  (void)a;
+  out = RValue::Int(static_cast<std::int64_t>(ctx.channels.size()));
+  ctx.channels.emplace_back();
+  ctx.mem->live += 64;  // released with the context
+  return true;
+}
+BUILTIN(BChannelSend) {
+  UNUSED_OUT;
+  if (!NeedArgs(ctx, a, 2, "channel_send")) return false;
+  // Upstream's send to a closed or unknown channel is a silent no-op.
+  if (Channel* c = FindChannel(ctx, a[0])) {
+    c->queue.push_back(std::move(a[1]));
+    ctx.mem->live += sizeof(RValue);
+  }
+  return true;
+}
+BUILTIN(BChannelFree) {
+  UNUSED_OUT;
+  if (!NeedArgs(ctx, a, 1, "channel_free")) return false;
+  if (Channel* c = FindChannel(ctx, a[0])) {
+    ctx.mem->live -= c->queue.size() * sizeof(RValue);
+    c->queue.clear();
+    c->freed = true;
+  }
+  return true;
+}
+
+// JSON (docs/kodo.md §4.6) with nlohmann-json: handles are Ints, 0 = no value (a parse error),
+// upstream's defaults for a missing key or a wrong type (`""`, 0, -1 for a Bool, 0.0).
+struct JsonTable {
+  std::vector<std::unique_ptr<nlohmann::json>> slots;
+};
+JsonTable& Json(Ctx& ctx) {
+  if (!ctx.json) ctx.json = std::make_shared<JsonTable>();
+  return *static_cast<JsonTable*>(ctx.json.get());
+}
+std::int64_t JsonAdd(Ctx& ctx, nlohmann::json v) {
+  JsonTable& t = Json(ctx);
+  t.slots.push_back(std::make_unique<nlohmann::json>(std::move(v)));
+  ctx.mem->live += 128;
+  return static_cast<std::int64_t>(t.slots.size());
+}
+nlohmann::json* JsonAt(Ctx& ctx, const RValue& h) {
+  JsonTable& t = Json(ctx);
+  if (h.tag != Tag::kInt || h.i <= 0 || static_cast<std::uint64_t>(h.i) > t.slots.size()) {
+    return nullptr;
+  }
+  return t.slots[static_cast<std::size_t>(h.i - 1)].get();
+}
+const nlohmann::json* JsonField(Ctx& ctx, Args& a) {
+  nlohmann::json* j = JsonAt(ctx, a[0]);
+  if (j == nullptr || !j->is_object()) return nullptr;
+  auto it = j->find(a[1].str());
+  return it == j->end() ? nullptr : &*it;
+}
+BUILTIN(BJsonParse) {
+  if (!NeedArgs(ctx, a, 1, "json_parse")) return false;
+  nlohmann::json v = nlohmann::json::parse(a[0].str(), nullptr, /*allow_exceptions=*/false);
+  out = RValue::Int(v.is_discarded() ? 0 : JsonAdd(ctx, std::move(v)));
+  return true;
+}
+BUILTIN(BJsonNewObject) {
+  (void)a;
+  out = RValue::Int(JsonAdd(ctx, nlohmann::json::object()));
+  return true;
+}
+BUILTIN(BJsonFree) {
+  UNUSED_OUT;
+  if (!NeedArgs(ctx, a, 1, "json_free")) return false;
+  if (JsonAt(ctx, a[0]) != nullptr) {
+    Json(ctx).slots[static_cast<std::size_t>(a[0].i - 1)].reset();
+    ctx.mem->live -= 128;
+  }
+  return true;
+}
+BUILTIN(BJsonStringify) {
+  if (!NeedArgs(ctx, a, 1, "json_stringify")) return false;
+  const nlohmann::json* j = JsonAt(ctx, a[0]);
+  out = ctx.Str(j ? j->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) : "");
+  return true;
+}
+BUILTIN(BJsonGetString) {
+  if (!NeedArgs(ctx, a, 2, "json_get_string")) return false;
+  const nlohmann::json* v = JsonField(ctx, a);
+  out = ctx.Str(v && v->is_string() ? v->get<std::string>() : "");
+  return true;
+}
+BUILTIN(BJsonGetInt) {
+  if (!NeedArgs(ctx, a, 2, "json_get_int")) return false;
+  const nlohmann::json* v = JsonField(ctx, a);
+  std::int64_t n = 0;
+  if (v && v->is_number_integer()) {
+    if (v->is_number_unsigned() &&
+        v->get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX)) {
+      n = 0;
+    } else {
+      n = v->get<std::int64_t>();
+    }
+  }
+  out = RValue::Int(n);
+  return true;
+}
+BUILTIN(BJsonGetBool) {
+  if (!NeedArgs(ctx, a, 2, "json_get_bool")) return false;
+  const nlohmann::json* v = JsonField(ctx, a);
+  out = RValue::Int(v && v->is_boolean() ? (v->get<bool>() ? 1 : 0) : -1);
+  return true;
+}
+BUILTIN(BJsonGetFloat) {
+  if (!NeedArgs(ctx, a, 2, "json_get_float")) return false;
+  const nlohmann::json* v = JsonField(ctx, a);
+  out = RValue::Float(v && v->is_number() ? v->get<double>() : 0.0);
+  return true;
+}
+BUILTIN(BJsonGetArray) {
+  if (!NeedArgs(ctx, a, 2, "json_get_array")) return false;
+  const nlohmann::json* v = JsonField(ctx, a);
+  RValue list = NewList(ctx);
+  if (v && v->is_array()) {
+    // Each element becomes a JSON handle of its own, as upstream's list of handles.
+    const nlohmann::json copy = *v;
+    for (const nlohmann::json& e : copy) AsList(list)->Push(RValue::Int(JsonAdd(ctx, e)));
+  }
+  out = list;
+  return true;
+}
+BUILTIN(BJsonGetObject) {
+  if (!NeedArgs(ctx, a, 2, "json_get_object")) return false;
+  const nlohmann::json* v = JsonField(ctx, a);
+  out = RValue::Int(v && v->is_object() ? JsonAdd(ctx, *v) : 0);
+  return true;
+}
+bool JsonSet(Ctx& ctx, Args& a, const char* name, nlohmann::json v) {
+  if (!NeedArgs(ctx, a, 3, name)) return false;
+  nlohmann::json* j = JsonAt(ctx, a[0]);
+  if (j != nullptr && j->is_object()) (*j)[a[1].str()] = std::move(v);
+  return true;
+}
+BUILTIN(BJsonSetString) {
+  UNUSED_OUT;
+  return a.size() >= 3 ? JsonSet(ctx, a, "json_set_string", a[2].str())
+                       : NeedArgs(ctx, a, 3, "json_set_string");
+}
+BUILTIN(BJsonSetInt) {
+  UNUSED_OUT;
+  return a.size() >= 3 ? JsonSet(ctx, a, "json_set_int", a[2].i)
+                       : NeedArgs(ctx, a, 3, "json_set_int");
+}
+BUILTIN(BJsonSetBool) {
+  UNUSED_OUT;
+  return a.size() >= 3 ? JsonSet(ctx, a, "json_set_bool", a[2].i != 0)
+                       : NeedArgs(ctx, a, 3, "json_set_bool");
+}
+BUILTIN(BJsonSetFloat) {
+  UNUSED_OUT;
+  return a.size() >= 3 ? JsonSet(ctx, a, "json_set_float", a[2].f)
+                       : NeedArgs(ctx, a, 3, "json_set_float");
+}
+
+// Regex (docs/kodo.md §4.6) with std::regex, ECMAScript syntax (the common subset of upstream's
+// Rust `regex` crate; no PCRE2 in the build). An invalid pattern gives false / None / the text
+// unchanged, as upstream's. libstdc++'s matcher recurses once or more per character of the
+// subject, so a subject longer than kRegexInlineBytes is matched on a thread whose stack grows
+// with the subject, and one longer than kMaxRegexSubject stops the program with a message.
+constexpr std::size_t kRegexInlineBytes = 1024;
+constexpr std::size_t kMaxRegexSubject = 1u << 20;
+constexpr std::size_t kRegexStackPerByte = 1024;
+
+bool CompileRegex(const std::string& pattern, std::regex& re) {
   try {
     re = std::regex(pattern, std::regex::ECMAScript);
     return true;
   } catch (const std::regex_error&) {
-    return ctx.Trap(kExitAbort, fmt::format("invalid regular expression `{}`", pattern));
+    return false;
   }
 }
+
+struct RegexJob {
+  std::function<void()> body;
+  std::exception_ptr error;
+};
+
+void* RunRegexJob(void* arg) {
+  auto* job = static_cast<RegexJob*>(arg);
+  try {
+    job->body();
+  } catch (...) {
+    job->error = std::current_exception();
+  }
+  return nullptr;
+}
+
+// Runs `body` (which matches against `subject`) with enough stack for libstdc++'s recursion.
+// Returns false (having trapped) when the subject is too long or the match fails.
+bool WithRegexStack(Ctx& ctx, const std::string& subject, const std::function<void()>& body) {
+  if (subject.size() > kMaxRegexSubject) {
+    return ctx.Trap(kExitAbort, fmt::format("regex subject of {} bytes is longer than the {} "
+                                            "bytes this build matches",
+                                            subject.size(), kMaxRegexSubject));
+  }
+  RegexJob job{body, nullptr};
+  if (subject.size() <= kRegexInlineBytes) {
+    RunRegexJob(&job);
+  } else {
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, (1u << 20) + subject.size() * kRegexStackPerByte);
+    pthread_t thread;
+    const bool started = pthread_create(&thread, &attr, RunRegexJob, &job) == 0;
+    pthread_attr_destroy(&attr);
+    if (!started) return ctx.Trap(kExitAbort, "could not start the regex matcher");
+    pthread_join(thread, nullptr);
+  }
+  if (job.error) {
+    // std::regex_error (error_complexity, error_stack) on a pathological pattern.
+    return ctx.Trap(kExitAbort, "regex match too complex");
+  }
+  return true;
+}
+
 BUILTIN(BRegexMatch) {
   if (!NeedArgs(ctx, a, 2, "regex_match")) return false;
   std::regex re;
-  if (!CompileRegex(ctx, a[0].str(), re)) return false;
-  out = RValue::Bool(std::regex_search(a[1].str(), re));
+  bool found = false;
+  if (CompileRegex(a[0].str(), re)) {
+    const std::string& text = a[1].str();
+    if (!WithRegexStack(ctx, text, [&] { found = std::regex_search(text, re); })) return false;
+  }
+  out = RValue::Bool(found);
   return true;
 }
 BUILTIN(BRegexFind) {
   if (!NeedArgs(ctx, a, 2, "regex_find")) return false;
   std::regex re;
-  if (!CompileRegex(ctx, a[0].str(), re)) return false;
-  std::smatch m;
-  const std::string& s = a[1].str();
-  out = std::regex_search(s, m, re) ? Some(ctx, ctx.Str(m.str(0))) : None(ctx);
+  bool found = false;
+  std::string match;
+  if (CompileRegex(a[0].str(), re)) {
+    const std::string& text = a[1].str();
+    if (!WithRegexStack(ctx, text, [&] {
+          std::smatch m;
+          found = std::regex_search(text, m, re);
+          if (found) match = m.str(0);
+        })) {
+      return false;
+    }
+  }
+  out = found ? Some(ctx, ctx.Str(match)) : None(ctx);
   return true;
 }
 BUILTIN(BRegexReplace) {
   if (!NeedArgs(ctx, a, 3, "regex_replace")) return false;
   std::regex re;
-  if (!CompileRegex(ctx, a[0].str(), re)) return false;
-  out = ctx.Str(std::regex_replace(a[1].str(), re, a[2].str()));
+  const std::string& text = a[1].str();
+  std::string result = text;
+  if (CompileRegex(a[0].str(), re)) {
+    if (!WithRegexStack(ctx, text, [&] { result = std::regex_replace(text, re, a[2].str()); })) {
+      return false;
+    }
+  }
+  out = ctx.Str(std::move(result));
   return true;
 }
 
@@ -1223,6 +1473,27 @@ const std::unordered_map<std::string, Builtin>& Table() {
       {"sleep", BSleep},
       {"http_get", BHttpNotAvailable},
       {"http_post", BHttpNotAvailable},
+      {"channel_new", BChannelNew},
+      {"channel_new_bool", BChannelNew},
+      {"channel_new_string", BChannelNew},
+      {"channel_send", BChannelSend},
+      {"channel_send_bool", BChannelSend},
+      {"channel_send_string", BChannelSend},
+      {"channel_free", BChannelFree},
+      {"json_parse", BJsonParse},
+      {"json_new_object", BJsonNewObject},
+      {"json_free", BJsonFree},
+      {"json_stringify", BJsonStringify},
+      {"json_get_string", BJsonGetString},
+      {"json_get_int", BJsonGetInt},
+      {"json_get_bool", BJsonGetBool},
+      {"json_get_float", BJsonGetFloat},
+      {"json_get_array", BJsonGetArray},
+      {"json_get_object", BJsonGetObject},
+      {"json_set_string", BJsonSetString},
+      {"json_set_int", BJsonSetInt},
+      {"json_set_bool", BJsonSetBool},
+      {"json_set_float", BJsonSetFloat},
       {"regex_match", BRegexMatch},
       {"regex_find", BRegexFind},
       {"regex_replace", BRegexReplace},
@@ -1239,11 +1510,42 @@ Builtin FindBuiltin(const std::string& name) {
   const auto& t = Table();
   auto it = t.find(name);
   if (it != t.end()) return it->second;
-  // HTTP servers, databases and JSON handles: a clear error, not a crash.
-  if (name.rfind("http_", 0) == 0 || name.rfind("db_", 0) == 0 || name.rfind("json_", 0) == 0) {
-    return BNotAvailable;
-  }
+  // HTTP servers and databases: a clear error, not a crash.
+  if (name.rfind("http_", 0) == 0) return BHttpServerNotAvailable;
+  if (name.rfind("db_", 0) == 0) return BDbNotAvailable;
   return nullptr;
+}
+
+namespace {
+struct ReleaseQueue {
+  std::vector<std::shared_ptr<HeapObj>> pending;
+  bool draining = false;
+};
+thread_local ReleaseQueue g_release;
+
+void Drain() {
+  if (g_release.draining) return;
+  g_release.draining = true;
+  while (!g_release.pending.empty()) {
+    std::shared_ptr<HeapObj> next = std::move(g_release.pending.back());
+    g_release.pending.pop_back();
+    next.reset();  // its destructor queues its children; this loop frees them
+  }
+  g_release.draining = false;
+}
+}  // namespace
+
+void ReleaseChildren(std::vector<RValue>& items) {
+  for (RValue& v : items) {
+    if (v.o) g_release.pending.push_back(std::move(v.o));
+  }
+  Drain();
+}
+
+void ReleaseChild(std::shared_ptr<HeapObj>& child) {
+  if (!child) return;
+  g_release.pending.push_back(std::move(child));
+  Drain();
 }
 
 // Recursion over nested values is bounded by how deep a program can nest values it builds

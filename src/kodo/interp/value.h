@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -32,6 +33,7 @@ enum class Tag : std::uint8_t {
   kFunc,
   kIter,
   kBuilder,
+  kFuture,
 };
 
 // Live bytes of runtime objects, for RunOptions::max_memory_bytes.
@@ -52,6 +54,15 @@ struct HeapObj {
   std::shared_ptr<MemCounter> mem;
   std::uint64_t accounted;
 };
+
+struct RValue;
+
+// Releases the heap objects `items` refer to without recursion on the host stack: a destructor
+// that would free a child moves it to a per-thread queue, and the outermost release drains that
+// queue one object at a time. So a list nested a million levels deep, or a long linked chain of
+// structs and enums, is destroyed iteratively (runtime.cc).
+void ReleaseChildren(std::vector<RValue>& items);
+void ReleaseChild(std::shared_ptr<HeapObj>& child);
 
 struct RValue {
   Tag tag = Tag::kUnit;
@@ -101,6 +112,7 @@ struct StrObj : HeapObj {
 
 struct ListObj : HeapObj {
   explicit ListObj(std::shared_ptr<MemCounter> m) : HeapObj(std::move(m)) {}
+  ~ListObj() override { ReleaseChildren(items); }
   void Push(RValue v) {
     items.push_back(std::move(v));
     Account(sizeof(RValue));
@@ -111,6 +123,10 @@ struct ListObj : HeapObj {
 // Map and Set: insertion-ordered, keyed by Int or String (docs/decisions/0062).
 struct MapObj : HeapObj {
   explicit MapObj(std::shared_ptr<MemCounter> m) : HeapObj(std::move(m)) {}
+  ~MapObj() override {
+    ReleaseChildren(keys);
+    ReleaseChildren(vals);
+  }
   std::vector<RValue> keys;
   std::vector<RValue> vals;
   std::unordered_map<std::string, std::size_t> index;
@@ -118,6 +134,7 @@ struct MapObj : HeapObj {
 
 struct StructObj : HeapObj {
   explicit StructObj(std::shared_ptr<MemCounter> m) : HeapObj(std::move(m)) {}
+  ~StructObj() override { ReleaseChildren(fields); }
   std::string name;
   const std::vector<std::string>* field_names = nullptr;  // in the MIR program
   std::vector<RValue> fields;
@@ -125,6 +142,7 @@ struct StructObj : HeapObj {
 
 struct EnumObj : HeapObj {
   explicit EnumObj(std::shared_ptr<MemCounter> m) : HeapObj(std::move(m)) {}
+  ~EnumObj() override { ReleaseChildren(payload); }
   std::string enum_name;
   std::string variant;
   std::int64_t disc = 0;
@@ -133,12 +151,14 @@ struct EnumObj : HeapObj {
 
 struct ClosureObj : HeapObj {
   explicit ClosureObj(std::shared_ptr<MemCounter> m) : HeapObj(std::move(m)) {}
+  ~ClosureObj() override { ReleaseChildren(captures); }
   int fn = 0;
   std::vector<RValue> captures;
 };
 
 struct IterObj : HeapObj {
   explicit IterObj(std::shared_ptr<MemCounter> m) : HeapObj(std::move(m)) {}
+  ~IterObj() override;
   std::shared_ptr<HeapObj> source;  // a ListObj, or a snapshot list
   std::size_t next = 0;
   RValue current;
@@ -147,6 +167,27 @@ struct IterObj : HeapObj {
 struct BuilderObj : HeapObj {
   explicit BuilderObj(std::shared_ptr<MemCounter> m) : HeapObj(std::move(m)) {}
   std::string s;
+};
+
+// The future of an `async fn` call: done once its task returned.
+struct FutureObj : HeapObj {
+  explicit FutureObj(std::shared_ptr<MemCounter> m) : HeapObj(std::move(m)) {}
+  ~FutureObj() override;
+  bool done = false;
+  RValue value;
+};
+
+inline IterObj::~IterObj() {
+  ReleaseChild(source);
+  ReleaseChild(current.o);
+}
+inline FutureObj::~FutureObj() { ReleaseChild(value.o); }
+
+// A channel (docs/kodo.md §4.9): unbounded like upstream's `mpsc::channel`, a handle is an Int
+// (upstream's counter, from 0), `channel_free` closes it.
+struct Channel {
+  std::deque<RValue> queue;
+  bool freed = false;
 };
 
 inline const std::string& RValue::str() const {
@@ -168,6 +209,9 @@ struct Ctx {
   // property-test generator's state.
   bool test_failed = false;
   std::uint64_t prop_rng = 0;
+  std::vector<Channel> channels;
+  // JSON handles (runtime.cc owns the type; handle n is slot n - 1, 0 means "no value").
+  std::shared_ptr<void> json;
 
   RValue Str(std::string s) { return RValue::Obj(Tag::kStr, std::make_shared<StrObj>(mem, s)); }
   void Out(std::string_view s) {

@@ -146,6 +146,7 @@ class FnBuilder {
   Result<Operand> Closure(const ast::Expr& e);
   Result<Operand> Interp(const ast::Expr& e, int depth);
   Status ForIn(const ast::Stmt& s, int depth);
+  Status Select(const ast::Stmt& s, int depth);
   Status For(const ast::Stmt& s, int depth);
   // Emits the tests of `p` against `subject`; falls through in a new current block on a match,
   // branches to `fail` otherwise. Binds the pattern's names in the current scope.
@@ -170,6 +171,7 @@ class FnBuilder {
   BlockId exit_ = 0;
   bool returns_result_ = false;
   std::string ret_base_;
+  LocalId parallel_group_ = kNoLocal;  // the enclosing `parallel` statement's group
 };
 
 class ModuleLowerer {
@@ -714,21 +716,83 @@ Status FnBuilder::Stmt(const ast::Stmt& s, int depth) {
       m_.AddFunction(task.Take());
       const LocalId handle = NewLocal("Fn");
       Call(handle, "kodo_closure_new", std::move(args));
-      Call(kNoLocal, "kodo_spawn", {Value::Local(handle)});
+      // Inside `parallel` the task joins the statement's group (upstream's runtime hooks).
+      if (parallel_group_ != kNoLocal) {
+        Call(kNoLocal, "kodo_parallel_spawn",
+             {Value::Local(parallel_group_), Value::Local(handle)});
+      } else {
+        Call(kNoLocal, "kodo_spawn", {Value::Local(handle)});
+      }
       return Status::Ok();
     }
     case StmtKind::kParallel: {
+      const LocalId group = NewLocal("Int");
+      Call(group, "kodo_parallel_begin", {});
+      const LocalId saved = parallel_group_;
+      parallel_group_ = group;
       Push();
-      for (const ast::Stmt& inner : s.body.stmts) RETURN_IF_ERROR(Stmt(inner, depth + 1));
+      for (const ast::Stmt& inner : s.body.stmts) {
+        Status st = Stmt(inner, depth + 1);
+        if (!st.ok()) {
+          parallel_group_ = saved;
+          return st;
+        }
+      }
       Pop();
-      Call(kNoLocal, "kodo_join", {});
+      parallel_group_ = saved;
+      Call(kNoLocal, "kodo_parallel_join", {Value::Local(group)});
       return Status::Ok();
     }
     case StmtKind::kSelect:
-      return Err("`select` is not supported by the lowering yet");
+      return Select(s, depth);
     case StmtKind::kForall:
       return Err("`forall` outside a test is not supported");
   }
+  return Status::Ok();
+}
+
+// `select { ch => |v: T| { ... } ... }` over 2 or 3 channels: upstream's
+// `channel_select_2`/`channel_select_3` give the index of the first channel (in arm order) that
+// holds a value, waiting until one does; the chosen arm then receives from its channel.
+Status FnBuilder::Select(const ast::Stmt& s, int depth) {
+  const auto& arms = s.extra->select_arms;
+  if (arms.size() < 2 || arms.size() > 3) {
+    return Err(fmt::format("`select` over {} channels (2 or 3 are supported)", arms.size()));
+  }
+  std::vector<Value> channels;
+  for (const ast::SelectArm& arm : arms) {
+    ASSIGN_OR_RETURN(Operand c, Expr(arm.channel, depth + 1));
+    channels.push_back(Temp(c.v, c.ty));
+  }
+  const LocalId index = NewLocal("Int");
+  Call(index, arms.size() == 2 ? "channel_select_2" : "channel_select_3", channels);
+  const BlockId join = NewBlock();
+  for (std::size_t i = 0; i < arms.size(); ++i) {
+    const ast::SelectArm& arm = arms[i];
+    const BlockId body = NewBlock();
+    const BlockId next = NewBlock();
+    Branch(
+        Temp(Value::Bin(BinOp::kEq, Value::Local(index), Value::Int(static_cast<std::int64_t>(i))),
+             "Bool"),
+        body, next);
+    SetBlock(body);
+    Push();
+    const std::string ty = m_.BaseOf(arm.ty);
+    const LocalId v = NewLocal(ty, arm.binding);
+    Call(v,
+         ty == "String" ? "channel_recv_string"
+         : ty == "Bool" ? "channel_recv_bool"
+                        : "channel_recv",
+         {channels[i]});
+    Bind(arm.binding, v);
+    ASSIGN_OR_RETURN(Operand ignored, Block(arm.body, depth + 1));
+    (void)ignored;
+    Pop();
+    Goto(join);
+    SetBlock(next);
+  }
+  Goto(join);
+  SetBlock(join);
   return Status::Ok();
 }
 
@@ -1183,8 +1247,14 @@ Result<Operand> FnBuilder::Expr(const ast::Expr& e, int depth) {
           Temp(Value::Bin(BinOp::kEq, Temp(std::move(d), "Int"), Value::Int(disc)), "Bool"),
           "Bool"};
     }
-    case ExprKind::kAwait:
-      return Expr(e.operands[0], depth + 1);
+    case ExprKind::kAwait: {
+      // A call of an `async fn` gives a future (the interpreter starts a task for it);
+      // `kodo_await` waits for it and gives its value (any other value passes through).
+      ASSIGN_OR_RETURN(Operand f, Expr(e.operands[0], depth + 1));
+      const LocalId v = NewLocal("");
+      Call(v, "kodo_await", {f.v});
+      return Operand{Value::Local(v), ""};
+    }
     case ExprKind::kStringInterp:
       return Interp(e, depth);
     case ExprKind::kTupleLit: {
@@ -1260,6 +1330,7 @@ Status ModuleLowerer::LowerOne(const ast::Function& f, const std::string& name,
   RETURN_IF_ERROR(b.LowerFunction(f, self_type, invariants_));
   Function fn = b.Take();
   fn.injected = injected;
+  fn.is_async = f.is_async;
   generated_.push_back(std::move(fn));
   if (!f.requires_.empty() || !invariants_.empty()) {
     if (injected || f.requires_.empty()) return Status::Ok();
@@ -1293,6 +1364,112 @@ Status ModuleLowerer::LowerOne(const ast::Function& f, const std::string& name,
   return Status::Ok();
 }
 
+// Intents (docs/kodo.md §4.7), as upstream's `build` resolves them: each intent names a strategy
+// whose keys are fixed; `console_app` and `math_module` generate functions (written here as Kōdo
+// source and lowered like the user's), the other strategies generate nothing in this build.
+struct IntentStrategy {
+  const char* name;
+  std::vector<const char*> keys;
+};
+
+const std::vector<IntentStrategy>& IntentStrategies() {
+  static const auto* strategies = new std::vector<IntentStrategy>{
+      {"console_app", {"greeting", "entry_point"}},
+      {"math_module", {"functions"}},
+      {"serve_http", {"port", "routes"}},
+      {"database", {"driver", "tables", "queries"}},
+      {"json_api", {"routes", "models", "port", "base_path", "endpoints"}},
+      {"cache", {"strategy", "max_size"}},
+      {"queue", {"backend", "topics"}},
+      {"cli", {"name", "version", "commands"}},
+      {"http_server", {"port", "routes", "not_found"}},
+      {"file_processor", {"input", "output", "transform"}},
+      {"worker", {"task", "max_iterations", "on_error"}},
+  };
+  return *strategies;
+}
+
+std::string KodoStringLiteral(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (c == '\n') {
+      out += "\\n";
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+// Returns the Kōdo source of the functions `module`'s intents generate (empty when none), or
+// upstream's resolver error (E0400 unknown intent, E0402 unknown key).
+Result<std::string> IntentSource(const ast::Module& module) {
+  std::string fns;
+  std::set<std::string> generated;
+  auto exists = [&](const std::string& name) {
+    if (generated.count(name) > 0) return true;
+    for (const ast::Function& f : module.functions) {
+      if (f.name == name) return true;
+    }
+    return false;
+  };
+  for (const ast::IntentDecl& intent : module.intent_decls) {
+    const IntentStrategy* strategy = nullptr;
+    for (const IntentStrategy& s : IntentStrategies()) {
+      if (intent.name == s.name) strategy = &s;
+    }
+    if (strategy == nullptr) {
+      return Status::InvalidArgument(
+          fmt::format("resolver error: no resolver found for intent `{}` (E0400)", intent.name));
+    }
+    for (const ast::IntentConfigEntry& e : intent.config) {
+      bool known = false;
+      for (const char* k : strategy->keys) known = known || e.key == k;
+      if (!known) {
+        return Status::InvalidArgument(
+            fmt::format("resolver error: unknown configuration key `{}` for intent `{}` (E0402)",
+                        e.key, intent.name));
+      }
+    }
+    auto string_key = [&](const char* key, const char* fallback) {
+      for (const ast::IntentConfigEntry& e : intent.config) {
+        if (e.key == key && e.value.kind == ast::IntentValueKind::kStringLit) return e.value.text;
+      }
+      return std::string(fallback);
+    };
+    if (intent.name == "console_app") {
+      const std::string entry = string_key("entry_point", "kodo_main");
+      if (exists(entry)) continue;
+      generated.insert(entry);
+      fns += fmt::format("fn {}() {{\n println({})\n}}\n", entry,
+                         KodoStringLiteral(string_key("greeting", "Hello from Kōdo!")));
+    } else if (intent.name == "math_module") {
+      for (const ast::IntentConfigEntry& e : intent.config) {
+        if (e.key != "functions" || e.value.kind != ast::IntentValueKind::kList) continue;
+        for (const ast::IntentConfigValue& item : e.value.list) {
+          if (item.kind != ast::IntentValueKind::kFnRef) continue;
+          const std::string& n = item.text;
+          const char* op = n == "add"        ? "+"
+                           : n == "sub"      ? "-"
+                           : n == "mul"      ? "*"
+                           : n == "safe_div" ? "/"
+                                             : nullptr;
+          if (op == nullptr || exists(n)) continue;
+          generated.insert(n);
+          fns += fmt::format("fn {}(a: Int, b: Int) -> Int{} {{\n return a {} b\n}}\n", n,
+                             n == "safe_div" ? " requires { b != 0 }" : "", op);
+        }
+      }
+    }
+  }
+  if (fns.empty()) return std::string();
+  return "module __intents {\n meta { purpose: \"functions generated by intents\" }\n" + fns +
+         "}\n";
+}
+
 Result<Program> ModuleLowerer::Run() {
   for (const sema::BuiltinSignature& b : sema::Builtins()) builtins_[std::string(b.name)] = &b;
   enums_["Option"] = EnumInfo{{"Some", "None"}};
@@ -1316,10 +1493,32 @@ Result<Program> ModuleLowerer::Run() {
   }
   for (const ast::InvariantDecl& inv : module_.invariants) invariants_.push_back(&inv.condition);
 
+  // Functions generated by intents (docs/kodo.md §4.7), lowered as the user's own.
+  std::optional<SourceBuffer> intent_source;
+  std::optional<parse::ParseResult> intents;
+  if (options_.resolve_intents && !module_.intent_decls.empty()) {
+    ASSIGN_OR_RETURN(std::string text, IntentSource(module_));
+    if (!text.empty()) {
+      ASSIGN_OR_RETURN(SourceBuffer src, SourceBuffer::Create(0, "<intents>", std::move(text)));
+      intent_source.emplace(std::move(src));
+      ASSIGN_OR_RETURN(parse::ParseResult parsed, parse::ParseModule(*intent_source));
+      if (!parsed.ok()) return Status::Internal("the functions generated by intents do not parse");
+      intents.emplace(std::move(parsed));
+      for (const ast::Function& f : intents->module->functions) {
+        fns_[f.name] = FnInfo{BaseOf(f.return_type)};
+      }
+    }
+  }
+
   Program program;
   program.module = module_.name;
   for (const ast::Function& f : module_.functions) {
     RETURN_IF_ERROR(LowerOne(f, f.name, "", false));
+  }
+  if (intents) {
+    for (const ast::Function& f : intents->module->functions) {
+      RETURN_IF_ERROR(LowerOne(f, f.name, "", false));
+    }
   }
   for (const ast::ImplBlock& impl : module_.impl_blocks) {
     std::set<std::string> defined;
@@ -1375,7 +1574,9 @@ Result<Program> ModuleLowerer::Run() {
   }
   for (const ast::ActorDecl& a : module_.actor_decls) {
     for (const ast::Function& h : a.handlers) {
+      const std::size_t at = generated_.size();
       RETURN_IF_ERROR(LowerOne(h, fmt::format("{}_{}", a.name, h.name), a.name, false));
+      generated_[at].actor_handler = true;
     }
   }
   if (prelude) {

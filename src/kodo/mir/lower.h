@@ -12,10 +12,14 @@
 // Generic functions are lowered once, not monomorphised: the interpreter is dynamically typed,
 // so one body serves every instantiation (docs/decisions/0062-kodo-mir-interp.md).
 //
-// Not lowered (an Unsupported status naming the construct): `select`, `forall` outside tests,
-// intents. `spawn` lowers to a queued closure (`kodo_spawn`), `parallel` joins its tasks
-// (`kodo_join`), async calls run eagerly and `.await` is the identity, actor handlers are plain
-// functions called synchronously.
+// Not lowered (an Unsupported status naming the construct): `select` over other than 2 or 3
+// channels, `forall` outside tests. Concurrency (docs/decisions/0067): `spawn` lowers to a
+// closure passed to `kodo_spawn`; `parallel` to `g = kodo_parallel_begin()`, its spawns to
+// `kodo_parallel_spawn(g, closure)` and its end to `kodo_parallel_join(g)`; `select` to
+// `channel_select_2/3(channels...)` giving the arm's index, then `channel_recv*` in the arm;
+// `.await` to `kodo_await(value)`. An `async fn` is marked Function::is_async and an actor
+// handler Function::actor_handler: the interpreter turns their calls into a task (a future) and
+// a queued message.
 //
 // Thread safety: pure function of its arguments.
 #pragma once
@@ -32,6 +36,10 @@ struct LowerOptions {
   // Inject the builtin methods written in Kōdo (docs/kodo.md §7.6). They are marked
   // Function::injected and not printed.
   bool inject_builtins = true;
+  // Resolve intents as upstream's `build` does (docs/kodo.md §4.7): `console_app` and
+  // `math_module` generate functions the module lacks; an unknown intent or key is an error.
+  // Off for `kodo.build`, which ignores intents as upstream's MCP server does.
+  bool resolve_intents = false;
 };
 
 // Lowers `module`, which the checker accepted. Errors: Unsupported for a construct the

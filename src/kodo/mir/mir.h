@@ -111,6 +111,11 @@ struct Function {
   std::vector<LocalDecl> locals;
   std::vector<BasicBlock> blocks;
   bool injected = false;  // a builtin method written in Kōdo (docs/kodo.md §7.6)
+  // An `async fn`: a call starts a task and gives a future, which `kodo_await` waits for
+  // (docs/kodo.md §7.6, docs/decisions/0067).
+  bool is_async = false;
+  // An actor's handler (`Actor_handler`): a call queues a message, run by the scheduler.
+  bool actor_handler = false;
 };
 
 struct StructLayout {

@@ -65,6 +65,28 @@ TEST(MirLower, RequiresGetValidateFunctionAndFailureBranch) {
   EXPECT_NE(Print(p).find("requires clause 1 failed in function `f`"), std::string::npos);
 }
 
+// Concurrency lowers to upstream's runtime hooks (docs/kodo.md §7.6, decision 0067).
+TEST(MirLower, ConcurrencyLowersToRuntimeHooks) {
+  Program p = LowerText(
+      "async fn f() -> Int { return 1 }\n"
+      "actor A {\n n: Int\n fn h(self, x: Int) { print_int(x) }\n}\n"
+      "fn main() {\n let a: Channel<Int> = channel_new()\n let b: Channel<Int> = channel_new()\n"
+      " parallel { spawn { channel_send(a, 1) } }\n"
+      " select {\n  a => |v: Int| { print_int(v) }\n  b => |w: Int| { print_int(w) }\n }\n"
+      " let r = f().await\n}");
+  const std::string text = Print(p);
+  for (const char* hook : {"kodo_parallel_begin", "kodo_parallel_spawn", "kodo_parallel_join",
+                           "channel_select_2", "channel_recv", "kodo_await"}) {
+    EXPECT_NE(text.find(hook), std::string::npos) << hook;
+  }
+  EXPECT_EQ(text.find("kodo_join"), std::string::npos);
+  ASSERT_GE(p.Find("f"), 0);
+  EXPECT_TRUE(p.functions[static_cast<std::size_t>(p.Find("f"))].is_async);
+  ASSERT_GE(p.Find("A_h"), 0);
+  EXPECT_TRUE(p.functions[static_cast<std::size_t>(p.Find("A_h"))].actor_handler);
+  EXPECT_FALSE(p.functions[static_cast<std::size_t>(p.Find("main"))].is_async);
+}
+
 TEST(MirLower, UnsupportedConstructsSayWhere) {
   const std::string text =
       "module t {\n meta { purpose: \"t\" }\n fn main() { let ch = channel_new()\n"

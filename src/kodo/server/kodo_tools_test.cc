@@ -128,6 +128,18 @@ TEST_F(KodoToolsTest, BuildLowersToMirAndConfidenceReportAnswers) {
   EXPECT_EQ(parse["phase"], "parse");
 }
 
+// kodo.build lowers and never runs the program (docs/decisions/0067): a `main` that never ends
+// and would print does not delay or change the answer.
+TEST_F(KodoToolsTest, BuildDoesNotRunTheProgram) {
+  const char* forever =
+      "module spin {\n meta { purpose: \"spin\" }\n"
+      " fn main() { println(\"ran\")\n while true { } }\n}\n";
+  Json build = Structured(Call("kodo.build", {{"source", forever}}));
+  EXPECT_EQ(build["status"], "ok");
+  EXPECT_EQ(build["function_count"], 1);
+  EXPECT_EQ(build.dump().find("ran"), std::string::npos);
+}
+
 TEST_F(KodoToolsTest, ExplainDescribeAnnotateAndFix) {
   Json explain = Structured(Call("kodo.explain", {{"code", "E0200"}}));
   EXPECT_EQ(explain["title"], "Type Error");
