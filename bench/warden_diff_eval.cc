@@ -54,6 +54,10 @@ struct PairResult {
   std::int64_t code_mismatch = 0;  // named/stripped twins whose code hashes differ (should be 0)
   std::array<PassScore, diff::kPassCount> passes{};
   std::vector<std::string> wrong;  // "pass: from name -> to name", in `to` index order
+  // Functions in both versions that the diff left unpaired (or paired wrongly), by the smaller
+  // side's instruction count: < 5 (no keyed pass but exact and stable_id), 5-9 (no fuzzy),
+  // >= 10.
+  std::array<std::int64_t, 3> missed{};
   PassScore Total() const {
     PassScore t;
     for (std::size_t p = 1; p < diff::kPassCount; ++p) {
@@ -129,6 +133,18 @@ Result<PairResult> Evaluate(base::Env& env, const fs::path& work, const PairSpec
     if (present.count(name)) ++result.in_both;
   }
   const diff::DiffReport report = diff::ComputeDiff(from_side, to_side);
+  std::map<std::string, std::uint32_t> from_size, to_size;
+  for (const auto& r : from_side.functions) {
+    if (auto it = from_names.find(r.func_index); it != from_names.end()) {
+      from_size[it->second] = r.instruction_count;
+    }
+  }
+  for (const auto& r : to_side.functions) {
+    if (auto it = to_names.find(r.func_index); it != to_names.end()) {
+      to_size[it->second] = r.instruction_count;
+    }
+  }
+  std::map<std::string, bool> found;  // names in both -> paired correctly
   for (const diff::Change& c : report.changes) {
     if (!c.from_index || !c.to_index) continue;
     PassScore& s = result.passes[static_cast<std::size_t>(c.pass)];
@@ -139,11 +155,18 @@ Result<PairResult> Evaluate(base::Env& env, const fs::path& work, const PairSpec
     ++s.judged;
     if (f->second == t->second) {
       ++s.correct;
+      found[f->second] = true;
     } else {
       result.wrong.push_back(fmt::format("{} ({:.3f}): {} [{}] -> {} [{}]", diff::PassName(c.pass),
                                          c.score, f->second, *c.from_index, t->second,
                                          *c.to_index));
     }
+  }
+  for (const auto& [name, size] : to_size) {
+    auto f = from_size.find(name);
+    if (f == from_size.end() || found.count(name)) continue;
+    const std::uint32_t n = std::min(size, f->second);
+    ++result.missed[n < 5 ? 0 : n < 10 ? 1 : 2];
   }
   return result;
 }
@@ -179,6 +202,9 @@ void Print(const PairSpec& spec, const PairResult& r) {
                     : 0.0),
       fuzzy_judged ? Pct(static_cast<double>(r.passes[5].correct) / fuzzy_judged)
                    : std::string("-"));
+  fmt::print(
+      "  in both but not paired correctly: {} under 5 instructions, {} of 5-9, {} of 10 or more\n",
+      r.missed[0], r.missed[1], r.missed[2]);
   for (std::size_t i = 0; i < r.wrong.size() && i < 12; ++i) {
     fmt::print("  wrong pair: {}\n", r.wrong[i]);
   }
