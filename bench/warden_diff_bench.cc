@@ -2,7 +2,11 @@
 // functions diffed in <= 1 s): the time of `diff` next to the ingest time of the same module,
 // in the same run. Not a test: bench/run_warden_diff gives the figures of record.
 //
-//   warden_diff_bench <workdir> <from.wasm> [<to.wasm>] [--runs N]
+//   warden_diff_bench <workdir> <from.wasm> [<to.wasm>] [--runs N] [--repeat K]
+//
+// Each run ingests once, then times the diff's phases K times (default 5) on the same KB and
+// prints medians of wall and CPU time, and a digest of the full report (equal digests: equal
+// results, e.g. before and after a speed-up).
 //
 // With two modules it ingests both and diffs them (a real pair, e.g. sql.js 1.8.0 -> 1.16.0;
 // no ground truth: the pairing rate per pass is printed). With one module it ingests it as v1
