@@ -2,7 +2,11 @@
 // functions diffed in <= 1 s): the time of `diff` next to the ingest time of the same module,
 // in the same run. Not a test: bench/run_warden_diff gives the figures of record.
 //
-//   warden_diff_bench <workdir> <from.wasm> [<to.wasm>] [--runs N]
+//   warden_diff_bench <workdir> <from.wasm> [<to.wasm>] [--runs N] [--repeat K]
+//
+// Each run ingests once, then times the diff's phases K times (default 5) on the same KB and
+// prints medians of wall and CPU time, and a digest of the full report (equal digests: equal
+// results, e.g. before and after a speed-up).
 //
 // With two modules it ingests both and diffs them (a real pair, e.g. sql.js 1.8.0 -> 1.16.0;
 // no ground truth: the pairing rate per pass is printed). With one module it ingests it as v1
@@ -18,7 +22,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <ctime>
 #include <map>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -36,6 +42,35 @@ using Clock = std::chrono::steady_clock;
 
 double Since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+double CpuNow() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+// Wall and CPU time since the previous lap.
+class Timer {
+ public:
+  void Lap(std::vector<double>& wall, std::vector<double>& cpu) {
+    const auto now = Clock::now();
+    const double c = CpuNow();
+    wall.push_back(std::chrono::duration<double>(now - wall_).count());
+    if (&cpu != &wall) cpu.push_back(c - cpu_);
+    wall_ = Clock::now();
+    cpu_ = CpuNow();
+  }
+
+ private:
+  Clock::time_point wall_ = Clock::now();
+  double cpu_ = CpuNow();
+};
+
+double Median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
 }
 
 void Fail(const Status& s) {
@@ -123,16 +158,21 @@ std::vector<warden::kb::FunctionRecord> MakeV2(const std::vector<warden::kb::Fun
 int main(int argc, char** argv) {
   std::vector<std::string> args;
   int runs = 3;
+  int repeat = 5;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--runs" && i + 1 < argc) {
       runs = std::atoi(argv[++i]);
+    } else if (a == "--repeat" && i + 1 < argc) {
+      repeat = std::max(1, std::atoi(argv[++i]));
     } else {
       args.push_back(a);
     }
   }
   if (args.size() < 2 || args.size() > 3) {
-    std::fputs("usage: warden_diff_bench <workdir> <from.wasm> [<to.wasm>] [--runs N]\n", stderr);
+    std::fputs(
+        "usage: warden_diff_bench <workdir> <from.wasm> [<to.wasm>] [--runs N] [--repeat K]\n",
+        stderr);
     return 2;
   }
   const std::string db = args[0] + "/diff_bench.db";
@@ -173,31 +213,46 @@ int main(int argc, char** argv) {
       if (!stored.ok()) Fail(stored.status());
       v2 = stored->version_id;
     }
-    t = Clock::now();
-    Result<warden::diff::VersionSide> from = warden::diff::LoadSide(**kb, r1->store.version_id);
-    Result<warden::diff::VersionSide> to = warden::diff::LoadSide(**kb, v2);
-    if (!from.ok() || !to.ok()) Fail(from.ok() ? to.status() : from.status());
-    const double load_s = Since(t);
-    t = Clock::now();
-    const warden::diff::DiffReport report = warden::diff::ComputeDiff(*from, *to);
-    const double compute_s = Since(t);
-    t = Clock::now();
-    const std::string md = warden::diff::RenderChangelog(report);
-    const double changelog_s = Since(t);
-    t = Clock::now();
-    const std::string json = warden::diff::StoredReportJson(report);
-    const double json_s = Since(t);
-    t = Clock::now();
-    Result<warden::diff::DiffRun> whole = warden::diff::RunDiff(**kb, r1->store.version_id, v2);
-    if (!whole.ok()) Fail(whole.status());
-    const double diff_s = Since(t);
+    // The diff phases, `repeat` times on the same KB: medians of wall and CPU time (the machine
+    // is shared, so CPU time says more than wall time under load).
+    std::vector<double> load_w, load_c, pass_w, pass_c, md_w, json_w, diff_w, diff_c;
+    std::optional<warden::diff::VersionSide> from, to;
+    warden::diff::DiffReport report;
+    std::string md, json;
+    for (int k = 0; k < repeat; ++k) {
+      Timer timer;
+      Result<warden::diff::VersionSide> f = warden::diff::LoadSide(**kb, r1->store.version_id);
+      Result<warden::diff::VersionSide> g = warden::diff::LoadSide(**kb, v2);
+      if (!f.ok() || !g.ok()) Fail(f.ok() ? g.status() : f.status());
+      timer.Lap(load_w, load_c);
+      report = warden::diff::ComputeDiff(*f, *g);
+      timer.Lap(pass_w, pass_c);
+      md = warden::diff::RenderChangelog(report);
+      timer.Lap(md_w, md_w);
+      json = warden::diff::StoredReportJson(report);
+      timer.Lap(json_w, json_w);
+      Result<warden::diff::DiffRun> whole = warden::diff::RunDiff(**kb, r1->store.version_id, v2);
+      if (!whole.ok()) Fail(whole.status());
+      timer.Lap(diff_w, diff_c);
+      from = std::move(*f);
+      to = std::move(*g);
+    }
+    const double diff_s = Median(diff_w);
+    const double load_s = Median(load_w), compute_s = Median(pass_w);
+    const double changelog_s = Median(md_w), json_s = Median(json_w);
+    // Identical results before and after a change: the digest of the full report.
+    const std::uint64_t digest = base::XxHash3_64(warden::diff::ReportJson(report, true));
 
     fmt::print("run {}: {} defined -> {} defined\n", run, from->functions.size(),
                to->functions.size());
     fmt::print("  ingest v1        {:.3f} s{}\n", ingest_s,
                args.size() == 3 ? fmt::format("   ingest v2 {:.3f} s", ingest2_s) : "");
-    fmt::print("  diff (warden diff: load, passes, changelog, store) {:.3f} s  = {:.2f}x ingest\n",
-               diff_s, diff_s / ingest_s);
+    fmt::print(
+        "  diff (warden diff: load, passes, changelog, store) {:.3f} s  = {:.2f}x ingest; CPU "
+        "{:.3f} s (median of {})\n",
+        diff_s, diff_s / ingest_s, Median(diff_c), repeat);
+    fmt::print("    CPU: load both {:.3f} s, passes {:.3f} s; report digest {:016x}\n",
+               Median(load_c), Median(pass_c), digest);
     fmt::print(
         "    load both {:.3f} s, passes {:.3f} s, changelog {:.3f} s ({} bytes), stored report "
         "JSON "

@@ -439,7 +439,8 @@ function assertShape(obj, shape, what) {
     assert.ok(ok, `${what}.${key}: ${t} (${JSON.stringify(obj[key])}) is not ${allowed}`);
   }
 }
-const VERSION_SHAPE = { id: 'int', label: 'string', emscripten_version: 'string|null', functions: 'int', shared_memory: 'bool' };
+const VERSION_SHAPE = { id: 'int', label: 'string', emscripten_version: 'string|null', functions: 'int', shared_memory: 'bool',
+  producers: 'object|null', target_features: 'array|null' };
 const FUNCTION_SHAPE = { index: 'int', stable_id: 'string', type: 'string|null', name: 'string|null', provenance: 'string|null', confidence: 'float|null' };
 const FACTS_SHAPE = { func_index: 'int', stable_id: 'string', type_signature: 'string', call_targets: 'array', referenced_strings: 'array',
   raw_name: 'string|null', instruction_mnemonics: 'array', is_exported: 'bool', oracle: 'object|null' };
@@ -465,8 +466,11 @@ async function exerciseTools(client) {
   const id = versions.find((v) => v.label === 'v1').id;
   const cov = await client.callTool({ name: 'coverage', arguments: { version_id: id } });
   assert.deepEqual(Object.keys(cov.structuredContent), ['defined', 'named', 'coverage_pct', 'oracle_named', 'human_named', 'agent_named',
-    'placeholder_named', 'real_named', 'real_coverage_pct']);
+    'placeholder_named', 'real_named', 'real_coverage_pct', 'producers', 'target_features']);
   assert.deepEqual(JSON.parse(textOf(cov)), cov.structuredContent);
+  // The toolchain sections as `warden versions --json` and `coverage --json` show them.
+  assert.deepEqual([cov.structuredContent.producers, cov.structuredContent.target_features], [{}, []]);
+  assert.deepEqual(versions.map((v) => [v.producers, v.target_features]), [[{}, []], [{}, []]]);
   const all = (await client.callTool({ name: 'list_functions', arguments: { version_id: id } })).structuredContent;
   assert.deepEqual(Object.keys(all), ['functions', 'next_cursor']);
   assert.equal(all.functions.length, 4);

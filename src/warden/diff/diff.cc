@@ -94,6 +94,37 @@ identity::FunctionIdentity ToIdentity(const kb::FunctionRecord& r) {
   return f;
 }
 
+// The passes key their hash tables on 64-bit hashes of the keys of docs/warden.md §9.1, not on
+// the keys' text: no key string is built per function and pass. Two different keys share a
+// hash with a probability of about n^2 / 2^64 (1e-11 for 2 x 22,000 functions); the effect
+// would be one pair refused as ambiguous, not a wrong pair, since a slot pairs only when it
+// holds exactly one function of each side.
+class KeyHasher {
+ public:
+  KeyHasher& Add(std::uint64_t v) {
+    char bytes[sizeof(v)];
+    std::memcpy(bytes, &v, sizeof(v));
+    buffer_.append(bytes, sizeof(v));
+    return *this;
+  }
+  KeyHasher& Add(std::string_view text) { return Add(base::XxHash3_64(text)); }
+  std::uint64_t Hash() const { return base::XxHash3_64(buffer_); }
+  void Clear() { buffer_.clear(); }
+
+ private:
+  std::string buffer_;
+};
+
+// The hash of a list of strings, each one ending in '\0' (a call-out set).
+std::uint64_t ListHash(const std::vector<std::string>& list) {
+  std::string joined;
+  for (const std::string& item : list) {
+    joined += item;
+    joined.push_back('\0');
+  }
+  return base::XxHash3_64(joined);
+}
+
 // One side while the passes run.
 struct Side {
   const VersionSide* version = nullptr;
@@ -102,29 +133,55 @@ struct Side {
   std::vector<identity::FunctionIdentity> ids;
   std::unordered_map<std::uint32_t, std::uint32_t> position;  // func_index -> position
   std::vector<std::uint32_t> pair;                            // position -> pair number, kUnpaired
-  std::vector<std::uint64_t> shape;  // pass 4: hash of signature, opcodes and call-outs
+  // Per function, computed once: the keys of passes 1-3 (pass 3: nullopt below its minimum
+  // size), the pass-4 shape (signature, opcode stream, call-outs) and the signature's hash.
+  std::vector<std::uint64_t> exact_key;
+  std::vector<std::uint64_t> stable_key;
+  std::vector<std::optional<std::uint64_t>> normalised_key;
+  std::vector<std::uint64_t> shape;
+  std::vector<std::uint64_t> signature;
 };
 
 Side MakeSide(const VersionSide& v) {
   static const Annotation kNoAnnotation;
   Side s;
   s.version = &v;
-  for (std::size_t i = 0; i < v.functions.size(); ++i) {
+  const std::size_t n = v.functions.size();
+  s.functions.reserve(n);
+  s.annotations.reserve(n);
+  s.ids.reserve(n);
+  s.position.reserve(n);
+  KeyHasher key;
+  for (std::size_t i = 0; i < n; ++i) {
     const kb::FunctionRecord& r = v.functions[i];
     if (r.is_import) continue;
     s.position.emplace(r.func_index, static_cast<std::uint32_t>(s.functions.size()));
     s.functions.push_back(&r);
     s.annotations.push_back(i < v.annotations.size() ? &v.annotations[i] : &kNoAnnotation);
     s.ids.push_back(ToIdentity(r));
-    std::string shape = r.type_signature;
-    shape.push_back('\0');
-    shape += r.opcodes;
-    shape.push_back('\0');
-    for (const std::string& c : r.call_outs) {
-      shape += c;
-      shape.push_back('\0');
+    const std::uint64_t signature = base::XxHash3_64(r.type_signature);
+    const std::uint64_t call_outs = ListHash(r.call_outs);
+    s.signature.push_back(signature);
+    // 1: the exact hash covers the body only; the signature keeps two empty bodies of
+    // different types apart.
+    key.Clear();
+    s.exact_key.push_back(key.Add(std::uint64_t{1}).Add(r.exact_hash).Add(signature).Hash());
+    key.Clear();
+    s.stable_key.push_back(key.Add(std::uint64_t{2}).Add(r.stable_id).Hash());
+    if (r.instruction_count >= kNormalisedMinInstructions) {
+      key.Clear();
+      s.normalised_key.push_back(key.Add(std::uint64_t{3})
+                                     .Add(r.structural_hash)
+                                     .Add(signature)
+                                     .Add(call_outs)
+                                     .Add(std::uint64_t{r.instruction_count})
+                                     .Hash());
+    } else {
+      s.normalised_key.push_back(std::nullopt);
     }
-    s.shape.push_back(base::XxHash3_64(shape));
+    key.Clear();
+    s.shape.push_back(
+        key.Add(std::uint64_t{4}).Add(signature).Add(r.opcodes).Add(call_outs).Hash());
   }
   s.pair.assign(s.functions.size(), kUnpaired);
   return s;
@@ -143,33 +200,20 @@ class Matcher {
       : from_(MakeSide(from)), to_(MakeSide(to)), options_(options) {}
 
   void Run() {
-    PairUnique(Pass::kExact, [](const Side& s, std::uint32_t p) -> std::optional<std::string> {
-      // The exact hash covers the body only; the signature keeps two empty bodies of
-      // different types apart.
-      const kb::FunctionRecord& r = *s.functions[p];
-      return r.exact_hash + '\0' + r.type_signature;
+    PairUnique(Pass::kExact, [](const Side& s, std::uint32_t p) -> std::optional<std::uint64_t> {
+      return s.exact_key[p];
     });
-    PairUnique(Pass::kStableId, [](const Side& s, std::uint32_t p) -> std::optional<std::string> {
-      return s.functions[p]->stable_id;
+    PairUnique(Pass::kStableId, [](const Side& s, std::uint32_t p) -> std::optional<std::uint64_t> {
+      return s.stable_key[p];
     });
-    PairUnique(Pass::kNormalised, [](const Side& s, std::uint32_t p) -> std::optional<std::string> {
-      const kb::FunctionRecord& r = *s.functions[p];
-      if (r.instruction_count < kNormalisedMinInstructions) return std::nullopt;
-      std::string key = r.structural_hash;
-      key.push_back('\0');
-      key += r.type_signature;
-      key.push_back('\0');
-      for (const std::string& c : r.call_outs) {
-        key += c;
-        key.push_back('\0');
-      }
-      key += std::to_string(r.instruction_count);
-      return key;
-    });
+    PairUnique(Pass::kNormalised,
+               [](const Side& s, std::uint32_t p) { return s.normalised_key[p]; });
+    KeyHasher scratch;
     for (int round = 0; round < options_.max_propagation_rounds; ++round) {
       const std::size_t before = pairs_.size();
-      PairUnique(Pass::kCallGraph,
-                 [](const Side& s, std::uint32_t p) { return CallGraphKey(s, p); });
+      PairUnique(Pass::kCallGraph, [&scratch](const Side& s, std::uint32_t p) {
+        return CallGraphKey(s, p, scratch);
+      });
       if (pairs_.size() == before) break;
     }
     Fuzzy();
@@ -184,23 +228,21 @@ class Matcher {
   // signature, opcode stream (immediates masked) and call-outs, then each direct defined callee
   // in call order as its pair number (or "unpaired"). Null without a paired callee: then the
   // key would carry no call-graph evidence at all.
-  static std::optional<std::string> CallGraphKey(const Side& s, std::uint32_t p) {
+  static std::optional<std::uint64_t> CallGraphKey(const Side& s, std::uint32_t p, KeyHasher& key) {
     const kb::FunctionRecord& r = *s.functions[p];
     if (r.defined_callees.empty()) return std::nullopt;
-    std::string key(sizeof(std::uint64_t), '\0');
-    std::memcpy(key.data(), &s.shape[p], sizeof(std::uint64_t));
+    key.Clear();
+    key.Add(s.shape[p]);
     bool any = false;
     for (std::uint32_t callee : r.defined_callees) {
       std::uint32_t token = kUnpaired;
       auto it = s.position.find(callee);
       if (it != s.position.end()) token = s.pair[it->second];
       any = any || token != kUnpaired;
-      char bytes[sizeof(token)];
-      std::memcpy(bytes, &token, sizeof(token));
-      key.append(bytes, sizeof(token));
+      key.Add(std::uint64_t{token});
     }
     if (!any) return std::nullopt;
-    return key;
+    return key.Hash();
   }
 
   void Pair(std::uint32_t f, std::uint32_t t, Pass pass, const identity::Similarity& s) {
@@ -219,11 +261,11 @@ class Matcher {
       bool from_many = false;
       bool to_many = false;
     };
-    std::unordered_map<std::string, Slot> slots;
+    std::unordered_map<std::uint64_t, Slot> slots;
     slots.reserve(from_.functions.size());
     for (std::uint32_t p = 0; p < from_.functions.size(); ++p) {
       if (from_.pair[p] != kUnpaired) continue;
-      std::optional<std::string> key = key_of(from_, p);
+      std::optional<std::uint64_t> key = key_of(from_, p);
       if (!key) continue;
       Slot& slot = slots[*key];
       if (slot.from != kUnpaired) slot.from_many = true;
@@ -233,7 +275,7 @@ class Matcher {
     std::vector<Slot*> touched;
     for (std::uint32_t p = 0; p < to_.functions.size(); ++p) {
       if (to_.pair[p] != kUnpaired) continue;
-      std::optional<std::string> key = key_of(to_, p);
+      std::optional<std::uint64_t> key = key_of(to_, p);
       if (!key) continue;
       auto it = slots.find(*key);
       if (it == slots.end()) continue;
@@ -261,14 +303,14 @@ class Matcher {
 
   // Pass 5: LSH candidates, best score first, mutual best, ties refused.
   void Fuzzy() {
-    std::unordered_map<std::string, std::vector<std::uint32_t>> buckets;
-    auto band_key = [](const Side& s, std::uint32_t p, std::size_t band) {
+    std::unordered_map<std::uint64_t, std::vector<std::uint32_t>> buckets;
+    KeyHasher key;
+    auto band_key = [&key](const Side& s, std::uint32_t p, std::size_t band) {
       const kb::FunctionRecord& r = *s.functions[p];
-      std::string key = r.type_signature;
-      key.push_back(static_cast<char>('0' + band));
-      const char* values = reinterpret_cast<const char*>(r.minhash.data() + band * kRowsPerBand);
-      key.append(values, kRowsPerBand * sizeof(std::uint64_t));
-      return key;
+      key.Clear();
+      key.Add(std::uint64_t{5}).Add(s.signature[p]).Add(std::uint64_t{band});
+      for (std::size_t i = 0; i < kRowsPerBand; ++i) key.Add(r.minhash[band * kRowsPerBand + i]);
+      return key.Hash();
     };
     auto eligible = [](const Side& s, std::uint32_t p) {
       return s.pair[p] == kUnpaired && s.functions[p]->instruction_count >= kFuzzyMinInstructions;
@@ -544,16 +586,24 @@ std::string ReportJson(const DiffReport& report, bool include_unchanged) {
 }
 
 std::string StoredReportJson(const DiffReport& report) {
-  Json j = ReportObject(report, false);
   // Unchanged and moved pairs as [from_index, to_index, pass] triples: every function stays in
-  // the stored report at a tenth of the size (and JSON time) of full change objects.
-  Json same = Json::array();
+  // the stored report at a tenth of the size (and JSON time) of full change objects. They are
+  // written straight after the object's other members ("unchanged_or_moved" sorts last among
+  // its keys), the bytes nlohmann::json would write, without a JSON value per triple.
+  std::string out =
+      ReportObject(report, false).dump(-1, ' ', false, Json::error_handler_t::replace);
+  out.pop_back();  // the closing brace
+  out += ",\"unchanged_or_moved\":[";
+  bool first = true;
   for (const Change& c : report.changes) {
     if (c.change != ChangeClass::kUnchanged && c.change != ChangeClass::kMoved) continue;
-    same.push_back(Json::array({*c.from_index, *c.to_index, static_cast<int>(c.pass)}));
+    if (!first) out.push_back(',');
+    first = false;
+    fmt::format_to(std::back_inserter(out), "[{},{},{}]", *c.from_index, *c.to_index,
+                   static_cast<int>(c.pass));
   }
-  j["unchanged_or_moved"] = std::move(same);
-  return j.dump(-1, ' ', false, Json::error_handler_t::replace);
+  out += "]}";
+  return out;
 }
 
 }  // namespace trove::warden::diff

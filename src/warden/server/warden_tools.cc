@@ -89,7 +89,15 @@ struct VersionView {
   std::optional<std::string> emscripten_version;
   std::int64_t functions = 0;
   bool shared_memory = false;
+  mcp::Json producers;        // object, or null
+  mcp::Json target_features;  // array of strings, or null
 };
+// The module's toolchain sections as `warden versions --json` shows them (docs/warden.md §3.1).
+constexpr std::string_view kProducersDescription =
+    "The producers custom section (non-Emscripten toolchains keep one): an object from field "
+    "(language, processed-by, sdk) to [name, version] pairs; {} when absent";
+constexpr std::string_view kFeaturesDescription =
+    "The target_features custom section: prefixed features such as \"+simd128\"; [] when absent";
 inline auto DescribeFields(Tag<VersionView>) {
   return Fields(
       Field("id", &VersionView::id, "Internal version id, passed to the other tools"),
@@ -97,7 +105,9 @@ inline auto DescribeFields(Tag<VersionView>) {
       Field("emscripten_version", &VersionView::emscripten_version,
             "Inferred Emscripten version, if detected", EmitNull()),
       Field("functions", &VersionView::functions, "Total functions, imported + defined"),
-      Field("shared_memory", &VersionView::shared_memory, "Whether shared memory was detected"));
+      Field("shared_memory", &VersionView::shared_memory, "Whether shared memory was detected"),
+      Field("producers", &VersionView::producers, kProducersDescription),
+      Field("target_features", &VersionView::target_features, kFeaturesDescription));
 }
 struct VersionsOut {
   std::vector<VersionView> versions;
@@ -116,6 +126,8 @@ struct CoverageOut {
   std::int64_t placeholder_named = 0;
   std::int64_t real_named = 0;
   double real_coverage_pct = 0;
+  mcp::Json producers;        // as VersionView
+  mcp::Json target_features;  // as VersionView
 };
 inline auto DescribeFields(Tag<CoverageOut>) {
   return Fields(
@@ -128,7 +140,9 @@ inline auto DescribeFields(Tag<CoverageOut>) {
       Field("placeholder_named", &CoverageOut::placeholder_named,
             "Named functions whose name is a placeholder, sub_<hex> (counted in named)"),
       Field("real_named", &CoverageOut::real_named, "named - placeholder_named"),
-      Field("real_coverage_pct", &CoverageOut::real_coverage_pct, "real_named / defined * 100"));
+      Field("real_coverage_pct", &CoverageOut::real_coverage_pct, "real_named / defined * 100"),
+      Field("producers", &CoverageOut::producers, kProducersDescription),
+      Field("target_features", &CoverageOut::target_features, kFeaturesDescription));
 }
 
 struct ListFunctionsArgs {
@@ -425,8 +439,22 @@ bool IsIdentifier(std::string_view s) {
   }
 }
 
+// A stored toolchain section (kb::VersionInfo's producers_json, features_json); null when the
+// stored text is not JSON of the expected kind.
+mcp::Json StoredSection(const std::string& text, bool object) {
+  mcp::Json j = mcp::Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || (object ? !j.is_object() : !j.is_array())) return nullptr;
+  return j;
+}
+
 VersionView ToView(const kb::VersionInfo& v) {
-  return {v.id, v.label, v.emscripten_version, v.functions, v.shared_memory};
+  return {v.id,
+          v.label,
+          v.emscripten_version,
+          v.functions,
+          v.shared_memory,
+          StoredSection(v.producers_json, true),
+          StoredSection(v.features_json, false)};
 }
 
 FunctionView ToView(const kb::FunctionRow& r) {
@@ -589,9 +617,18 @@ Status RegisterWardenTools(mcp::Server& server, KbPool& pool,
         ASSIGN_OR_RETURN(KbPool::Lease k, pool.Acquire());
         RETURN_IF_ERROR(RequireVersion(*k, args.version_id));
         ASSIGN_OR_RETURN(kb::Coverage c, k->GetCoverage(args.version_id));
-        return CoverageOut{c.defined,           c.named,       c.coverage_pct,
-                           c.oracle_named,      c.human_named, c.agent_named,
-                           c.placeholder_named, c.real_named,  c.real_coverage_pct};
+        ASSIGN_OR_RETURN(kb::VersionInfo v, k->GetVersion(args.version_id));
+        return CoverageOut{c.defined,
+                           c.named,
+                           c.coverage_pct,
+                           c.oracle_named,
+                           c.human_named,
+                           c.agent_named,
+                           c.placeholder_named,
+                           c.real_named,
+                           c.real_coverage_pct,
+                           StoredSection(v.producers_json, true),
+                           StoredSection(v.features_json, false)};
       });
   if (!added.ok()) return added;
 
