@@ -56,12 +56,27 @@ inline constexpr double kExactConfidence = 0.98;
 inline constexpr double kNormConfidence = 0.95;
 inline constexpr double kStructuralConfidence = 0.90;
 inline constexpr double kFuzzyCap = 0.90;
+inline constexpr double kCallGraphConfidence = 0.90;
+// The structural pass's tighter gates (decision 0071): instruction counts within this ratio,
+// op-class histograms with at least this cosine, and below kStructuralAnchorBelow
+// instructions at least one call-graph neighbour named this run that agrees.
+inline constexpr double kStructuralMaxRatio = 1.5;
+inline constexpr double kStructuralMinCosine = 0.95;
+inline constexpr std::uint32_t kStructuralAnchorBelow = 20;
+// Call-graph propagation rounds (each from the previous round's new matches).
+inline constexpr int kCallGraphRounds = 8;
 // The confidence cap on a module that is not Emscripten (§8.3: out of scope, low confidence).
 inline constexpr double kForeignCap = 0.50;
 
-enum class Pass : std::uint8_t { kExact = 0, kNorm = 1, kStructural = 2, kFuzzy = 3 };
-inline constexpr std::size_t kPassCount = 4;
-// "exact", "norm", "structural", "fuzzy".
+enum class Pass : std::uint8_t {
+  kExact = 0,
+  kNorm = 1,
+  kStructural = 2,
+  kFuzzy = 3,
+  kCallGraph = 4
+};
+inline constexpr std::size_t kPassCount = 5;
+// "exact", "norm", "structural", "fuzzy", "callgraph".
 std::string_view PassName(Pass p);
 
 // Returns `name` normalised for comparison and voting: libc++ ABI tags ("[abi:ne190106]")
@@ -145,6 +160,7 @@ struct Refusals {
   std::int64_t name_taken = 0;        // a name already given to another function this run
   std::int64_t fuzzy_below = 0;       // best fuzzy candidate under the threshold
   std::int64_t fuzzy_not_mutual = 0;  // another target is the better one for the name
+  std::int64_t inconsistent = 0;      // contradicted by call-graph neighbours named this run
 };
 
 struct VersionGuess {
