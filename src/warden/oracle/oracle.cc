@@ -125,6 +125,9 @@ enum class Why : std::uint8_t {
 };
 
 struct Matcher {
+  Matcher(std::span<const kb::FunctionRecord> f, OracleStore& s, MatchOptions o, bool n)
+      : functions(f), store(s), options(o), naive(n) {}
+
   std::span<const kb::FunctionRecord> functions;
   OracleStore& store;
   MatchOptions options;
@@ -142,6 +145,8 @@ struct Matcher {
   // key's signatures (all agreeing on the name). Exact, norm and call-graph matches only.
   std::vector<std::pair<std::size_t, std::vector<const Signature*>>> anchors;
   std::size_t anchors_done = 0;
+  // Position -> (anchor, call site) of every anchor's call of it.
+  std::unordered_map<std::size_t, std::vector<std::pair<std::size_t, std::size_t>>> called_by;
 
   Match MakeMatch(const kb::FunctionRecord& r, Pass pass, double score, const Signature& sig,
                   std::int64_t candidates) {
@@ -169,6 +174,11 @@ struct Matcher {
     if (!naive) names_taken.insert(m.name_norm);
     if (!naive && !sigs.empty() &&
         (m.pass == Pass::kExact || m.pass == Pass::kNorm || m.pass == Pass::kCallGraph)) {
+      const std::vector<std::uint32_t>& callees = functions[pos].defined_callees;
+      for (std::size_t i = 0; i < callees.size(); ++i) {
+        const auto it = pos_of_index.find(callees[i]);
+        if (it != pos_of_index.end()) called_by[it->second].emplace_back(anchors.size(), i);
+      }
       anchors.emplace_back(pos, std::move(sigs));
     }
     ++result.per_pass[static_cast<std::size_t>(m.pass)];
@@ -359,16 +369,15 @@ struct Matcher {
   // Returns, for `pos`, every normalised name so given.
   std::set<std::string> NamesFromCallers(std::size_t pos) const {
     std::set<std::string> out;
-    for (const auto& [caller, sigs] : anchors) {
-      const std::vector<std::uint32_t>& callees = functions[caller].defined_callees;
-      for (const Signature* sig : sigs) {
-        if (sig->callees.size() != callees.size()) continue;
-        for (std::size_t i = 0; i < callees.size(); ++i) {
-          const auto it = pos_of_index.find(callees[i]);
-          if (it == pos_of_index.end() || it->second != pos) continue;
-          const std::string n = NormaliseName(sig->callees[i]);
-          if (!n.empty()) out.insert(n);
+    const auto it = called_by.find(pos);
+    if (it == called_by.end()) return out;
+    for (const auto& [anchor, site] : it->second) {
+      for (const Signature* sig : anchors[anchor].second) {
+        if (sig->callees.size() != functions[anchors[anchor].first].defined_callees.size()) {
+          continue;
         }
+        std::string n = NormaliseName(sig->callees[site]);
+        if (!n.empty()) out.insert(std::move(n));
       }
     }
     return out;
@@ -743,12 +752,12 @@ Status AddModule(OracleStore& store, std::span<const std::uint8_t> bytes, const 
 
 Result<MatchResult> MatchFunctions(std::span<const kb::FunctionRecord> functions,
                                    OracleStore& store, const MatchOptions& options) {
-  Matcher m{functions, store, options};
+  Matcher m(functions, store, options, false);
   return m.Run();
 }
 
 Result<MatchResult> MatchNaive(std::span<const kb::FunctionRecord> functions, OracleStore& store) {
-  Matcher m{functions, store, MatchOptions{}, true};
+  Matcher m(functions, store, MatchOptions{}, true);
   return m.Run();
 }
 

@@ -2,20 +2,25 @@
 // named corpus modules, and names the stripped functions of a target version by matching them
 // against it.
 //
-// Matching (§8.3) runs four passes over the target's unmatched defined functions, each with
+// Matching (§8.3) runs five passes over the target's unmatched defined functions, each with
 // the confidence it writes:
 //   exact       exact hash (SHA-256 of the body)                       0.98
 //   norm        norm_hash (the stable_id base)                         0.95
+//   callgraph   names the callees of exact/norm/callgraph matches by
+//               call site from the corpus signature's callee list      0.90
 //   structural  structural hash + type signature + call-out set, sizes
-//               within the §5.4 ratio gate                             0.90
+//               within 1.5x, histogram cosine >= 0.95                  0.90
 //   fuzzy       LSH candidates, the §5.4 gates and Oracle thresholds,
 //               mutual best                                            min(0.90, overall)
-// Precision rules: the keyed passes need >= 5 instructions, fuzzy >= 20; a key must select
-// exactly one unmatched target function and every corpus signature with that key must agree on
-// one normalised name (fuzzy: the best candidates must agree, and the target must be the best
-// one for that name); imports are never matched; a name is given to at most one function per
-// run; and every write goes through the KB's gate (Kb::OracleWrite), so export and human names
-// are never replaced.
+// Order: exact, norm, callgraph, structural, fuzzy, callgraph again.
+// Precision rules: the keyed and callgraph passes need >= 5 instructions, fuzzy >= 20; a key
+// must select exactly one unmatched target function and every corpus signature with that key
+// must agree on one normalised name (fuzzy: the best candidates must agree, and the target
+// must be the best one for that name); a structural or fuzzy name contradicted by a call-graph
+// neighbour named this run is refused, and a structural match under 20 instructions needs a
+// neighbour that agrees (decision 0071); imports are never matched; a name is given to at
+// most one function per run; and every write goes through the KB's gate (Kb::OracleWrite), so
+// export and human names are never replaced.
 //
 // Version inference (§8.3): a version the glue gave at ingest, else a vote over the
 // emscripten_version of exact and norm hits of >= 20 instructions weighted by size, else a

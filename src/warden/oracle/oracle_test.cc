@@ -200,6 +200,12 @@ TEST(NormaliseNameTest, AbiTagsWhitespaceAndAliases) {
   EXPECT_EQ(NormaliseName("dlmalloc"), "malloc");
   EXPECT_EQ(NormaliseName("memcpy"), "memcpy");
   EXPECT_EQ(NormaliseName("[abi:"), "[abi:");  // an unclosed tag is kept
+  // LLVM's uniquing suffix of a static function is dropped; other dots are kept.
+  EXPECT_EQ(NormaliseName("pad.3"), "pad");
+  EXPECT_EQ(NormaliseName("legalstub$dynCall_jiji"), "legalstub$dynCall_jiji");
+  EXPECT_EQ(NormaliseName("a.b"), "a.b");
+  EXPECT_EQ(NormaliseName(".12"), ".12");
+  EXPECT_EQ(NormaliseName("f.1.2"), "f.1");
 }
 
 TEST_F(OracleTest, BuildCountsAndDuplicates) {
