@@ -120,10 +120,14 @@ enum class Why : std::uint8_t {
   kAmbiguousName,
   kNameTaken,
   kFuzzyBelow,
-  kFuzzyNotMutual
+  kFuzzyNotMutual,
+  kInconsistent
 };
 
 struct Matcher {
+  Matcher(std::span<const kb::FunctionRecord> f, OracleStore& s, MatchOptions o, bool n)
+      : functions(f), store(s), options(o), naive(n) {}
+
   std::span<const kb::FunctionRecord> functions;
   OracleStore& store;
   MatchOptions options;
@@ -135,6 +139,14 @@ struct Matcher {
   std::vector<Why> why;              // per position in functions
   std::set<std::string> names_taken;
   std::map<std::string, double> vote;
+  std::unordered_map<std::uint32_t, std::size_t> pos_of_index;  // func_index -> position
+  std::vector<std::string> matched_norm;  // per position: the normalised name given this run
+  // Matches whose corpus signatures may propagate names to their callees: position and the
+  // key's signatures (all agreeing on the name). Exact, norm and call-graph matches only.
+  std::vector<std::pair<std::size_t, std::vector<const Signature*>>> anchors;
+  std::size_t anchors_done = 0;
+  // Position -> (anchor, call site) of every anchor's call of it.
+  std::unordered_map<std::size_t, std::vector<std::pair<std::size_t, std::size_t>>> called_by;
 
   Match MakeMatch(const kb::FunctionRecord& r, Pass pass, double score, const Signature& sig,
                   std::int64_t candidates) {
@@ -155,10 +167,20 @@ struct Matcher {
     return m;
   }
 
-  void Accept(std::size_t pos, Match m) {
+  void Accept(std::size_t pos, Match m, std::vector<const Signature*> sigs = {}) {
     matched[pos] = true;
     why[pos] = Why::kNone;
+    matched_norm[pos] = m.name_norm;
     if (!naive) names_taken.insert(m.name_norm);
+    if (!naive && !sigs.empty() &&
+        (m.pass == Pass::kExact || m.pass == Pass::kNorm || m.pass == Pass::kCallGraph)) {
+      const std::vector<std::uint32_t>& callees = functions[pos].defined_callees;
+      for (std::size_t i = 0; i < callees.size(); ++i) {
+        const auto it = pos_of_index.find(callees[i]);
+        if (it != pos_of_index.end()) called_by[it->second].emplace_back(anchors.size(), i);
+      }
+      anchors.emplace_back(pos, std::move(sigs));
+    }
     ++result.per_pass[static_cast<std::size_t>(m.pass)];
     result.matches.push_back(std::move(m));
   }
@@ -194,6 +216,15 @@ struct Matcher {
           const std::uint32_t hi = std::max(s->instruction_count, r.instruction_count);
           return s->call_targets != r.call_outs || lo < min_size || hi > 2 * lo;
         });
+        // And closer than the skeleton says (decision 0071): sizes within kStructuralMaxRatio
+        // and op-class histograms with a cosine of at least kStructuralMinCosine.
+        const identity::FunctionIdentity t = ToIdentity(r);
+        std::erase_if(sigs, [&](const Signature* s) {
+          const double lo = std::min(s->instruction_count, r.instruction_count);
+          const double hi = std::max(s->instruction_count, r.instruction_count);
+          return hi > kStructuralMaxRatio * lo ||
+                 identity::HistogramCosine(t.histogram, s->histogram) < kStructuralMinCosine;
+        });
       }
       if (sigs.empty()) continue;
       if (pass != Pass::kStructural && r.instruction_count >= kMinVoteInstructions) {
@@ -220,8 +251,18 @@ struct Matcher {
         why[group.front()] = Why::kNameTaken;
         continue;
       }
+      if (pass == Pass::kStructural) {
+        // No call-graph neighbour named this run may contradict it, and a small one (a
+        // skeleton shared by many short wrappers) needs one that agrees.
+        const int agree = Agreement(group.front(), sig->name_norm, sigs);
+        if (agree < 0 || (agree == 0 && r.instruction_count < kStructuralAnchorBelow)) {
+          why[group.front()] = Why::kInconsistent;
+          continue;
+        }
+      }
       Accept(group.front(),
-             MakeMatch(r, pass, confidence, *sig, static_cast<std::int64_t>(sigs.size())));
+             MakeMatch(r, pass, confidence, *sig, static_cast<std::int64_t>(sigs.size())),
+             std::move(sigs));
     }
     return Status::Ok();
   }
@@ -305,6 +346,10 @@ struct Matcher {
         why[winners.front()->pos] = Why::kNameTaken;
         continue;
       }
+      if (!Consistent(winners.front()->pos, std::string(name), {winners.front()->sig})) {
+        why[winners.front()->pos] = Why::kInconsistent;
+        continue;
+      }
       accepted.push_back(winners.front());
     }
     std::sort(accepted.begin(), accepted.end(),
@@ -318,9 +363,130 @@ struct Matcher {
     return Status::Ok();
   }
 
+  // The names the anchors' corpus signatures give the callees of `pos` and its callers' call
+  // sites give `pos`: the positional reading of a call list, used only when a signature's
+  // callee list has exactly the target's length (otherwise the two lists cannot be aligned).
+  // Returns, for `pos`, every normalised name so given.
+  std::set<std::string> NamesFromCallers(std::size_t pos) const {
+    std::set<std::string> out;
+    const auto it = called_by.find(pos);
+    if (it == called_by.end()) return out;
+    for (const auto& [anchor, site] : it->second) {
+      for (const Signature* sig : anchors[anchor].second) {
+        if (sig->callees.size() != functions[anchors[anchor].first].defined_callees.size()) {
+          continue;
+        }
+        std::string n = NormaliseName(sig->callees[site]);
+        if (!n.empty()) out.insert(std::move(n));
+      }
+    }
+    return out;
+  }
+
+  // Whether naming `pos` `name` (from `sigs`) agrees with its call-graph neighbours already
+  // named this run: every matched callee at a call site must carry the name the signatures
+  // give that site, and every anchor calling `pos` must name it `name` (§8.3, anchor
+  // consistency). A signature whose callee list cannot be aligned says nothing. When the
+  // function has matched neighbours, at least one must agree.
+  bool Consistent(std::size_t pos, const std::string& name,
+                  const std::vector<const Signature*>& sigs) const {
+    return Agreement(pos, name, sigs) >= 0;
+  }
+  // -1 when a neighbour contradicts, else the number of neighbours that agree.
+  int Agreement(std::size_t pos, const std::string& name,
+                const std::vector<const Signature*>& sigs) const {
+    int agree = 0, neighbours = 0;
+    const std::vector<std::uint32_t>& callees = functions[pos].defined_callees;
+    for (const Signature* sig : sigs) {
+      if (sig->callees.size() != callees.size()) continue;
+      for (std::size_t i = 0; i < callees.size(); ++i) {
+        const auto it = pos_of_index.find(callees[i]);
+        if (it == pos_of_index.end() || it->second == pos || !matched[it->second]) continue;
+        ++neighbours;
+        if (NormaliseName(sig->callees[i]) != matched_norm[it->second]) return -1;
+        ++agree;
+      }
+    }
+    for (const std::string& n : NamesFromCallers(pos)) {
+      ++neighbours;
+      if (n != name) return -1;
+      ++agree;
+    }
+    return neighbours == 0 || agree > 0 ? agree : -1;
+  }
+
+  // Call-graph propagation (§8.3): an anchor's corpus signatures name its callees by call
+  // site. A callee is named when it is unmatched, has >= kMinKeyedInstructions instructions,
+  // every proposal for it agrees on one name, no other function is proposed that name, the
+  // name is not taken, and a corpus signature of that name has its type signature and a size
+  // within the §5.4 ratio. Repeated from the new matches, at most kCallGraphRounds rounds.
+  Status CallGraphPass() {
+    for (int round = 0; round < kCallGraphRounds && anchors_done < anchors.size(); ++round) {
+      std::map<std::size_t, std::set<std::string>> proposed;
+      const std::size_t end = anchors.size();
+      for (std::size_t a = anchors_done; a < end; ++a) {
+        const auto& [caller, sigs] = anchors[a];
+        const std::vector<std::uint32_t>& callees = functions[caller].defined_callees;
+        for (const Signature* sig : sigs) {
+          if (sig->callees.size() != callees.size()) continue;
+          for (std::size_t i = 0; i < callees.size(); ++i) {
+            const auto it = pos_of_index.find(callees[i]);
+            if (it == pos_of_index.end() || matched[it->second]) continue;
+            proposed[it->second].insert(NormaliseName(sig->callees[i]));
+          }
+        }
+      }
+      anchors_done = end;
+      std::map<std::string, std::vector<std::size_t>> by_name;
+      for (const auto& [pos, names] : proposed) {
+        const kb::FunctionRecord& r = functions[pos];
+        if (r.is_import || r.instruction_count < kMinKeyedInstructions) continue;
+        if (names.size() != 1 || names.begin()->empty()) {
+          why[pos] = Why::kAmbiguousName;
+          continue;
+        }
+        by_name[*names.begin()].push_back(pos);
+      }
+      for (auto& [name, positions] : by_name) {
+        if (positions.size() != 1) {
+          for (std::size_t pos : positions) why[pos] = Why::kAmbiguousTarget;
+          continue;
+        }
+        const std::size_t pos = positions.front();
+        if (names_taken.contains(name)) {
+          why[pos] = Why::kNameTaken;
+          continue;
+        }
+        const kb::FunctionRecord& r = functions[pos];
+        ASSIGN_OR_RETURN(std::vector<const Signature*> sigs, store.ByName(name));
+        std::erase_if(sigs, [&r](const Signature* s) {
+          const std::uint32_t lo = std::min(s->instruction_count, r.instruction_count);
+          const std::uint32_t hi = std::max(s->instruction_count, r.instruction_count);
+          return s->type_signature != r.type_signature || hi > 2 * lo;
+        });
+        if (sigs.empty()) {
+          why[pos] = Why::kInconsistent;
+          continue;
+        }
+        if (!Consistent(pos, name, sigs)) {
+          why[pos] = Why::kInconsistent;
+          continue;
+        }
+        const Signature* sig = Representative(sigs);
+        Accept(pos,
+               MakeMatch(r, Pass::kCallGraph, kCallGraphConfidence, *sig,
+                         static_cast<std::int64_t>(sigs.size())),
+               std::move(sigs));
+      }
+    }
+    return Status::Ok();
+  }
+
   Result<MatchResult> Run() {
     matched.assign(functions.size(), false);
     why.assign(functions.size(), Why::kNone);
+    matched_norm.assign(functions.size(), std::string());
+    for (std::size_t i = 0; i < functions.size(); ++i) pos_of_index[functions[i].func_index] = i;
     for (std::size_t i = 0; i < functions.size(); ++i) {
       if (functions[i].is_import) {
         ++result.refusals.imports;
@@ -335,8 +501,10 @@ struct Matcher {
     RETURN_IF_ERROR(KeyedPass(Pass::kExact));
     RETURN_IF_ERROR(KeyedPass(Pass::kNorm));
     if (!naive) {
+      RETURN_IF_ERROR(CallGraphPass());
       RETURN_IF_ERROR(KeyedPass(Pass::kStructural));
       RETURN_IF_ERROR(FuzzyPass());
+      RETURN_IF_ERROR(CallGraphPass());
     }
     for (std::size_t pos : defined) {
       if (matched[pos]) continue;
@@ -357,6 +525,9 @@ struct Matcher {
           break;
         case Why::kFuzzyNotMutual:
           ++result.refusals.fuzzy_not_mutual;
+          break;
+        case Why::kInconsistent:
+          ++result.refusals.inconsistent;
           break;
       }
     }
@@ -409,6 +580,8 @@ std::string_view PassName(Pass p) {
       return "structural";
     case Pass::kFuzzy:
       return "fuzzy";
+    case Pass::kCallGraph:
+      return "callgraph";
   }
   return "exact";
 }
@@ -437,6 +610,15 @@ std::string NormaliseName(std::string_view name) {
     if (space && !out.empty() && IsIdentChar(out.back()) && IsIdentChar(c)) out.push_back(' ');
     space = false;
     out.push_back(c);
+  }
+  // LLVM's uniquing suffix of a local symbol ("pad.3" for a static pad): its number depends
+  // on link order, not on the function.
+  if (const std::size_t dot = out.rfind('.');
+      dot != std::string::npos && dot > 0 && dot + 1 < out.size() && IsIdentChar(out[dot - 1])) {
+    if (std::all_of(out.begin() + static_cast<std::ptrdiff_t>(dot) + 1, out.end(),
+                    [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; })) {
+      out.resize(dot);
+    }
   }
   for (const auto& [alias, canonical] : kAliases) {
     if (out == alias) return std::string(canonical);
@@ -493,6 +675,14 @@ std::vector<Signature> ExtractSignatures(std::span<const kb::FunctionRecord> fun
                                          const BuildOptions& options, BuildCounts& counts) {
   std::vector<Signature> out;
   std::set<std::pair<std::string, std::string>> seen;  // (exact_hash, name)
+  std::unordered_map<std::uint32_t, std::string_view> name_of;
+  for (const kb::FunctionRecord& r : functions) {
+    if (r.raw_name && !r.raw_name->empty()) {
+      name_of.emplace(r.func_index, *r.raw_name);
+    } else if (!r.export_names.empty()) {
+      name_of.emplace(r.func_index, r.export_names.front());
+    }
+  }
   for (const kb::FunctionRecord& r : functions) {
     if (r.is_import) continue;
     ++counts.functions;
@@ -531,6 +721,11 @@ std::vector<Signature> ExtractSignatures(std::span<const kb::FunctionRecord> fun
     s.call_targets = r.call_outs;
     s.type_signature = r.type_signature;
     s.instruction_count = r.instruction_count;
+    s.callees.reserve(r.defined_callees.size());
+    for (std::uint32_t callee : r.defined_callees) {
+      const auto it = name_of.find(callee);
+      s.callees.emplace_back(it == name_of.end() ? std::string_view() : it->second);
+    }
     out.push_back(std::move(s));
   }
   return out;
@@ -557,12 +752,12 @@ Status AddModule(OracleStore& store, std::span<const std::uint8_t> bytes, const 
 
 Result<MatchResult> MatchFunctions(std::span<const kb::FunctionRecord> functions,
                                    OracleStore& store, const MatchOptions& options) {
-  Matcher m{functions, store, options};
+  Matcher m(functions, store, options, false);
   return m.Run();
 }
 
 Result<MatchResult> MatchNaive(std::span<const kb::FunctionRecord> functions, OracleStore& store) {
-  Matcher m{functions, store, MatchOptions{}, true};
+  Matcher m(functions, store, MatchOptions{}, true);
   return m.Run();
 }
 
@@ -861,7 +1056,8 @@ std::string ReportJson(const IdentifyReport& r) {
         {"ambiguous_name", f.ambiguous_name},
         {"name_taken", f.name_taken},
         {"fuzzy_below_threshold", f.fuzzy_below},
-        {"fuzzy_not_mutual", f.fuzzy_not_mutual}}},
+        {"fuzzy_not_mutual", f.fuzzy_not_mutual},
+        {"inconsistent", f.inconsistent}}},
       {"emscripten_version",
        {{"version", r.version.version ? Json(*r.version.version) : Json(nullptr)},
         {"source", r.version.source ? Json(*r.version.source) : Json(nullptr)},
@@ -899,9 +1095,10 @@ std::string ReportText(const IdentifyReport& r) {
   const Refusals& f = r.result.refusals;
   out += fmt::format(
       "not matched: {} too small, {} ambiguous targets, {} ambiguous names, {} names taken, {} "
-      "fuzzy below threshold, {} fuzzy not mutual; {} imports never matched\n",
+      "fuzzy below threshold, {} fuzzy not mutual, {} inconsistent with the call graph; {} "
+      "imports never matched\n",
       f.too_small, f.ambiguous_target, f.ambiguous_name, f.name_taken, f.fuzzy_below,
-      f.fuzzy_not_mutual, f.imports);
+      f.fuzzy_not_mutual, f.inconsistent, f.imports);
   if (r.version.version) {
     out += fmt::format("emscripten version: {} ({}{}){}\n", *r.version.version,
                        r.version.source.value_or("?"),

@@ -2,20 +2,25 @@
 // named corpus modules, and names the stripped functions of a target version by matching them
 // against it.
 //
-// Matching (§8.3) runs four passes over the target's unmatched defined functions, each with
+// Matching (§8.3) runs five passes over the target's unmatched defined functions, each with
 // the confidence it writes:
 //   exact       exact hash (SHA-256 of the body)                       0.98
 //   norm        norm_hash (the stable_id base)                         0.95
+//   callgraph   names the callees of exact/norm/callgraph matches by
+//               call site from the corpus signature's callee list      0.90
 //   structural  structural hash + type signature + call-out set, sizes
-//               within the §5.4 ratio gate                             0.90
+//               within 1.5x, histogram cosine >= 0.95                  0.90
 //   fuzzy       LSH candidates, the §5.4 gates and Oracle thresholds,
 //               mutual best                                            min(0.90, overall)
-// Precision rules: the keyed passes need >= 5 instructions, fuzzy >= 20; a key must select
-// exactly one unmatched target function and every corpus signature with that key must agree on
-// one normalised name (fuzzy: the best candidates must agree, and the target must be the best
-// one for that name); imports are never matched; a name is given to at most one function per
-// run; and every write goes through the KB's gate (Kb::OracleWrite), so export and human names
-// are never replaced.
+// Order: exact, norm, callgraph, structural, fuzzy, callgraph again.
+// Precision rules: the keyed and callgraph passes need >= 5 instructions, fuzzy >= 20; a key
+// must select exactly one unmatched target function and every corpus signature with that key
+// must agree on one normalised name (fuzzy: the best candidates must agree, and the target
+// must be the best one for that name); a structural or fuzzy name contradicted by a call-graph
+// neighbour named this run is refused, and a structural match under 20 instructions needs a
+// neighbour that agrees (decision 0071); imports are never matched; a name is given to at
+// most one function per run; and every write goes through the KB's gate (Kb::OracleWrite), so
+// export and human names are never replaced.
 //
 // Version inference (§8.3): a version the glue gave at ingest, else a vote over the
 // emscripten_version of exact and norm hits of >= 20 instructions weighted by size, else a
@@ -56,12 +61,27 @@ inline constexpr double kExactConfidence = 0.98;
 inline constexpr double kNormConfidence = 0.95;
 inline constexpr double kStructuralConfidence = 0.90;
 inline constexpr double kFuzzyCap = 0.90;
+inline constexpr double kCallGraphConfidence = 0.90;
+// The structural pass's tighter gates (decision 0071): instruction counts within this ratio,
+// op-class histograms with at least this cosine, and below kStructuralAnchorBelow
+// instructions at least one call-graph neighbour named this run that agrees.
+inline constexpr double kStructuralMaxRatio = 1.5;
+inline constexpr double kStructuralMinCosine = 0.95;
+inline constexpr std::uint32_t kStructuralAnchorBelow = 20;
+// Call-graph propagation rounds (each from the previous round's new matches).
+inline constexpr int kCallGraphRounds = 8;
 // The confidence cap on a module that is not Emscripten (§8.3: out of scope, low confidence).
 inline constexpr double kForeignCap = 0.50;
 
-enum class Pass : std::uint8_t { kExact = 0, kNorm = 1, kStructural = 2, kFuzzy = 3 };
-inline constexpr std::size_t kPassCount = 4;
-// "exact", "norm", "structural", "fuzzy".
+enum class Pass : std::uint8_t {
+  kExact = 0,
+  kNorm = 1,
+  kStructural = 2,
+  kFuzzy = 3,
+  kCallGraph = 4
+};
+inline constexpr std::size_t kPassCount = 5;
+// "exact", "norm", "structural", "fuzzy", "callgraph".
 std::string_view PassName(Pass p);
 
 // Returns `name` normalised for comparison and voting: libc++ ABI tags ("[abi:ne190106]")
@@ -145,6 +165,7 @@ struct Refusals {
   std::int64_t name_taken = 0;        // a name already given to another function this run
   std::int64_t fuzzy_below = 0;       // best fuzzy candidate under the threshold
   std::int64_t fuzzy_not_mutual = 0;  // another target is the better one for the name
+  std::int64_t inconsistent = 0;      // contradicted by call-graph neighbours named this run
 };
 
 struct VersionGuess {

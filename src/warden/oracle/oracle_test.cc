@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/env.h"
+#include "base/sqlite.h"
 #include "base/testing/temp_dir.h"
 #include "warden/diff/testing/planted.h"
 #include "warden/ingest/ingest.h"
@@ -199,6 +200,12 @@ TEST(NormaliseNameTest, AbiTagsWhitespaceAndAliases) {
   EXPECT_EQ(NormaliseName("dlmalloc"), "malloc");
   EXPECT_EQ(NormaliseName("memcpy"), "memcpy");
   EXPECT_EQ(NormaliseName("[abi:"), "[abi:");  // an unclosed tag is kept
+  // LLVM's uniquing suffix of a static function is dropped; other dots are kept.
+  EXPECT_EQ(NormaliseName("pad.3"), "pad");
+  EXPECT_EQ(NormaliseName("legalstub$dynCall_jiji"), "legalstub$dynCall_jiji");
+  EXPECT_EQ(NormaliseName("a.b"), "a.b");
+  EXPECT_EQ(NormaliseName(".12"), ".12");
+  EXPECT_EQ(NormaliseName("f.1.2"), "f.1");
 }
 
 TEST_F(OracleTest, BuildCountsAndDuplicates) {
@@ -371,6 +378,109 @@ TEST_F(OracleTest, IdentifyWritesThroughTheGateAndDryRunWritesNothing) {
   EXPECT_EQ(j["per_pass"]["fuzzy"], 1);
   EXPECT_EQ(j["emscripten_version"]["source"], "oracle-vote");
   EXPECT_THAT(ReportText(*w), HasSubstr("written 5, rejected by the gate 2"));
+}
+
+// Generated(seed) followed by a call of `callee` whose result is added.
+samples::Function CallerOf(const std::string& key, std::uint64_t seed,
+                           const std::vector<std::string>& callees) {
+  samples::Function f = Generated(key, seed, 8);
+  for (const std::string& c : callees) f.body.LocalGet(0).LocalGet(1).Call(c).Op(0x6a);
+  return f;
+}
+
+samples::Function OneArg(samples::Function f) {
+  f.sig = {{samples::kI32}, {samples::kI32}};
+  f.locals = {samples::kI32, samples::kI32, samples::kI32};
+  return f;
+}
+
+TEST_F(OracleTest, CallGraphPropagationNamesCalleesOfAnchors) {
+  samples::Module corpus;
+  corpus.functions.push_back(CallerOf("cg_caller", 11, {"cg_callee", "cg_typed"}));
+  corpus.functions.push_back(Generated("cg_callee", 12, 6));
+  corpus.functions.push_back(Generated("cg_typed", 14, 6));
+  Build(corpus, "cg.wasm");
+
+  samples::Module target;
+  target.imports.push_back({.key = "heap",
+                            .module = "env",
+                            .field = "emscripten_resize_heap",
+                            .sig = {{samples::kI32}, {samples::kI32}}});
+  target.name_section = false;
+  target.functions.push_back(CallerOf("cg_caller", 11, {"cg_callee", "cg_typed"}));
+  // Another body (another seed): no keyed pass can name it, its caller's call site does.
+  target.functions.push_back(Generated("cg_callee", 13, 6));
+  // Another type than the corpus's cg_typed: the call site's name is refused.
+  target.functions.push_back(OneArg(Generated("cg_typed", 15, 6)));
+  const std::int64_t v = Ingest(target, "cg");
+  auto records = kb_->FunctionRecords(v);
+  ASSERT_TRUE(records.ok());
+  Result<MatchResult> r = MatchFunctions(*records, *store_);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const std::map<std::string, std::string> got = Outcomes(target, *r);
+  ASSERT_TRUE(got.contains("cg_caller"));
+  EXPECT_THAT(got.at("cg_caller"), HasSubstr("cg_caller"));
+  EXPECT_EQ(got.count("cg_callee") ? got.at("cg_callee") : "", "callgraph cg_callee");
+  EXPECT_FALSE(got.contains("cg_typed")) << got.at("cg_typed");
+  EXPECT_EQ(r->per_pass[static_cast<std::size_t>(Pass::kCallGraph)], 1);
+  EXPECT_GE(r->refusals.inconsistent, 1);
+  for (const Match& m : r->matches) {
+    if (m.pass == Pass::kCallGraph) {
+      EXPECT_DOUBLE_EQ(m.confidence, kCallGraphConfidence);
+    }
+  }
+  // The naive baseline has no call-graph pass.
+  Result<MatchResult> naive = MatchNaive(*records, *store_);
+  ASSERT_TRUE(naive.ok());
+  EXPECT_EQ(naive->per_pass[static_cast<std::size_t>(Pass::kCallGraph)], 0);
+}
+
+TEST_F(OracleTest, StructuralMatchContradictedByAnAnchorIsRefused) {
+  samples::Module corpus;
+  corpus.functions.push_back(CallerOf("a_caller", 21, {"s_right"}));
+  // The caller's callee in the corpus is far larger than the target's: propagation refuses it.
+  corpus.functions.push_back(Leaf("s_right", 0, 9, 40));
+  corpus.functions.push_back(Leaf("s_wrong", 0, 7, 2));
+  Build(corpus, "st.wasm");
+
+  samples::Module target;
+  target.imports.push_back({.key = "heap",
+                            .module = "env",
+                            .field = "emscripten_resize_heap",
+                            .sig = {{samples::kI32}, {samples::kI32}}});
+  target.name_section = false;
+  target.functions.push_back(CallerOf("a_caller", 21, {"x"}));
+  target.functions.push_back(Leaf("x", 1, 7, 2));  // s_wrong's skeleton, called as s_right
+  const std::int64_t v = Ingest(target, "st");
+  auto records = kb_->FunctionRecords(v);
+  ASSERT_TRUE(records.ok());
+  Result<MatchResult> r = MatchFunctions(*records, *store_);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const std::map<std::string, std::string> got = Outcomes(target, *r);
+  EXPECT_TRUE(got.contains("a_caller"));
+  EXPECT_FALSE(got.contains("x")) << got.at("x");
+  EXPECT_GE(r->refusals.inconsistent, 1);
+}
+
+TEST_F(OracleTest, SchemaOneStoreIsUpgradedOnOpen) {
+  BuildCorpus();
+  const std::string path = store_->path();
+  store_.reset();
+  {
+    auto db = base::Database::Open(path, base::DatabaseOptions{});
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE((*db)
+                    ->Exec("DROP INDEX signatures_name;"
+                           "ALTER TABLE signatures DROP COLUMN callees_json;"
+                           "UPDATE meta SET value = '1' WHERE key = 'oracle_schema_version';")
+                    .ok());
+  }
+  auto reopened = OracleStore::Open(path, false);
+  ASSERT_TRUE(reopened.ok()) << reopened.status().ToString();
+  auto sigs = (*reopened)->ByName("c_exact");
+  ASSERT_TRUE(sigs.ok()) << sigs.status().ToString();
+  ASSERT_EQ(sigs->size(), 1u);
+  EXPECT_TRUE(sigs->front()->callees.empty());
 }
 
 TEST_F(OracleTest, GlueVersionWins) {

@@ -35,11 +35,13 @@ CREATE TABLE IF NOT EXISTS signatures (
   call_targets_json  TEXT NOT NULL,
   type_signature     TEXT NOT NULL,
   instruction_count  INTEGER NOT NULL,
+  callees_json       TEXT NOT NULL DEFAULT '[]',
   UNIQUE (exact_hash, name, library, emscripten_version, opt_level, flags)
 );
 CREATE INDEX IF NOT EXISTS signatures_exact ON signatures(exact_hash);
 CREATE INDEX IF NOT EXISTS signatures_norm ON signatures(norm_hash);
 CREATE INDEX IF NOT EXISTS signatures_structural ON signatures(structural_hash, type_signature);
+CREATE INDEX IF NOT EXISTS signatures_name ON signatures(name_norm);
 CREATE TABLE IF NOT EXISTS lsh (
   band   INTEGER NOT NULL,
   bucket INTEGER NOT NULL,
@@ -51,7 +53,7 @@ CREATE TABLE IF NOT EXISTS lsh (
 constexpr std::string_view kColumns =
     "id, name, name_norm, library, emscripten_version, opt_level, flags, source_ref, exact_hash, "
     "norm_hash, structural_hash, minhash, histogram, call_targets_json, type_signature, "
-    "instruction_count";
+    "instruction_count, callees_json";
 
 template <typename T, std::size_t N>
 std::string PackLe(const std::array<T, N>& values) {
@@ -140,7 +142,20 @@ Result<std::unique_ptr<OracleStore>> OracleStore::Open(const std::string& path, 
     ASSIGN_OR_RETURN(base::Statement stmt,
                      d.Prepare("SELECT value FROM meta WHERE key = 'oracle_schema_version'"));
     ASSIGN_OR_RETURN(bool row, stmt.Step());
-    if (!row || stmt.ColumnText(0) != std::to_string(kStoreSchemaVersion)) {
+    const std::string version = row ? stmt.ColumnText(0) : std::string();
+    if (version == "1") {
+      // Schema 1 had no callee names: add the column (empty lists; call-graph propagation
+      // finds nothing from such signatures until the store is rebuilt).
+      ASSIGN_OR_RETURN(base::Transaction txn, d.Begin());
+      RETURN_IF_ERROR(
+          d.Exec("ALTER TABLE signatures ADD COLUMN callees_json TEXT NOT NULL DEFAULT '[]';"
+                 "CREATE INDEX IF NOT EXISTS signatures_name ON signatures(name_norm);"));
+      ASSIGN_OR_RETURN(base::Statement up,
+                       d.Prepare("UPDATE meta SET value = ? WHERE key = 'oracle_schema_version'"));
+      RETURN_IF_ERROR(up.Bind(1, std::string_view(std::to_string(kStoreSchemaVersion))));
+      RETURN_IF_ERROR(up.Step().status());
+      RETURN_IF_ERROR(txn.Commit());
+    } else if (version != std::to_string(kStoreSchemaVersion)) {
       return Status::Unsupported(fmt::format("{}: Oracle store of another schema version", path));
     }
   }
@@ -153,8 +168,8 @@ Result<std::int64_t> OracleStore::Add(const std::vector<Signature>& signatures) 
       base::Statement insert,
       db_->Prepare("INSERT OR IGNORE INTO signatures(name, name_norm, library, emscripten_version, "
                    "opt_level, flags, source_ref, exact_hash, norm_hash, structural_hash, minhash, "
-                   "histogram, call_targets_json, type_signature, instruction_count) "
-                   "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+                   "histogram, call_targets_json, type_signature, instruction_count, callees_json) "
+                   "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
   ASSIGN_OR_RETURN(
       base::Statement bucket,
       db_->Prepare("INSERT OR IGNORE INTO lsh(band, bucket, sig_id) VALUES (?, ?, ?)"));
@@ -179,6 +194,9 @@ Result<std::int64_t> OracleStore::Add(const std::vector<Signature>& signatures) 
     RETURN_IF_ERROR(insert.Bind(13, std::string_view(calls)));
     RETURN_IF_ERROR(insert.Bind(14, std::string_view(s.type_signature)));
     RETURN_IF_ERROR(insert.Bind(15, s.instruction_count));
+    const std::string callees =
+        Json(s.callees).dump(-1, ' ', false, Json::error_handler_t::replace);
+    RETURN_IF_ERROR(insert.Bind(16, std::string_view(callees)));
     RETURN_IF_ERROR(insert.Step().status());
     if (db_->Changes() == 0) continue;  // a duplicate
     ++added;
@@ -225,6 +243,10 @@ Result<const Signature*> OracleStore::Load(std::int64_t id) {
   }
   sig->type_signature = s.ColumnText(14);
   sig->instruction_count = static_cast<std::uint32_t>(s.ColumnInt64(15));
+  const Json callees = Json::parse(s.ColumnText(16), nullptr, false);
+  if (callees.is_array()) {
+    for (const Json& c : callees) sig->callees.push_back(c.is_string() ? c.get<std::string>() : "");
+  }
   const Signature* out = sig.get();
   cache_.emplace(id, std::move(sig));
   return out;
@@ -266,6 +288,10 @@ Result<std::vector<const Signature*>> OracleStore::ByStructural(std::string_view
   return Query(
       "SELECT id FROM signatures WHERE structural_hash = ? AND type_signature = ? ORDER BY id",
       {structural_hash, type_signature});
+}
+
+Result<std::vector<const Signature*>> OracleStore::ByName(std::string_view name_norm) {
+  return Query("SELECT id FROM signatures WHERE name_norm = ? ORDER BY id", {name_norm});
 }
 
 Result<std::vector<const Signature*>> OracleStore::ByBucket(int band, std::int64_t bucket,

@@ -35,7 +35,8 @@ static_assert(kLshBands * kLshRows == kb::kMinHashValues);
 // never matches smaller ones (§8.3).
 inline constexpr std::uint32_t kLshMinInstructions = 20;
 // The schema of the store file (meta.oracle_schema_version).
-inline constexpr int kStoreSchemaVersion = 1;
+// Schema 2 added callees_json; a schema-1 store is upgraded in place on open.
+inline constexpr int kStoreSchemaVersion = 2;
 
 // One labelled corpus function (§8.1 signature fields).
 struct Signature {
@@ -55,6 +56,10 @@ struct Signature {
   std::vector<std::string> call_targets;  // sorted set of imports called, "module.field"
   std::string type_signature;
   std::uint32_t instruction_count = 0;
+  // The names of the direct calls to defined functions, in call order with repeats (the
+  // FunctionRecord's defined_callees); "" for an unnamed callee. Call-graph propagation
+  // (§8.3) reads them.
+  std::vector<std::string> callees;
 };
 
 // Returns the bucket of band `band` (0..7) of `minhash`: a 64-bit mix of its 4 values.
@@ -88,6 +93,7 @@ class OracleStore {
   Result<std::vector<const Signature*>> ByNorm(std::string_view norm_hash);
   Result<std::vector<const Signature*>> ByStructural(std::string_view structural_hash,
                                                      std::string_view type_signature);
+  Result<std::vector<const Signature*>> ByName(std::string_view name_norm);
   // The signatures in one LSH bucket; when it holds more than `limit`, returns exactly
   // limit + 1 of them so that the caller can tell an overfull bucket.
   Result<std::vector<const Signature*>> ByBucket(int band, std::int64_t bucket, int limit);
