@@ -1,7 +1,8 @@
 // librarian_watch_bench: the cost of watch mode (docs/librarian.md §7.2, issue 23: a re-index of
-// one changed file on a 10,000-file workspace within 50 ms), printed beside a full bootstrap of
-// the same workspace and an ordinary incremental bootstrap (whole-tree crawl) after the same
-// one-file change.
+// one changed file on a 10,000-file workspace within 50 ms), printed beside two peers measured in
+// the same run: a `git status`-style stat walk of the workspace (lstat of every file: what any
+// re-index that does not know which file changed pays at least) and an ordinary incremental
+// bootstrap (whole-tree crawl) after the same one-file change; and a full bootstrap.
 //
 //   librarian_watch_bench [DIR] [FILES] [ROUNDS]
 //
@@ -9,10 +10,11 @@
 // (default: a fresh temporary directory, removed after), bootstraps it, then ROUNDS times
 // (default 20) rewrites one file, lets the watcher read the inotify events and re-index the
 // batch (watch/watcher.h: Drain + Reindex, the debounce wait itself left out), and prints the
-// median and the worst (nearest-rank p95) of those re-indexes.
+// median and the worst (nearest-rank p95) of those re-indexes, and the ratios of the medians.
 #include <fmt/format.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <chrono>
@@ -51,6 +53,18 @@ std::string Source(int file, int round) {
 void Write(const fs::path& p, const std::string& text) {
   std::ofstream out(p, std::ios::binary | std::ios::trunc);
   out << text;
+}
+
+// The peer: lstat every entry under `root` (iteratively), as `git status` does for its index.
+std::size_t StatWalk(const fs::path& root) {
+  std::size_t n = 0;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(root, ec); !ec && it != fs::end(it);
+       it.increment(ec)) {
+    struct stat st {};
+    if (lstat(it->path().c_str(), &st) == 0) ++n;
+  }
+  return n;
 }
 
 double Percentile(std::vector<double> v, double q) {
@@ -104,7 +118,7 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "librarian_watch_bench: error: {}\n", watcher.status().ToString());
     return 1;
   }
-  std::vector<double> reindex, incremental;
+  std::vector<double> reindex, incremental, walk;
   for (int r = 1; r <= rounds; ++r) {
     const int f = (r * 7919) % files;
     const fs::path p = fs::path(dir) / fmt::format("src/m{:02}/f{:05}.c", f % 100, f);
@@ -118,6 +132,9 @@ int main(int argc, char** argv) {
       return 1;
     }
     reindex.push_back(ms);
+    start = Clock::now();
+    if (StatWalk(dir) < static_cast<std::size_t>(files)) return 1;
+    walk.push_back(Ms(start));
     // The same change through an ordinary incremental bootstrap (whole-tree crawl).
     Write(p, Source(f, r + rounds));
     start = Clock::now();
@@ -130,7 +147,13 @@ int main(int argc, char** argv) {
   fmt::print("watch re-index of one file, median:      {:9.1f} ms  (target <= 50 ms)\n",
              Percentile(reindex, 0.5));
   fmt::print("watch re-index of one file, p95:         {:9.1f} ms\n", Percentile(reindex, 0.95));
-  fmt::print("incremental bootstrap (full crawl), med: {:9.1f} ms\n", Percentile(incremental, 0.5));
+  fmt::print("peer: stat walk of the workspace, median: {:9.1f} ms\n", Percentile(walk, 0.5));
+  fmt::print("peer: incremental bootstrap (full crawl), median: {:9.1f} ms\n",
+             Percentile(incremental, 0.5));
+  fmt::print("ratio: watch re-index / stat walk:        {:9.2f}x\n",
+             Percentile(reindex, 0.5) / Percentile(walk, 0.5));
+  fmt::print("ratio: incremental bootstrap / watch:     {:9.1f}x\n",
+             Percentile(incremental, 0.5) / Percentile(reindex, 0.5));
   watcher->reset();
   if (temporary) fs::remove_all(dir);
   return 0;

@@ -6,6 +6,7 @@
 //   librarian_eval [run] --set testdata/librarian/eval/eval_set.jsonl [--split dev|test|all]
 //                  [--hard] [--system NAME]... [--repo NAME]... [--max-per-repo N] [--depth N]
 //                  [--weights LEX,SYM,PATH,GRAPH,SCOPE[,NAMEW,INTENTW,OWNERW,FILE[,COVER]]]
+//                  [--query-depth L1|L2|L3] [--max-results N]
 //                  [--project DIR] [--work DIR] [--check] [--floor METRIC=RATIO]...
 //                  [--figures FILE.json] [--svg FILE.svg] [--title TEXT]
 //   librarian_eval plot --figures FILE.json --svg FILE.svg [--title TEXT]
@@ -235,6 +236,21 @@ Status Run(const std::vector<std::string>& args) {
       ASSIGN_OR_RETURN(o.max_queries_per_repo, ParseCount(a, v));
     } else if (a == "--depth") {
       ASSIGN_OR_RETURN(o.list_depth, ParseCount(a, v));
+    } else if (a == "--query-depth") {
+      if (v == "L1") {
+        o.query_depth = query::Depth::kL1;
+      } else if (v == "L2") {
+        o.query_depth = query::Depth::kL2;
+      } else if (v == "L3") {
+        o.query_depth = query::Depth::kL3;
+      } else {
+        return Status::InvalidArgument("--query-depth: must be L1, L2 or L3");
+      }
+    } else if (a == "--max-results") {
+      ASSIGN_OR_RETURN(o.max_results, ParseCount(a, v));
+      if (o.max_results < 1 || o.max_results > 100) {
+        return Status::InvalidArgument("--max-results: must be between 1 and 100");
+      }
     } else if (a == "--project") {
       o.project_dir = v;
     } else if (a == "--work") {

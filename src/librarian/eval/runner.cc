@@ -139,11 +139,12 @@ Result<std::vector<Entry>> Baseline(store::Store& st, const std::string& query) 
 
 Result<std::vector<Entry>> Librarian(store::Store& st, const query::Workspace& ws,
                                      const std::string& intent, const rank::Weights& weights,
-                                     std::optional<double>& top_signal, std::string* digest) {
+                                     std::optional<double>& top_signal, std::string* digest,
+                                     const RunOptions& options) {
   query::QueryRequest req;
   req.intent = intent;
-  req.depth = query::Depth::kL3;  // the largest pack budget: 20 packs
-  req.max_results = 100;
+  req.depth = options.query_depth;  // default L3: the largest pack budget, 20 packs
+  req.max_results = options.max_results;
   req.min_confidence = 0;  // rank everything; the threshold is not under test here
   req.weights = weights;
   base::Cancellation cancel;
@@ -357,9 +358,10 @@ Result<EvalRun> RunEval(const EvalSet& set, const RunOptions& options) {
         double cpu_a = ThreadCpuMs();
         auto a = std::chrono::steady_clock::now();
         Result<std::vector<Entry>> got =
-            systems[s] == kBaseline ? Baseline(*st, q.intent)
-                                    : Librarian(*st, ws, q.intent, weights, top_signal,
-                                                options.rankings_path.empty() ? nullptr : &digest);
+            systems[s] == kBaseline
+                ? Baseline(*st, q.intent)
+                : Librarian(*st, ws, q.intent, weights, top_signal,
+                            options.rankings_path.empty() ? nullptr : &digest, options);
         auto b = std::chrono::steady_clock::now();
         RunResult fr, fn;
         fr.retrieved.top_signal = fn.retrieved.top_signal = top_signal;

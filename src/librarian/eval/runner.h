@@ -30,6 +30,7 @@
 #include "base/status.h"
 #include "librarian/eval/eval_set.h"
 #include "librarian/eval/metrics.h"
+#include "librarian/query/query.h"
 
 namespace trove::librarian::eval {
 
@@ -68,6 +69,11 @@ struct RunOptions {
   // "<qid>\tlibrarian\tpacks\t<sha256>": a digest of its packs' ids, scores, signals,
   // summaries, key facts and related files, its synthesis and its hints.
   std::string rankings_path;
+  // The librarian system's query depth and maxResults (decision 0070): L3 and 100 by default
+  // (the largest pack budget); `--query-depth L1 --max-results 10` measures the user's
+  // defaults (query.h), where fewer packs come back.
+  query::Depth query_depth = query::Depth::kL3;
+  std::size_t max_results = 100;
   // Harness settings (cutoff k = 10 by default).
   EvalConfig config;
   // When set, told (repositories done, repositories selected, name) as each repository starts

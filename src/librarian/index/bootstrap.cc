@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
+#include <unordered_map>
 #include <utility>
 
 #include "base/hash.h"
@@ -27,6 +28,7 @@
 #include "librarian/crawl/crawler.h"
 #include "librarian/crawl/glob.h"
 #include "librarian/crawl/path.h"
+#include "librarian/embed/embed.h"
 #include "librarian/extract/ctags.h"
 #include "librarian/extract/extract.h"
 #include "librarian/extract/grammars.h"
@@ -294,6 +296,11 @@ class Run {
   Status Flush(bool force_checkpoint);
   Status Finish(const std::string& state);
   Status Totals();
+  // Watch mode: the totals of the run just before this one when it recorded them (it finished,
+  // succeeded, and nothing ran since), else nullopt; and what the files under only_paths
+  // contribute to the totals now.
+  Result<std::optional<BootstrapStats>> CarriedTotals();
+  Result<BootstrapStats> Contribution();
   // Whether `extractor` (a stored FileFacts::extractor) names a grammar or ctags version other
   // than the one linked or installed now.
   bool OutdatedExtractor(std::string_view extractor) const;
@@ -301,6 +308,10 @@ class Run {
   bool InOnlyPaths(std::string_view path) const;
   // Whether the store holds a learned association model (query/assoc.h).
   Result<bool> HasAssocModel();
+  // The optional embeddings engine (embed/embed.h): embeds the functions (of only_paths, in
+  // watch mode) whose vector for the model is missing or was computed from another span, and
+  // stores them. Returns how many were embedded.
+  Result<std::size_t> EmbedFunctions(const embed::Config& config);
   void ReportProgress() {
     progress_.Report(static_cast<double>(done_), static_cast<double>(progress_total_));
   }
@@ -319,6 +330,10 @@ class Run {
   bool workspace_has_cpp_ = false;
   bool force_ = false;
   crawl::CrawlOptions crawl_options_;
+  // Watch mode (CarriedTotals, Contribution): the previous run's totals and the batch's
+  // contribution to them before this run wrote anything.
+  std::optional<BootstrapStats> carried_;
+  BootstrapStats before_;
 
   std::vector<Job> jobs_;
   std::vector<std::size_t> deferred_;
@@ -360,7 +375,19 @@ Status Run::Open() {
     RETURN_IF_ERROR(st.Step());
     if (store_->db().Changes() > 0) report_.disclosures.push_back("interrupted_run_recovered");
   }
-  ASSIGN_OR_RETURN(std::vector<store::FileRecord> files, store_->ListFiles());
+  // A watch re-index reads only the records under its paths (an index range each), and takes
+  // the store's totals as the previous run left them, corrected by what the batch changes
+  // (Totals): its cost follows the batch, not the workspace (decision 0070).
+  std::vector<store::FileRecord> files;
+  if (options_.only_paths) {
+    ASSIGN_OR_RETURN(files, store_->ListFilesUnder(*options_.only_paths));
+    ASSIGN_OR_RETURN(carried_, CarriedTotals());
+    if (carried_) {
+      ASSIGN_OR_RETURN(before_, Contribution());
+    }
+  } else {
+    ASSIGN_OR_RETURN(files, store_->ListFiles());
+  }
   for (store::FileRecord& f : files) {
     std::string path = f.path;
     previous_.emplace(std::move(path), std::move(f));
@@ -409,6 +436,60 @@ Status Run::Open() {
   // Fewer FTS5 merges while this run writes its batches; Finish restores the default.
   start.chunk_automerge = kBootstrapChunkAutomerge;
   return store_->Apply(start);
+}
+
+Result<std::size_t> Run::EmbedFunctions(const embed::Config& config) {
+  base::Database& db = store_->db();
+  RETURN_IF_ERROR(embed::EnsureTable(db));
+  std::unordered_map<std::string, std::string> have;
+  {
+    ASSIGN_OR_RETURN(auto hashes, embed::StoredHashes(db, config.model));
+    for (auto& [t, h] : hashes) have.emplace(std::move(t), std::move(h));
+  }
+  struct Pending {
+    std::string target_id, path, span_sha256, text;
+  };
+  std::vector<Pending> pending;
+  ASSIGN_OR_RETURN(
+      base::Statement st,
+      db.Prepare(fmt::format(
+          "SELECT s.target_id, f.path, s.span_sha256, s.qualified_name, s.signature, s.doc, "
+          "coalesce((SELECT substr(c.body, 1, 600) FROM chunks c WHERE c.symbol_id = s.id LIMIT "
+          "1), '') FROM symbols s JOIN files f ON f.id = s.file_id WHERE s.kind IN ('function', "
+          "'method'){}",
+          options_.only_paths ? " AND (f.path = ?1 OR (f.path >= ?1 || '/' AND f.path < ?1 || "
+                                "'0'))"
+                              : "")));
+  const std::size_t rounds = options_.only_paths ? options_.only_paths->size() : 1;
+  for (std::size_t i = 0; i < rounds; ++i) {
+    st.Reset();
+    if (options_.only_paths)
+      RETURN_IF_ERROR(st.Bind(1, std::string_view((*options_.only_paths)[i])));
+    for (;;) {
+      ASSIGN_OR_RETURN(bool row, st.Step());
+      if (!row) break;
+      std::string target = st.ColumnText(0);
+      std::string span = st.ColumnText(2);
+      if (auto it = have.find(target); it != have.end() && it->second == span) continue;
+      pending.push_back(Pending{std::move(target), st.ColumnText(1), std::move(span),
+                                embed::FunctionSummary(st.ColumnText(3), st.ColumnText(4),
+                                                       st.ColumnText(5), st.ColumnText(6))});
+    }
+  }
+  if (pending.empty()) return std::size_t{0};
+  std::vector<std::string> texts;
+  texts.reserve(pending.size());
+  for (const Pending& p : pending) texts.push_back(p.text);
+  embed::Client client(config);
+  ASSIGN_OR_RETURN(std::vector<embed::Vector> vectors, client.Embed(texts, cancel_));
+  std::vector<embed::Stored> rows;
+  rows.reserve(pending.size());
+  for (std::size_t i = 0; i < pending.size(); ++i) {
+    rows.push_back(embed::Stored{std::move(pending[i].target_id), std::move(pending[i].path),
+                                 std::move(pending[i].span_sha256), std::move(vectors[i])});
+  }
+  RETURN_IF_ERROR(embed::Save(db, config.model, rows));
+  return rows.size();
 }
 
 Result<bool> Run::HasAssocModel() {
@@ -488,8 +569,12 @@ Status Run::Plan(crawl::CrawlResult& crawl) {
   }
   if (options_.only_paths && !workspace_has_cpp_) {
     // Watch mode crawled only the changed paths: the rest of the workspace is in the store.
-    for (const auto& [path, record] : previous_) {
-      if (record.language == "cpp" && extract::IsCppSourcePath(path)) {
+    ASSIGN_OR_RETURN(base::Statement st,
+                     store_->db().Prepare("SELECT path FROM files WHERE language = 'cpp'"));
+    for (;;) {
+      ASSIGN_OR_RETURN(bool row, st.Step());
+      if (!row) break;
+      if (extract::IsCppSourcePath(st.ColumnText(0))) {
         workspace_has_cpp_ = true;
         break;
       }
@@ -831,8 +916,125 @@ Status Run::Flush(bool force_checkpoint) {
   return st;
 }
 
+namespace {
+
+// Adds (sign 1) or subtracts (sign -1) `d`'s totals to `s`'s.
+void AddTotals(BootstrapStats& s, const BootstrapStats& d, int sign) {
+  auto add = [sign](std::uint64_t& a, std::uint64_t b) {
+    a = sign > 0 ? a + b : a - std::min(a, b);
+  };
+  add(s.functions_indexed, d.functions_indexed);
+  add(s.types_indexed, d.types_indexed);
+  add(s.modules_indexed, d.modules_indexed);
+  add(s.edges, d.edges);
+  add(s.chunks_indexed, d.chunks_indexed);
+  add(s.context_packs_total, d.context_packs_total);
+  for (const auto& [k, v] : d.languages) add(s.languages[k], v);
+  for (const auto& [k, v] : d.extractors) add(s.extractors[k], v);
+  std::erase_if(s.languages, [](const auto& kv) { return kv.second == 0; });
+  std::erase_if(s.extractors, [](const auto& kv) { return kv.second == 0; });
+}
+
+}  // namespace
+
+Result<std::optional<BootstrapStats>> Run::CarriedTotals() {
+  ASSIGN_OR_RETURN(base::Statement st,
+                   store_->db().Prepare("SELECT state, stats FROM runs ORDER BY id DESC LIMIT 1"));
+  ASSIGN_OR_RETURN(bool row, st.Step());
+  if (!row || st.ColumnText(0) != "succeeded") return std::optional<BootstrapStats>();
+  nlohmann::json j = nlohmann::json::parse(st.ColumnText(1), nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) return std::optional<BootstrapStats>();
+  BootstrapStats s;
+  for (const auto& [key, field] :
+       {std::pair{"functionsIndexed", &s.functions_indexed},
+        std::pair{"typesIndexed", &s.types_indexed},
+        std::pair{"modulesIndexed", &s.modules_indexed}, std::pair{"edges", &s.edges},
+        std::pair{"chunksIndexed", &s.chunks_indexed},
+        std::pair{"contextPacksTotal", &s.context_packs_total}}) {
+    auto it = j.find(key);
+    if (it == j.end() || !it->is_number_unsigned()) return std::optional<BootstrapStats>();
+    *field = it->get<std::uint64_t>();
+  }
+  for (const auto& [key, field] :
+       {std::pair{"languages", &s.languages}, std::pair{"extractors", &s.extractors}}) {
+    auto it = j.find(key);
+    if (it == j.end() || !it->is_object()) return std::optional<BootstrapStats>();
+    for (const auto& [k, v] : it->items()) {
+      if (!v.is_number_unsigned()) return std::optional<BootstrapStats>();
+      (*field)[k] = v.get<std::uint64_t>();
+    }
+  }
+  return std::optional<BootstrapStats>(std::move(s));
+}
+
+Result<BootstrapStats> Run::Contribution() {
+  // As Totals, restricted to the files at or under each of only_paths (an index range each).
+  BootstrapStats s;
+  base::Database& db = store_->db();
+  constexpr const char* kUnder = "(f.path = ?1 OR (f.path >= ?1 || '/' AND f.path < ?1 || '0'))";
+  ASSIGN_OR_RETURN(base::Statement files,
+                   db.Prepare(fmt::format("SELECT f.id, f.language, f.extractor, f.status IN "
+                                          "('indexed', 'unchanged') FROM files f WHERE {}",
+                                          kUnder)));
+  ASSIGN_OR_RETURN(base::Statement kinds,
+                   db.Prepare("SELECT kind, count(*) FROM symbols WHERE file_id = ?1 GROUP BY "
+                              "kind"));
+  ASSIGN_OR_RETURN(base::Statement rows,
+                   db.Prepare("SELECT (SELECT count(*) FROM imports WHERE file_id = ?1), (SELECT "
+                              "count(*) FROM calls WHERE file_id = ?1), (SELECT count(*) FROM "
+                              "chunks WHERE file_id = ?1)"));
+  for (const std::string& p : *options_.only_paths) {
+    files.Reset();
+    RETURN_IF_ERROR(files.Bind(1, std::string_view(p)));
+    for (;;) {
+      ASSIGN_OR_RETURN(bool row, files.Step());
+      if (!row) break;
+      const std::int64_t id = files.ColumnInt64(0);
+      if (files.ColumnInt64(3) != 0) {
+        ++s.languages[files.ColumnText(1)];
+        ++s.extractors[ExtractorFamily(files.ColumnText(2))];
+        ++s.context_packs_total;
+      }
+      kinds.Reset();
+      RETURN_IF_ERROR(kinds.Bind(1, id));
+      std::uint64_t callables = 0;
+      for (;;) {
+        ASSIGN_OR_RETURN(bool k, kinds.Step());
+        if (!k) break;
+        std::string kind = kinds.ColumnText(0);
+        auto n = static_cast<std::uint64_t>(kinds.ColumnInt64(1));
+        if (kind == "function" || kind == "method") {
+          s.functions_indexed += n;
+          callables += n;
+        } else if (kind == "namespace") {
+          s.modules_indexed += n;
+        } else {
+          s.types_indexed += n;
+        }
+      }
+      s.context_packs_total += std::min(callables, kMaxFunctionPacksPerFile);
+      rows.Reset();
+      RETURN_IF_ERROR(rows.Bind(1, id));
+      ASSIGN_OR_RETURN(bool r, rows.Step());
+      if (r) {
+        s.edges += static_cast<std::uint64_t>(rows.ColumnInt64(0) + rows.ColumnInt64(1));
+        s.chunks_indexed += static_cast<std::uint64_t>(rows.ColumnInt64(2));
+      }
+    }
+  }
+  return s;
+}
+
 Status Run::Totals() {
   BootstrapStats& s = report_.stats;
+  if (carried_) {
+    // Watch mode: the previous totals, minus the batch's files as they were, plus as they are.
+    ASSIGN_OR_RETURN(BootstrapStats after, Contribution());
+    AddTotals(s, *carried_, 1);
+    AddTotals(s, before_, -1);
+    AddTotals(s, after, 1);
+    return Status::Ok();
+  }
   base::Database& db = store_->db();
   {
     ASSIGN_OR_RETURN(base::Statement st,
@@ -889,6 +1091,8 @@ Status Run::Finish(const std::string& state) {
   batch_.run = run_;
   batch_.chunk_automerge = store::kDefaultChunkAutomerge;
   batch_.record_manifest = true;  // the run's file manifest commits with its final record
+  // Watch mode: a delta manifest of the re-indexed paths (store/manifest.h).
+  if (options_.only_paths) batch_.manifest_paths = *options_.only_paths;
   Status st = store_->Apply(batch_);
   batch_ = store::WriteBatch{};
   pending_.clear();
@@ -955,6 +1159,20 @@ Result<BootstrapReport> Run::Execute() {
     if (learn) {
       if (Status st = query::AssocModel::LearnAndSave(*store_, run_.run_id); !st.ok()) {
         report_.disclosures.push_back(fmt::format("assoc_model_unavailable: {}", st.message()));
+      }
+    }
+  }
+  // The optional embeddings engine: only when the user configured an endpoint. A failure is
+  // disclosed and leaves the index as it is (queries then answer with the other engines).
+  if (!failed) {
+    if (std::optional<embed::Config> ec = embed::ConfigFromEnv()) {
+      Result<std::size_t> n = EmbedFunctions(*ec);
+      if (n.ok()) {
+        report_.disclosures.push_back(
+            fmt::format("embeddings: {} functions embedded with model {}", *n, ec->model));
+      } else {
+        report_.disclosures.push_back(
+            fmt::format("embeddings_unavailable: {}", n.status().message()));
       }
     }
   }

@@ -23,6 +23,7 @@
 
 #include "base/hash.h"
 #include "librarian/crawl/path.h"
+#include "librarian/embed/embed.h"
 #include "librarian/extract/identifier.h"
 #include "librarian/query/assoc.h"
 #include "librarian/query/vocabulary.h"
@@ -371,6 +372,12 @@ class Pipeline {
     }
     return sum / static_cast<double>(words.size());
   }
+  // The optional embeddings engine (embed.h): cosine of the intent's vector to each stored
+  // function's, by target id (empty when the engine is off or failed), and what ran.
+  std::unordered_map<std::string, double> embed_sim_;
+  std::string embed_note_;
+  // Embeds the intent and scores the stored vectors; adds the nearest functions as candidates.
+  Status Embeddings(const embed::Config& config);
   std::unordered_map<std::string, Candidate> candidates_;
   std::unordered_map<std::string, std::optional<store::FileRecord>> files_;
   std::set<std::string> affected_indexed_;
@@ -401,6 +408,42 @@ Result<const store::FileRecord*> Pipeline::File(const std::string& path) {
     it = files_.emplace(path, std::move(rec)).first;
   }
   return it->second ? &*it->second : nullptr;
+}
+
+Status Pipeline::Embeddings(const embed::Config& config) {
+  // At most this many nearest functions join the candidates (the rest only score).
+  constexpr std::size_t kEmbedCandidates = 20;
+  ASSIGN_OR_RETURN(std::shared_ptr<const std::vector<embed::Stored>> stored,
+                   embed::LoadCached(store_.db(), config.model));
+  if (stored->empty()) {
+    return Status::NotFound(fmt::format(
+        "no vectors stored for model {} (bootstrap with LIBRARIAN_EMBED_URL set)", config.model));
+  }
+  embed::Config c = config;
+  c.timeout = std::min(c.timeout, std::chrono::milliseconds(5000));  // a query waits less
+  embed::Client client(c);
+  const std::vector<std::string> input = {req_.intent};
+  ASSIGN_OR_RETURN(std::vector<embed::Vector> v, client.Embed(input, cancel_));
+  std::vector<std::pair<double, const embed::Stored*>> order;
+  order.reserve(stored->size());
+  for (const embed::Stored& s : *stored) {
+    const double cos = embed::Cosine(v.front(), s.vector);
+    if (cos <= 0) continue;
+    order.emplace_back(cos, &s);
+  }
+  const std::size_t top = std::min(order.size(), kEmbedCandidates);
+  std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(top), order.end(),
+                    [](const auto& a, const auto& b) {
+                      return a.first > b.first ||
+                             (a.first == b.first && a.second->target_id < b.second->target_id);
+                    });
+  for (const auto& [cos, s] : order) embed_sim_[s->target_id] = std::min(1.0, cos);
+  for (std::size_t i = 0; i < top; ++i) {
+    Upsert(PackType::kFunctionContext, order[i].second->target_id, order[i].second->path);
+  }
+  embed_note_ = fmt::format("embeddings (model {}, cosine over {} stored function vectors)",
+                            config.model, stored->size());
+  return Status::Ok();
 }
 
 Candidate& Pipeline::Upsert(PackType type, const std::string& target_id, const std::string& path) {
@@ -626,6 +669,9 @@ Status Pipeline::ComputeSignals() {
       s.owner_words = words.owner_words;
       if (c.symbol && c.type == PackType::kFunctionContext && !assoc_expansion_.empty()) {
         s.assoc = AssocSignal(c.symbol->name);
+      }
+      if (c.type == PackType::kFunctionContext && !embed_sim_.empty()) {
+        if (auto e = embed_sim_.find(c.target_id); e != embed_sim_.end()) s.embed = e->second;
       }
       s.path = PathSignal(c.path, terms_);
       if (auto h = hops_.find(c.path); h != hops_.end()) s.graph_hops = h->second;
@@ -1176,12 +1222,22 @@ Result<QueryResponse> Pipeline::Run() {
     if (assoc_model_ != nullptr && req_.weights.assoc > 0) {
       assoc_expansion_ = assoc_model_->Expand(terms_.canonical);
     }
-    if (assoc_expansion_.empty()) {
+    // The optional embeddings engine (embed.h): only when the user configured an endpoint; a
+    // failure leaves the answer lexical and says so.
+    if (std::optional<embed::Config> ec = embed::ConfigFromEnv(); ec && req_.weights.embed > 0) {
+      if (Status st = Embeddings(*ec); !st.ok()) {
+        embed_sim_.clear();
+        embed_note_.clear();
+        resp_.disclosures.push_back(fmt::format(
+            "embeddings_unavailable: {}; the answer uses the other engines only", st.message()));
+      }
+    }
+    if (assoc_expansion_.empty() && embed_note_.empty()) {
       AddStage("retrieval", StageStatus::kRan, t0, {}, "lexical_bm25");
       resp_.disclosures.push_back(
           "retrieval_lexical_only: retrieval is lexical (BM25 over function-level chunks with "
           "identifier sub-words); no semantic engine ran");
-    } else {
+    } else if (embed_note_.empty()) {
       AddStage("retrieval", StageStatus::kRan, t0, {}, "lexical_bm25+assoc_pmi");
       resp_.disclosures.push_back(fmt::format(
           "retrieval_engines: lexical_bm25 (BM25 over function-level chunks with identifier "
@@ -1189,6 +1245,17 @@ Result<QueryResponse> Pipeline::Run() {
           "own {} functions at bootstrap; {} name words predicted by the intent); no embedding "
           "engine ran",
           assoc_model_->functions(), assoc_expansion_.size()));
+    } else {
+      const bool assoc = !assoc_expansion_.empty();
+      AddStage("retrieval", StageStatus::kRan, t0, {},
+               assoc ? "lexical_bm25+assoc_pmi+embeddings" : "lexical_bm25+embeddings");
+      resp_.disclosures.push_back(fmt::format(
+          "retrieval_engines: lexical_bm25 (BM25 over function-level chunks with identifier "
+          "sub-words){} and {}",
+          assoc ? fmt::format(", assoc_pmi ({} name words predicted by the intent)",
+                              assoc_expansion_.size())
+                : std::string(),
+          embed_note_));
     }
   }
   RETURN_IF_ERROR(LoadSymbols());
@@ -1450,7 +1517,11 @@ Result<QueryResponse> Query(store::Store& store, const Workspace& workspace,
   Pipeline pipeline(store, workspace, req, type, cancel, start);
   ASSIGN_OR_RETURN(QueryResponse resp, pipeline.Run());
   if (!watching.pending.empty()) MarkWatchPending(watching, resp);
-  if (cache != nullptr && !resp.error && !resp.partial) {
+  // An answer the embeddings engine failed for (embed.h) is not kept: the next one may reach it.
+  const bool embed_failed =
+      std::any_of(resp.disclosures.begin(), resp.disclosures.end(),
+                  [](const std::string& d) { return d.rfind("embeddings_unavailable:", 0) == 0; });
+  if (cache != nullptr && !resp.error && !resp.partial && !embed_failed) {
     std::vector<QueryCache::Trigger> triggers;
     std::set<std::string> seen;
     for (const Pack& p : resp.packs) {

@@ -53,6 +53,10 @@ struct Weights {
   // associations (query/assoc.h). Chosen on the development split; `librarian_eval --weights`
   // takes an eleventh value for it.
   double assoc = 0.3;
+  // Decision 0070: the optional embeddings engine (embed/embed.h), 0 unless the user set one
+  // up. Not tuned (no embedding endpoint is available offline): a value that lets a close
+  // vector lift a candidate about as much as a name-word match does.
+  double embed = 0.5;
 };
 
 struct RankSignals {
@@ -90,6 +94,9 @@ struct RankSignals {
   // workspace (normalized PMI), in [0, 1]; 0 for module packs or without a model. Not lexical:
   // it fires when the intent's words predict a name they do not contain.
   double assoc = 0;
+  // Embedding similarity (embed/embed.h): the cosine between the intent's vector and the target
+  // function's, clamped to [0, 1]; 0 for module packs or when no embeddings engine ran.
+  double embed = 0;
   // Share of the primary file's path sub-words that occur in the intent, in [0, 1].
   double path = 0;
   // Call-graph proximity in [0, 1]: from `graph_hops` when affectedFiles were given, else the

@@ -72,7 +72,7 @@ std::string PackIdFor(std::string_view pack_type, std::string_view target_id) {
 
 namespace internal {
 
-Status RecordContent(base::Database& db) {
+Status RecordContentUnder(base::Database& db, const std::vector<std::string>* paths) {
   // The files whose content has no module row yet: every content recorded has one.
   struct Pending {
     std::int64_t id;
@@ -84,15 +84,19 @@ Status RecordContent(base::Database& db) {
     bool parse_error;
   };
   std::vector<Pending> pending;
-  {
-    ASSIGN_OR_RETURN(
-        base::Statement st,
-        db.Prepare("SELECT f.id, f.path, f.sha256, f.size, (SELECT coalesce(max(end_line), 0) "
-                   "FROM chunks WHERE file_id = f.id), f.extractor, f.parse_error FROM files f "
-                   "WHERE f.status IN "
-                   "('indexed', 'unchanged') AND NOT EXISTS (SELECT 1 FROM content_symbols c "
-                   "WHERE c.path = f.path AND c.sha256 = f.sha256 AND c.target_id = 'mod:' || "
-                   "f.path)"));
+  // The files whose content has no module row yet (every content recorded has one): all of
+  // them, or those at or under each of `paths` (a range over the files(path) index).
+  const std::string sql = fmt::format(
+      "SELECT f.id, f.path, f.sha256, f.size, (SELECT coalesce(max(end_line), 0) FROM chunks "
+      "WHERE file_id = f.id), f.extractor, f.parse_error FROM files f WHERE f.status IN "
+      "('indexed', 'unchanged') AND NOT EXISTS (SELECT 1 FROM content_symbols c WHERE c.path = "
+      "f.path AND c.sha256 = f.sha256 AND c.target_id = 'mod:' || f.path){}",
+      paths != nullptr ? " AND (f.path = ?1 OR (f.path >= ?1 || '/' AND f.path < ?1 || '0'))" : "");
+  ASSIGN_OR_RETURN(base::Statement st, db.Prepare(sql));
+  const std::size_t rounds = paths != nullptr ? paths->size() : 1;
+  for (std::size_t i = 0; i < rounds; ++i) {
+    st.Reset();
+    if (paths != nullptr) RETURN_IF_ERROR(st.Bind(1, std::string_view((*paths)[i])));
     for (;;) {
       ASSIGN_OR_RETURN(bool row, st.Step());
       if (!row) break;
@@ -166,34 +170,219 @@ Status RecordContent(base::Database& db) {
   return Status::Ok();
 }
 
-Status RecordRunManifest(base::Database& db, std::string_view run_id) {
+Status RecordContent(base::Database& db) { return RecordContentUnder(db, nullptr); }
+
+Result<std::string> ManifestBase(base::Database& db, std::string_view run_id) {
+  ASSIGN_OR_RETURN(base::Statement st, db.Prepare("SELECT value FROM meta WHERE key = ?1"));
+  RETURN_IF_ERROR(st.Bind(1, std::string_view(fmt::format("{}{}", kManifestBasePrefix, run_id))));
+  ASSIGN_OR_RETURN(bool row, st.Step());
+  return row ? st.ColumnText(0) : std::string();
+}
+
+namespace {
+
+Result<std::int64_t> CountManifestRows(base::Database& db, std::string_view run_id) {
+  ASSIGN_OR_RETURN(base::Statement st, db.Prepare("SELECT count(*) FROM run_files WHERE run_id = "
+                                                  "?1"));
+  RETURN_IF_ERROR(st.Bind(1, run_id));
+  ASSIGN_OR_RETURN(bool row, st.Step());
+  return row ? st.ColumnInt64(0) : 0;
+}
+
+Status ExecBound(base::Database& db, std::string_view sql,
+                 std::initializer_list<std::string_view> args) {
+  ASSIGN_OR_RETURN(base::Statement st, db.Prepare(sql));
+  int i = 0;
+  for (std::string_view a : args) RETURN_IF_ERROR(st.Bind(++i, a));
+  return st.Step().status();
+}
+
+Status SetBase(base::Database& db, std::string_view run_id, std::string_view base) {
+  const std::string key = fmt::format("{}{}", kManifestBasePrefix, run_id);
+  if (base.empty()) return ExecBound(db, "DELETE FROM meta WHERE key = ?1", {key});
+  return ExecBound(db, "INSERT OR REPLACE INTO meta(key, value) VALUES (?1, ?2)", {key, base});
+}
+
+// Writes `run_id`'s manifest as a delta; false (nothing written) when it should be full.
+Result<bool> RecordDelta(base::Database& db, std::string_view run_id,
+                         const std::vector<std::string>& paths) {
+  // The run recorded just before this one, if it completed with a manifest.
+  std::string prev;
   {
-    ASSIGN_OR_RETURN(base::Statement del, db.Prepare("DELETE FROM run_files WHERE run_id = ?1"));
-    RETURN_IF_ERROR(del.Bind(1, run_id));
-    RETURN_IF_ERROR(del.Step().status());
-    ASSIGN_OR_RETURN(base::Statement ins,
-                     db.Prepare("INSERT INTO run_files(run_id, path, sha256, size, language, "
-                                "status) SELECT ?1, path, sha256, size, language, status FROM "
-                                "files"));
-    RETURN_IF_ERROR(ins.Bind(1, run_id));
-    RETURN_IF_ERROR(ins.Step().status());
+    ASSIGN_OR_RETURN(base::Statement st,
+                     db.Prepare("SELECT run_id FROM runs WHERE id < (SELECT id FROM runs WHERE "
+                                "run_id = ?1) ORDER BY id DESC LIMIT 1"));
+    RETURN_IF_ERROR(st.Bind(1, run_id));
+    ASSIGN_OR_RETURN(bool row, st.Step());
+    if (!row) return false;
+    prev = st.ColumnText(0);
   }
-  RETURN_IF_ERROR(RecordContent(db));
-  ASSIGN_OR_RETURN(base::Statement prune,
-                   db.Prepare("DELETE FROM run_files WHERE run_id NOT IN (SELECT run_id FROM "
-                              "runs ORDER BY id DESC LIMIT ?1)"));
-  RETURN_IF_ERROR(prune.Bind(1, static_cast<std::int64_t>(kManifestRuns)));
-  RETURN_IF_ERROR(prune.Step().status());
-  if (db.Changes() == 0) return Status::Ok();
-  // Contents no kept manifest and no current file names any more.
-  return db.Exec(
-      "DELETE FROM content_symbols WHERE (path, sha256) NOT IN (SELECT path, sha256 FROM "
-      "run_files UNION SELECT path, sha256 FROM files)");
+  ASSIGN_OR_RETURN(std::string prev_base, ManifestBase(db, prev));
+  ASSIGN_OR_RETURN(std::int64_t prev_rows, CountManifestRows(db, prev));
+  if (prev_base.empty() && prev_rows == 0) return false;  // killed, or before schema 4
+  const std::string base = prev_base.empty() ? prev : prev_base;
+  ASSIGN_OR_RETURN(std::int64_t base_rows, CountManifestRows(db, base));
+  if (base_rows == 0) return false;
+  if (!prev_base.empty()) {
+    // Carry the previous delta of the same base: this one must stand for every change since.
+    RETURN_IF_ERROR(ExecBound(db,
+                              "INSERT INTO run_files(run_id, path, sha256, size, language, "
+                              "status) SELECT ?1, path, sha256, size, language, status FROM "
+                              "run_files WHERE run_id = ?2",
+                              {run_id, prev}));
+  }
+  constexpr const char* kUnder = "(path = ?2 OR (path >= ?2 || '/' AND path < ?2 || '0'))";
+  ASSIGN_OR_RETURN(
+      base::Statement drop,
+      db.Prepare(fmt::format("DELETE FROM run_files WHERE run_id = ?1 AND {}", kUnder)));
+  ASSIGN_OR_RETURN(base::Statement add,
+                   db.Prepare(fmt::format("INSERT INTO run_files(run_id, path, sha256, size, "
+                                          "language, status) SELECT ?1, path, sha256, size, "
+                                          "language, status FROM files WHERE {}",
+                                          kUnder)));
+  ASSIGN_OR_RETURN(
+      base::Statement gone,
+      db.Prepare(fmt::format("INSERT OR IGNORE INTO run_files(run_id, path, sha256, size, "
+                             "language, status) SELECT ?1, b.path, '', 0, '', ?3 FROM run_files "
+                             "b WHERE b.run_id = ?4 AND (b.path = ?2 OR (b.path >= ?2 || '/' AND "
+                             "b.path < ?2 || '0')) AND NOT EXISTS (SELECT 1 FROM files f WHERE "
+                             "f.path = b.path)")));
+  for (const std::string& p : paths) {
+    for (base::Statement* st : {&drop, &add}) {
+      st->Reset();
+      RETURN_IF_ERROR(st->Bind(1, run_id));
+      RETURN_IF_ERROR(st->Bind(2, std::string_view(p)));
+      RETURN_IF_ERROR(st->Step().status());
+    }
+    gone.Reset();
+    RETURN_IF_ERROR(gone.Bind(1, run_id));
+    RETURN_IF_ERROR(gone.Bind(2, std::string_view(p)));
+    RETURN_IF_ERROR(gone.Bind(3, kDeletedStatus));
+    RETURN_IF_ERROR(gone.Bind(4, std::string_view(base)));
+    RETURN_IF_ERROR(gone.Step().status());
+  }
+  ASSIGN_OR_RETURN(std::int64_t rows, CountManifestRows(db, run_id));
+  if (static_cast<std::size_t>(rows) > static_cast<std::size_t>(base_rows) / 4 + kDeltaSlack) {
+    RETURN_IF_ERROR(ExecBound(db, "DELETE FROM run_files WHERE run_id = ?1", {run_id}));
+    return false;
+  }
+  RETURN_IF_ERROR(SetBase(db, run_id, base));
+  return true;
+}
+
+// Drops the manifests of runs older than the last kManifestRuns, except the bases of kept
+// deltas. With `targeted`, content manifests are dropped only among the contents the dropped
+// rows named (the cost follows what was pruned); otherwise every content no manifest and no
+// current file names is dropped (a whole-table pass, as a full run always did).
+Status Prune(base::Database& db, bool targeted) {
+  std::int64_t min_kept = 0;
+  {
+    ASSIGN_OR_RETURN(base::Statement st,
+                     db.Prepare("SELECT id FROM runs ORDER BY id DESC LIMIT 1 OFFSET ?1"));
+    RETURN_IF_ERROR(st.Bind(1, static_cast<std::int64_t>(kManifestRuns - 1)));
+    ASSIGN_OR_RETURN(bool row, st.Step());
+    if (!row) return Status::Ok();
+    min_kept = st.ColumnInt64(0);
+  }
+  std::vector<std::string> drop;
+  {
+    ASSIGN_OR_RETURN(
+        base::Statement st,
+        db.Prepare("SELECT r.run_id FROM runs r WHERE r.id < ?1 AND (EXISTS (SELECT 1 FROM "
+                   "run_files f WHERE f.run_id = r.run_id) OR EXISTS (SELECT 1 FROM meta m WHERE "
+                   "m.key = ?2 || r.run_id)) AND r.run_id NOT IN (SELECT m.value FROM runs k "
+                   "JOIN meta m ON m.key = ?2 || k.run_id WHERE k.id >= ?1)"));
+    RETURN_IF_ERROR(st.Bind(1, min_kept));
+    RETURN_IF_ERROR(st.Bind(2, kManifestBasePrefix));
+    for (;;) {
+      ASSIGN_OR_RETURN(bool row, st.Step());
+      if (!row) break;
+      drop.push_back(st.ColumnText(0));
+    }
+  }
+  if (drop.empty()) return Status::Ok();
+  std::vector<std::pair<std::string, std::string>> contents;
+  for (const std::string& run : drop) {
+    if (targeted) {
+      ASSIGN_OR_RETURN(base::Statement st, db.Prepare("SELECT path, sha256 FROM run_files WHERE "
+                                                      "run_id = ?1 AND status != ?2"));
+      RETURN_IF_ERROR(st.Bind(1, std::string_view(run)));
+      RETURN_IF_ERROR(st.Bind(2, kDeletedStatus));
+      for (;;) {
+        ASSIGN_OR_RETURN(bool row, st.Step());
+        if (!row) break;
+        contents.emplace_back(st.ColumnText(0), st.ColumnText(1));
+      }
+    }
+    RETURN_IF_ERROR(ExecBound(db, "DELETE FROM run_files WHERE run_id = ?1", {run}));
+    RETURN_IF_ERROR(SetBase(db, run, ""));
+  }
+  if (!targeted) {
+    // Contents no kept manifest and no current file names any more.
+    return db.Exec(
+        "DELETE FROM content_symbols WHERE (path, sha256) NOT IN (SELECT path, sha256 FROM "
+        "run_files UNION SELECT path, sha256 FROM files)");
+  }
+  ASSIGN_OR_RETURN(
+      base::Statement del,
+      db.Prepare("DELETE FROM content_symbols WHERE path = ?1 AND sha256 = ?2 AND NOT EXISTS "
+                 "(SELECT 1 FROM run_files WHERE path = ?1 AND sha256 = ?2) AND NOT EXISTS "
+                 "(SELECT 1 FROM files WHERE path = ?1 AND sha256 = ?2)"));
+  for (const auto& [path, sha] : contents) {
+    del.Reset();
+    RETURN_IF_ERROR(del.Bind(1, std::string_view(path)));
+    RETURN_IF_ERROR(del.Bind(2, std::string_view(sha)));
+    RETURN_IF_ERROR(del.Step().status());
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status RecordRunManifest(base::Database& db, std::string_view run_id,
+                         const std::vector<std::string>* paths) {
+  RETURN_IF_ERROR(ExecBound(db, "DELETE FROM run_files WHERE run_id = ?1", {run_id}));
+  bool delta = false;
+  if (paths != nullptr) {
+    ASSIGN_OR_RETURN(delta, RecordDelta(db, run_id, *paths));
+  }
+  if (!delta) {
+    RETURN_IF_ERROR(SetBase(db, run_id, ""));
+    RETURN_IF_ERROR(ExecBound(db,
+                              "INSERT INTO run_files(run_id, path, sha256, size, language, "
+                              "status) SELECT ?1, path, sha256, size, language, status FROM files",
+                              {run_id}));
+  }
+  RETURN_IF_ERROR(RecordContentUnder(db, paths));
+  return Prune(db, /*targeted=*/paths != nullptr);
 }
 
 }  // namespace internal
 
+namespace {
+
+// The resolved file manifest of run ?1 whose base is ?2 ("" for a full manifest), as a CTE.
+constexpr const char* kResolved =
+    "WITH m(path, sha256, size, language, status) AS (SELECT path, sha256, size, language, "
+    "status FROM run_files WHERE run_id = ?2 AND path NOT IN (SELECT path FROM run_files WHERE "
+    "run_id = ?1) UNION ALL SELECT path, sha256, size, language, status FROM run_files WHERE "
+    "run_id = ?1 AND status != ?3) ";
+
+Result<base::Statement> PrepareResolved(Store& store, std::string_view run_id,
+                                        std::string_view select) {
+  ASSIGN_OR_RETURN(std::string base, internal::ManifestBase(store.db(), run_id));
+  ASSIGN_OR_RETURN(base::Statement st, store.db().Prepare(fmt::format("{}{}", kResolved, select)));
+  RETURN_IF_ERROR(st.Bind(1, run_id));
+  RETURN_IF_ERROR(st.Bind(2, std::string_view(base)));
+  RETURN_IF_ERROR(st.Bind(3, kDeletedStatus));
+  return st;
+}
+
+}  // namespace
+
 Result<bool> HasManifest(Store& store, std::string_view run_id) {
+  ASSIGN_OR_RETURN(std::string base, internal::ManifestBase(store.db(), run_id));
+  if (!base.empty()) return true;
   ASSIGN_OR_RETURN(base::Statement st,
                    store.db().Prepare("SELECT 1 FROM run_files WHERE run_id = ?1 LIMIT 1"));
   RETURN_IF_ERROR(st.Bind(1, run_id));
@@ -202,9 +391,9 @@ Result<bool> HasManifest(Store& store, std::string_view run_id) {
 
 Result<std::vector<ManifestFile>> RunManifest(Store& store, std::string_view run_id) {
   ASSIGN_OR_RETURN(base::Statement st,
-                   store.db().Prepare("SELECT path, sha256, size, language, status FROM "
-                                      "run_files WHERE run_id = ?1 ORDER BY path"));
-  RETURN_IF_ERROR(st.Bind(1, run_id));
+                   PrepareResolved(store, run_id,
+                                   "SELECT path, sha256, size, language, status FROM m ORDER BY "
+                                   "path"));
   std::vector<ManifestFile> out;
   for (;;) {
     ASSIGN_OR_RETURN(bool row, st.Step());
@@ -217,11 +406,10 @@ Result<std::vector<ManifestFile>> RunManifest(Store& store, std::string_view run
 
 Result<std::vector<RunSymbol>> RunSymbols(Store& store, std::string_view run_id) {
   ASSIGN_OR_RETURN(base::Statement st,
-                   store.db().Prepare("SELECT c.target_id, c.kind, c.span_sha256, c.pack_id, "
-                                      "r.language FROM run_files r JOIN content_symbols c ON "
-                                      "c.path = r.path AND c.sha256 = r.sha256 WHERE r.run_id = "
-                                      "?1"));
-  RETURN_IF_ERROR(st.Bind(1, run_id));
+                   PrepareResolved(store, run_id,
+                                   "SELECT c.target_id, c.kind, c.span_sha256, c.pack_id, "
+                                   "r.language FROM m r JOIN content_symbols c ON c.path = "
+                                   "r.path AND c.sha256 = r.sha256"));
   std::vector<RunSymbol> out;
   for (;;) {
     ASSIGN_OR_RETURN(bool row, st.Step());

@@ -3,7 +3,16 @@
 // found again by its pack id after re-indexing (verify_claim).
 //
 //   * run_files: one file manifest per run, the files table as the run's final batch left it
-//     (path, SHA-256, size, language, status). Kept for the last kManifestRuns runs.
+//     (path, SHA-256, size, language, status). Kept for the last kManifestRuns runs. A watch
+//     re-index of a few paths (WriteBatch::manifest_paths) records a *delta* instead of copying
+//     every row (decision 0070): its rows are the files under the changed paths, plus rows
+//     with status kDeletedStatus (tombstones) for paths its base lists that are gone, plus the
+//     delta rows of the run before it when that run was a delta of the same base; the `meta`
+//     key kManifestBasePrefix + run id names the base, a full manifest. A run's manifest is
+//     then its base's rows minus the paths the delta lists, plus the delta's non-tombstone
+//     rows; the readers below resolve it, so a delta is never visible to callers. A delta
+//     larger than a quarter of its base (plus kDeltaSlack rows) is written full instead, and
+//     a base stays while a kept run names it. No schema change: the link lives in `meta`.
 //   * content_symbols: the symbol manifest of each file content, keyed by (path, SHA-256): its
 //     target ids, kinds, names, signatures, spans and span hashes, the function_context pack id
 //     of its first kMaxFunctionPacksPerFile callables, plus one `module` row (target
@@ -37,6 +46,12 @@ class Store;
 
 // Runs whose file manifests are kept (docs/librarian.md §3.6 decision: the last 20).
 inline constexpr std::size_t kManifestRuns = 20;
+// run_files.status of a delta's tombstone row: the path was in the base and is gone.
+inline constexpr std::string_view kDeletedStatus = "deleted";
+// meta key prefix naming a delta manifest's base run.
+inline constexpr std::string_view kManifestBasePrefix = "manifest_base:";
+// A delta may hold this many rows beyond a quarter of its base before a full one is written.
+inline constexpr std::size_t kDeltaSlack = 1000;
 // function_context packs per file (docs/librarian.md §6.2; index/bootstrap.cc counts the same).
 inline constexpr std::size_t kMaxFunctionPacksPerFile = 100;
 
@@ -100,8 +115,16 @@ namespace internal {
 // REQUIRES: inside a write transaction.
 Status RecordContent(base::Database& db);
 // Records `run_id`'s file manifest (replacing one recorded before), then RecordContent, then
-// prunes manifests beyond the last kManifestRuns runs. REQUIRES: inside a write transaction.
-Status RecordRunManifest(base::Database& db, std::string_view run_id);
+// prunes manifests beyond the last kManifestRuns runs (keeping the bases of kept deltas).
+// With `paths` (workspace-relative files or directories: the only ones the run looked at),
+// records a delta when the run before `run_id` has a manifest (a run killed before its final
+// batch has none, and may have changed files anywhere) and the delta stays small, and limits
+// the content manifests and the pruning to what those paths and the pruned runs name, so the
+// cost follows the batch, not the workspace. REQUIRES: inside a write transaction.
+Status RecordRunManifest(base::Database& db, std::string_view run_id,
+                         const std::vector<std::string>* paths = nullptr);
+// Returns the base run of `run_id`'s delta manifest, "" when its manifest is full or absent.
+Result<std::string> ManifestBase(base::Database& db, std::string_view run_id);
 }  // namespace internal
 
 }  // namespace trove::librarian::store

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <optional>
 #include <set>
 #include <string>
@@ -361,7 +362,8 @@ Status Store::Apply(const WriteBatch& batch) {
   }
   if (batch.record_manifest) {
     if (!batch.run) return Status::InvalidArgument("record_manifest: the batch has no run record");
-    RETURN_IF_ERROR(internal::RecordRunManifest(*db_, batch.run->run_id));
+    RETURN_IF_ERROR(internal::RecordRunManifest(
+        *db_, batch.run->run_id, batch.manifest_paths ? &*batch.manifest_paths : nullptr));
   }
   return tx.Commit();
 }
@@ -583,6 +585,31 @@ Result<std::vector<FileRecord>> Store::ListFiles() {
     ASSIGN_OR_RETURN(FileRecord f, ReadFile(st));
     out.push_back(std::move(f));
   }
+}
+
+Result<std::vector<FileRecord>> Store::ListFilesUnder(std::span<const std::string> paths) {
+  ASSIGN_OR_RETURN(internal::ScopedStatement scoped,
+                   stmts_->Get(fmt::format("SELECT {} FROM files WHERE path = ?1 OR (path >= ?1 "
+                                           "|| '/' AND path < ?1 || '0') ORDER BY path",
+                                           kFileColumns)));
+  base::Statement& st = *scoped;
+  std::vector<FileRecord> out;
+  for (const std::string& p : paths) {
+    st.Reset();
+    RETURN_IF_ERROR(st.Bind(1, std::string_view(p)));
+    for (;;) {
+      ASSIGN_OR_RETURN(bool row, st.Step());
+      if (!row) break;
+      ASSIGN_OR_RETURN(FileRecord f, ReadFile(st));
+      out.push_back(std::move(f));
+    }
+  }
+  std::sort(out.begin(), out.end(),
+            [](const FileRecord& a, const FileRecord& b) { return a.path < b.path; });
+  out.erase(std::unique(out.begin(), out.end(),
+                        [](const FileRecord& a, const FileRecord& b) { return a.path == b.path; }),
+            out.end());
+  return out;
 }
 
 Result<std::optional<RunRecord>> Store::GetRun(std::string_view run_id) {

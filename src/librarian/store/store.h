@@ -163,6 +163,9 @@ struct WriteBatch {
   // kManifestRuns runs. REQUIRES: `run` is set. A run's final batch sets it, so the manifest
   // commits with the run's final record.
   bool record_manifest = false;
+  // With record_manifest: the workspace-relative paths the run re-indexed, when it looked at
+  // only those (watch mode); the manifest is then recorded as a delta (manifest.h).
+  std::optional<std::vector<std::string>> manifest_paths;
 };
 
 struct SymbolRow {
@@ -293,6 +296,9 @@ class Store {
   // so the query engine reads each candidate's file once per index generation.
   Result<std::optional<FileRecord>> GetFile(std::string_view path);
   Result<std::vector<FileRecord>> ListFiles();  // sorted by path
+  // The records at or under each of `paths` (workspace-relative files or directories), sorted
+  // by path: an index range per path, so a watch re-index reads only its batch's records.
+  Result<std::vector<FileRecord>> ListFilesUnder(std::span<const std::string> paths);
   Result<std::optional<RunRecord>> GetRun(std::string_view run_id);
   Result<std::vector<RunRecord>> ListRuns();  // in insertion order
 

@@ -252,6 +252,10 @@ Update Watcher::Reindex(base::Cancellation& cancel) {
   const auto start = Clock::now();
   u.report = index::Bootstrap(o, cancel, options_.progress);
   u.ms = MsSince(start);
+  if (keepalive_ == nullptr && u.report.ok()) {
+    Result<std::unique_ptr<base::Database>> db = base::Database::Open(u.report->store_path);
+    if (db.ok()) keepalive_ = std::move(db).value();  // best effort: only a cost if missing
+  }
   if (!u.report.ok() && u.report.status().code() == base::StatusCode::kResourceExhausted) {
     // Another bootstrap holds the store: keep the batch for the next round.
     const auto now = Clock::now();

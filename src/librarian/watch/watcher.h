@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "base/cancellation.h"
+#include "base/sqlite.h"
 #include "base/status.h"
 #include "librarian/index/bootstrap.h"
 
@@ -158,6 +159,12 @@ class Watcher {
   std::unique_ptr<Inotify> inotify_;
   Debouncer debouncer_;
   std::size_t listed_ = 0;  // pending paths in the status file
+  // An idle connection to the store, held from the first successful re-index on (decision
+  // 0070): SQLite checkpoints the whole WAL and syncs the database when its last connection
+  // closes, which every re-index's own connection did, so that sync, not the batch, set the
+  // re-index's wall time. With this one open, the WAL is checkpointed by the writer's
+  // autocheckpoint instead. It holds no transaction, so it blocks no reader or writer.
+  std::unique_ptr<base::Database> keepalive_;
 };
 
 }  // namespace trove::librarian::watch

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <atomic>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <string>
 #include <thread>
@@ -19,6 +20,7 @@
 #include "base/sqlite.h"
 #include "librarian/index/bootstrap.h"
 #include "librarian/query/query.h"
+#include "librarian/store/manifest.h"
 #include "librarian/store/store.h"
 #include "librarian/testing/temp_dir.h"
 #include "librarian/watch/status.h"
@@ -170,6 +172,154 @@ TEST(WatcherTest, BurstOfAThousandChangesIsOneReindexAndQueriesSeeThePendingFile
   ASSERT_TRUE(del.report.ok());
   EXPECT_EQ(del.report->stats.files_deleted, 150u);
   EXPECT_EQ(Files(**st).size(), 770u);
+}
+
+// What a whole-workspace manifest holds: the files table, one row per path.
+std::vector<std::string> ManifestRows(const std::vector<store::ManifestFile>& files) {
+  std::vector<std::string> out;
+  for (const store::ManifestFile& f : files) {
+    out.push_back(fmt::format("{} {} {} {} {}", f.path, f.sha256, f.size, f.language, f.status));
+  }
+  return out;
+}
+
+std::vector<std::string> SymbolRows(store::Store& store, const std::string& run_id) {
+  auto symbols = store::RunSymbols(store, run_id);
+  EXPECT_TRUE(symbols.ok());
+  std::vector<std::string> out;
+  if (!symbols.ok()) return out;
+  for (const store::RunSymbol& s : *symbols) {
+    out.push_back(
+        fmt::format("{} {} {} {} {}", s.target_id, s.kind, s.span_sha256, s.pack_id, s.language));
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// The totals a whole-workspace count gives (bootstrap's Totals), as one comparable string.
+std::string TotalsOf(const index::BootstrapStats& s) {
+  return fmt::format("functions={} types={} modules={} edges={} chunks={} packs={} langs={} ex={}",
+                     s.functions_indexed, s.types_indexed, s.modules_indexed, s.edges,
+                     s.chunks_indexed, s.context_packs_total, s.languages.size(),
+                     s.languages.empty() ? 0 : s.languages.begin()->second);
+}
+
+TEST(WatchManifestTest, DeltaManifestEqualsAFromScratchManifestAfterEditsDeletesAndRenames) {
+  testing::TempDir dir;
+  for (int f = 0; f < 30; ++f) dir.Write(fmt::format("src/d{}/f{:02}.c", f % 3, f), CFile(f, 2));
+  base::Cancellation cancel;
+  auto first = index::Bootstrap(Options(dir), cancel, base::Progress());
+  ASSERT_TRUE(first.ok());
+
+  // Each step changes the workspace and re-indexes only the paths it touched, as the watcher
+  // does (an edit, a delete, a rename = old and new path, a new directory, a removed one).
+  struct Step {
+    std::function<void()> change;
+    std::vector<std::string> paths;
+  };
+  std::vector<Step> steps;
+  for (int round = 0; round < 6; ++round) {
+    const int e = round * 4;
+    steps.push_back({[&dir, e, round] {
+                       dir.Write(fmt::format("src/d{}/f{:02}.c", e % 3, e), CFile(e, 3 + round));
+                     },
+                     {fmt::format("src/d{}/f{:02}.c", e % 3, e)}});
+    const int del = e + 1;
+    steps.push_back(
+        {[&dir, del] { unlink(dir.Abs(fmt::format("src/d{}/f{:02}.c", del % 3, del)).c_str()); },
+         {fmt::format("src/d{}/f{:02}.c", del % 3, del)}});
+    const int ren = e + 2;
+    const std::string from = fmt::format("src/d{}/f{:02}.c", ren % 3, ren);
+    const std::string to = fmt::format("src/moved/r{:02}.c", ren);
+    steps.push_back({[&dir, from, to] {
+                       std::filesystem::create_directories(dir.Abs("src/moved"));
+                       std::filesystem::rename(dir.Abs(from), dir.Abs(to));
+                     },
+                     {from, to}});
+    const std::string fresh = fmt::format("src/new{}", round);
+    steps.push_back({[&dir, fresh, round] {
+                       for (int k = 0; k < 3; ++k) {
+                         dir.Write(fmt::format("{}/n{}.c", fresh, k),
+                                   CFile(100 + round * 10 + k, 1));
+                       }
+                     },
+                     {fresh}});
+    if (round > 0) {
+      const std::string gone = fmt::format("src/new{}", round - 1);
+      steps.push_back({[&dir, gone] { std::filesystem::remove_all(dir.Abs(gone)); }, {gone}});
+    }
+  }
+  ASSERT_GT(steps.size(), store::kManifestRuns);  // the first (full) manifest gets pruned
+
+  std::string last_run;
+  std::size_t deltas = 0;
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    steps[i].change();
+    index::BootstrapOptions o = Options(dir);
+    o.only_paths = steps[i].paths;
+    auto r = index::Bootstrap(o, cancel, base::Progress());
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    last_run = r->run_id;
+    auto st = store::Store::Open(index::StorePathFor(dir.path()));
+    ASSERT_TRUE(st.ok());
+    auto base = store::internal::ManifestBase((*st)->db(), r->run_id);
+    ASSERT_TRUE(base.ok());
+    if (!base->empty()) ++deltas;
+    // The resolved manifest is the files table as the run left it.
+    auto files = (*st)->ListFiles();
+    ASSERT_TRUE(files.ok());
+    std::vector<store::ManifestFile> expected;
+    for (const store::FileRecord& f : *files) {
+      expected.push_back(store::ManifestFile{f.path, f.sha256, f.size, f.language,
+                                             std::string(store::FileStatusName(f.status))});
+    }
+    auto manifest = store::RunManifest(**st, r->run_id);
+    ASSERT_TRUE(manifest.ok());
+    EXPECT_EQ(ManifestRows(*manifest), ManifestRows(expected)) << "step " << i;
+    // Carried totals agree with a whole-store count: the next full run recounts them.
+    if (i + 1 == steps.size()) {
+      const std::string carried = TotalsOf(r->stats);
+      st->reset();
+      auto full = index::Bootstrap(Options(dir), cancel, base::Progress());
+      ASSERT_TRUE(full.ok());
+      EXPECT_EQ(full->stats.mode, "noop");
+      EXPECT_EQ(carried, TotalsOf(full->stats));
+    }
+  }
+  EXPECT_GE(deltas, steps.size() - 1);
+
+  // From scratch: a full bootstrap of the same tree into another store (outside the tree).
+  testing::TempDir elsewhere;
+  index::BootstrapOptions scratch = Options(dir);
+  scratch.store_path = elsewhere.Abs("scratch.sqlite");
+  auto fresh = index::Bootstrap(scratch, cancel, base::Progress());
+  ASSERT_TRUE(fresh.ok());
+  auto a = store::Store::Open(index::StorePathFor(dir.path()));
+  auto b = store::Store::Open(scratch.store_path);
+  ASSERT_TRUE(a.ok() && b.ok());
+  auto delta = store::RunManifest(**a, last_run);
+  auto full = store::RunManifest(**b, fresh->run_id);
+  ASSERT_TRUE(delta.ok() && full.ok());
+  ASSERT_EQ(delta->size(), full->size());
+  for (std::size_t i = 0; i < full->size(); ++i) {
+    // The same files and contents; status may be `unchanged` where scratch says `indexed`.
+    EXPECT_EQ((*delta)[i].path, (*full)[i].path);
+    EXPECT_EQ((*delta)[i].sha256, (*full)[i].sha256);
+    EXPECT_EQ((*delta)[i].size, (*full)[i].size);
+    EXPECT_EQ((*delta)[i].language, (*full)[i].language);
+  }
+  EXPECT_EQ(SymbolRows(**a, last_run), SymbolRows(**b, fresh->run_id));
+  EXPECT_TRUE(store::HasManifest(**a, last_run).value_or(false));
+  // Pruned to the last kManifestRuns runs plus the base the kept deltas name.
+  EXPECT_LE(Scalar(**a, "SELECT count(DISTINCT run_id) FROM run_files"),
+            static_cast<std::int64_t>(store::kManifestRuns) + 1);
+  // No content manifest outlives every manifest and the files table.
+  EXPECT_EQ(Scalar(**a,
+                   "SELECT count(*) FROM content_symbols c WHERE NOT EXISTS (SELECT 1 "
+                   "FROM run_files r WHERE r.path = c.path AND r.sha256 = c.sha256) AND NOT "
+                   "EXISTS (SELECT 1 FROM files f WHERE f.path = c.path AND f.sha256 = "
+                   "c.sha256)"),
+            0);
 }
 
 TEST(WatcherTest, RunStopsOnCancellationAndReportsEachUpdate) {
