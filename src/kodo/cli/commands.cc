@@ -491,9 +491,13 @@ CommandOutput RunTest(base::Env& env, const TestArgs& args) {
   out.out = std::move(r.out);
   out.err = std::move(r.err);
   out.exit_code = r.exit_code;
+  return out;
+}
+
 CommandOutput RunBuild(base::Env& env, const BuildArgs& args) {
   CommandOutput out;
-  std::optional<mir::Program> program = CompileToMir(env, args.file, args.contracts, out);
+  std::optional<mir::Program> program =
+      CompileToMir(env, args.file, args.contracts, /*opt_level=*/1, out);
   if (!program) return out;
   std::string output = args.output;
   if (output.empty()) {
