@@ -186,9 +186,20 @@ class ResourceRegistry {
   bool empty() const { return resources_.empty() && templates_.empty(); }
   bool any_subscribable() const;
 
+  // Resources whose set changes at run time (one per indexed workspace, say): `lister` runs at
+  // every resources/list and its entries are listed after the static ones, paginated with them
+  // (nextCursor). Listing adds no reader: a listed URI is read through a static resource or a
+  // template matching it. `lister` may be called from any thread.
+  using ResourceLister = std::function<std::vector<ResourceSpec>()>;
+  void SetLister(ResourceLister lister) { lister_ = std::move(lister); }
+  std::vector<ResourceSpec> Listed() const {
+    return lister_ ? lister_() : std::vector<ResourceSpec>();
+  }
+
  private:
   std::vector<Resource> resources_;
   std::vector<ResourceTemplate> templates_;
+  ResourceLister lister_;
 };
 
 struct PromptArgument {

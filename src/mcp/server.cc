@@ -1066,12 +1066,16 @@ Json Session::ListPage(std::string_view method, const Json& params,
     });
   } else if (method == "resources/list") {
     key = "resources";
-    std::vector<const Resource*> visible;
+    const std::vector<ResourceSpec> listed = server_.resources().Listed();
+    std::vector<const ResourceSpec*> visible;
     for (const auto& r : server_.resources().resources()) {
-      if (PrincipalAllows(principal_, r.spec.scopes)) visible.push_back(&r);
+      if (PrincipalAllows(principal_, r.spec.scopes)) visible.push_back(&r.spec);
     }
-    add_page(visible, [&](const Resource* r) {
-      return describe(Json{{"uri", r->spec.uri}, {"name", r->spec.name}}, r->spec);
+    for (const ResourceSpec& r : listed) {
+      if (PrincipalAllows(principal_, r.scopes)) visible.push_back(&r);
+    }
+    add_page(visible, [&](const ResourceSpec* r) {
+      return describe(Json{{"uri", r->uri}, {"name", r->name}}, *r);
     });
   } else if (method == "resources/templates/list") {
     key = "resourceTemplates";

@@ -103,6 +103,9 @@ Result<Bundle> BuildBundle(store::Store& store, const query::Workspace& workspac
   q.intent_type = profile->intent_type;
   q.depth = profile->depth;
   q.max_results = query::BudgetFor(profile->depth).max_packs;
+  for (std::string_view name : profile->pack_types) {
+    if (std::optional<query::PackType> t = query::ParsePackType(name)) q.pack_types.push_back(*t);
+  }
   Result<query::QueryResponse> r = query::Query(store, workspace, q, cancel);
   if (!r.ok()) {
     const std::string_view msg = r.status().message();
@@ -150,10 +153,6 @@ Result<Bundle> BuildBundle(store::Store& store, const query::Workspace& workspac
   }
   b.omitted_count = candidates.size() - i;
   b.truncated = b.omitted_count > 0;
-  b.disclosures.push_back(
-      "partial_result: this version builds function_context and module_context packs only; "
-      "pattern_context, decision_context, change_impact and similar_tasks packs are not "
-      "produced, so bundles hold none");
   return b;
 }
 

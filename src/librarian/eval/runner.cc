@@ -147,6 +147,9 @@ Result<std::vector<Entry>> Librarian(store::Store& st, const query::Workspace& w
   req.max_results = options.max_results;
   req.min_confidence = 0;  // rank everything; the threshold is not under test here
   req.weights = weights;
+  // The evaluation set ranks functions and files: the other pack types (decision 0069) are
+  // left out so they take no ranked places.
+  req.pack_types = {query::PackType::kFunctionContext, query::PackType::kModuleContext};
   base::Cancellation cancel;
   ASSIGN_OR_RETURN(query::QueryResponse r, query::Query(st, ws, req, cancel, nullptr));
   if (r.error) return Status::Internal(fmt::format("query: {}", *r.error));

@@ -33,6 +33,7 @@
 #include "librarian/extract/extract.h"
 #include "librarian/extract/grammars.h"
 #include "librarian/extract/routing.h"
+#include "librarian/packs/packs.h"
 #include "librarian/query/assoc.h"
 #include "librarian/store/store.h"
 
@@ -1173,6 +1174,34 @@ Result<BootstrapReport> Run::Execute() {
       } else {
         report_.disclosures.push_back(
             fmt::format("embeddings_unavailable: {}", n.status().message()));
+      }
+    }
+  }
+  // Stored packs (packs/packs.h, decision 0069): every run drops the packs whose trigger files
+  // changed; a whole-workspace run that changed something (or a store without them) rebuilds
+  // the file graph, the ranks and the pattern and decision packs.
+  if (!failed) {
+    if (Result<std::size_t> gone = packs::InvalidateStale(*store_); !gone.ok()) {
+      report_.disclosures.push_back(
+          fmt::format("packs_unavailable: invalidating stored packs: {}", gone.status().message()));
+    }
+    if (options_.only_paths && report_.stats.mode != "noop") {
+      if (Status st = packs::MarkDerivedDirty(*store_); !st.ok()) {
+        report_.disclosures.push_back(fmt::format("packs_unavailable: {}", st.message()));
+      }
+    }
+    bool rebuild = !options_.only_paths && report_.stats.mode != "noop";
+    if (!options_.only_paths && !rebuild) {
+      Result<bool> has = packs::HasDerived(*store_);
+      rebuild = !has.ok() || !*has;
+    }
+    if (rebuild) {
+      Result<packs::DerivedStats> derived = packs::RebuildDerived(*store_, root_, run_.run_id);
+      if (!derived.ok()) {
+        report_.disclosures.push_back(
+            fmt::format("packs_unavailable: {}", derived.status().message()));
+      } else if (!derived->include_note.empty()) {
+        report_.disclosures.push_back("include_resolution: " + derived->include_note);
       }
     }
   }

@@ -188,10 +188,13 @@ TEST(LedgerMigration, SchemaFourStoreGainsTheLedger) {
   {
     auto db = base::Database::Open(path);
     ASSERT_TRUE(db.ok());
-    ASSERT_TRUE((*db)
-                    ->Exec("DROP TABLE ledger; DROP TABLE audits; UPDATE meta SET value = '4' "
-                           "WHERE key = 'schema_version'")
-                    .ok());
+    ASSERT_TRUE(
+        (*db)
+            ->Exec("DROP TABLE ledger; DROP TABLE audits; DROP TABLE pack_triggers; DROP TABLE "
+                   "packs; DROP TABLE pack_outcomes; DROP TABLE file_edges; DROP TABLE "
+                   "ranks; UPDATE meta SET value = '4' "
+                   "WHERE key = 'schema_version'")
+            .ok());
   }
   auto s = store::Store::Open(path);
   ASSERT_TRUE(s.ok()) << s.status().ToString();

@@ -22,9 +22,12 @@
 #include <vector>
 
 #include "base/hash.h"
+#include "base/rfc3339.h"
+#include "base/sqlite.h"
 #include "librarian/crawl/path.h"
 #include "librarian/embed/embed.h"
 #include "librarian/extract/identifier.h"
+#include "librarian/packs/packs.h"
 #include "librarian/query/assoc.h"
 #include "librarian/query/vocabulary.h"
 #include "librarian/store/store.h"
@@ -285,6 +288,9 @@ struct Candidate {
   rank::RankSignals signals;
   double score = 0;
   std::string pack_id;  // set at re-ranking
+  // Packs not built from a symbol or a module (stored pattern and decision packs, change_impact
+  // and similar_tasks packs): their text is fixed when they become candidates.
+  std::shared_ptr<const Pack> prebuilt;
 };
 
 std::string CandidateKey(PackType type, std::string_view target_id) {
@@ -347,6 +353,22 @@ class Pipeline {
   Status PrefetchPackReads(std::span<const Candidate* const> packs);
   Status DefeaterCheck(std::vector<Candidate*>& selection);
   Result<Pack> BuildPack(const Candidate& c);
+  bool Allowed(PackType type) const {
+    return req_.pack_types.empty() ||
+           std::find(req_.pack_types.begin(), req_.pack_types.end(), type) != req_.pack_types.end();
+  }
+  // The intent's content words (TermsOf().all without stop words).
+  std::set<std::string> ContentWords(std::string_view text) const;
+  // Stored pattern and decision packs and similar_tasks packs from recorded episodes whose words
+  // the intent shares (decision 0069); part of the retrieval stage.
+  Status StoredPacks();
+  // change_impact packs for the best function and module candidates; part of scoring.
+  Status ChangeImpact();
+  // Files that reference the target of `c` and look like tests (packs::IsTestPath): call sites
+  // of its name, and files including or importing its file.
+  Result<std::vector<std::string>> TestsReferencing(const Candidate& c);
+  void Plan();
+  Candidate& AddPrebuilt(PackType type, Pack pack, double raw_lex, double base_signal);
   void Synthesize();
   void Hints(std::size_t removed_by_threshold, bool budget_reached);
 
@@ -392,6 +414,8 @@ class Pipeline {
   std::unordered_map<std::string, double> file_lex_;
   // Calls to each candidate name (CallCounts; 0: never called), read once per name.
   std::unordered_map<std::string, double> call_count_;
+  // Stored file PageRank (packs::Ranks) per module candidate path, read once per path.
+  std::unordered_map<std::string, double> file_rank_;
   // Facts of the function packs about to be assembled, read in three batch statements
   // (PrefetchPackReads) instead of three per pack: callee names per symbol id (in call order,
   // each once), the paths of up to 3 definitions per callee name, and the call sites of each
@@ -399,6 +423,9 @@ class Pipeline {
   std::unordered_map<std::int64_t, std::vector<std::string>> pack_callees_;
   std::unordered_map<std::string, std::vector<std::string>> callee_def_paths_;
   std::unordered_map<std::string, std::vector<store::CallRow>> name_callers_;
+  // Tests found by ChangeImpact per candidate key (for the verification plan).
+  std::unordered_map<std::string, std::vector<std::string>> tests_of_;
+  bool used_name_edges_ = false;
 };
 
 Result<const store::FileRecord*> Pipeline::File(const std::string& path) {
@@ -652,6 +679,25 @@ Status Pipeline::ComputeSignals() {
       if (c.symbol) max_degree = std::max(max_degree, call_count_.at(c.symbol->name));
     }
   }
+  double max_file_rank = 0;
+  if (affected_indexed_.empty()) {
+    std::vector<std::string> ids;
+    for (const auto& [key, c] : candidates_) {
+      if (c.type == PackType::kModuleContext && file_rank_.count(c.path) == 0) {
+        ids.push_back("mod:" + c.path);
+      }
+    }
+    if (!ids.empty()) {
+      ASSIGN_OR_RETURN(auto ranks, packs::Ranks(store_.db(), ids));
+      for (const std::string& id : ids) file_rank_[id.substr(4)] = 0;
+      for (const auto& [id, r] : ranks) file_rank_[id.substr(4)] = r;
+    }
+    for (const auto& [key, c] : candidates_) {
+      if (c.type == PackType::kModuleContext) {
+        max_file_rank = std::max(max_file_rank, file_rank_[c.path]);
+      }
+    }
+  }
   for (auto& [key, c] : candidates_) {
     rank::RankSignals& s = c.signals;
     if (!c.fixed_signals) {
@@ -688,6 +734,12 @@ Status Pipeline::ComputeSignals() {
     }
     if (!affected_indexed_.empty()) {
       s.graph = s.graph_hops == 0 ? 1 : s.graph_hops == 1 ? 0.5 : 0;
+    } else if (c.type == PackType::kModuleContext) {
+      // Modules: the file's PageRank over the call and include graph (packs/packs.h), over the
+      // best among the module candidates.
+      if (auto r = file_rank_.find(c.path); r != file_rank_.end() && max_file_rank > 0) {
+        s.graph = r->second / max_file_rank;
+      }
     } else if (max_degree > 0) {
       s.graph = c.symbol ? call_count_.at(c.symbol->name) / max_degree : 0;
     }
@@ -851,6 +903,16 @@ Status Pipeline::PrefetchPackReads(std::span<const Candidate* const> packs) {
 }
 
 Result<Pack> Pipeline::BuildPack(const Candidate& c) {
+  if (c.prebuilt) {
+    Pack p = *c.prebuilt;
+    p.pack_id = c.pack_id;
+    p.signal = c.signals.base_signal;
+    p.signals = c.signals;
+    p.score = c.score;
+    p.primary_file = c.path;
+    p.stale = stale_files_.count(c.path) != 0;
+    return p;
+  }
   Pack p;
   p.pack_id = c.pack_id;
   p.pack_type = c.type;
@@ -929,7 +991,19 @@ Result<Pack> Pipeline::BuildPack(const Candidate& c) {
     for (const store::SymbolRow& s : syms) {
       if (s.kind == "namespace") namespaces.insert(s.qualified_name);
     }
-    for (const store::SymbolRow& s : syms) {
+    // Top definitions by PageRank over the call graph (stored at bootstrap), then source order.
+    ASSIGN_OR_RETURN(auto fn_rank, packs::FileFunctionRanks(store_.db(), c.path));
+    std::vector<const store::SymbolRow*> by_rank;
+    for (const store::SymbolRow& s : syms) by_rank.push_back(&s);
+    std::stable_sort(by_rank.begin(), by_rank.end(),
+                     [&fn_rank](const store::SymbolRow* a, const store::SymbolRow* b) {
+                       auto ra = fn_rank.find(a->target_id), rb = fn_rank.find(b->target_id);
+                       const double va = ra == fn_rank.end() ? 0 : ra->second;
+                       const double vb = rb == fn_rank.end() ? 0 : rb->second;
+                       return va > vb;
+                     });
+    for (const store::SymbolRow* sp : by_rank) {
+      const store::SymbolRow& s = *sp;
       if (s.target_id.rfind("fn:", 0) == 0) ++functions;
       if (s.target_id.rfind("type:", 0) == 0) ++types;
       const bool top_level =
@@ -994,6 +1068,362 @@ Result<Pack> Pipeline::BuildPack(const Candidate& c) {
   }
   p.related_files = std::move(related);
   return p;
+}
+
+std::set<std::string> Pipeline::ContentWords(std::string_view text) const {
+  std::set<std::string> out;
+  ForEachWordRun(text, [&out](std::string_view run) {
+    for (const std::string& w : extract::IndexWords(run)) {
+      if (w.size() >= 2 && !store::IsStopWord(w)) out.insert(w);
+    }
+  });
+  return out;
+}
+
+Candidate& Pipeline::AddPrebuilt(PackType type, Pack pack, double raw_lex, double base_signal) {
+  const std::string path = pack.related_files.empty() ? std::string() : pack.related_files.front();
+  Candidate& c = Upsert(type, pack.target_id, path);
+  c.raw_lex = std::max(c.raw_lex, raw_lex);
+  rank::RankSignals& s = c.signals;
+  s.path = PathSignal(path, terms_);
+  s.pack_type_weight = PackTypeWeight(type, req_.depth, type_);
+  s.base_signal = base_signal;
+  c.fixed_signals = true;
+  pack.pack_type = type;
+  pack.primary_file = path;
+  c.prebuilt = std::make_shared<const Pack>(std::move(pack));
+  return c;
+}
+
+// Stored pattern and decision packs (valid triggers only) and episodes that share the intent's
+// content words. A pack's lexical evidence is the share of the intent's content words its text
+// holds, scaled to the best BM25 among the candidates so it competes on the same footing.
+Status Pipeline::StoredPacks() {
+  const std::set<std::string> intent_words = ContentWords(req_.intent);
+  if (intent_words.empty()) return Status::Ok();
+  double max_lex = 0;
+  for (const auto& [key, c] : candidates_) max_lex = std::max(max_lex, c.raw_lex);
+  const double scale = max_lex > 0 ? max_lex : 1;
+  auto share_of = [&intent_words](const std::set<std::string>& words) {
+    std::size_t hit = 0;
+    for (const std::string& w : intent_words) hit += words.count(w);
+    return static_cast<double>(hit) / static_cast<double>(intent_words.size());
+  };
+  for (PackType type : {PackType::kPatternContext, PackType::kDecisionContext}) {
+    if (!Allowed(type)) continue;
+    ASSIGN_OR_RETURN(std::vector<packs::StoredPack> stored,
+                     packs::LoadValid(store_, PackTypeName(type)));
+    for (packs::StoredPack& sp : stored) {
+      std::set<std::string> words;
+      std::size_t i = 0;
+      while (i < sp.words.size()) {
+        std::size_t j = sp.words.find(' ', i);
+        if (j == std::string::npos) j = sp.words.size();
+        if (j > i) words.insert(sp.words.substr(i, j - i));
+        i = j + 1;
+      }
+      const double share = share_of(words);
+      if (share < 0.3) continue;
+      Pack p;
+      p.target_id = sp.target_id;
+      p.summary = std::move(sp.summary);
+      p.key_facts = std::move(sp.key_facts);
+      p.related_files = std::move(sp.related_files);
+      p.name = p.target_id;
+      p.qualified_name = p.target_id;
+      AddPrebuilt(type, std::move(p), share * scale * 0.9, sp.signal);
+    }
+  }
+  if (!Allowed(PackType::kSimilarTasks) || !req_.use_episodes) return Status::Ok();
+  ASSIGN_OR_RETURN(std::vector<packs::Episode> episodes, packs::RecentEpisodes(store_.db(), 200));
+  if (episodes.empty()) {
+    resp_.disclosures.push_back(
+        "similar_tasks_unavailable: no query episodes are recorded for this workspace yet, so "
+        "no similar_tasks packs were considered");
+    return Status::Ok();
+  }
+  const std::string asked = NormalizeIntent(req_.intent);
+  for (const packs::Episode& e : episodes) {
+    // The same question asked again is not a similar task: leaving it out keeps a repeated
+    // query's answer the same.
+    if (NormalizeIntent(e.intent) == asked) continue;
+    const std::set<std::string> words = ContentWords(e.intent);
+    std::size_t both = 0;
+    for (const std::string& w : words) both += intent_words.count(w);
+    const std::size_t either = words.size() + intent_words.size() - both;
+    const double jaccard =
+        either == 0 ? 0 : static_cast<double>(both) / static_cast<double>(either);
+    if (jaccard < 0.3) continue;
+    Pack p;
+    p.target_id = fmt::format("task:{}", e.id);
+    p.summary =
+        CutAtWord(fmt::format("earlier {} query at {}: {}", e.intent_type, e.depth, e.intent));
+    p.key_facts.push_back(fmt::format("asked at {}", e.recorded_at));
+    if (!e.pack_ids.empty()) {
+      std::vector<std::string> shown(
+          e.pack_ids.begin(), e.pack_ids.begin() + std::min<std::size_t>(8, e.pack_ids.size()));
+      p.key_facts.push_back(fmt::format("it was answered with {} packs: {}{}", e.pack_ids.size(),
+                                        fmt::join(shown, ", "),
+                                        e.pack_ids.size() > shown.size() ? ", …" : ""));
+    }
+    for (const std::string& f : e.files) {
+      if (p.related_files.size() < 6) p.related_files.push_back(f);
+    }
+    if (!p.related_files.empty()) {
+      p.key_facts.push_back(fmt::format("its packs' files: {}", fmt::join(p.related_files, ", ")));
+    }
+    p.name = p.target_id;
+    p.qualified_name = e.intent;
+    AddPrebuilt(PackType::kSimilarTasks, std::move(p), jaccard * scale * 0.9, 0.5);
+  }
+  return Status::Ok();
+}
+
+Result<std::vector<std::string>> Pipeline::TestsReferencing(const Candidate& c) {
+  const std::string key = CandidateKey(c.type, c.target_id);
+  if (auto it = tests_of_.find(key); it != tests_of_.end()) return it->second;
+  std::set<std::string> tests;
+  if (c.symbol) {
+    const std::vector<std::string> names = {c.symbol->name};
+    ASSIGN_OR_RETURN(std::vector<store::CallRow> calls, store_.CallsToMany(names, 200));
+    for (const store::CallRow& call : calls) {
+      if (packs::IsTestPath(call.path)) tests.insert(call.path);
+    }
+  }
+  ASSIGN_OR_RETURN(auto deps, packs::Dependents(store_.db(), c.path));
+  for (const auto& [from, kind] : deps) {
+    if (packs::IsTestPath(from)) tests.insert(from);
+  }
+  if (packs::IsTestPath(c.path)) tests.erase(c.path);
+  std::vector<std::string> out(tests.begin(), tests.end());
+  if (out.size() > 20) out.resize(20);
+  tests_of_[key] = out;
+  return out;
+}
+
+// change_impact (spec §1.3): for the two best function candidates and the best module candidate
+// (and the modules of affectedFiles), the files that depend on the target through reverse
+// calls/includes/imports edges up to 2 hops, and the tests among them.
+Status Pipeline::ChangeImpact() {
+  std::vector<Candidate*> fns, mods;
+  for (auto& [key, c] : candidates_) {
+    if (c.prebuilt) continue;
+    if (c.type == PackType::kFunctionContext && c.symbol && c.score > 0) fns.push_back(&c);
+    if (c.type == PackType::kModuleContext &&
+        (c.score > 0 || affected_indexed_.count(c.path) != 0)) {
+      mods.push_back(&c);
+    }
+  }
+  auto better = [](const Candidate* a, const Candidate* b) {
+    return a->score > b->score || (a->score == b->score && a->target_id < b->target_id);
+  };
+  std::sort(fns.begin(), fns.end(), better);
+  std::sort(mods.begin(), mods.end(), better);
+  if (fns.size() > 2) fns.resize(2);
+  std::vector<Candidate*> mod_seeds;
+  for (Candidate* m : mods) {
+    if (mod_seeds.size() < 1 || (affected_indexed_.count(m->path) != 0 && mod_seeds.size() < 3)) {
+      mod_seeds.push_back(m);
+    }
+  }
+  std::vector<Candidate*> seeds = fns;
+  seeds.insert(seeds.end(), mod_seeds.begin(), mod_seeds.end());
+  for (Candidate* seed : seeds) {
+    std::set<std::string> hop1, hop2;
+    std::string label;
+    if (seed->symbol) {
+      const store::SymbolRow& sym = *seed->symbol;
+      label = fmt::format("`{}` ({})", sym.qualified_name, seed->path);
+      const std::vector<std::string> names = {sym.name};
+      ASSIGN_OR_RETURN(std::vector<store::CallRow> calls, store_.CallsToMany(names, 200));
+      std::set<std::string> caller_ids;
+      for (const store::CallRow& call : calls) {
+        if (call.path != seed->path) hop1.insert(call.path);
+        if (!call.caller_target_id.empty()) caller_ids.insert(call.caller_target_id);
+      }
+      // Second hop: callers of the callers' names (at most 20 names).
+      std::vector<std::string> ids(caller_ids.begin(), caller_ids.end());
+      if (ids.size() > 20) ids.resize(20);
+      ASSIGN_OR_RETURN(std::vector<store::SymbolRow> callers, store_.GetSymbols(ids));
+      std::set<std::string> caller_names;
+      for (const store::SymbolRow& r : callers) {
+        if (r.name != sym.name) caller_names.insert(r.name);
+      }
+      if (!caller_names.empty()) {
+        const std::vector<std::string> asked(caller_names.begin(), caller_names.end());
+        ASSIGN_OR_RETURN(std::vector<store::CallRow> calls2, store_.CallsToMany(asked, 100));
+        for (const store::CallRow& call : calls2) {
+          if (call.path != seed->path && hop1.count(call.path) == 0) hop2.insert(call.path);
+        }
+      }
+      // Files including or importing the definition's file depend on it too.
+      ASSIGN_OR_RETURN(auto deps, packs::Dependents(store_.db(), seed->path));
+      for (const auto& [from, kind] : deps) {
+        if (kind != "calls" && hop1.count(from) == 0) hop2.insert(from);
+      }
+      used_name_edges_ = true;
+    } else {
+      label = seed->path;
+      ASSIGN_OR_RETURN(auto deps, packs::Dependents(store_.db(), seed->path));
+      for (const auto& [from, kind] : deps) hop1.insert(from);
+      std::size_t n = 0;
+      for (const std::string& d : std::set<std::string>(hop1)) {
+        if (++n > 30) break;
+        ASSIGN_OR_RETURN(auto deps2, packs::Dependents(store_.db(), d));
+        for (const auto& [from, kind] : deps2) {
+          if (from != seed->path && hop1.count(from) == 0) hop2.insert(from);
+        }
+      }
+      used_name_edges_ = true;
+    }
+    ASSIGN_OR_RETURN(std::vector<std::string> tests, TestsReferencing(*seed));
+    for (const std::string& f : hop1) {
+      if (packs::IsTestPath(f) && std::find(tests.begin(), tests.end(), f) == tests.end()) {
+        tests.push_back(f);
+      }
+    }
+    for (const std::string& f : hop2) {
+      if (packs::IsTestPath(f) && std::find(tests.begin(), tests.end(), f) == tests.end()) {
+        tests.push_back(f);
+      }
+    }
+    tests_of_[CandidateKey(seed->type, seed->target_id)] = tests;
+    if (hop1.empty() && hop2.empty()) continue;
+    Pack p;
+    p.target_id = seed->target_id;
+    p.summary = CutAtWord(fmt::format(
+        "changing {} affects {} files directly and {} more within 2 hops; {} test files "
+        "reference it",
+        label, hop1.size(), hop2.size(), tests.size()));
+    auto list = [](const std::set<std::string>& files) {
+      std::vector<std::string> shown;
+      for (const std::string& f : files) {
+        if (shown.size() < 8) shown.push_back(f);
+      }
+      return fmt::format("{}{}", fmt::join(shown, ", "), files.size() > shown.size() ? ", …" : "");
+    };
+    if (!hop1.empty()) p.key_facts.push_back("direct dependents (1 hop): " + list(hop1));
+    if (!hop2.empty()) p.key_facts.push_back("indirect dependents (2 hops): " + list(hop2));
+    if (!tests.empty()) {
+      p.key_facts.push_back("tests referencing it: " +
+                            list(std::set<std::string>(tests.begin(), tests.end())));
+    }
+    p.key_facts.push_back("edges are matched by name and include path, not compiled: approximate");
+    p.related_files.push_back(seed->path);
+    for (const std::string& t : tests) {
+      if (p.related_files.size() < 6) p.related_files.push_back(t);
+    }
+    for (const std::string& f : hop1) {
+      if (p.related_files.size() < 6 &&
+          std::find(p.related_files.begin(), p.related_files.end(), f) == p.related_files.end()) {
+        p.related_files.push_back(f);
+      }
+    }
+    p.name = seed->symbol ? seed->symbol->name : BaseName(seed->path);
+    p.qualified_name = seed->symbol ? seed->symbol->qualified_name : seed->path;
+    if (seed->symbol) {
+      p.start_line = seed->symbol->start_line;
+      p.end_line = seed->symbol->end_line;
+    }
+    const rank::RankSignals parent = seed->signals;
+    Candidate& c = AddPrebuilt(PackType::kChangeImpact, std::move(p), seed->raw_lex, 0.6);
+    const double path_signal = c.signals.path;
+    c.signals = parent;
+    c.signals.path = path_signal;
+    c.signals.pack_type_weight = PackTypeWeight(PackType::kChangeImpact, req_.depth, type_);
+    c.signals.base_signal = 0.6;
+    c.score = c.signals.Evaluate(req_.weights);
+  }
+  return Status::Ok();
+}
+
+// spec §3.2.5: code review of the primary files, the tests that reference the top target (no
+// command: Librarian cannot know how a workspace runs its tests), verify_claim on the top packs.
+void Pipeline::Plan() {
+  VerificationPlan plan;
+  const Pack& top = resp_.packs.front();
+  plan.target = top.target_id;
+  std::vector<std::string> primaries;
+  for (const Pack& p : resp_.packs) {
+    if (!p.primary_file.empty() &&
+        std::find(primaries.begin(), primaries.end(), p.primary_file) == primaries.end() &&
+        primaries.size() < 3) {
+      primaries.push_back(p.primary_file);
+    }
+  }
+  if (!primaries.empty()) {
+    plan.methods.push_back(VerificationMethod{
+        "code_review",
+        fmt::format("re-read the cited code in {} and check it says what the packs claim",
+                    fmt::join(primaries, ", ")),
+        false, std::nullopt});
+  }
+  std::vector<std::string> tests;
+  for (const Pack& p : resp_.packs) {
+    if (p.pack_type != PackType::kFunctionContext && p.pack_type != PackType::kModuleContext &&
+        p.pack_type != PackType::kChangeImpact) {
+      continue;
+    }
+    const PackType base = p.pack_type == PackType::kChangeImpact
+                              ? (p.target_id.rfind("mod:", 0) == 0 ? PackType::kModuleContext
+                                                                   : PackType::kFunctionContext)
+                              : p.pack_type;
+    auto it = candidates_.find(CandidateKey(base, p.target_id));
+    if (it == candidates_.end()) continue;
+    Result<std::vector<std::string>> found = TestsReferencing(it->second);
+    if (found.ok()) {
+      for (const std::string& t : *found) {
+        if (std::find(tests.begin(), tests.end(), t) == tests.end()) tests.push_back(t);
+      }
+    }
+    break;  // the top function, module or impact target only
+  }
+  for (const std::string& t : tests) {
+    if (plan.methods.size() >= 8) break;
+    plan.methods.push_back(VerificationMethod{
+        "automated_test",
+        fmt::format("run the tests in {}, which reference {}", t,
+                    top.qualified_name.empty() ? top.target_id : top.qualified_name),
+        true, std::nullopt});
+  }
+  if (tests.empty()) {
+    plan.risk.push_back("no indexed test file references the target by name or include");
+  }
+  std::size_t claims = 0;
+  for (const Pack& p : resp_.packs) {
+    if (claims >= 3) break;
+    ++claims;
+    plan.methods.push_back(VerificationMethod{
+        "other",
+        fmt::format("call verify_claim with claimId {} ({}) to re-check its evidence against "
+                    "the workspace",
+                    p.pack_id, PackTypeName(p.pack_type)),
+        true, std::nullopt});
+  }
+  plan.expected_observations.push_back(
+      "verify_claim reports verified: true with no active defeater for each checked pack");
+  if (!tests.empty()) plan.expected_observations.push_back("the listed tests pass");
+  plan.expected_observations.push_back("the re-read code matches the packs' key facts");
+  if (!stale_files_.empty()) {
+    plan.risk.push_back(
+        fmt::format("{} files changed since indexing; run bootstrap first", stale_files_.size()));
+  }
+  if (used_name_edges_) {
+    plan.risk.push_back("call and import edges are matched by name, not resolved by a compiler");
+  }
+  for (const Pack& p : resp_.packs) {
+    if (plan.artifacts.size() >= 10) break;
+    if (p.primary_file.empty()) continue;
+    plan.artifacts.push_back(p.end_line > 0
+                                 ? fmt::format("{}:{}-{}", p.primary_file, p.start_line, p.end_line)
+                                 : p.primary_file);
+  }
+  std::string key = plan.target;
+  for (const VerificationMethod& m : plan.methods) key += "\n" + m.type + " " + m.description;
+  plan.id = "vp_" + base::Sha256Hex(key).substr(0, 16);
+  plan.created_at = base::NowRfc3339();
+  plan.updated_at = plan.created_at;
+  resp_.verification_plan = std::move(plan);
 }
 
 // Rough size of a pack on the wire, for the token budget.
@@ -1232,6 +1662,7 @@ Result<QueryResponse> Pipeline::Run() {
             "embeddings_unavailable: {}; the answer uses the other engines only", st.message()));
       }
     }
+    if (req_.depth != Depth::kL0) RETURN_IF_ERROR(StoredPacks());
     if (assoc_expansion_.empty() && embed_note_.empty()) {
       AddStage("retrieval", StageStatus::kRan, t0, {}, "lexical_bm25");
       resp_.disclosures.push_back(
@@ -1282,6 +1713,9 @@ Result<QueryResponse> Pipeline::Run() {
   t0 = Clock::now();
   RETURN_IF_ERROR(ComputeSignals());
   RETURN_IF_ERROR(BodyCoverage());
+  if (req_.depth != Depth::kL0 && Allowed(PackType::kChangeImpact)) {
+    RETURN_IF_ERROR(ChangeImpact());
+  }
   AddStage("scoring", StageStatus::kRan, t0);
 
   // 6. Fallback when nothing was found: substring search for identifier-like tokens.
@@ -1314,6 +1748,7 @@ Result<QueryResponse> Pipeline::Run() {
   t0 = Clock::now();
   std::vector<Candidate*> order;
   for (auto& [key, c] : candidates_) {
+    if (!Allowed(c.type)) continue;
     if (c.score > 0 || affected_indexed_.count(c.path) != 0) {
       c.pack_id = PackId(c.type, c.target_id);
       order.push_back(&c);
@@ -1333,7 +1768,7 @@ Result<QueryResponse> Pipeline::Run() {
   for (Candidate* c : order) {
     if (selection.size() >= limit * 3) break;  // room for threshold and budget drops
     if (c->symbol && !named.insert(c->path + '\n' + c->symbol->qualified_name).second) continue;
-    if (++per_file[c->path] > kPacksPerFile) continue;
+    if (!c->path.empty() && ++per_file[c->path] > kPacksPerFile) continue;
     selection.push_back(c);
   }
   AddStage("reranking", StageStatus::kRan, t0);
@@ -1356,11 +1791,6 @@ Result<QueryResponse> Pipeline::Run() {
     removed += drop ? 1 : 0;
     return drop;
   });
-
-  // 9. Method guidance.
-  t0 = Clock::now();
-  AddStage("method_guidance", StageStatus::kSkipped, t0,
-           "verification plans are not produced in this version");
 
   // Assembly within the pack limit and the token budget.
   bool budget_reached = false;
@@ -1403,6 +1833,23 @@ Result<QueryResponse> Pipeline::Run() {
   double sum = 0;
   for (const Pack& p : resp_.packs) sum += p.signal;
   resp_.total_confidence = resp_.packs.empty() ? 0 : sum / static_cast<double>(resp_.packs.size());
+
+  // 9. Method guidance: the verification plan (spec §3.2.5).
+  t0 = Clock::now();
+  {
+    const bool wanted = type_ == IntentType::kDebug || type_ == IntentType::kRefactor ||
+                        type_ == IntentType::kImpact || type_ == IntentType::kSecurity ||
+                        type_ == IntentType::kTest || !stale_files_.empty();
+    if (resp_.packs.empty()) {
+      AddStage("method_guidance", StageStatus::kSkipped, t0, "no packs to verify");
+    } else if (!wanted) {
+      AddStage("method_guidance", StageStatus::kSkipped, t0,
+               fmt::format("no verification plan for intent type {}", IntentTypeName(type_)));
+    } else {
+      Plan();
+      AddStage("method_guidance", StageStatus::kRan, t0);
+    }
+  }
 
   // 10. Synthesis.
   Synthesize();

@@ -11,10 +11,11 @@
 // the harness are `pack.primary_file` (file level) and `pack.primary_file + "::" +
 // pack.qualified_name` or the line span (function level).
 //
-// Packs are built at query time from the store's symbols, chunks, calls and imports:
-// `function_context` for functions and methods, `module_context` for files (docs/librarian.md
-// §4.1). Pack ids are `pk_` + 16 hex digits of SHA-256(packType + "\n" + targetId), stable across
-// runs.
+// Function and module packs are built at query time from the store's symbols, chunks, calls and
+// imports; pattern and decision packs are read from the store (packs/packs.h); change_impact and
+// similar_tasks packs are assembled from the file graph and the episode log (docs/librarian.md
+// §4.1, decision 0069). Pack ids are `pk_` + 16 hex digits of SHA-256(packType + "\n" + targetId),
+// stable across runs.
 //
 // Thread safety: Query() uses `store` from the calling thread only (a Store belongs to one
 // thread). A QueryCache may be shared by many threads.
@@ -81,9 +82,25 @@ std::optional<IntentType> ParseIntentType(std::string_view name);
 // else general.
 IntentType InferIntentType(std::string_view intent);
 
-enum class PackType : std::uint8_t { kFunctionContext, kModuleContext };
-// "function_context", "module_context".
+// The six pack types of spec §1.3 (decision 0069): function and module packs are built at query
+// time from the store; pattern and decision packs are stored by bootstrap (packs/packs.h) and
+// served while their triggers are current; change_impact packs are built at query time from the
+// stored file graph and the call sites; similar_tasks packs come from recorded query episodes.
+enum class PackType : std::uint8_t {
+  kFunctionContext,
+  kModuleContext,
+  kPatternContext,
+  kDecisionContext,
+  kChangeImpact,
+  kSimilarTasks,
+};
+inline constexpr PackType kAllPackTypes[] = {PackType::kFunctionContext, PackType::kModuleContext,
+                                             PackType::kPatternContext,  PackType::kDecisionContext,
+                                             PackType::kChangeImpact,    PackType::kSimilarTasks};
+// "function_context", "module_context", "pattern_context", "decision_context",
+// "change_impact", "similar_tasks".
 std::string_view PackTypeName(PackType type);
+std::optional<PackType> ParsePackType(std::string_view name);
 // docs/librarian.md §4.3 depth weight times docs/librarian.md §4.2 intent weight for `type`.
 double PackTypeWeight(PackType type, Depth depth, IntentType intent);
 
@@ -119,6 +136,30 @@ struct QueryRequest {
   std::size_t max_results = 10;
   // Coefficients of the relevance sum; eval/ may override them (dev split only).
   rank::Weights weights;
+  // Not on the wire: the pack types the answer may hold; empty = all six. Bundles pass their
+  // profile's types, the evaluation function and module packs only.
+  std::vector<PackType> pack_types;
+  // Not on the wire: consider recorded episodes for similar_tasks packs (default true).
+  bool use_episodes = true;
+};
+
+// spec §3.2.5 verification plan, in the seed's shape.
+struct VerificationMethod {
+  std::string type;  // automated_test, manual_test, code_review, user_validation, metric,
+                     // deployment, other
+  std::string description;
+  bool automatable = false;
+  std::optional<std::string> command;  // never set: Librarian cannot know how tests are run
+};
+struct VerificationPlan {
+  std::string id;      // vp_ + 16 hex digits over the target and the methods
+  std::string target;  // the top pack's target id
+  std::vector<VerificationMethod> methods;
+  std::vector<std::string> expected_observations;
+  std::vector<std::string> risk;
+  std::vector<std::string> artifacts;  // files to re-read (the cited spans' files)
+  std::string created_at;
+  std::string updated_at;
 };
 
 // An evidence reference (docs/librarian.md §5.2) with the span's text while the token budget
@@ -183,7 +224,8 @@ struct QueryResponse {
   double total_confidence = 0;  // mean signal of the packs; 0 when none
   double latency_ms = 0;
   bool cache_hit = false;
-  std::optional<std::string> synthesis;  // extractive, "[n]" citing pack ranks
+  std::optional<std::string> synthesis;               // extractive, "[n]" citing pack ranks
+  std::optional<VerificationPlan> verification_plan;  // spec §3.2.5
   std::vector<std::string> drill_down_hints;
   std::optional<std::string> error;       // a domain failure (e.g. not bootstrapped)
   std::optional<std::string> error_code;  // "RESOURCE_NOT_FOUND" with `error`

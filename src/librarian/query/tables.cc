@@ -18,8 +18,8 @@ struct IntentRow {
   std::string_view name;
   // Words or phrases (space-separated words) that select the type when inferred.
   std::vector<std::string_view> cues;
-  // × function_context, module_context (docs/librarian.md §4.2; pattern, decision, change_impact
-  // and similar_tasks packs are not built in this version).
+  // × function_context, module_context (docs/librarian.md §4.2; the other four pack types'
+  // weights are in PackTypeWeight).
   double function_weight;
   double module_weight;
 };
@@ -155,17 +155,71 @@ IntentType InferIntentType(std::string_view intent) {
 }
 
 std::string_view PackTypeName(PackType type) {
-  return type == PackType::kFunctionContext ? "function_context" : "module_context";
+  switch (type) {
+    case PackType::kFunctionContext:
+      return "function_context";
+    case PackType::kModuleContext:
+      return "module_context";
+    case PackType::kPatternContext:
+      return "pattern_context";
+    case PackType::kDecisionContext:
+      return "decision_context";
+    case PackType::kChangeImpact:
+      return "change_impact";
+    case PackType::kSimilarTasks:
+      return "similar_tasks";
+  }
+  return "function_context";
+}
+
+std::optional<PackType> ParsePackType(std::string_view name) {
+  for (PackType t : kAllPackTypes) {
+    if (PackTypeName(t) == name) return t;
+  }
+  return std::nullopt;
 }
 
 double PackTypeWeight(PackType type, Depth depth, IntentType intent) {
-  // docs/librarian.md §4.3 (function_context, module_context rows).
-  static constexpr std::array<double, 4> kFunctionByDepth = {1.2, 1.0, 1.0, 0.9};
-  static constexpr std::array<double, 4> kModuleByDepth = {0.8, 1.0, 1.0, 1.0};
+  // docs/librarian.md §4.3 / spec §3.2.2: pack-type weight by depth.
+  static constexpr std::array<std::array<double, 4>, 6> kByDepth = {{
+      {1.2, 1.0, 1.0, 0.9},  // function_context
+      {0.8, 1.0, 1.0, 1.0},  // module_context
+      {0.5, 0.8, 1.0, 1.1},  // pattern_context
+      {0.4, 0.7, 1.0, 1.2},  // decision_context
+      {0.3, 0.7, 1.0, 1.3},  // change_impact
+      {0.3, 0.6, 0.9, 1.1},  // similar_tasks
+  }};
+  // Spec §3.2.1: intent weights of the four deeper pack types (pattern, decision,
+  // change_impact, similar_tasks); function and module weights are in IntentRows.
+  struct Deep {
+    IntentType type;
+    std::array<double, 4> w;
+  };
+  static constexpr std::array<Deep, 9> kDeep = {{
+      {IntentType::kDebug, {0.8, 0.6, 1.0, 1.2}},
+      {IntentType::kImpact, {0.7, 0.9, 1.5, 0.8}},
+      {IntentType::kRefactor, {1.2, 1.0, 1.3, 0.9}},
+      {IntentType::kSecurity, {1.1, 1.0, 1.0, 0.8}},
+      {IntentType::kTest, {1.0, 0.6, 1.1, 1.0}},
+      {IntentType::kDocument, {1.0, 1.2, 0.6, 0.6}},
+      {IntentType::kNavigate, {0.5, 0.5, 0.5, 0.5}},
+      {IntentType::kUnderstand, {1.0, 1.0, 0.7, 0.8}},
+      {IntentType::kGeneral, {1.0, 1.0, 1.0, 1.0}},
+  }};
   const auto d = static_cast<std::size_t>(depth);
+  const auto t = static_cast<std::size_t>(type);
   const IntentRow& row = RowFor(intent);
-  return type == PackType::kFunctionContext ? kFunctionByDepth[d] * row.function_weight
-                                            : kModuleByDepth[d] * row.module_weight;
+  double w = 1;
+  if (type == PackType::kFunctionContext) {
+    w = row.function_weight;
+  } else if (type == PackType::kModuleContext) {
+    w = row.module_weight;
+  } else {
+    for (const Deep& deep : kDeep) {
+      if (deep.type == intent) w = deep.w[t - 2];
+    }
+  }
+  return kByDepth[t][d] * w;
 }
 
 std::string PackId(PackType type, std::string_view target_id) {

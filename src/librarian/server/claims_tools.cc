@@ -20,6 +20,7 @@
 #include "librarian/export/export.h"
 #include "librarian/index/bootstrap.h"
 #include "librarian/ledger/ledger.h"
+#include "librarian/packs/packs.h"
 #include "librarian/server/audit_tools.h"
 #include "librarian/store/manifest.h"
 #include "librarian/store/store.h"
@@ -556,6 +557,8 @@ Result<VerifyClaimOut> VerifyClaim(ClaimsService& service, const VerifyClaimArgs
     // `contradiction` entry rebutting it when one is active). A busy store (a bootstrap
     // writing) does not fail the verification; the disclosure says it was not recorded.
     Status recorded = RecordVerification(st, *v);
+    // The pack's outcome counters (successCount / failureCount / lastOutcome, decision 0069).
+    if (recorded.ok()) recorded = packs::RecordVerification(st.db(), args.claim_id, v->verified);
     if (!recorded.ok()) {
       out.disclosures.push_back(fmt::format(
           "partial_result: the verification was not recorded in the evidence ledger: {}",

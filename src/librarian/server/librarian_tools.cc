@@ -22,6 +22,7 @@
 #include "librarian/crawl/crawler.h"
 #include "librarian/crawl/path.h"
 #include "librarian/index/bootstrap.h"
+#include "librarian/packs/packs.h"
 #include "librarian/server/claims_tools.h"
 #include "librarian/server/resource_tools.h"
 #include "librarian/store/store.h"
@@ -262,8 +263,11 @@ inline auto DescribeFields(Tag<PackView>) {
   using P = PackView;
   return Fields(
       Field("packId", &P::pack_id, "Stable pack id"),
-      Field("packType", &P::pack_type, "function_context or module_context"),
-      Field("targetId", &P::target_id, "fn:<path>::<qualifiedName> or mod:<path>"),
+      Field("packType", &P::pack_type,
+            "function_context, module_context, pattern_context, decision_context, "
+            "change_impact or similar_tasks"),
+      Field("targetId", &P::target_id,
+            "fn:<path>::<qualifiedName>, mod:<path>, pat:<hash>, adr:<path> or task:<id>"),
       Field("summary", &P::summary, "At most 240 characters"),
       Field("keyFacts", &P::key_facts, "Short claims about the target"),
       Field("relatedFiles", &P::related_files, "Files involved; the first is the primary file"),
@@ -381,12 +385,51 @@ inline auto DescribeFields(Tag<RankingView>) {
                 Field("signals", &RankingView::signals, "The signals behind the score"));
 }
 
+struct VerificationMethodView {
+  std::string type;
+  std::string description;
+  bool automatable = false;
+  std::optional<std::string> command;
+};
+inline auto DescribeFields(Tag<VerificationMethodView>) {
+  using V = VerificationMethodView;
+  return Fields(Field("type", &V::type,
+                      "automated_test, manual_test, code_review, user_validation, metric, "
+                      "deployment or other"),
+                Field("description", &V::description, "What to do"),
+                Field("automatable", &V::automatable, "Whether an agent can do it unaided"),
+                Field("command", &V::command, "Never set: Librarian cannot know how to run it"));
+}
+
+struct VerificationPlanView {
+  std::string id;
+  std::string target;
+  std::vector<VerificationMethodView> methods;
+  std::vector<std::string> expected_observations;
+  std::vector<std::string> risk;
+  std::vector<std::string> artifacts;
+  std::string created_at;
+  std::string updated_at;
+};
+inline auto DescribeFields(Tag<VerificationPlanView>) {
+  using V = VerificationPlanView;
+  return Fields(Field("id", &V::id, "vp_ + 16 hex digits"),
+                Field("target", &V::target, "Target id of the top pack"),
+                Field("methods", &V::methods, "Steps that verify the answer"),
+                Field("expectedObservations", &V::expected_observations, "What should be seen"),
+                Field("risk", &V::risk, "What could make the answer wrong"),
+                Field("artifacts", &V::artifacts, "Cited files and spans to re-read"),
+                Field("createdAt", &V::created_at, "RFC 3339"),
+                Field("updatedAt", &V::updated_at, "RFC 3339"));
+}
+
 struct QueryOut {
   std::vector<PackView> packs;
   double total_confidence = 0;
   double latency_ms = 0;
   bool cache_hit = false;
   std::optional<std::string> synthesis;
+  std::optional<VerificationPlanView> verification_plan;
   std::vector<std::string> drill_down_hints;
   std::optional<std::string> error;
   std::optional<std::string> error_code;
@@ -406,6 +449,9 @@ inline auto DescribeFields(Tag<QueryOut>) {
                 Field("latencyMs", &O::latency_ms, "Wall time of this call"),
                 Field("cacheHit", &O::cache_hit, "Served from the 60 s query cache"),
                 Field("synthesis", &O::synthesis, "Extractive synthesis citing packs as [n]"),
+                Field("verificationPlan", &O::verification_plan,
+                      "How to verify the answer (debug, refactor, impact, security, test "
+                      "intents, or stale packs)"),
                 Field("drillDownHints", &O::drill_down_hints, "What to try next"),
                 Field("error", &O::error, "Domain failure, e.g. workspace not bootstrapped"),
                 Field("errorCode", &O::error_code, "Code of the error, e.g. RESOURCE_NOT_FOUND"),
@@ -480,6 +526,16 @@ QueryOut ToView(const query::QueryResponse& r, bool include_evidence) {
   out.latency_ms = r.latency_ms;
   out.cache_hit = r.cache_hit;
   out.synthesis = r.synthesis;
+  if (r.verification_plan) {
+    const query::VerificationPlan& vp = *r.verification_plan;
+    VerificationPlanView v{
+        vp.id,        vp.target,     {},           vp.expected_observations, vp.risk,
+        vp.artifacts, vp.created_at, vp.updated_at};
+    for (const query::VerificationMethod& m : vp.methods) {
+      v.methods.push_back(VerificationMethodView{m.type, m.description, m.automatable, m.command});
+    }
+    out.verification_plan = std::move(v);
+  }
   out.drill_down_hints = r.drill_down_hints;
   out.error = r.error;
   out.error_code = r.error_code;
@@ -507,6 +563,30 @@ QueryOut ToView(const query::QueryResponse& r, bool include_evidence) {
     }
   }
   return out;
+}
+
+// spec §3.2.5 episodes: a query that returned packs is appended to the workspace's ledger as an
+// `episode` (feeding similar_tasks packs) and its packs' access counters are bumped. Never
+// waits for a bootstrap holding the store: the write lock is tried for 50 ms, and a failure
+// only adds a disclosure.
+void RecordEpisode(store::Store& st, const query::QueryRequest& req, query::QueryResponse& r) {
+  if (r.error || r.packs.empty()) return;
+  packs::Episode e;
+  e.intent = req.intent;
+  e.intent_type = std::string(query::IntentTypeName(r.intent_type_used));
+  e.depth = std::string(query::DepthName(req.depth));
+  for (const query::Pack& p : r.packs) {
+    e.pack_ids.push_back(p.pack_id);
+    if (!p.primary_file.empty() &&
+        std::find(e.files.begin(), e.files.end(), p.primary_file) == e.files.end()) {
+      e.files.push_back(p.primary_file);
+    }
+  }
+  Result<std::int64_t> id = packs::RecordEpisode(st.db(), e, "mcp", 50);
+  if (!id.ok()) {
+    r.disclosures.push_back(fmt::format("partial_result: the query episode was not recorded: {}",
+                                        id.status().message()));
+  }
 }
 
 bool FileExists(const std::string& path) {
@@ -901,8 +981,10 @@ Status RegisterLibrarianTools(mcp::Server& server, Workspaces& workspaces,
        .title = "Query the knowledge index",
        .description =
            "Turn a natural-language intent into ranked, token-budgeted context packs "
-           "(function_context, module_context) with summaries, key facts, related files, an "
-           "extractive synthesis and drill-down hints. Retrieval is lexical (BM25 over "
+           "(function_context, module_context, pattern_context, decision_context, "
+           "change_impact, similar_tasks) with summaries, key facts, related files, an "
+           "extractive synthesis, a verification plan and drill-down hints. Retrieval is lexical "
+           "(BM25 over "
            "function-level chunks) plus symbol, path and call-graph signals. confidence, "
            "totalConfidence and minConfidence are uncalibrated ranking signals, not "
            "probabilities. Answers are cached for 60 s unless a file changes.",
@@ -938,6 +1020,7 @@ Status RegisterLibrarianTools(mcp::Server& server, Workspaces& workspaces,
             query::Workspace w{ws->root, ws->id};
             ASSIGN_OR_RETURN(query::QueryResponse r,
                              query::Query(*lease, w, req, ctx.cancellation(), ws->cache.get()));
+            RecordEpisode(*lease, req, r);
             if (args.include_engines.value_or(false)) {
               r.disclosures.push_back(
                   "partial_result: includeEngines was requested but the relevance, constraints "
@@ -959,6 +1042,7 @@ Status RegisterLibrarianTools(mcp::Server& server, Workspaces& workspaces,
         query::Workspace w{ws->root, ws->id};
         ASSIGN_OR_RETURN(query::QueryResponse r,
                          query::Query(*st, w, req, ctx.cancellation(), ws->cache.get()));
+        RecordEpisode(*st, req, r);
         if (args.include_engines.value_or(false)) {
           r.disclosures.push_back(
               "partial_result: includeEngines was requested but the relevance, constraints "
@@ -997,6 +1081,28 @@ Status RegisterLibrarianTools(mcp::Server& server, Workspaces& workspaces,
         });
     if (!added.ok()) return added;
   }
+  // spec §4: resources/list also names the six kinds of every indexed workspace (its store
+  // exists), addressed by workspace id and read through the template below; the core pages the
+  // whole list with nextCursor (decision 0069).
+  resources.SetLister([&workspaces]() {
+    std::vector<mcp::ResourceSpec> out;
+    for (const Workspaces::Entry& ws : workspaces.All()) {
+      if (!FileExists(index::StorePathFor(ws.root))) continue;
+      const std::string base = ws.root.substr(ws.root.rfind('/') + 1);
+      for (std::string_view kind :
+           {"file-tree", "symbols", "knowledge-maps", "method-packs", "provenance", "identity"}) {
+        out.push_back(
+            {.uri = fmt::format("librarian://{}/{}", ws.id, kind),
+             .name = fmt::format("{}/{}", ws.id, kind),
+             .title = fmt::format("{} of workspace {}", kind, base),
+             .description = fmt::format("The {} resource of workspace {} ({}); list-like kinds "
+                                        "accept ?cursor=<nextCursor>&limit=<n>",
+                                        kind, ws.id, base),
+             .mime_type = "application/json"});
+      }
+    }
+    return out;
+  });
   return resources.AddTemplate(
       {.uri_template = "librarian://{workspace}/{kind}",
        .name = "workspace-resource",

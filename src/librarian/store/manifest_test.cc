@@ -158,11 +158,13 @@ TEST_F(ManifestTest, SchemaThreeStoreMigratesWithoutDataLoss) {
   {
     auto db = base::Database::Open(dir_.Abs("librarian.sqlite"));
     ASSERT_TRUE(db.ok());
-    ASSERT_TRUE((*db)
-                    ->Exec("DROP TABLE run_files; DROP TABLE content_symbols; DROP TABLE ledger; "
-                           "DROP TABLE audits; UPDATE meta SET "
-                           "value = '3' WHERE key = 'schema_version'")
-                    .ok());
+    ASSERT_TRUE(
+        (*db)
+            ->Exec("DROP TABLE run_files; DROP TABLE content_symbols; DROP TABLE ledger; "
+                   "DROP TABLE audits; DROP TABLE pack_triggers; DROP TABLE packs; DROP TABLE "
+                   "pack_outcomes; DROP TABLE file_edges; DROP TABLE ranks; UPDATE meta SET "
+                   "value = '3' WHERE key = 'schema_version'")
+            .ok());
   }
   Open();
   EXPECT_FALSE(store_->schema_rebuilt());

@@ -177,6 +177,47 @@ CREATE TABLE audits(
   report TEXT NOT NULL);
 )sql";
 
+// Schema 6 (decision 0069): stored context packs (packs/packs.h) with their invalidation
+// triggers (the files and content hashes each pack was built from) and outcome counters, the
+// resolved file graph and the PageRank of files and functions. Created with a new store and
+// added to a schema-3, -4 or -5 store by MigrateTo6, which touches no other table.
+constexpr const char* kCreatePacks = R"sql(
+CREATE TABLE packs(
+  pack_id TEXT PRIMARY KEY,
+  pack_type TEXT NOT NULL,
+  target_id TEXT NOT NULL,
+  summary TEXT NOT NULL,
+  key_facts TEXT NOT NULL,
+  related_files TEXT NOT NULL,
+  signal REAL NOT NULL,
+  words TEXT NOT NULL,
+  version INTEGER NOT NULL,
+  created_at TEXT NOT NULL,
+  run_id TEXT NOT NULL) WITHOUT ROWID;
+CREATE INDEX packs_type ON packs(pack_type);
+CREATE TABLE pack_triggers(
+  pack_id TEXT NOT NULL REFERENCES packs(pack_id) ON DELETE CASCADE,
+  path TEXT NOT NULL,
+  sha256 TEXT NOT NULL,
+  PRIMARY KEY(pack_id, path)) WITHOUT ROWID;
+CREATE INDEX pack_triggers_path ON pack_triggers(path);
+CREATE TABLE pack_outcomes(
+  pack_id TEXT PRIMARY KEY,
+  access_count INTEGER NOT NULL,
+  success_count INTEGER NOT NULL,
+  failure_count INTEGER NOT NULL,
+  last_outcome TEXT NOT NULL,
+  updated_at TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE file_edges(
+  from_path TEXT NOT NULL,
+  to_path TEXT NOT NULL,
+  kind TEXT NOT NULL,
+  weight REAL NOT NULL,
+  PRIMARY KEY(from_path, to_path, kind)) WITHOUT ROWID;
+CREATE INDEX file_edges_to ON file_edges(to_path, kind);
+CREATE TABLE ranks(target_id TEXT PRIMARY KEY, rank REAL NOT NULL) WITHOUT ROWID;
+)sql";
+
 constexpr const char* kCreateTrigram = R"sql(
 CREATE VIRTUAL TABLE chunk_tri USING fts5(
   name, path, body, content='chunks', content_rowid='id', tokenize='trigram');
@@ -232,6 +273,16 @@ Status MigrateTo5(base::Database& db) {
   return tx.Commit();
 }
 
+// Schema 5 -> 6 (decision 0069): adds the stored packs, their triggers and outcomes, the file
+// graph and the ranks, in one transaction; no other table is touched. The new tables start
+// empty and the next bootstrap fills them.
+Status MigrateTo6(base::Database& db) {
+  ASSIGN_OR_RETURN(base::Transaction tx, db.Begin());
+  RETURN_IF_ERROR(db.Exec(kCreatePacks));
+  RETURN_IF_ERROR(db.Exec("UPDATE meta SET value = '6' WHERE key = 'schema_version'"));
+  return tx.Commit();
+}
+
 }  // namespace
 
 Result<SchemaState> EnsureSchema(base::Database& db, bool want_trigram) {
@@ -244,7 +295,7 @@ Result<SchemaState> EnsureSchema(base::Database& db, bool want_trigram) {
     const std::string version = row ? st.ColumnText(0) : std::string();
     st.Reset();
     // Each step is its own transaction, so kill -9 between them leaves a consistent schema-4
-    // store that the next Open migrates on.
+    // store that the next Open migrates on (likewise 4 -> 5 -> 6).
     if (version == "3") {
       RETURN_IF_ERROR(MigrateTo4(db));
       state.migrated = true;
@@ -253,7 +304,12 @@ Result<SchemaState> EnsureSchema(base::Database& db, bool want_trigram) {
       RETURN_IF_ERROR(MigrateTo5(db));
       state.migrated = true;
     }
-    if (version == "3" || version == "4" || version == std::to_string(kSchemaVersion)) {
+    if (version == "3" || version == "4" || version == "5") {
+      RETURN_IF_ERROR(MigrateTo6(db));
+      state.migrated = true;
+    }
+    if (version == "3" || version == "4" || version == "5" ||
+        version == std::to_string(kSchemaVersion)) {
       ASSIGN_OR_RETURN(state.trigram, TableExists(db, "chunk_tri"));
       return state;
     }
@@ -268,6 +324,7 @@ Result<SchemaState> EnsureSchema(base::Database& db, bool want_trigram) {
   RETURN_IF_ERROR(db.Exec(kCreate));
   RETURN_IF_ERROR(db.Exec(kCreateManifests));
   RETURN_IF_ERROR(db.Exec(kCreateLedger));
+  RETURN_IF_ERROR(db.Exec(kCreatePacks));
   if (want_trigram) RETURN_IF_ERROR(db.Exec(kCreateTrigram));
   RETURN_IF_ERROR(db.Exec(
       fmt::format("INSERT INTO meta(key, value) VALUES ('schema_version', '{}'), ('trigram', '{}')",

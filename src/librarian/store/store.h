@@ -9,8 +9,8 @@
 // and a run's checkpoint commits with the batch it describes. Reads see the last committed state;
 // readers in other connections run beside the one writer (WAL).
 //
-// Schema: see schema.cc. A schema-3 or -4 database is migrated in place on Open, keeping its rows
-// (decisions 0054, 0063); any other database whose `meta.schema_version` differs from
+// Schema: see schema.cc. A schema-3, -4 or -5 database is migrated in place on Open, keeping its
+// rows (decisions 0054, 0063, 0069); any other database whose `meta.schema_version` differs from
 // kSchemaVersion is dropped and rebuilt on Open (docs/librarian.md §6.6: an incompatible version
 // forces a full rebuild); schema_rebuilt() tells the caller to re-index everything. Run and content
 // manifests (diff_runs, verify_claim): manifest.h.
@@ -46,7 +46,9 @@ class StatementCache;
 // 3: indexes on the child keys of the references to symbols(id) (schema.cc).
 // 4: run_files and content_symbols (manifest.h); a schema-3 store is migrated in place.
 // 5: the evidence ledger and stored audits (decision 0063); 3 and 4 are migrated in place.
-inline constexpr int kSchemaVersion = 5;
+// 6: stored packs, their triggers and outcomes, the file graph, ranks (decision 0069); 3-5 are
+//    migrated in place.
+inline constexpr int kSchemaVersion = 6;
 
 struct StoreOptions {
   // Whether a new database gets the trigram table `chunk_tri` (substring search). Its index
