@@ -216,8 +216,12 @@ const BuiltinSpec* FindBuiltinSpec(const std::string& name) {
 
 // What a construct the runtime does not have is, for the error message.
 std::string Unsupported(const std::string& callee) {
-  if (callee == "kodo_spawn" || callee == "kodo_join") {
+  if (callee == "kodo_spawn" || callee.rfind("kodo_parallel_", 0) == 0) {
     return fmt::format("concurrency (`spawn`/`parallel`, runtime hook `{}`)", callee);
+  }
+  if (callee == "kodo_await") return "concurrency (`async`/`await`, runtime hook `kodo_await`)";
+  if (callee.rfind("channel", 0) == 0) {
+    return fmt::format("concurrency (channels, runtime hook `{}`)", callee);
   }
   if (callee.rfind("regex_", 0) == 0) return fmt::format("regular expressions (`{}`)", callee);
   if (callee.rfind("kodo_", 0) == 0 || callee.rfind("channel", 0) == 0 ||
@@ -801,6 +805,11 @@ Status Emitter::EmitFunction(std::size_t index) {
   const mir::Function& fn = p_.functions[index];
   cur_ = &fn;
   local_types_ = fn_locals_[index];
+  // The interpreter's scheduler runs async functions as tasks and queues actor handler calls
+  // (docs/kodo.md §4.7); a direct C call would print in another order, so such programs are
+  // refused rather than built wrong.
+  if (fn.is_async) return Fail("concurrency (`async fn`)");
+  if (fn.actor_handler) return Fail("concurrency (actor message handlers)");
   std::string& o = body_;
   o += fmt::format("/* {} */\nstatic KV kf_{}(", fn.name, index);
   for (std::uint32_t i = 0; i < fn.param_count; ++i) o += fmt::format("{}KV a{}", i ? ", " : "", i);

@@ -283,6 +283,9 @@ struct Inlinee {
 Inlinee Straight(const Function& callee, const InlineOptions& options) {
   Inlinee out;
   if (callee.blocks.empty() || callee.name == "main") return out;
+  // A call of an async function starts a task and a call of an actor handler queues a message
+  // (the interpreter's scheduler, docs/kodo.md §4.7): inlining would run them at once.
+  if (callee.is_async || callee.actor_handler) return out;
   std::vector<bool> seen(callee.blocks.size(), false);
   BlockId b = 0;
   while (true) {
