@@ -193,7 +193,7 @@ function suite(name, connect) {
       const id = await read('librarian://workspace/identity');
       assert.match(id.workspaceId, /^ws_[0-9a-f]{16}$/);
       assert.equal(id.state, 'ready');
-      assert.equal(id.schemaVersion, 5);
+      assert.equal(id.schemaVersion, 6);
       assert.equal(id.confidenceSemantics, 'ranking_signal_uncalibrated');
       assert.equal(id.server.name, 'librarian');
       // The same through the template with the workspace id.

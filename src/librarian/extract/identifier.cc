@@ -2,6 +2,7 @@
 
 #include <array>
 #include <cstdint>
+#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -146,6 +147,26 @@ std::vector<std::string> IndexWords(std::string_view identifier) {
   if (pieces.size() > 1 || out.empty()) {
     for (std::string& p : pieces) {
       if (out.empty() || p != out.front()) out.push_back(std::move(p));
+    }
+  }
+  return out;
+}
+
+std::string AllWordsText(std::string_view text, std::size_t max_bytes) {
+  std::string out;
+  std::set<std::string> seen;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    while (i < text.size() && kClasses[static_cast<unsigned char>(text[i])] == 0) ++i;
+    const std::size_t start = i;
+    while (i < text.size() && kClasses[static_cast<unsigned char>(text[i])] != 0) ++i;
+    if (i == start) break;
+    for (std::string& w : IndexWords(text.substr(start, i - start))) {
+      if (seen.count(w) != 0) continue;
+      if (out.size() + w.size() + (out.empty() ? 0 : 1) > max_bytes) return out;
+      seen.insert(w);
+      if (!out.empty()) out += ' ';
+      out += w;
     }
   }
   return out;

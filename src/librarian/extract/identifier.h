@@ -26,4 +26,9 @@ std::vector<std::string> IndexWords(std::string_view identifier);
 // `max_bytes` of output. For the FTS `subwords` column.
 std::string SubwordText(std::string_view text, std::size_t max_bytes = 1 << 16);
 
+// Returns IndexWords of every identifier-like run in `text`, split or not (SubwordText leaves
+// out identifiers that do not split), space-separated, each word once, in first-occurrence
+// order; at most `max_bytes` of output. For matching an intent's words against stored text.
+std::string AllWordsText(std::string_view text, std::size_t max_bytes = 1 << 16);
+
 }  // namespace trove::librarian::extract

@@ -15,6 +15,14 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 
+TEST(AllWordsTextTest, KeepsWordsThatDoNotSplitUnlikeSubwordText) {
+  EXPECT_EQ(AllWordsText("Decision: the Settings header, read_option"),
+            "decision the settings header read option");
+  EXPECT_EQ(SubwordText("Decision: the Settings header"), "");
+  EXPECT_EQ(AllWordsText("read read_port read"), "read port");
+  EXPECT_EQ(AllWordsText("alpha beta", 5), "alpha");
+}
+
 TEST(SplitIdentifierTest, SpecCases) {
   EXPECT_THAT(SplitIdentifier("parseHttp"), ElementsAre("parse", "http"));
   EXPECT_THAT(SplitIdentifier("HTTPServer"), ElementsAre("http", "server"));

@@ -403,7 +403,7 @@ Result<DerivedStats> RebuildDerived(store::Store& store, const std::string& root
       p.key_facts.push_back(fmt::format("and {} more", g.members.size() - kMaxPatternFacts));
     }
     p.signal = 0.6;
-    p.words = extract::SubwordText(words_text, 4096);
+    p.words = extract::AllWordsText(words_text, 4096);
     p.created_at = now;
     p.run_id = std::string(run_id);
     packs.push_back(std::move(p));
@@ -437,9 +437,9 @@ Result<DerivedStats> RebuildDerived(store::Store& store, const std::string& root
       p.triggers.push_back(Trigger{f, sha[f]});
     }
     p.signal = adr.status.rfind("accepted", 0) == 0 ? 0.7 : 0.5;
-    p.words = extract::SubwordText(fmt::format("decision adr {} {} {} {}", adr.title, adr.decision,
-                                               adr.status, fmt::join(adr.files, " ")),
-                                   4096);
+    p.words = extract::AllWordsText(fmt::format("decision adr {} {} {} {}", adr.title, adr.decision,
+                                                adr.status, fmt::join(adr.files, " ")),
+                                    4096);
     p.created_at = now;
     p.run_id = std::string(run_id);
     packs.push_back(std::move(p));
