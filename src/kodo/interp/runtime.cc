@@ -1189,7 +1189,18 @@ BUILTIN(BJsonSetFloat) {
 // with the subject, and one longer than kMaxRegexSubject stops the program with a message.
 constexpr std::size_t kRegexInlineBytes = 1024;
 constexpr std::size_t kMaxRegexSubject = 1u << 20;
+// AddressSanitizer's frames are several times larger, so its builds reserve more per byte.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr std::size_t kRegexStackPerByte = 8 * 1024;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr std::size_t kRegexStackPerByte = 8 * 1024;
+#else
 constexpr std::size_t kRegexStackPerByte = 1024;
+#endif
+#else
+constexpr std::size_t kRegexStackPerByte = 1024;
+#endif
 
 bool CompileRegex(const std::string& pattern, std::regex& re) {
   try {

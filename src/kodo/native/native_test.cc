@@ -30,6 +30,11 @@ std::string Slurp(const fs::path& p) {
   return ss.str();
 }
 
+// x + 1, wrapping (a generated constant may be the largest Int).
+std::int64_t Bumped(std::int64_t x) {
+  return static_cast<std::int64_t>(static_cast<std::uint64_t>(x) + 1u);
+}
+
 std::string Trimmed(const std::string& text) {
   std::istringstream in(text);
   std::string line, out;
@@ -327,9 +332,9 @@ TEST_F(NativeTest, DifferentialComparisonDetectsADifference) {
   for (mir::BasicBlock& b :
        altered.functions[static_cast<std::size_t>(altered.Find("main"))].blocks) {
     for (mir::Inst& inst : b.insts) {
-      if (inst.value.kind == mir::ValueKind::kIntConst) inst.value.i += 1;
+      if (inst.value.kind == mir::ValueKind::kIntConst) inst.value.i = Bumped(inst.value.i);
       for (mir::Value& a : inst.args) {
-        if (a.kind == mir::ValueKind::kIntConst) a.i += 1;
+        if (a.kind == mir::ValueKind::kIntConst) a.i = Bumped(a.i);
       }
     }
   }
