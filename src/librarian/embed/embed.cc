@@ -1,6 +1,5 @@
 #include "librarian/embed/embed.h"
 
-#include <curl/curl.h>
 #include <fmt/format.h>
 #include <stdlib.h>
 
@@ -13,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
+#include "base/http/http_post.h"
 #include "base/sqlite.h"
 
 namespace trove::librarian::embed {
@@ -22,44 +22,6 @@ using Json = nlohmann::json;
 
 // Largest response read (a batch of 64 vectors of 3,072 floats as JSON is about 4 MB).
 constexpr std::size_t kMaxResponseBytes = std::size_t{64} << 20;
-
-bool CurlReady() {
-  static const bool ready = curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK;
-  return ready;
-}
-
-struct SlistDeleter {
-  void operator()(curl_slist* list) const { curl_slist_free_all(list); }
-};
-
-struct Transfer {
-  std::string body;
-  bool too_large = false;
-  base::Cancellation* cancel = nullptr;
-};
-
-std::size_t OnBody(char* data, std::size_t size, std::size_t count, void* user) {
-  auto* t = static_cast<Transfer*>(user);
-  const std::size_t bytes = size * count;
-  if (t->body.size() + bytes > kMaxResponseBytes) {
-    t->too_large = true;
-    return 0;
-  }
-  t->body.append(data, bytes);
-  return bytes;
-}
-
-int OnProgress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
-  return static_cast<Transfer*>(user)->cancel->requested() ? 1 : 0;
-}
-
-std::string Redact(std::string text, std::string_view secret) {
-  if (secret.empty()) return text;
-  for (std::size_t at = 0; (at = text.find(secret, at)) != std::string::npos; at += 10) {
-    text.replace(at, secret.size(), "[redacted]");
-  }
-  return text;
-}
 
 std::string Env(const char* name) {
   const char* v = getenv(name);
@@ -84,73 +46,33 @@ std::optional<Config> ConfigFromEnv() {
 }
 
 Client::Client(Config config)
-    : config_(std::move(config)), curl_(CurlReady() ? curl_easy_init() : nullptr) {}
+    : config_(std::move(config)), session_(std::make_unique<base::http::Session>()) {}
 
-Client::~Client() {
-  if (curl_ != nullptr) curl_easy_cleanup(static_cast<CURL*>(curl_));
-}
+Client::~Client() = default;
 
 Result<std::string> Client::Post(const std::string& body, base::Cancellation& cancel) {
-  if (curl_ == nullptr) return Status::Internal("embeddings: libcurl failed to initialise");
-  CURL* h = static_cast<CURL*>(curl_);
-  curl_easy_reset(h);
-  std::unique_ptr<curl_slist, SlistDeleter> headers;
-  std::vector<std::string> lines = {"Content-Type: application/json"};
-  if (!config_.api_key.empty()) lines.push_back("Authorization: Bearer " + config_.api_key);
-  for (const std::string& line : lines) {
-    curl_slist* grown = curl_slist_append(headers.get(), line.c_str());
-    if (grown == nullptr) return Status::Internal("embeddings: out of memory for headers");
-    (void)headers.release();
-    headers.reset(grown);
+  base::http::Request request;
+  request.url = config_.url;
+  request.headers.emplace_back("Content-Type", "application/json");
+  if (!config_.api_key.empty()) {
+    request.headers.emplace_back("Authorization", "Bearer " + config_.api_key);
   }
-  Transfer transfer;
-  transfer.cancel = &cancel;
-  char error_buffer[CURL_ERROR_SIZE] = {0};
-  curl_easy_setopt(h, CURLOPT_URL, config_.url.c_str());
-  curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
-  curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(h, CURLOPT_POST, 1L);
-  curl_easy_setopt(h, CURLOPT_POSTFIELDS, body.data());
-  curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
-  curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers.get());
-  curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(config_.timeout.count()));
-  curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(config_.timeout.count()));
-  curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, &OnBody);
-  curl_easy_setopt(h, CURLOPT_WRITEDATA, &transfer);
-  curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
-  curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, &OnProgress);
-  curl_easy_setopt(h, CURLOPT_XFERINFODATA, &transfer);
-  curl_easy_setopt(h, CURLOPT_ERRORBUFFER, error_buffer);
-  const CURLcode code = curl_easy_perform(h);
-  // The handle keeps pointers to this frame's header list and buffers: drop them now.
-  curl_easy_setopt(h, CURLOPT_HTTPHEADER, nullptr);
-  curl_easy_setopt(h, CURLOPT_ERRORBUFFER, nullptr);
-  if (code == CURLE_ABORTED_BY_CALLBACK || cancel.requested()) {
-    return Status::Cancelled("embeddings: cancelled");
-  }
-  if (code == CURLE_OPERATION_TIMEDOUT) {
-    return Status::DeadlineExceeded(
-        fmt::format("embeddings: {}: timed out after {} ms", config_.url, config_.timeout.count()));
-  }
-  if (transfer.too_large) {
-    return Status::ResourceExhausted(fmt::format("embeddings: {}: response larger than {} bytes",
-                                                 config_.url, kMaxResponseBytes));
-  }
-  if (code != CURLE_OK) {
-    std::string detail = error_buffer[0] != '\0' ? error_buffer : curl_easy_strerror(code);
-    return Status::Io(fmt::format("embeddings: {}: request failed: {}", config_.url,
-                                  Redact(std::move(detail), config_.api_key)));
-  }
-  long status = 0;
-  curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
-  if (status == 401 || status == 403) {
+  request.body = body;
+  base::http::Limits limits;
+  limits.timeout_ms = config_.timeout.count();
+  limits.connect_timeout_ms = config_.timeout.count();
+  limits.max_response_bytes = kMaxResponseBytes;
+  const std::string who = fmt::format("embeddings: {}", config_.url);
+  ASSIGN_OR_RETURN(base::http::Response response,
+                   session_->Post(who, request, limits, cancel, config_.api_key));
+  if (response.status == 401 || response.status == 403) {
     return Status::PermissionDenied(fmt::format(
-        "embeddings: {}: authentication failed (HTTP {}); check the API key", config_.url, status));
+        "{}: authentication failed (HTTP {}); check the API key", who, response.status));
   }
-  if (status < 200 || status >= 300) {
-    return Status::InvalidArgument(fmt::format("embeddings: {}: HTTP {}", config_.url, status));
+  if (response.status < 200 || response.status >= 300) {
+    return Status::InvalidArgument(fmt::format("{}: HTTP {}", who, response.status));
   }
-  return std::move(transfer.body);
+  return std::move(response.body);
 }
 
 Result<std::vector<Vector>> Client::Embed(std::span<const std::string> inputs,

@@ -37,7 +37,10 @@
 
 namespace trove::base {
 class Database;
-}
+namespace http {
+class Session;
+}  // namespace http
+}  // namespace trove::base
 
 namespace trove::librarian::embed {
 
@@ -55,7 +58,7 @@ std::optional<Config> ConfigFromEnv();
 // A vector per input, in input order.
 using Vector = std::vector<float>;
 
-// An OpenAI-compatible embeddings client over libcurl.
+// An OpenAI-compatible embeddings client over the shared HTTP POST client (base/http).
 class Client {
  public:
   explicit Client(Config config);
@@ -75,7 +78,7 @@ class Client {
   Result<std::string> Post(const std::string& body, base::Cancellation& cancel);
 
   Config config_;
-  void* curl_;  // CURL*, opaque so that this header needs no curl.h; null if init failed
+  std::unique_ptr<base::http::Session> session_;  // the shared client (base/http)
 };
 
 // Parses an embeddings response body holding `expected` vectors (ordered by `index`).

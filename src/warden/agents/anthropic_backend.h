@@ -11,11 +11,11 @@
 
 #include "warden/agents/backend.h"
 
-namespace trove::warden::agents {
+namespace trove::base::http {
+class Session;
+}  // namespace trove::base::http
 
-namespace internal {
-class HttpSession;
-}  // namespace internal
+namespace trove::warden::agents {
 
 inline constexpr std::string_view kAnthropicVersion = "2023-06-01";
 inline constexpr std::string_view kAnthropicToolName = "propose_function_name";
@@ -34,7 +34,7 @@ class AnthropicBackend final : public Backend {
  private:
   const ProviderConfig config_;
   const ProviderOptions options_;
-  const std::unique_ptr<internal::HttpSession> session_;
+  const std::unique_ptr<base::http::Session> session_;
 };
 
 }  // namespace trove::warden::agents

@@ -8,11 +8,11 @@
 
 #include "warden/agents/backend.h"
 
-namespace trove::warden::agents {
+namespace trove::base::http {
+class Session;
+}  // namespace trove::base::http
 
-namespace internal {
-class HttpSession;
-}  // namespace internal
+namespace trove::warden::agents {
 
 class OpenAiBackend final : public Backend {
  public:
@@ -28,7 +28,7 @@ class OpenAiBackend final : public Backend {
  private:
   const ProviderConfig config_;
   const ProviderOptions options_;
-  const std::unique_ptr<internal::HttpSession> session_;
+  const std::unique_ptr<base::http::Session> session_;
 };
 
 }  // namespace trove::warden::agents

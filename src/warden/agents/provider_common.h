@@ -1,7 +1,7 @@
-// What the two provider backends share (docs/warden.md §7.3): the HTTP POST over libcurl
-// with the bounded retry policy, the prompt, the output schema of the provider contract and
-// the parser of a model's answer. Internal to agents/; the backends are in openai_backend.h
-// and anthropic_backend.h.
+// What the two provider backends share (docs/warden.md §7.3): the bounded retry policy over
+// the shared HTTP POST client (base/http), the prompt, the output schema of the provider contract
+// and the parser of a model's answer. Internal to agents/; the backends are in openai_backend.h and
+// anthropic_backend.h.
 //
 // Secrets: the API key travels only in request headers. No message built here contains a
 // header, and Redact() removes the key from any provider text quoted in an error.
@@ -18,42 +18,18 @@
 #include <vector>
 
 #include "base/cancellation.h"
+#include "base/http/http_post.h"
 #include "base/status.h"
 #include "warden/agents/backend.h"
 #include "warden/agents/facts.h"
 
 namespace trove::warden::agents::internal {
 
-struct HttpRequest {
-  std::string url;
-  std::vector<std::pair<std::string, std::string>> headers;  // may hold the key: never print
-  std::string body;
-};
-
-struct HttpResponse {
-  long status = 0;
-  std::string body;
-  std::optional<std::int64_t> retry_after_seconds;  // Retry-After, when numeric
-};
-
-// HttpSession: one libcurl easy handle reused by every request of a backend, so that the calls
-// of a pass share a connection (and its TLS session) instead of one handshake per function.
-class HttpSession {
- public:
-  HttpSession();
-  ~HttpSession();
-  HttpSession(const HttpSession&) = delete;
-  HttpSession& operator=(const HttpSession&) = delete;
-
-  // POSTs `request` once. Any HTTP status is a response; transport failures are errors:
-  // kDeadlineExceeded (timeout), kCancelled (`cancel` was set), kResourceExhausted (response
-  // over options.max_response_bytes), kIo (anything else). `provider` prefixes messages.
-  Result<HttpResponse> Post(std::string_view provider, const HttpRequest& request,
-                            const ProviderOptions& options, base::Cancellation& cancel);
-
- private:
-  void* curl_;  // CURL*, opaque so that this header needs no curl.h; null if init failed
-};
+// The transport is the shared client (base/http/http_post.h).
+using HttpSession = base::http::Session;
+using HttpRequest = base::http::Request;
+using HttpResponse = base::http::Response;
+using base::http::Redact;
 
 struct PostResult {
   HttpResponse response;  // a 2xx response
@@ -68,9 +44,6 @@ struct PostResult {
 Result<PostResult> PostWithRetry(HttpSession& session, std::string_view provider,
                                  const HttpRequest& request, const ProviderOptions& options,
                                  std::string_view secret, base::Cancellation& cancel);
-
-// Returns `text` with every occurrence of `secret` (when not empty) replaced by "[redacted]".
-std::string Redact(std::string text, std::string_view secret);
 
 // The system instructions of both providers: the contract and the hallucination constraint.
 std::string SystemPrompt();
