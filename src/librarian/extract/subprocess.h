@@ -1,4 +1,5 @@
-// Internal: runs a program with a time limit and a cap on its output (for universal-ctags).
+// Internal: runs a program with a time limit and a cap on its output (for universal-ctags),
+// through the project's process runner (base/process.h).
 // stdin is /dev/null and stderr is discarded; stdout is collected. A child that outlives the
 // limit, or writes more than the cap, is killed with SIGKILL and reaped.
 // Thread safety: RunProgram may be called from any thread (posix_spawn, no shared state).
