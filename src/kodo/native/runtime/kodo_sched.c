@@ -6,9 +6,49 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <ucontext.h>
 
 #include "kodo_rt.h"
+
+/* A task's saved machine state. On x86-64 a switch saves the callee-saved registers on the
+ * task's stack and swaps stack pointers (kodo_rt_switch below): no system call, where
+ * swapcontext makes two (the signal mask). Elsewhere, or with -DKODO_SCHED_UCONTEXT, ucontext. */
+#if !defined(KODO_SCHED_UCONTEXT) && !defined(__x86_64__)
+#define KODO_SCHED_UCONTEXT 1
+#endif
+#ifdef KODO_SCHED_UCONTEXT
+#include <ucontext.h>
+typedef ucontext_t KCtx;
+#else
+typedef struct KCtx {
+  void* sp;
+} KCtx;
+/* Saves rbp, rbx, r12-r15 on the current stack and its pointer in *save, then restores the
+ * same from `to` and returns there (SysV: every other register is caller-saved). */
+void kodo_rt_switch(void** save, void* to);
+__asm__(
+    ".text\n"
+    ".p2align 4\n"
+    ".globl kodo_rt_switch\n"
+    ".hidden kodo_rt_switch\n"
+    ".type kodo_rt_switch,@function\n"
+    "kodo_rt_switch:\n"
+    "  pushq %rbp\n"
+    "  pushq %rbx\n"
+    "  pushq %r12\n"
+    "  pushq %r13\n"
+    "  pushq %r14\n"
+    "  pushq %r15\n"
+    "  movq %rsp, (%rdi)\n"
+    "  movq %rsi, %rsp\n"
+    "  popq %r15\n"
+    "  popq %r14\n"
+    "  popq %r13\n"
+    "  popq %r12\n"
+    "  popq %rbx\n"
+    "  popq %rbp\n"
+    "  ret\n"
+    ".size kodo_rt_switch, .-kodo_rt_switch\n");
+#endif
 
 enum { KQ_NONE = 0, KQ_CHANNEL, KQ_SELECT, KQ_FUTURE, KQ_GROUP };
 
@@ -36,7 +76,7 @@ typedef struct KTask {
   int started;
   int64_t depth; /* kr_depth while switched out */
   char* stack;
-  ucontext_t ctx;
+  KCtx ctx;
 } KTask;
 
 typedef struct KChan {
@@ -69,7 +109,8 @@ static KChan* kq_chans;
 static int64_t kq_nchans, kq_chans_cap;
 static KGroup* kq_groups;
 static int64_t kq_ngroups, kq_groups_cap;
-static ucontext_t kq_home;    /* main's thread after `main` returned */
+static KCtx kq_home;          /* main's thread after `main` returned */
+static KCtx kq_abandoned;     /* where a finished task's state goes */
 static KTask* kq_dead = NULL; /* a finished task whose stack is still in use */
 static char** kq_free_stacks; /* stacks of finished tasks, for reuse */
 static int64_t kq_nfree, kq_free_cap;
@@ -175,45 +216,54 @@ static void kq_append(char** p, size_t* n, size_t* cap, const char* s) {
   *n += k;
 }
 
+static void kq_append_int(char** p, size_t* n, size_t* cap, int64_t v) {
+  char buf[32];
+  snprintf(buf, sizeof buf, "%lld", (long long)v);
+  kq_append(p, n, cap, buf);
+}
+
+/* Machine::Schedule's deadlock trap, with Machine::Describe's line per blocked task. */
 static void kq_deadlock(void) {
   char* msg = NULL;
   size_t n = 0, cap = 0;
-  char line[512];
-  snprintf(line, sizeof line, "deadlock: all %lld remaining tasks are blocked",
-           (long long)kq_nblocked);
-  kq_append(&msg, &n, &cap, line);
+  kq_append(&msg, &n, &cap, "deadlock: all ");
+  kq_append_int(&msg, &n, &cap, kq_nblocked);
+  kq_append(&msg, &n, &cap, " remaining tasks are blocked");
   for (int64_t i = 0; i < kq_nblocked; ++i) {
     const KTask* t = kq_blocked[i];
-    char origin[256];
-    if (t->fn)
-      snprintf(origin, sizeof origin, "%s `%s`", t->origin, t->fn);
-    else
-      snprintf(origin, sizeof origin, "%s", t->origin);
-    char what[256];
+    kq_append(&msg, &n, &cap, "\n  task ");
+    kq_append_int(&msg, &n, &cap, t->id);
+    kq_append(&msg, &n, &cap, " (");
+    kq_append(&msg, &n, &cap, t->origin);
+    if (t->fn) {
+      kq_append(&msg, &n, &cap, " `");
+      kq_append(&msg, &n, &cap, t->fn);
+      kq_append(&msg, &n, &cap, "`");
+    }
+    kq_append(&msg, &n, &cap, ") ");
     switch (t->wait) {
       case KQ_CHANNEL:
-        snprintf(what, sizeof what, "receiving from channel %lld", (long long)t->wait_ids[0]);
+        kq_append(&msg, &n, &cap, "receiving from channel ");
+        kq_append_int(&msg, &n, &cap, t->wait_ids[0]);
         break;
-      case KQ_SELECT: {
-        size_t w = (size_t)snprintf(what, sizeof what, "in a select over channels");
-        for (int k = 0; k < t->nwait && w < sizeof what; ++k)
-          w += (size_t)snprintf(what + w, sizeof what - w, "%s%lld", k == 0 ? " " : ", ",
-                                (long long)t->wait_ids[k]);
+      case KQ_SELECT:
+        kq_append(&msg, &n, &cap, "in a select over channels");
+        for (int k = 0; k < t->nwait; ++k) {
+          kq_append(&msg, &n, &cap, k == 0 ? " " : ", ");
+          kq_append_int(&msg, &n, &cap, t->wait_ids[k]);
+        }
         break;
-      }
       case KQ_FUTURE:
-        snprintf(what, sizeof what, "awaiting a future");
+        kq_append(&msg, &n, &cap, "awaiting a future");
         break;
       case KQ_GROUP:
-        snprintf(what, sizeof what, "joining a parallel block");
+        kq_append(&msg, &n, &cap, "joining a parallel block");
         break;
       default:
-        snprintf(what, sizeof what, "running");
+        kq_append(&msg, &n, &cap, "running");
         break;
     }
-    kq_append(&msg, &n, &cap, "\n  ");
-    snprintf(line, sizeof line, "task %lld (%s) %s in function `", (long long)t->id, origin, what);
-    kq_append(&msg, &n, &cap, line);
+    kq_append(&msg, &n, &cap, " in function `");
     kq_append(&msg, &n, &cap, t->where ? t->where : "?");
     kq_append(&msg, &n, &cap, "`");
   }
@@ -276,25 +326,45 @@ static void kq_entry(void) {
   kq_finish_current(r);
 }
 
+/* Makes `c` start kq_entry on `stack`. */
+static void kq_ctx_make(KCtx* c, char* stack, size_t size) {
+#ifdef KODO_SCHED_UCONTEXT
+  getcontext(c);
+  c->uc_stack.ss_sp = stack;
+  c->uc_stack.ss_size = size;
+  c->uc_link = NULL;
+  makecontext(c, kq_entry, 0);
+#else
+  /* The frame kodo_rt_switch pops: six registers, then kq_entry as the return address, then
+   * a null return address for kq_entry, which never returns. At kq_entry's first instruction
+   * the stack pointer is 8 mod 16, as after a call. */
+  void** frame = (void**)((((uintptr_t)(stack + size)) & ~(uintptr_t)15) - 8 * sizeof(void*));
+  for (int i = 0; i < 6; ++i) frame[i] = NULL;
+  frame[6] = (void*)kq_entry;
+  frame[7] = NULL;
+  c->sp = frame;
+#endif
+}
+
+static void kq_ctx_swap(KCtx* save, KCtx* to) {
+#ifdef KODO_SCHED_UCONTEXT
+  swapcontext(save, to);
+#else
+  kodo_rt_switch(&save->sp, to->sp);
+#endif
+}
+
 /* Switches from the current context (saved in `save`, or abandoned when NULL) to `next`. */
-static void kq_resume(ucontext_t* save, KTask* next) {
+static void kq_resume(KCtx* save, KTask* next) {
   kq_cur = next;
   kr_depth = next->depth;
   if (!next->started) {
     next->started = 1;
     next->stack = kq_stack();
-    getcontext(&next->ctx);
-    next->ctx.uc_stack.ss_sp = next->stack;
-    next->ctx.uc_stack.ss_size = kq_stack_size;
-    next->ctx.uc_link = NULL;
-    makecontext(&next->ctx, kq_entry, 0);
+    kq_ctx_make(&next->ctx, next->stack, kq_stack_size);
   }
-  if (save) {
-    swapcontext(save, &next->ctx);
-    kq_reap();
-  } else {
-    setcontext(&next->ctx);
-  }
+  kq_ctx_swap(save ? save : &kq_abandoned, &next->ctx);
+  kq_reap();
 }
 
 /* Machine::Finish, then the next task; after the last one, back to main's thread. */
@@ -311,7 +381,7 @@ static void kq_finish_current(KV result) {
   /* No task is left: `main` has returned (it would be blocked or ready otherwise). */
   kq_cur = &kq_main_task;
   kr_depth = 0;
-  setcontext(&kq_home);
+  kq_ctx_swap(&kq_abandoned, &kq_home);
   kr_trap(134, "native runtime: could not return to the main thread");
 }
 
