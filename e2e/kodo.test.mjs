@@ -536,12 +536,19 @@ describe('kodoc CLI on real files', () => {
     r = run(path.join(dir, 'native-bin'), ['a', 'b']);
     assert.equal(r.code, 3, r.stderr);
     assert.equal(r.stdout, '42 3 4.5\n');
-    // A construct native builds lack is named, and nothing is written.
-    writeFileSync(path.join(dir, 'spawn.ko'), 'module spawner {\n    meta { purpose: "hi" }\n    fn main() {\n        spawn { print_int(1) }\n    }\n}\n');
+    // Concurrency runs natively in the interpreter's order: the spawned task after main.
+    writeFileSync(path.join(dir, 'spawn.ko'), 'module spawner {\n    meta { purpose: "hi" }\n    fn main() {\n        spawn { print_int(1) }\n        print_int(2)\n    }\n}\n');
     r = run(KODOC, ['build', 'spawn.ko', '-o', 'spawn-bin']);
+    assert.equal(r.code, 0, r.stderr);
+    r = run(path.join(dir, 'spawn-bin'), []);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, '2\n1\n');
+    // A construct native builds lack is named, and nothing is written.
+    writeFileSync(path.join(dir, 'generic.ko'), 'module generic {\n    meta { purpose: "hi" }\n    fn main() {\n        let h: Int = channel_generic_new()\n        print_int(h)\n    }\n}\n');
+    r = run(KODOC, ['build', 'generic.ko', '-o', 'generic-bin']);
     assert.equal(r.code, 1);
-    assert.match(r.stderr, /native builds do not support concurrency/);
-    assert.equal(existsSync(path.join(dir, 'spawn-bin')), false);
+    assert.match(r.stderr, /native builds do not support concurrency \(channels, runtime hook `channel_generic_new`\)/);
+    assert.equal(existsSync(path.join(dir, 'generic-bin')), false);
   });
 
   test('an unknown or planned command names itself and the commands there are (exit 2)', () => {

@@ -202,12 +202,51 @@ const std::unordered_map<std::string, BuiltinSpec>& Builtins() {
   return *table;
 }
 
+// The concurrency hooks of the lowering (docs/decisions/0067), run by the scheduler in
+// runtime/kodo_sched.c (docs/decisions/0075).
+const std::unordered_map<std::string, BuiltinSpec>& ConcurrencyBuiltins() {
+  static const auto* table = new std::unordered_map<std::string, BuiltinSpec>{
+      {"kodo_spawn", {"kb_spawn", 1}},
+      {"kodo_parallel_begin", {"kb_parallel_begin", 0}},
+      {"kodo_parallel_spawn", {"kb_parallel_spawn", 2}},
+      {"kodo_parallel_join", {"kb_parallel_join", 1}},
+      {"kodo_await", {"kb_await", 1}},
+      {"kodo_yield", {"kb_yield", 0}},
+      {"channel_new", {"kb_channel_new", 0}},
+      {"channel_new_bool", {"kb_channel_new", 0}},
+      {"channel_new_string", {"kb_channel_new", 0}},
+      {"channel_send", {"kb_channel_send", 2}},
+      {"channel_send_bool", {"kb_channel_send", 2}},
+      {"channel_send_string", {"kb_channel_send", 2}},
+      {"channel_free", {"kb_channel_free", 1}},
+      {"channel_recv", {"kb_channel_recv", 1}},
+      {"channel_recv_bool", {"kb_channel_recv", 1}},
+      {"channel_recv_string", {"kb_channel_recv", 1}},
+      {"channel_select_2", {"kb_channel_select_2", 2}},
+      {"channel_select_3", {"kb_channel_select_3", 3}},
+  };
+  return *table;
+}
+
+// Hooks that may block the calling task: the generated code records the function it is in
+// first, for the deadlock message (the interpreter names the blocked frame's function).
+bool MayBlock(const std::string& name) {
+  return name == "kodo_parallel_join" || name == "kodo_await" ||
+         name.rfind("channel_recv", 0) == 0 || name.rfind("channel_select_", 0) == 0;
+}
+
+// Functions whose calls go through the scheduler: an `async fn` call starts a task and gives
+// a future, an actor handler call queues a message (the interpreter's Machine::Invoke).
+bool Scheduled(const mir::Function& fn) { return fn.is_async || fn.actor_handler; }
+
 // Returns the runtime function for `name`, or null. HTTP servers, databases and JSON trap at
 // run time with the interpreter's message (its FindBuiltin does the same).
 const BuiltinSpec* FindBuiltinSpec(const std::string& name) {
   static const BuiltinSpec kNotAvailable = {"kb_not_available", 0};
   const auto& t = Builtins();
   if (auto it = t.find(name); it != t.end()) return &it->second;
+  const auto& conc = ConcurrencyBuiltins();
+  if (auto it = conc.find(name); it != conc.end()) return &it->second;
   if (name.rfind("http_", 0) == 0 || name.rfind("db_", 0) == 0 || name.rfind("json_", 0) == 0) {
     return &kNotAvailable;
   }
@@ -528,7 +567,7 @@ Status Emitter::Infer() {
   ret_types_.assign(n, CType::kKV);
   for (std::size_t i = 0; i < n; ++i) {
     const mir::Function& fn = p_.functions[i];
-    bool direct_only = indirect.count(fn.name) == 0;
+    bool direct_only = indirect.count(fn.name) == 0 && !Scheduled(fn);
     for (const std::string& m : methods) {
       const std::string suffix = "_" + m;
       if (fn.name.size() > suffix.size() &&
@@ -540,7 +579,8 @@ Status Emitter::Infer() {
       param_types_[i].push_back(direct_only && k < fn.locals.size() ? Declared(fn, fn.locals[k].ty)
                                                                     : CType::kKV);
     }
-    ret_types_[i] = Declared(fn, fn.return_type);
+    // A scheduled call gives a future or unit, whatever the declared result.
+    ret_types_[i] = Scheduled(fn) ? CType::kKV : Declared(fn, fn.return_type);
   }
   bool changed = true;
   while (changed) {
@@ -805,13 +845,28 @@ Status Emitter::EmitFunction(std::size_t index) {
   const mir::Function& fn = p_.functions[index];
   cur_ = &fn;
   local_types_ = fn_locals_[index];
-  // The interpreter's scheduler runs async functions as tasks and queues actor handler calls
-  // (docs/kodo.md §4.7); a direct C call would print in another order, so such programs are
-  // refused rather than built wrong.
-  if (fn.is_async) return Fail("concurrency (`async fn`)");
-  if (fn.actor_handler) return Fail("concurrency (actor message handlers)");
   std::string& o = body_;
-  o += fmt::format("/* {} */\nstatic KV kf_{}(", fn.name, index);
+  // An async function or actor handler: kf_N hands its arguments to the scheduler, which runs
+  // the body, kfb_N, in a task (through the trampoline kab_N).
+  const bool scheduled = Scheduled(fn);
+  if (scheduled) {
+    std::string params, args;
+    for (std::uint32_t i = 0; i < fn.param_count; ++i) {
+      params += fmt::format("{}KV a{}", i ? ", " : "", i);
+      args += fmt::format("{}a{}", i ? ", " : "", i);
+    }
+    o += fmt::format("/* {} (scheduled) */\nstatic KV kf_{}({}) {{\n", fn.name, index,
+                     params.empty() ? "void" : params);
+    if (fn.param_count == 0) {
+      o += fmt::format("  return kr_sched_call(kab_{}, {}, {}, 0, (KV*)0);\n}}\n", index,
+                       FnName(fn), fn.is_async ? 1 : 0);
+    } else {
+      o +=
+          fmt::format("  KV a[{}] = {{{}}};\n  return kr_sched_call(kab_{}, {}, {}, {}, a);\n}}\n",
+                      fn.param_count, args, index, FnName(fn), fn.is_async ? 1 : 0, fn.param_count);
+    }
+  }
+  o += fmt::format("/* {} */\nstatic KV {}_{}(", fn.name, scheduled ? "kfb" : "kf", index);
   for (std::uint32_t i = 0; i < fn.param_count; ++i) o += fmt::format("{}KV a{}", i ? ", " : "", i);
   if (fn.param_count == 0) o += "void";
   o += ") {\n";
@@ -883,6 +938,7 @@ Status Emitter::EmitFunction(std::size_t index) {
                 assign(inst.dest, Expr{fmt::format("km_{}({}, {})", methods_.at(c.substr(9)), arr,
                                                    inst.args.size())}));
           } else if (const BuiltinSpec* spec = FindBuiltinSpec(c)) {
+            if (MayBlock(c)) o += fmt::format("  kr_where = {};\n", FnName(fn));
             if (inst.args.size() < static_cast<std::size_t>(spec->arity)) {
               o += fmt::format("  kr_few_args({});\n", CString(c));
               break;
@@ -906,8 +962,10 @@ Status Emitter::EmitFunction(std::size_t index) {
         }
         case InstKind::kIncRef:
         case InstKind::kDecRef:
-        case InstKind::kYield:
           break;  // no-ops in the interpreter too
+        case InstKind::kYield:
+          o += "  kr_sched_yield();\n";
+          break;
       }
     }
     const mir::Terminator& t = block.term;
@@ -998,6 +1056,10 @@ Result<std::string> Emitter::Run() {
     std::string params;
     for (std::uint32_t k = 0; k < fn.param_count; ++k) params += fmt::format("{}KV", k ? ", " : "");
     out += fmt::format("static KV kf_{}({});\n", i, params.empty() ? "void" : params);
+    if (Scheduled(fn)) {
+      out += fmt::format("static KV kfb_{}({});\n", i, params.empty() ? "void" : params);
+      out += fmt::format("static KV kab_{}(KV* a, int n);\n", i);
+    }
   }
   for (const auto& [name, id] : methods_) {
     out += fmt::format("static KV km_{}(KV* a, int n);\n", id);
@@ -1014,6 +1076,16 @@ Result<std::string> Emitter::Run() {
     }
     out += fmt::format("static KV kt_{}(KV* a, int n) {{ (void)a; (void)n; return kf_{}({}); }}\n",
                        i, i, args);
+  }
+  for (std::size_t i = 0; i < p_.functions.size(); ++i) {
+    const mir::Function& fn = p_.functions[i];
+    if (!Scheduled(fn)) continue;
+    std::string args;
+    for (std::uint32_t k = 0; k < fn.param_count; ++k) {
+      args += fmt::format("{}n > {} ? a[{}] : kv_unit()", k ? ", " : "", k, k);
+    }
+    out += fmt::format(
+        "static KV kab_{}(KV* a, int n) {{ (void)a; (void)n; return kfb_{}({}); }}\n", i, i, args);
   }
   out += "KTramp kr_funcs[] = {";
   for (std::size_t i = 0; i < p_.functions.size(); ++i)
@@ -1060,8 +1132,12 @@ Result<std::string> Emitter::Run() {
   for (std::uint32_t k = 0; k < main.param_count; ++k) {
     main_args += fmt::format("{}kv_unit()", k ? ", " : "");
   }
-  out +=
-      fmt::format("\nstatic KV kr_entry_main(void) {{ return kf_{}({}); }}\n", main_fn, main_args);
+  // `main` runs as task 0 even when it is `async` (the interpreter pushes its frame directly);
+  // the tasks still queued when it returns run afterwards.
+  out += fmt::format(
+      "\nstatic KV kr_entry_main(void) {{\n  KV r = {}_{}({});\n  kr_sched_main_done();\n  "
+      "return r;\n}}\n",
+      Scheduled(main) ? "kfb" : "kf", main_fn, main_args);
   out += "int main(int argc, char** argv) { return kr_main(argc, argv, kr_entry_main); }\n";
   return out;
 }
