@@ -385,13 +385,17 @@ std::string SplitOf(std::string_view repo, std::string_view path) {
 
 bool IsExcludedFromTargets(std::string_view path) {
   std::string p = "/" + LowerAscii(path);
-  for (std::string_view dir : {"/test/",         "/tests/",     "/__tests__/",
-                               "/testing/",      "/spec/",      "/specs/",
-                               "/bench/",        "/benchmark/", "/benchmarks/",
-                               "/vendor/",       "/vendored/",  "/third_party/",
-                               "/thirdparty/",   "/docs/",      "/doc/",
-                               "/examples/",     "/example/",   "/samples/",
-                               "/node_modules/", "/fixtures/",  "/idlelib/idle_test/"}) {
+  for (std::string_view dir : {"/test/",        "/tests/",
+                               "/__tests__/",   "/testing/",
+                               "/spec/",        "/specs/",
+                               "/bench/",       "/benchmark/",
+                               "/benchmarks/",  "/vendor/",
+                               "/vendored/",    "/_vendor/",
+                               "/third_party/", "/thirdparty/",
+                               "/docs/",        "/doc/",
+                               "/examples/",    "/example/",
+                               "/samples/",     "/node_modules/",
+                               "/fixtures/",    "/idlelib/idle_test/"}) {
     if (p.find(dir) != std::string::npos) return true;
   }
   std::size_t slash = p.rfind('/');

@@ -57,6 +57,8 @@ TEST(EvalSetTest, ExcludedTargets) {
   EXPECT_TRUE(IsExcludedFromTargets("test/util.js"));
   EXPECT_TRUE(IsExcludedFromTargets("src/__tests__/a.ts"));
   EXPECT_TRUE(IsExcludedFromTargets("lib/a.test.js"));
+  EXPECT_TRUE(IsExcludedFromTargets("pip/_vendor/rich/console.py"));  // pip's vendored tree
+  EXPECT_FALSE(IsExcludedFromTargets("pip/_internal/vendor_check.py"));
   EXPECT_TRUE(IsExcludedFromTargets("test_os.py"));
   EXPECT_TRUE(IsExcludedFromTargets("docs/conf.py"));
   EXPECT_TRUE(IsExcludedFromTargets("examples/x.go"));
