@@ -11,9 +11,14 @@
 // runtime type; closures and function values go through per-function trampolines. Generic
 // functions are not monomorphised: one body serves every instantiation, as in the interpreter.
 //
+// A struct type whose literals all name the same fields in one order is unboxed where its MIR
+// type is known: a C struct of tagged fields (`KS_N`) passed and returned by value, boxed only
+// where it meets tagged code (docs/decisions/0076). JSON and regex calls go to the runtime's
+// C++ part (ext_builtins.h), included only when the program uses them.
+//
 // Not supported (EmitC returns Unsupported naming the construct and the function): the
-// concurrency hooks (`kodo_spawn`, `kodo_join`, channels, actors), regular expressions and any
-// callee that is neither a function of the program nor a builtin of the runtime.
+// concurrency hooks (`kodo_spawn`, `kodo_join`, channels, actors) and any callee that is
+// neither a function of the program nor a builtin of the runtime.
 //
 // Thread safety: pure function of its arguments.
 #pragma once
