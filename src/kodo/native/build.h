@@ -24,6 +24,9 @@ namespace trove::kodo::native {
 struct BuildOptions {
   // The C compiler, looked up in PATH when it has no slash.
   std::string cc = "cc";
+  // The C++ compiler for the runtime's C++ part (JSON, regex; ext_builtins.h), needed only by
+  // programs that call those builtins.
+  std::string cxx = "c++";
   // Optimisation and other flags for both the program and the runtime.
   std::vector<std::string> cflags = {"-O2"};
   // Where the compiled runtime object is kept between builds; empty: compile the runtime with

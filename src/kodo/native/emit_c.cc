@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include "kodo/native/ext_builtins.h"
+
 namespace trove::kodo::native {
 namespace {
 
@@ -247,6 +249,13 @@ const BuiltinSpec* FindBuiltinSpec(const std::string& name) {
   if (auto it = t.find(name); it != t.end()) return &it->second;
   const auto& conc = ConcurrencyBuiltins();
   if (auto it = conc.find(name); it != conc.end()) return &it->second;
+  // JSON and regex: the runtime's C++ part (ext_builtins.h).
+  static const auto* ext = [] {
+    auto* m = new std::unordered_map<std::string, BuiltinSpec>();
+    for (const ExtBuiltin& e : ExtBuiltins()) m->emplace(e.name, BuiltinSpec{e.cfn, e.arity});
+    return m;
+  }();
+  if (auto it = ext->find(name); it != ext->end()) return &it->second;
   if (name.rfind("http_", 0) == 0 || name.rfind("db_", 0) == 0 || name.rfind("json_", 0) == 0) {
     return &kNotAvailable;
   }
@@ -271,6 +280,18 @@ std::string Unsupported(const std::string& callee) {
 }
 
 enum class CType : std::uint8_t { kKV, kI64, kF64, kBool };
+
+// An unboxed struct (docs/decisions/0076): a C struct of tagged fields, passed by value, for a
+// struct type whose every literal names the same fields in the same order. Its CType is
+// kStructBase plus its index in Emitter::flat_.
+constexpr int kStructBase = 16;
+constexpr std::size_t kMaxFlatStructs = 200;
+constexpr std::size_t kMaxFlatFields = 16;
+bool IsStruct(CType t) { return static_cast<int>(t) >= kStructBase; }
+std::size_t StructIndex(CType t) {
+  return static_cast<std::size_t>(static_cast<int>(t) - kStructBase);
+}
+CType StructCType(std::size_t i) { return static_cast<CType>(kStructBase + static_cast<int>(i)); }
 
 struct Expr {
   std::string code;
@@ -344,8 +365,10 @@ const char* CmpOp(ast::BinOp op) {
   }
 }
 
-// A call returning a KV whose tag is known to be `t`: the payload, read directly.
+// A call returning a KV whose tag is known to be `t`: the payload, read directly (a function
+// returning an unboxed struct returns it as it is).
 Expr Typed(std::string call, CType t) {
+  if (IsStruct(t)) return Expr{std::move(call), t};
   switch (t) {
     case CType::kI64:
     case CType::kBool:
@@ -383,6 +406,19 @@ class Emitter {
   Result<bool> InferFunction(std::size_t index);
   CType CallResultType(const mir::Inst& inst) const;
   std::string FnName(const mir::Function& fn) const { return CString(fn.name); }
+  // Unboxed structs: which types are, and the C types of a function's parameters and result
+  // (tagged, except unboxed structs).
+  void PickFlatStructs();
+  std::string CTypeName(CType t) const;
+  CType SigParam(std::size_t fn, std::size_t i) const {
+    return IsStruct(param_types_[fn][i]) ? param_types_[fn][i] : CType::kKV;
+  }
+  CType SigRet(std::size_t fn) const {
+    return IsStruct(ret_types_[fn]) ? ret_types_[fn] : CType::kKV;
+  }
+  // A call of program function `fn` with tagged arguments `args` (C expressions), as a KV.
+  std::string BoxedCall(std::size_t fn, const std::vector<std::string>& args) const;
+  Result<std::string> CallArgs(std::size_t fn, const std::vector<mir::Value>& args);
   Status Fail(const std::string& what) const {
     return Status::Unsupported(fmt::format("native builds do not support {} (in function `{}`)",
                                            what, cur_ ? cur_->name : "?"));
@@ -404,13 +440,78 @@ class Emitter {
   std::map<std::pair<std::string, std::vector<std::string>>, int> struct_descs_;
   std::map<std::pair<std::string, std::string>, int> enum_descs_;
   std::map<std::string, int> methods_;  // __method.NAME -> dispatcher index
+  struct FlatStruct {
+    std::string name;
+    std::vector<std::string> fields;
+    int desc = 0;  // its KStructDesc (struct_descs_)
+  };
+  std::vector<FlatStruct> flat_;
+  std::map<std::string, std::size_t> flat_by_name_;
 };
+
+void Emitter::PickFlatStructs() {
+  if (!o_.unbox) return;
+  std::map<std::string, int> literal_shapes;
+  for (const auto& [key, id] : struct_descs_) ++literal_shapes[key.first];
+  for (const auto& [key, id] : struct_descs_) {
+    const auto& [name, fields] = key;
+    if (literal_shapes[name] != 1 || fields.empty() || fields.size() > kMaxFlatFields ||
+        flat_.size() >= kMaxFlatStructs) {
+      continue;
+    }
+    flat_by_name_[name] = flat_.size();
+    flat_.push_back(FlatStruct{name, fields, id});
+  }
+}
+
+std::string Emitter::CTypeName(CType t) const {
+  if (IsStruct(t)) return fmt::format("KS_{}", StructIndex(t));
+  switch (t) {
+    case CType::kI64:
+      return "int64_t";
+    case CType::kF64:
+      return "double";
+    case CType::kBool:
+      return "int";
+    case CType::kKV:
+      break;
+  }
+  return "KV";
+}
+
+std::string Emitter::BoxedCall(std::size_t fn, const std::vector<std::string>& args) const {
+  std::string list;
+  for (std::size_t k = 0; k < args.size(); ++k) {
+    if (k > 0) list += ", ";
+    const CType t = SigParam(fn, k);
+    list += IsStruct(t) ? fmt::format("kunbox_{}({})", StructIndex(t), args[k]) : args[k];
+  }
+  const std::string call = fmt::format("kf_{}({})", fn, list);
+  const CType r = SigRet(fn);
+  return IsStruct(r) ? fmt::format("kbox_{}({})", StructIndex(r), call) : call;
+}
+
+Result<std::string> Emitter::CallArgs(std::size_t fn, const std::vector<mir::Value>& args) {
+  std::string out;
+  for (std::size_t i = 0; i < param_types_[fn].size(); ++i) {
+    if (i > 0) out += ", ";
+    const CType t = SigParam(fn, i);
+    if (i < args.size()) {
+      ASSIGN_OR_RETURN(Expr e, Eval(args[i]));
+      out += Coerce(e, t);
+    } else {
+      out += IsStruct(t) ? fmt::format("kunbox_{}(kv_unit())", StructIndex(t)) : "kv_unit()";
+    }
+  }
+  return out;
+}
 
 CType Emitter::Declared(const mir::Function& fn, const std::string& ty) const {
   if (!o_.unbox || fn.injected) return CType::kKV;
   if (ty == "Int") return CType::kI64;
   if (ty == "Float64") return CType::kF64;
   if (ty == "Bool") return CType::kBool;
+  if (auto it = flat_by_name_.find(ty); it != flat_by_name_.end()) return StructCType(it->second);
   return CType::kKV;
 }
 
@@ -455,6 +556,12 @@ CType BuiltinResult(const std::string& name) {
   if (kInt.count(name) != 0) return CType::kI64;
   if (kBool.count(name) != 0) return CType::kBool;
   if (kFloat.count(name) != 0) return CType::kF64;
+  if (const ExtBuiltin* e = FindExtBuiltin(name)) {
+    return e->result == 'i'   ? CType::kI64
+           : e->result == 'f' ? CType::kF64
+           : e->result == 'b' ? CType::kBool
+                              : CType::kKV;
+  }
   return CType::kKV;
 }
 
@@ -495,6 +602,11 @@ Result<bool> Emitter::InferFunction(std::size_t index) {
         if (inst.dest == mir::kNoLocal) continue;
         CType t = CType::kKV;
         if (inst.kind == InstKind::kAssign) {
+          // `result = ()` before a struct result is assigned: the struct stays unboxed.
+          if (inst.value.kind == ValueKind::kUnit && inst.dest < local_types_.size() &&
+              IsStruct(local_types_[inst.dest])) {
+            continue;
+          }
           ASSIGN_OR_RETURN(Expr e, Eval(inst.value));
           t = e.type;
         } else if (inst.kind == InstKind::kCall) {
@@ -597,6 +709,11 @@ Status Emitter::Infer() {
 
 std::string Emitter::Coerce(const Expr& e, CType to) const {
   if (e.type == to) return e.code;
+  if (IsStruct(e.type)) {
+    const std::string kv = fmt::format("kbox_{}({})", StructIndex(e.type), e.code);
+    return to == CType::kKV ? kv : Coerce(Expr{kv, CType::kKV}, to);
+  }
+  if (IsStruct(to)) return fmt::format("kunbox_{}({})", StructIndex(to), AsKV(e));
   if (to == CType::kKV) {
     switch (e.type) {
       case CType::kI64:
@@ -748,7 +865,7 @@ Result<Expr> Emitter::Binary(const mir::Value& v) {
         break;
     }
   }
-  return Expr{fmt::format("kr_binop({}, {}, {})", OpConst(op), AsKV(a), AsKV(b)), CType::kKV};
+  return Expr{fmt::format("kr_binop_inl({}, {}, {})", OpConst(op), AsKV(a), AsKV(b)), CType::kKV};
 }
 
 Result<Expr> Emitter::Eval(const mir::Value& v) {
@@ -773,6 +890,7 @@ Result<Expr> Emitter::Eval(const mir::Value& v) {
       return Binary(v);
     case ValueKind::kNot: {
       ASSIGN_OR_RETURN(Expr a, Eval(v.operands[0]));
+      if (IsStruct(a.type)) a = Expr{AsKV(a), CType::kKV};
       switch (a.type) {
         case CType::kBool:
           return Expr{fmt::format("(!({}))", a.code), CType::kBool};
@@ -787,6 +905,7 @@ Result<Expr> Emitter::Eval(const mir::Value& v) {
     }
     case ValueKind::kNeg: {
       ASSIGN_OR_RETURN(Expr a, Eval(v.operands[0]));
+      if (IsStruct(a.type)) a = Expr{AsKV(a), CType::kKV};
       switch (a.type) {
         case CType::kI64:
         case CType::kBool:
@@ -799,6 +918,11 @@ Result<Expr> Emitter::Eval(const mir::Value& v) {
       break;
     }
     case ValueKind::kStructLit: {
+      if (auto it = flat_by_name_.find(v.s); it != flat_by_name_.end() && !v.operands.empty()) {
+        ASSIGN_OR_RETURN(std::string fields, ArgList(v.operands, v.operands.size()));
+        return Expr{fmt::format("((KS_{}){{{{{}}}}})", it->second, fields),
+                    StructCType(it->second)};
+      }
       const int d = struct_descs_.at({v.s, v.names});
       if (v.operands.empty()) return Expr{fmt::format("kr_struct_new(&kd_{}, 0, (KV*)0)", d)};
       ASSIGN_OR_RETURN(std::string fields, ArgArray(v.operands));
@@ -806,6 +930,12 @@ Result<Expr> Emitter::Eval(const mir::Value& v) {
     }
     case ValueKind::kFieldGet: {
       ASSIGN_OR_RETURN(Expr o, Eval(v.operands[0]));
+      if (IsStruct(o.type)) {
+        const std::vector<std::string>& fields = flat_[StructIndex(o.type)].fields;
+        for (std::size_t k = 0; k < fields.size(); ++k) {
+          if (fields[k] == v.s) return Expr{fmt::format("({}).f[{}]", o.code, k)};
+        }
+      }
       return Expr{fmt::format("kr_field({}, {}, {})", AsKV(o), field_ids_.at(v.s), CString(v.s))};
     }
     case ValueKind::kEnumVariant: {
@@ -868,6 +998,11 @@ Status Emitter::EmitFunction(std::size_t index) {
   }
   o += fmt::format("/* {} */\nstatic KV {}_{}(", fn.name, scheduled ? "kfb" : "kf", index);
   for (std::uint32_t i = 0; i < fn.param_count; ++i) o += fmt::format("{}KV a{}", i ? ", " : "", i);
+  o += fmt::format("/* {} */\nstatic {} {}_{}(", fn.name, CTypeName(SigRet(index)),
+                   scheduled ? "kfb" : "kf", index);
+  for (std::uint32_t i = 0; i < fn.param_count; ++i) {
+    o += fmt::format("{}{} a{}", i ? ", " : "", CTypeName(SigParam(index, i)), i);
+  }
   if (fn.param_count == 0) o += "void";
   o += ") {\n";
   for (std::size_t i = 0; i < fn.locals.size(); ++i) {
@@ -885,13 +1020,16 @@ Status Emitter::EmitFunction(std::size_t index) {
         o += fmt::format("  KV l{} = kv_unit();\n", i);
         break;
     }
+    if (IsStruct(local_types_[i]))
+      o += fmt::format("  KS_{} l{} = {{0}};\n", StructIndex(local_types_[i]), i);
   }
   o += fmt::format(
       "  if (__builtin_expect(kr_depth >= KR_MAX_FRAMES, 0)) kr_stack_overflow({});\n  "
       "++kr_depth;\n",
       FnName(fn));
   for (std::uint32_t i = 0; i < fn.param_count && i < fn.locals.size(); ++i) {
-    o += fmt::format("  l{} = {};\n", i, Coerce(Expr{fmt::format("a{}", i)}, local_types_[i]));
+    o += fmt::format("  l{} = {};\n", i,
+                     Coerce(Expr{fmt::format("a{}", i), SigParam(index, i)}, local_types_[i]));
   }
   auto assign = [&](mir::LocalId dest, const Expr& e) -> Status {
     if (dest == mir::kNoLocal) {
@@ -908,6 +1046,11 @@ Status Emitter::EmitFunction(std::size_t index) {
     for (const mir::Inst& inst : block.insts) {
       switch (inst.kind) {
         case InstKind::kAssign: {
+          if (inst.value.kind == ValueKind::kUnit && inst.dest < local_types_.size() &&
+              IsStruct(local_types_[inst.dest])) {
+            o += fmt::format("  memset(&l{}, 0, sizeof l{});\n", inst.dest, inst.dest);
+            break;
+          }
           ASSIGN_OR_RETURN(Expr e, Eval(inst.value));
           RETURN_IF_ERROR(assign(inst.dest, e));
           break;
@@ -915,8 +1058,7 @@ Status Emitter::EmitFunction(std::size_t index) {
         case InstKind::kCall: {
           const std::string& c = inst.callee;
           if (int idx = p_.Find(c); idx >= 0) {
-            const mir::Function& target = p_.functions[static_cast<std::size_t>(idx)];
-            ASSIGN_OR_RETURN(std::string args, ArgList(inst.args, target.param_count));
+            ASSIGN_OR_RETURN(std::string args, CallArgs(static_cast<std::size_t>(idx), inst.args));
             // Arguments past the parameters are evaluated (they are locals or constants) and
             // dropped, as the interpreter drops them.
             RETURN_IF_ERROR(assign(inst.dest, Typed(fmt::format("kf_{}({})", idx, args),
@@ -972,7 +1114,7 @@ Status Emitter::EmitFunction(std::size_t index) {
     switch (t.kind) {
       case TermKind::kReturn: {
         ASSIGN_OR_RETURN(Expr e, Eval(t.value));
-        o += fmt::format("  --kr_depth;\n  return {};\n", AsKV(e));
+        o += fmt::format("  --kr_depth;\n  return {};\n", Coerce(e, SigRet(index)));
         break;
       }
       case TermKind::kGoto:
@@ -984,6 +1126,7 @@ Status Emitter::EmitFunction(std::size_t index) {
           return Fail("a branch to a missing block");
         }
         ASSIGN_OR_RETURN(Expr c, Eval(t.value));
+        if (IsStruct(c.type)) c = Expr{AsKV(c), CType::kKV};
         std::string cond;
         switch (c.type) {
           case CType::kBool:
@@ -1016,10 +1159,12 @@ Result<std::string> Emitter::Run() {
   const int main_fn = p_.Find("main");
   if (main_fn < 0) return Status::InvalidArgument("the program has no `main` function");
   RETURN_IF_ERROR(Scan());
+  PickFlatStructs();
   RETURN_IF_ERROR(Infer());
   std::string out;
   out += "/* Generated by kodoc build from module `" + p_.module + "`; do not edit. */\n";
   out += "#include <math.h>\n#include \"kodo_rt.h\"\n\n";
+  if (UsesExtBuiltins(p_)) out += "#include \"kodo_rt_ext.h\"\n\n";
   // Constants.
   for (const auto& [s, id] : strings_) {
     out += fmt::format("static struct {{ int64_t len; char data[{}]; }} ks_{} = {{ {}, {} }};\n",
@@ -1050,12 +1195,30 @@ Result<std::string> Emitter::Run() {
     out += fmt::format("static const KEnumDesc ke_{} = {{ {}, {} }};\n", id, CString(key.first),
                        CString(key.second));
   }
+  // Unboxed structs: the C type, boxing and unboxing.
+  for (std::size_t i = 0; i < flat_.size(); ++i) {
+    const FlatStruct& f = flat_[i];
+    out += fmt::format("typedef struct {{ KV f[{}]; }} KS_{};\n", f.fields.size(), i);
+    out += fmt::format(
+        "static inline KV kbox_{0}(KS_{0} s) {{ return kr_struct_new(&kd_{1}, {2}, s.f); }}\n", i,
+        f.desc, f.fields.size());
+    out += fmt::format(
+        "static inline KS_{0} kunbox_{0}(KV v) {{\n  KS_{0} s;\n"
+        "  if (v.t != KT_STRUCT || ((KStruct*)v.u.p)->d->nfields != {1} ||\n"
+        "      strcmp(((KStruct*)v.u.p)->d->name, {2}) != 0) kr_type_mismatch({2}, v);\n"
+        "  memcpy(s.f, ((KStruct*)v.u.p)->fields, sizeof s.f);\n  return s;\n}}\n",
+        i, f.fields.size(), CString(f.name));
+  }
   // Declarations.
   for (std::size_t i = 0; i < p_.functions.size(); ++i) {
     const mir::Function& fn = p_.functions[i];
     std::string params;
-    for (std::uint32_t k = 0; k < fn.param_count; ++k) params += fmt::format("{}KV", k ? ", " : "");
-    out += fmt::format("static KV kf_{}({});\n", i, params.empty() ? "void" : params);
+    for (std::uint32_t k = 0; k < fn.param_count; ++k) {
+      params += fmt::format("{}{}", k ? ", " : "", CTypeName(SigParam(i, k)));
+    }
+    out += fmt::format("static {} kf_{}({});\n", CTypeName(SigRet(i)), i,
+                       params.empty() ? "void" : params);
+    // A scheduled function's signature is all tagged (Infer): kfb_N matches kf_N.
     if (Scheduled(fn)) {
       out += fmt::format("static KV kfb_{}({});\n", i, params.empty() ? "void" : params);
       out += fmt::format("static KV kab_{}(KV* a, int n);\n", i);
@@ -1070,12 +1233,12 @@ Result<std::string> Emitter::Run() {
   // Trampolines for function values and closures.
   for (std::size_t i = 0; i < p_.functions.size(); ++i) {
     const mir::Function& fn = p_.functions[i];
-    std::string args;
+    std::vector<std::string> args;
     for (std::uint32_t k = 0; k < fn.param_count; ++k) {
-      args += fmt::format("{}n > {} ? a[{}] : kv_unit()", k ? ", " : "", k, k);
+      args.push_back(fmt::format("n > {} ? a[{}] : kv_unit()", k, k));
     }
-    out += fmt::format("static KV kt_{}(KV* a, int n) {{ (void)a; (void)n; return kf_{}({}); }}\n",
-                       i, i, args);
+    out += fmt::format("static KV kt_{}(KV* a, int n) {{ (void)a; (void)n; return {}; }}\n", i,
+                       BoxedCall(i, args));
   }
   for (std::size_t i = 0; i < p_.functions.size(); ++i) {
     const mir::Function& fn = p_.functions[i];
@@ -1107,11 +1270,12 @@ Result<std::string> Emitter::Run() {
       }
       const std::string type = fname.substr(0, fname.size() - suffix.size());
       if (!seen.insert(type).second) continue;
-      std::string args;
+      std::vector<std::string> args;
       for (std::uint32_t k = 0; k < p_.functions[i].param_count; ++k) {
-        args += fmt::format("{}n > {} ? a[{}] : kv_unit()", k ? ", " : "", k, k);
+        args.push_back(fmt::format("n > {} ? a[{}] : kv_unit()", k, k));
       }
-      out += fmt::format("  if (strcmp(t, {}) == 0) return kf_{}({});\n", CString(type), i, args);
+      out +=
+          fmt::format("  if (strcmp(t, {}) == 0) return {};\n", CString(type), BoxedCall(i, args));
     }
     static const char* const kBuiltinTypes[] = {"Int", "Float64", "Bool",   "String", "List",
                                                 "Map", "Set",     "Option", "Result", "Tuple"};
@@ -1128,16 +1292,16 @@ Result<std::string> Emitter::Run() {
     out += fmt::format("  (void)n;\n  kr_no_method({}, a[0]);\n}}\n", CString(name));
   }
   const mir::Function& main = p_.functions[static_cast<std::size_t>(main_fn)];
-  std::string main_args;
-  for (std::uint32_t k = 0; k < main.param_count; ++k) {
-    main_args += fmt::format("{}kv_unit()", k ? ", " : "");
-  }
+  std::vector<std::string> main_args(main.param_count, "kv_unit()");
   // `main` runs as task 0 even when it is `async` (the interpreter pushes its frame directly);
   // the tasks still queued when it returns run afterwards.
+  const std::string main_call = Scheduled(main)
+                                    ? fmt::format("kfb_{}({})", main_fn, fmt::join(main_args, ", "))
+                                    : BoxedCall(static_cast<std::size_t>(main_fn), main_args);
   out += fmt::format(
-      "\nstatic KV kr_entry_main(void) {{\n  KV r = {}_{}({});\n  kr_sched_main_done();\n  "
+      "\nstatic KV kr_entry_main(void) {{\n  KV r = {};\n  kr_sched_main_done();\n  "
       "return r;\n}}\n",
-      Scheduled(main) ? "kfb" : "kf", main_fn, main_args);
+      main_call);
   out += "int main(int argc, char** argv) { return kr_main(argc, argv, kr_entry_main); }\n";
   return out;
 }

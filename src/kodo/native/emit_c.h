@@ -11,14 +11,19 @@
 // runtime type; closures and function values go through per-function trampolines. Generic
 // functions are not monomorphised: one body serves every instantiation, as in the interpreter.
 //
+// A struct type whose literals all name the same fields in one order is unboxed where its MIR
+// type is known: a C struct of tagged fields (`KS_N`) passed and returned by value, boxed only
+// where it meets tagged code (docs/decisions/0076). JSON and regex calls go to the runtime's
+// C++ part (ext_builtins.h), included only when the program uses them.
+//
 // Concurrency (`spawn`, `parallel`, `async`/`.await`, channels, `select`, actor messages) runs
 // on the runtime's cooperative scheduler (runtime/kodo_sched.c), in the interpreter's order: a
 // call of an `async fn` or an actor handler hands its arguments to the scheduler, and the
 // blocking hooks switch tasks (docs/decisions/0075-kodo-native-concurrency.md).
 //
 // Not supported (EmitC returns Unsupported naming the construct and the function): the
-// low-level `kodo_future_*` and `channel_generic_*` hooks, regular expressions and any callee
-// that is neither a function of the program nor a builtin of the runtime.
+// low-level `kodo_future_*` and `channel_generic_*` hooks and any callee that is neither a
+// function of the program nor a builtin of the runtime.
 //
 // Thread safety: pure function of its arguments.
 #pragma once

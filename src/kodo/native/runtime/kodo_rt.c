@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <time.h>
@@ -37,9 +38,17 @@ static void* kr_alloc(size_t n) {
     return p ? p : kr_oom();
   }
   if (n > kr_chunk_left) {
-    kr_chunk = (char*)malloc(1u << 20);
-    if (!kr_chunk) return kr_oom();
-    kr_chunk_left = 1u << 20;
+    /* Chunks double from 1 MiB to 64 MiB; from 4 MiB on they ask for transparent huge pages,
+     * so an allocation-heavy program takes one page fault per 2 MiB rather than per 4 KiB. */
+    static size_t next = 1u << 20;
+    void* c = mmap(NULL, next, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (c == MAP_FAILED) return kr_oom();
+#ifdef MADV_HUGEPAGE
+    if (next >= (4u << 20)) madvise(c, next, MADV_HUGEPAGE);
+#endif
+    kr_chunk = (char*)c;
+    kr_chunk_left = next;
+    if (next < (64u << 20)) next *= 2;
   }
   void* p = kr_chunk;
   kr_chunk += n;
@@ -1023,6 +1032,13 @@ static KV kr_mk_err(const char* msg) {
   KV s = kr_cstr(msg);
   return kr_enum_new(&kr_err, 1, 1, &s);
 }
+static const KEnumDesc kr_some_d = {"Option", "Some"};
+static const KEnumDesc kr_none_d = {"Option", "None"};
+KV kr_some(KV v) { return kr_enum_new(&kr_some_d, 0, 1, &v); }
+KV kr_none(void) { return kr_enum_new(&kr_none_d, 1, 0, NULL); }
+KV kr_str_new(const char* p, int64_t n) { return kr_str(p, (size_t)n); }
+KV kr_list_make(void) { return kr_new_list(); }
+void kr_list_append(KV list, KV v) { kr_list_push((KList*)list.u.p, v); }
 static KEnum* kr_as_enum(KV v) { return v.t == KT_ENUM ? (KEnum*)v.u.p : NULL; }
 
 KV kb_is_first(KV a) {

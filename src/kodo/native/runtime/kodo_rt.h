@@ -15,6 +15,10 @@
 #include <stdint.h>
 #include <string.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 enum {
   KT_UNIT = 0,
   KT_INT,
@@ -163,6 +167,36 @@ static inline int64_t kr_wneg(int64_t a) { return (int64_t)(0 - (uint64_t)a); }
  * ast::BinOp order: Add Sub Mul Div Mod Eq Ne Lt Gt Le Ge And Or. */
 KV kr_binop(int op, KV a, KV b);
 KV kr_neg(KV a);
+/* kr_binop with its Int-Int case inline (struct fields and other tagged values): `op` is a
+ * constant in generated code, so the switch folds away. */
+static inline KV kr_binop_inl(int op, KV a, KV b) {
+  if (__builtin_expect(a.t == KT_INT && b.t == KT_INT, 1)) {
+    const int64_t x = a.u.i, y = b.u.i;
+    switch (op) {
+      case 0:
+        return kv_int(kr_wadd(x, y));
+      case 1:
+        return kv_int(kr_wsub(x, y));
+      case 2:
+        return kv_int(kr_wmul(x, y));
+      case 5:
+        return kv_bool(x == y);
+      case 6:
+        return kv_bool(x != y);
+      case 7:
+        return kv_bool(x < y);
+      case 8:
+        return kv_bool(x > y);
+      case 9:
+        return kv_bool(x <= y);
+      case 10:
+        return kv_bool(x >= y);
+      default:
+        break;
+    }
+  }
+  return kr_binop(op, a, b);
+}
 
 KV kr_struct_new(const KStructDesc* d, int n, const KV* fields);
 KV kr_field(KV obj, int fid, const char* field);
@@ -296,5 +330,16 @@ KR_B2(kb_assert_eq);
 KR_B2(kb_assert_ne);
 KR_B1(kb_contract_fail);
 KR_B1(kb_contract_fail_recoverable);
+
+/* For the runtime's C++ part (kodo_rt_ext.cc): values it builds. */
+KV kr_str_new(const char* p, int64_t n);
+KV kr_list_make(void);
+void kr_list_append(KV list, KV v);
+KV kr_some(KV v);
+KV kr_none(void);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* KODO_RT_H_ */

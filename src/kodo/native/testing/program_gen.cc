@@ -232,10 +232,167 @@ std::string Gen::Program() {
   return out;
 }
 
+// JSON and regex programs (docs/decisions/0076): random JSON documents, parsed and built, and
+// random patterns from a fixed set of ECMAScript constructs over random subjects.
+class TextGen {
+ public:
+  explicit TextGen(std::uint64_t seed)
+      : state_(seed * 0xD1B54A32D192ED03ULL + 0x9E3779B97F4A7C15ULL) {
+    for (int i = 0; i < 4; ++i) Next();
+  }
+  std::string Program();
+
+ private:
+  std::uint64_t Next() {
+    state_ ^= state_ << 13;
+    state_ ^= state_ >> 7;
+    state_ ^= state_ << 17;
+    return state_;
+  }
+  int Pick(int n) { return static_cast<int>(Next() % static_cast<std::uint64_t>(n)); }
+  // A JSON value as text (valid JSON; the caller may break it).
+  std::string Json(int depth);
+  std::string Key() {
+    static const char* const kKeys[] = {"name", "age", "ok", "score", "items", "o", "k"};
+    return kKeys[Pick(7)];
+  }
+  // `text` as a Kōdo string literal.
+  static std::string Lit(const std::string& text) {
+    std::string out = "\"";
+    for (char c : text) {
+      if (c == '"' || c == '\\') out += '\\';
+      out += c;
+    }
+    return out + "\"";
+  }
+  std::string Subject() {
+    static const char* const kParts[] = {"ab",  "a",  "b", "12", "7",   " ",  "-",
+                                         "x_y", "AB", "é", "c",  "aab", "\t", "99-100"};
+    std::string s;
+    const int n = Pick(7);
+    for (int i = 0; i < n; ++i) s += kParts[Pick(14)];
+    return s;
+  }
+
+  std::uint64_t state_;
+};
+
+std::string TextGen::Json(int depth) {
+  static const char* const kScalars[] = {"0",
+                                         "-7",
+                                         "42",
+                                         "9223372036854775807",
+                                         "18446744073709551615",
+                                         "1.5",
+                                         "-0.0",
+                                         "1e3",
+                                         "3.14159",
+                                         "2.5e-8",
+                                         "1e300",
+                                         "0.1",
+                                         "true",
+                                         "false",
+                                         "null",
+                                         "\"x\"",
+                                         "\"h\\u00e9llo\"",
+                                         "\"a\\nb\\\"c\\\\\"",
+                                         "\"\\ud83d\\ude00\"",
+                                         "\"\"",
+                                         "123456789012345678901234567890"};
+  const int choice = depth <= 0 ? 0 : Pick(4);
+  if (choice <= 1) return kScalars[Pick(21)];
+  if (choice == 2) {
+    std::string out = "[";
+    const int n = Pick(4);
+    for (int i = 0; i < n; ++i) out += (i ? ", " : "") + Json(depth - 1);
+    return out + "]";
+  }
+  std::string out = "{";
+  const int n = Pick(5);
+  for (int i = 0; i < n; ++i)
+    out += fmt::format("{}\"{}\": {}", i ? "," : "", Key(), Json(depth - 1));
+  return out + "}";
+}
+
+std::string TextGen::Program() {
+  std::string out =
+      "module gen {\n"
+      "    meta { purpose: \"generated JSON and regex for the native differential test\" }\n\n"
+      "    fn show(doc: Int) {\n"
+      "        println(json_stringify(doc))\n"
+      "        println(json_get_string(doc, \"name\"))\n"
+      "        print_int(json_get_int(doc, \"age\"))\n"
+      "        print_int(json_get_bool(doc, \"ok\"))\n"
+      "        println_float(json_get_float(doc, \"score\"))\n"
+      "        print_int(json_get_object(doc, \"o\"))\n"
+      "        for h in json_get_array(doc, \"items\") {\n"
+      "            println(json_stringify(h))\n"
+      "        }\n"
+      "    }\n\n"
+      "    fn main() {\n";
+  const int docs = 2 + Pick(4);
+  for (int i = 0; i < docs; ++i) {
+    std::string text = Json(3);
+    if (Pick(8) == 0) text += Pick(2) ? "," : "}";  // invalid: json_parse gives 0
+    out +=
+        fmt::format("        let d{} = json_parse({})\n        print_int(d{})\n", i, Lit(text), i);
+    out += fmt::format("        show(d{})\n", i);
+    if (Pick(3) == 0) {
+      out += fmt::format(
+          "        json_set_string(d{0}, \"name\", {1})\n"
+          "        json_set_int(d{0}, \"age\", {2})\n"
+          "        json_set_bool(d{0}, \"ok\", {3})\n"
+          "        json_set_float(d{0}, \"score\", {4})\n"
+          "        show(d{0})\n",
+          i, Lit(Subject()), Pick(1000) - 500, Pick(2) ? "true" : "false",
+          Pick(2) ? "0.25" : "12345.678");
+    }
+    if (Pick(4) == 0) out += fmt::format("        json_free(d{0})\n        show(d{0})\n", i);
+  }
+  out += "        let b = json_new_object()\n";
+  out += fmt::format("        json_set_string(b, {}, {})\n", Lit(Key()), Lit(Subject()));
+  out += fmt::format("        json_set_int(b, {}, {})\n", Lit(Key()), Pick(100));
+  out += "        show(b)\n";
+  static const char* const kPatterns[] = {
+      "[a-z]+",         "\\d{2,}", "(ab|a)c?", "^\\w+", "x*?",      "(\\d+)-(\\d+)",
+      "[^ ]+$",         "(a)\\1",  "a(?=b)",   "\\s",   "\\bab\\b", "[A-Z]{1,2}",
+      "(a|ab)(c|bcd)?", ".+?",     "(",        "[z-a]", "a{2}",     "é+",
+      "(?:ab)+",        "\\.",     "^$",       "b*"};
+  static const char* const kReplacements[] = {"$1", "<$&>", "$$", "[$2]", "", "-", "$`|$'"};
+  const int checks = 6 + Pick(8);
+  for (int i = 0; i < checks; ++i) {
+    const std::string pat = Lit(kPatterns[Pick(22)]);
+    const std::string subject = Lit(Subject());
+    switch (Pick(3)) {
+      case 0:
+        out += fmt::format(
+            "        if regex_match({}, {}) {{\n            println(\"match\")\n        }} else "
+            "{{\n            println(\"no match\")\n        }}\n",
+            pat, subject);
+        break;
+      case 1:
+        out += fmt::format("        println(regex_find({}, {}).unwrap_or(\"<none>\"))\n", pat,
+                           subject);
+        break;
+      default:
+        out += fmt::format("        println(regex_replace({}, {}, {}))\n", pat, subject,
+                           Lit(kReplacements[Pick(7)]));
+        break;
+    }
+  }
+  out += "        println(\"done\")\n    }\n}\n";
+  return out;
+}
+
 }  // namespace
 
 std::string GenerateProgram(std::uint64_t seed) {
   Gen g(seed);
+  return g.Program();
+}
+
+std::string GenerateJsonRegexProgram(std::uint64_t seed) {
+  TextGen g(seed);
   return g.Program();
 }
 

@@ -17,4 +17,11 @@ namespace trove::kodo::native::testing {
 // Returns the source of program number `seed` (module `gen`).
 std::string GenerateProgram(std::uint64_t seed);
 
+// Returns the source of JSON and regex program number `seed` (module `gen`): JSON documents
+// parsed (some invalid), read with every getter, changed with every setter and freed; regex
+// match, find and replace with patterns from a fixed set (ECMAScript classes, quantifiers,
+// lazy quantifiers, alternation, groups, back-references, lookahead, invalid patterns) and
+// replacement formats ($1, $&, $$, $`, $') over random subjects.
+std::string GenerateJsonRegexProgram(std::uint64_t seed);
+
 }  // namespace trove::kodo::native::testing
