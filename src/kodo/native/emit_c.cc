@@ -996,8 +996,6 @@ Status Emitter::EmitFunction(std::size_t index) {
                       fn.param_count, args, index, FnName(fn), fn.is_async ? 1 : 0, fn.param_count);
     }
   }
-  o += fmt::format("/* {} */\nstatic KV {}_{}(", fn.name, scheduled ? "kfb" : "kf", index);
-  for (std::uint32_t i = 0; i < fn.param_count; ++i) o += fmt::format("{}KV a{}", i ? ", " : "", i);
   o += fmt::format("/* {} */\nstatic {} {}_{}(", fn.name, CTypeName(SigRet(index)),
                    scheduled ? "kfb" : "kf", index);
   for (std::uint32_t i = 0; i < fn.param_count; ++i) {
