@@ -48,7 +48,7 @@ describe('kodoc on programs of several modules', () => {
   }
 
   test('mir names an imported clashing function by its module', () => {
-    const r = run(KODOC, ['mir', 'main.ko'], path.join(dir, 'app'));
+    const r = run(KODOC, ['mir', '--no-opt', 'main.ko'], path.join(dir, 'app'));
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, /name: "util::label"/);
     assert.match(r.stdout, /name: "label"/);

@@ -90,17 +90,22 @@ TEST_F(MultiModuleTest, RunAndBuildPrintTheExpectedStdout) {
 }
 
 TEST_F(MultiModuleTest, MirNamesClashingFunctionsByModule) {
-  CommandOutput mir = RunMir(env_, MirArgs{.file = (kMulti / "app" / "main.ko").string()});
+  // Unoptimised, so that no call is inlined away.
+  CommandOutput mir =
+      RunMir(env_, MirArgs{.file = (kMulti / "app" / "main.ko").string(), .opt_level = 0});
   ASSERT_EQ(mir.exit_code, 0) << mir.err;
   // `label` is the main module's; util's is qualified, and so are both `version`s (two
   // imported modules declare one).
-  for (const char* name : {"\"label\"", "\"util::label\"", "\"util::version\"",
-                           "\"text::version\"", "\"area_of\"", "\"Rect_area\"", "\"Rect_greet\""}) {
+  for (const char* name : {"\"label\"", "\"util::label\"", "\"util::version\"", "\"text::version\"",
+                           "\"area_of\"", "\"Rect_area\"", "\"Rect_greet\""}) {
     EXPECT_NE(mir.out.find(std::string("name: ") + name), std::string::npos) << name;
   }
   EXPECT_EQ(mir.out.find("name: \"version\""), std::string::npos);
   // util's own `label(a)` calls util's.
-  EXPECT_NE(mir.out.find("callee: \"util::label\""), std::string::npos);
+  EXPECT_NE(mir.out.find("callee: \"util::label\", args: [Local"), std::string::npos);
+  // main's qualified calls.
+  EXPECT_NE(mir.out.find("callee: \"util::label\", args: [IntConst(2)]"), std::string::npos);
+  EXPECT_NE(mir.out.find("callee: \"text::version\""), std::string::npos);
 
   CommandOutput two = RunMir(env_, MirArgs{.file = (kMulti / "two" / "main.ko").string()});
   ASSERT_EQ(two.exit_code, 0) << two.err;
