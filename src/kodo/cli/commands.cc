@@ -64,18 +64,6 @@ std::optional<driver::Compiled> Compile(std::string text, const std::string& pat
   return std::move(compiled).value();
 }
 
-// `run` and `mir` lower the checked file alone: the modules it imports (docs/kodo.md §4.3) are
-// checked but not lowered yet, so a program with file imports stops here with a clear error.
-bool RefuseImports(const driver::Compiled& c, const std::string& path, CommandOutput& out) {
-  if (c.imports.empty()) return false;
-  out.err += fmt::format(
-      "error: {}: imports `{}`; running and lowering programs of several modules is not "
-      "supported yet (check them with `kodoc check`)\n",
-      path, c.imports.front()->path);
-  out.exit_code = kExitFailure;
-  return true;
-}
-
 // The `check` report of a compiled program, text or JSON.
 void ReportCheck(const driver::Compiled& c, const std::string& path, bool json_errors,
                  CommandOutput& out) {
@@ -422,7 +410,8 @@ CommandOutput RunFix(base::Env& env, const FixArgs& args) {
 
 namespace {
 
-// Compiles and lowers FILE for `mir` and `run`; on failure fills `out` and returns nullopt.
+// Compiles and lowers FILE, with the modules it imports, for `mir`, `run` and `build`; on
+// failure fills `out` and returns nullopt.
 std::optional<mir::Program> CompileToMir(base::Env& env, const std::string& path,
                                          const std::string& contracts, int opt_level,
                                          CommandOutput& out) {
@@ -437,11 +426,13 @@ std::optional<mir::Program> CompileToMir(base::Env& env, const std::string& path
     out.exit_code = kExitFailure;
     return std::nullopt;
   }
-  if (RefuseImports(*c, path, out)) return std::nullopt;
+  // The imported modules (docs/kodo.md §4.3) are lowered with the file into one program.
+  std::vector<mir::Import> imports;
+  for (const auto& m : c->imports) imports.push_back(mir::Import{&m->module, m->deps});
   mir::LowerOptions options;
   options.recoverable_contracts = contracts == "recoverable";
   options.resolve_intents = true;
-  Result<mir::Program> program = mir::Lower(*c->module, options);
+  Result<mir::Program> program = mir::LowerProgram(*c->module, imports, options);
   if (!program.ok()) {
     out.err += fmt::format("error: {}: {}\n", path, program.status().message());
     out.exit_code = kExitFailure;
@@ -487,7 +478,8 @@ CommandOutput RunTest(base::Env& env, const TestArgs& args) {
                                               .json = args.json,
                                               .contracts = args.contracts,
                                               .opt_level = args.opt_level,
-                                              .max_steps = args.max_steps});
+                                              .max_steps = args.max_steps,
+                                              .import_env = &env});
   out.out = std::move(r.out);
   out.err = std::move(r.err);
   out.exit_code = r.exit_code;

@@ -129,7 +129,7 @@ class ImportLoader {
     }
     const std::size_t index = loaded_.size();
     loaded_.push_back(std::make_unique<ImportedModule>(
-        ImportedModule{rel, std::move(source).value(), std::move(*checked.module)}));
+        ImportedModule{rel, std::move(source).value(), std::move(*checked.module), own_deps}));
     deps_.push_back(std::move(own_deps));
     index_[rel] = index;
     AddDep(index, deps);
@@ -137,11 +137,6 @@ class ImportLoader {
   }
 
   std::vector<std::unique_ptr<ImportedModule>> Take() { return std::move(loaded_); }
-  std::vector<const ast::Module*> Modules() const {
-    std::vector<const ast::Module*> out;
-    for (const auto& m : loaded_) out.push_back(&m->module);
-    return out;
-  }
 
  private:
   // Adds `index` and what it imports, transitively, to `deps`.
@@ -205,6 +200,26 @@ Diagnostic FailureDiagnostic(const SourceBuffer& source, const ast::ImportDecl& 
   return d;
 }
 
+// Loads the imports of `module`, parsed from `source` (§4.3), into `imports`. Returns one
+// diagnostic per import that failed to load (only the first with fail_fast).
+std::vector<Diagnostic> LoadImports(const SourceBuffer& source, const ast::Module& module,
+                                    const FrontOptions& options,
+                                    std::vector<std::unique_ptr<ImportedModule>>& imports) {
+  const std::string& path = source.name();
+  ImportLoader loader(*options.import_env, DirOf(path), options);
+  loader.Enter(BaseOf(path));
+  std::vector<Diagnostic> failures;
+  for (const ast::ImportDecl& imp : module.imports) {
+    std::vector<std::size_t> deps;
+    if (std::optional<Failure> f = loader.Load(imp, BaseOf(path), 1, deps)) {
+      failures.push_back(FailureDiagnostic(source, imp, *f));
+      if (options.fail_fast) break;
+    }
+  }
+  imports = loader.Take();
+  return failures;
+}
+
 }  // namespace
 
 Result<Compiled> CompileSource(std::string text, std::string name, const FrontOptions& options) {
@@ -222,19 +237,10 @@ Result<Compiled> CompileSource(std::string text, std::string name, const FrontOp
       fail_fast.recover = false;
       ASSIGN_OR_RETURN(parse::ParseResult parsed, parse::ParseModule(out.source, fail_fast));
       if (parsed.ok()) {
-        const std::string& path = out.source.name();
-        ImportLoader loader(*options.import_env, DirOf(path), options);
-        loader.Enter(BaseOf(path));
-        std::vector<Diagnostic> failures;
-        for (const ast::ImportDecl& imp : parsed.module->imports) {
-          std::vector<std::size_t> deps;
-          if (std::optional<Failure> f = loader.Load(imp, BaseOf(path), 1, deps)) {
-            failures.push_back(FailureDiagnostic(out.source, imp, *f));
-            if (options.fail_fast) break;
-          }
-        }
-        const std::vector<const ast::Module*> modules = loader.Modules();
-        out.imports = loader.Take();
+        std::vector<Diagnostic> failures =
+            LoadImports(out.source, *parsed.module, options, out.imports);
+        std::vector<const ast::Module*> modules;
+        for (const auto& m : out.imports) modules.push_back(&m->module);
         if (!failures.empty()) {
           // The file is not type-checked against imports that did not load: one diagnostic per
           // failed import, no E0201 for the names they would have provided.
@@ -269,6 +275,10 @@ Result<Compiled> CompileSource(std::string text, std::string name, const FrontOp
   }
   if (parsed.ok()) {
     out.module = std::move(parsed.module);
+    if (options.import_env != nullptr) {
+      out.diagnostics = LoadImports(out.source, *out.module, options, out.imports);
+      if (!out.diagnostics.empty()) out.outcome = Outcome::kTypeErrors;
+    }
   } else {
     out.outcome = Outcome::kParseFailed;
   }

@@ -4,7 +4,8 @@
 // `kodo-mcp` both start here, so the CLI and the MCP tools cannot disagree about a program.
 //
 // Imports (docs/kodo.md §4.3) are loaded from disk only when the caller passes an Env
-// (FrontOptions::import_env: `kodoc check`, `run`, `mir`), relative to the directory of the
+// (FrontOptions::import_env: `kodoc check`, `run`, `mir`, `build`, `test`), relative to the
+// directory of the
 // file `name`, as upstream's CLI loads them; the MCP tools pass none, so imports are parsed and
 // ignored there as upstream's MCP front half ignores them (§3.3; imported names are E0201).
 // Without an Env no `kodo.toml` trust configuration is read and the file name is used only in
@@ -44,7 +45,9 @@ struct FrontOptions {
   // for the MCP tools, which never read kodo.toml (§3.3). Must outlive the call.
   const trust::TrustConfig* trust_config = nullptr;
   // Loads the imports of the source from the file system through this Env (§4.3); null: imports
-  // are ignored (the MCP tools). Must outlive the call.
+  // are ignored (the MCP tools). With type_check off the imports are still loaded and checked,
+  // the source itself is only parsed (`kodoc test` checks it after rewriting its tests); a
+  // failed import is then a kTypeErrors outcome. Must outlive the call.
   base::Env* import_env = nullptr;
 };
 
@@ -54,6 +57,9 @@ struct ImportedModule {
   std::string path;
   SourceBuffer source;
   ast::Module module;
+  // What it imports, transitively: indexes into Compiled::imports (all smaller than its own),
+  // ascending. Its names resolve in these modules and its own (MIR lowering, mir::LowerProgram).
+  std::vector<std::size_t> deps;
 };
 
 // Bounds on import loading: modules loaded per check, and the longest chain of imports.

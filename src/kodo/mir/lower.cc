@@ -174,12 +174,50 @@ class FnBuilder {
   LocalId parallel_group_ = kNoLocal;  // the enclosing `parallel` statement's group
 };
 
+// One module of the program (LowerProgram) and how names resolve in it.
+struct Unit {
+  const ast::Module* module = nullptr;
+  std::vector<std::size_t> deps;  // the units it sees, ascending (the main unit: all others)
+  // Its own free functions (and, for the main unit, those its intents generate): source name ->
+  // MIR name.
+  std::unordered_map<std::string, std::string> own;
+};
+
 class ModuleLowerer {
  public:
-  ModuleLowerer(const ast::Module& module, const LowerOptions& options)
-      : module_(module), options_(options) {}
+  ModuleLowerer(const ast::Module& module, std::span<const Import> imports,
+                const LowerOptions& options)
+      : module_(module), imports_(imports), options_(options) {}
 
   Result<Program> Run();
+
+  // The MIR name of the function `n` names in the module being lowered (`n` itself when it is
+  // not one of the program's free functions: a builtin, a method, an injected function).
+  // As the checker registers names: the module's own shadow its imports', and a later import's
+  // an earlier one's. At most kMaxImportedModules lookups (driver/front.h) per name.
+  const std::string& ResolveFn(const std::string& n) const {
+    if (unit_ == nullptr) return n;
+    if (auto it = unit_->own.find(n); it != unit_->own.end()) return it->second;
+    for (auto d = unit_->deps.rbegin(); d != unit_->deps.rend(); ++d) {
+      const Unit& dep = units_[*d];
+      if (auto it = dep.own.find(n); it != dep.own.end()) return it->second;
+    }
+    return n;
+  }
+  // `module::f` / `module.f` in the module being lowered: the MIR name of `f` of the imported
+  // module declared `module`, or nullopt when no visible module is named so. A function the
+  // named module does not declare itself resolves as a plain name, as the checker types it.
+  std::optional<std::string> ResolveQualified(const std::string& module,
+                                              const std::string& f) const {
+    if (unit_ == nullptr) return std::nullopt;
+    for (auto d = unit_->deps.rbegin(); d != unit_->deps.rend(); ++d) {
+      const Unit& target = units_[*d];
+      if (target.module->name != module) continue;
+      if (auto it = target.own.find(f); it != target.own.end()) return it->second;
+      return ResolveFn(f);
+    }
+    return std::nullopt;
+  }
 
   // Module facts the function builders consult.
   const LowerOptions& options() const { return options_; }
@@ -215,6 +253,14 @@ class ModuleLowerer {
   const sema::BuiltinSignature* FindBuiltin(const std::string& n) const {
     auto it = builtins_.find(n);
     return it == builtins_.end() ? nullptr : it->second;
+  }
+  // Whether `n` names an imported module in the module being lowered.
+  bool IsModule(const std::string& n) const {
+    if (unit_ == nullptr) return false;
+    for (std::size_t d : unit_->deps) {
+      if (units_[d].module->name == n) return true;
+    }
+    return false;
   }
   bool IsCallable(const std::string& n) const {
     // assert_eq/assert_ne are checked specially, not builtins of the table (docs/kodo.md §4.8).
@@ -262,10 +308,21 @@ class ModuleLowerer {
  private:
   Status LowerOne(const ast::Function& f, const std::string& name, const std::string& self_type,
                   bool injected);
-  Status Collect(const ast::Module& m, bool injected);
+  Status Collect(const ast::Module& m, std::size_t unit);
+  Status CollectMethods(const ast::Module& m, std::size_t unit);
+  Status NameFunctions(const ast::Module* intents);
+  Status LowerUnit(std::size_t unit, const ast::Module* intents);
+  Status LowerDefaultMethod(const ast::ImplBlock& impl, const ast::TraitMethod& tm);
 
   const ast::Module& module_;
+  std::span<const Import> imports_;
   LowerOptions options_;
+  std::vector<Unit> units_;     // the imports in order, then the main module
+  const Unit* unit_ = nullptr;  // the unit being lowered; null for the injected builtins
+  // Which unit declared a type or a method (`Type_m`): two modules may not declare one.
+  std::unordered_map<std::string, std::size_t> type_owner_;
+  std::unordered_map<std::string, std::size_t> method_owner_;
+  std::unordered_map<std::string, const ast::TraitDecl*> traits_;
   std::unordered_map<std::string, std::vector<std::string>> structs_;
   std::vector<std::string> struct_order_;
   std::unordered_map<std::string, EnumInfo> enums_;
@@ -979,15 +1036,32 @@ Result<Operand> FnBuilder::CallExpr(const ast::Expr& e, int depth) {
       const std::string ty = v.s;
       return Operand{Temp(std::move(v), ty), ty};
     }
-    if (m_.IsCallable(name)) {
+    // A function of this module or of one it imports (a clash makes it `MOD::f`).
+    const std::string target = m_.ResolveFn(name);
+    if (m_.IsCallable(target)) {
       RETURN_IF_ERROR(lower_args(1));
-      return call(name, builtin_result(name));
+      return call(target, builtin_result(target));
     }
     return Err(fmt::format("call of unknown function `{}`", name));
   }
   if (callee.kind == ExprKind::kFieldAccess) {
     const std::string method(callee.text);
     const ast::Expr& object = callee.operands[0];
+    // `mod.f(a)`: `f` of the imported module `mod`, when no value is named so (as the checker
+    // decides, docs/kodo.md §4.3) and `mod` is not a type with a method `f`.
+    if (object.kind == ExprKind::kIdent && !Lookup(std::string(object.text))) {
+      const std::string mod(object.text);
+      if (m_.IsModule(mod) && !m_.IsCallable(m_.ResolveFn(mod)) &&
+          !(m_.IsTypeName(mod) && m_.IsCallable(fmt::format("{}_{}", mod, method)))) {
+        if (std::optional<std::string> target = m_.ResolveQualified(mod, method)) {
+          RETURN_IF_ERROR(lower_args(1));
+          if (!m_.IsCallable(*target)) {
+            return Err(fmt::format("call of unknown function `{}.{}`", mod, method));
+          }
+          return call(*target, builtin_result(*target));
+        }
+      }
+    }
     if (object.kind == ExprKind::kIdent && !Lookup(std::string(object.text)) &&
         m_.IsTypeName(std::string(object.text))) {
       // `Type.m(a)` → `Type_m(a)`.
@@ -1043,7 +1117,8 @@ Result<Operand> FnBuilder::Expr(const ast::Expr& e, int depth) {
         v.i = 1;
         return Operand{Temp(std::move(v), "Option"), "Option"};
       }
-      if (m_.IsCallable(name)) return Operand{Value::Func(name), "Fn"};
+      const std::string target = m_.ResolveFn(name);
+      if (m_.IsCallable(target)) return Operand{Value::Func(target), "Fn"};
       return Err(fmt::format("unknown name `{}`", name));
     }
     case ExprKind::kBinaryOp: {
@@ -1147,6 +1222,24 @@ Result<Operand> FnBuilder::Expr(const ast::Expr& e, int depth) {
     case ExprKind::kEnumVariantExpr: {
       const std::string enum_name(e.text);
       const std::string variant(e.extra->variant);
+      // `mod::f(a)`: `f` of the imported module `mod`, when no enum is named so (§4.3).
+      if (!m_.IsEnum(enum_name) && m_.IsModule(enum_name)) {
+        if (std::optional<std::string> target = m_.ResolveQualified(enum_name, variant)) {
+          if (!m_.IsCallable(*target)) {
+            return Err(fmt::format("call of unknown function `{}::{}`", enum_name, variant));
+          }
+          std::vector<Value> args;
+          for (const ast::Expr& a : e.operands) {
+            ASSIGN_OR_RETURN(Operand av, Expr(a, depth + 1));
+            args.push_back(av.v);
+          }
+          const FnInfo* info = m_.FindFn(*target);
+          const std::string ty = info != nullptr ? info->ret : "";
+          const LocalId dest = NewLocal(ty);
+          Call(dest, *target, std::move(args));
+          return Operand{Value::Local(dest), ty};
+        }
+      }
       const int disc = m_.Discriminant(enum_name, variant);
       if (disc < 0) {
         // `Type::f(...)` of an impl or an associated function written with `::`.
@@ -1282,45 +1375,83 @@ Result<Operand> FnBuilder::Expr(const ast::Expr& e, int depth) {
 
 // ---------------------------------------------------------------------------------------------
 
-Status ModuleLowerer::Collect(const ast::Module& m, bool injected) {
+Status ModuleLowerer::Collect(const ast::Module& m, std::size_t unit) {
+  // Types, traits and methods share one namespace across modules (docs/kodo.md §4.3).
+  const auto own_type = [&](const std::string& name, const char* what) -> Status {
+    auto [it, fresh] = type_owner_.emplace(name, unit);
+    if (fresh || it->second == unit) return Status::Ok();
+    return Status::InvalidArgument(fmt::format(
+        "{} `{}` is declared in module `{}` and in module `{}`; the types of all modules share "
+        "one namespace, so a program of several modules needs distinct names",
+        what, name, units_[it->second].module->name, m.name));
+  };
   for (const ast::TypeDecl& t : m.type_decls) {
+    RETURN_IF_ERROR(own_type(t.name, "struct"));
     std::vector<std::string> fields;
     for (const ast::FieldDef& f : t.fields) fields.emplace_back(f.name);
     if (structs_.emplace(t.name, fields).second) struct_order_.push_back(t.name);
   }
   for (const ast::ActorDecl& a : m.actor_decls) {
+    RETURN_IF_ERROR(own_type(a.name, "actor"));
     std::vector<std::string> fields;
     for (const ast::FieldDef& f : a.fields) fields.emplace_back(f.name);
     if (structs_.emplace(a.name, fields).second) struct_order_.push_back(a.name);
-    for (const ast::Function& h : a.handlers) {
-      fns_[fmt::format("{}_{}", a.name, h.name)] = FnInfo{BaseOf(h.return_type)};
-    }
   }
   for (const ast::EnumDecl& en : m.enum_decls) {
+    RETURN_IF_ERROR(own_type(en.name, "enum"));
     EnumInfo info;
     for (const ast::EnumVariant& v : en.variants) info.variants.emplace_back(v.name);
     if (enums_.emplace(en.name, info).second) enum_order_.push_back(en.name);
   }
   for (const ast::TypeAlias& a : m.type_aliases) aliases_[a.name] = &a;
-  for (const ast::Function& f : m.functions) fns_[f.name] = FnInfo{BaseOf(f.return_type)};
+  for (const ast::TraitDecl& t : m.trait_decls) {
+    RETURN_IF_ERROR(own_type(t.name, "trait"));
+    traits_[t.name] = &t;
+  }
+  return Status::Ok();
+}
+
+// Registers the methods of every unit (after Collect saw every trait, wherever declared).
+Status ModuleLowerer::CollectMethods(const ast::Module& m, std::size_t unit) {
+  const auto add_method = [&](const std::string& name, const ast::TypeExpr& ret,
+                              bool replace) -> Status {
+    auto [it, fresh] = method_owner_.emplace(name, unit);
+    if (!fresh && it->second != unit) {
+      return Status::InvalidArgument(fmt::format(
+          "method `{}` is declared in module `{}` and in module `{}`; methods of all modules "
+          "share one namespace, so a program of several modules needs distinct names",
+          name, units_[it->second].module->name, m.name));
+    }
+    if (replace) {
+      fns_[name] = FnInfo{BaseOf(ret)};
+    } else {
+      fns_.emplace(name, FnInfo{BaseOf(ret)});
+    }
+    return Status::Ok();
+  };
+  for (const ast::ActorDecl& a : m.actor_decls) {
+    for (const ast::Function& h : a.handlers) {
+      RETURN_IF_ERROR(add_method(fmt::format("{}_{}", a.name, h.name), h.return_type, true));
+    }
+  }
   for (const ast::ImplBlock& impl : m.impl_blocks) {
     impl_types_.insert(impl.type_name);
     for (const ast::Function& f : impl.methods) {
-      fns_[fmt::format("{}_{}", impl.type_name, f.name)] = FnInfo{BaseOf(f.return_type)};
+      RETURN_IF_ERROR(
+          add_method(fmt::format("{}_{}", impl.type_name, f.name), f.return_type, true));
     }
-    if (impl.trait_name) {
-      for (const ast::TraitDecl& t : m.trait_decls) {
-        if (t.name != *impl.trait_name) continue;
-        for (const ast::TraitMethod& tm : t.methods) {
-          if (tm.body) {
-            fns_.emplace(fmt::format("{}_{}", impl.type_name, tm.name),
-                         FnInfo{BaseOf(tm.return_type)});
-          }
-        }
-      }
+    if (!impl.trait_name) continue;
+    auto t = traits_.find(*impl.trait_name);
+    if (t == traits_.end()) continue;
+    for (const ast::TraitMethod& tm : t->second->methods) {
+      if (!tm.body) continue;
+      bool defined = false;
+      for (const ast::Function& f : impl.methods) defined = defined || f.name == tm.name;
+      if (defined) continue;
+      RETURN_IF_ERROR(
+          add_method(fmt::format("{}_{}", impl.type_name, tm.name), tm.return_type, false));
     }
   }
-  (void)injected;
   return Status::Ok();
 }
 
@@ -1470,12 +1601,161 @@ Result<std::string> IntentSource(const ast::Module& module) {
          "}\n";
 }
 
+Status ModuleLowerer::NameFunctions(const ast::Module* intents) {
+  const std::size_t main = units_.size() - 1;
+  const auto each = [&](std::size_t u, const auto& visit) {
+    for (const ast::Function& f : units_[u].module->functions) visit(f);
+    if (u == main && intents != nullptr) {
+      for (const ast::Function& f : intents->functions) visit(f);
+    }
+  };
+  // How many modules declare each free function name.
+  std::unordered_map<std::string, int> declared;
+  for (std::size_t u = 0; u < units_.size(); ++u) {
+    std::unordered_set<std::string> seen;
+    each(u, [&](const ast::Function& f) {
+      if (seen.insert(f.name).second) ++declared[f.name];
+    });
+  }
+  // The main module keeps its names; an imported module's clashing name is qualified.
+  std::unordered_set<std::string> taken;
+  for (std::size_t k = 0; k < units_.size(); ++k) {
+    const std::size_t u = k == 0 ? main : k - 1;
+    Unit& unit = units_[u];
+    each(u, [&](const ast::Function& f) {
+      if (unit.own.count(f.name) > 0) return;
+      std::string name = f.name;
+      if (u != main && declared[f.name] > 1) {
+        name = fmt::format("{}::{}", unit.module->name, f.name);
+        for (int n = 2; taken.count(name) > 0; ++n) {
+          name = fmt::format("{}::{}#{}", unit.module->name, f.name, n);
+        }
+      }
+      taken.insert(name);
+      fns_[name] = FnInfo{BaseOf(f.return_type)};
+      unit.own.emplace(f.name, std::move(name));
+    });
+  }
+  return Status::Ok();
+}
+
+Status ModuleLowerer::LowerDefaultMethod(const ast::ImplBlock& impl, const ast::TraitMethod& tm) {
+  FnBuilder b(*this, fmt::format("{}_{}", impl.type_name, tm.name));
+  // The body is borrowed, not copied: lower it through a function shell that points at it.
+  b.fn().return_type = BaseOf(tm.return_type);
+  b.ret_base_ = b.fn().return_type;
+  b.returns_result_ = b.ret_base_ == "Result";
+  b.Push();
+  for (const ast::Param& p : tm.params) {
+    std::string ty = p.name == "self" ? impl.type_name : BaseOf(p.ty);
+    b.Bind(std::string(p.name), b.NewLocal(ty, std::string(p.name)));
+  }
+  b.fn().param_count = static_cast<std::uint32_t>(tm.params.size());
+  b.ret_ = b.NewLocal(b.ret_base_, "result", true);
+  b.cur_ = b.NewBlock();
+  b.exit_ = b.NewBlock();
+  b.SetBlock(0);
+  b.Assign(b.ret_, Value::Unit());
+  ASSIGN_OR_RETURN(Operand tail, b.Block(*tm.body, 0));
+  if (b.ret_base_ != "()" && tail.v.kind != ValueKind::kUnit) b.Assign(b.ret_, tail.v);
+  b.Goto(b.exit_);
+  b.SetBlock(b.exit_);
+  Terminator term;
+  term.kind = TermKind::kReturn;
+  term.value = Value::Local(b.ret_);
+  b.fn().blocks[b.cur()].term = std::move(term);
+  b.Pop();
+  if (b.fn().return_type.empty()) b.fn().return_type = "?";
+  generated_.push_back(b.Take());
+  return Status::Ok();
+}
+
+Status ModuleLowerer::LowerUnit(std::size_t u, const ast::Module* intents) {
+  unit_ = &units_[u];
+  const ast::Module& m = *unit_->module;
+  // A module's invariants guard its own functions (docs/kodo.md §7.6).
+  invariants_.clear();
+  for (const ast::InvariantDecl& inv : m.invariants) invariants_.push_back(&inv.condition);
+  for (const ast::Function& f : m.functions) {
+    RETURN_IF_ERROR(LowerOne(f, unit_->own.at(f.name), "", false));
+  }
+  if (intents != nullptr) {
+    for (const ast::Function& f : intents->functions) {
+      RETURN_IF_ERROR(LowerOne(f, unit_->own.at(f.name), "", false));
+    }
+  }
+  for (const ast::ImplBlock& impl : m.impl_blocks) {
+    std::set<std::string> defined;
+    for (const ast::Function& f : impl.methods) {
+      defined.insert(f.name);
+      RETURN_IF_ERROR(
+          LowerOne(f, fmt::format("{}_{}", impl.type_name, f.name), impl.type_name, false));
+    }
+    if (!impl.trait_name) continue;
+    // The trait may be declared in any module (one namespace).
+    auto t = traits_.find(*impl.trait_name);
+    if (t == traits_.end()) continue;
+    for (const ast::TraitMethod& tm : t->second->methods) {
+      if (!tm.body || defined.count(tm.name) > 0) continue;
+      // A copy of the default method for this type (docs/kodo.md §7.6).
+      RETURN_IF_ERROR(LowerDefaultMethod(impl, tm));
+    }
+  }
+  for (const ast::ActorDecl& a : m.actor_decls) {
+    for (const ast::Function& h : a.handlers) {
+      const std::size_t at = generated_.size();
+      RETURN_IF_ERROR(LowerOne(h, fmt::format("{}_{}", a.name, h.name), a.name, false));
+      generated_[at].actor_handler = true;
+    }
+  }
+  unit_ = nullptr;
+  return Status::Ok();
+}
+
 Result<Program> ModuleLowerer::Run() {
   for (const sema::BuiltinSignature& b : sema::Builtins()) builtins_[std::string(b.name)] = &b;
   enums_["Option"] = EnumInfo{{"Some", "None"}};
   enums_["Result"] = EnumInfo{{"Ok", "Err"}};
   enum_order_ = {"Option", "Result"};
-  RETURN_IF_ERROR(Collect(module_, false));
+
+  // The units: the imports in load order, then the main module, which sees them all.
+  for (std::size_t i = 0; i < imports_.size(); ++i) {
+    const Import& imp = imports_[i];
+    if (imp.module == nullptr) return Status::InvalidArgument("an import without a module");
+    for (std::size_t d : imp.deps) {
+      if (d >= i) {
+        return Status::InvalidArgument(
+            fmt::format("module `{}` depends on a module loaded after it", imp.module->name));
+      }
+    }
+    units_.push_back(Unit{imp.module, imp.deps, {}});
+  }
+  Unit main_unit{&module_, {}, {}};
+  for (std::size_t i = 0; i < imports_.size(); ++i) main_unit.deps.push_back(i);
+  units_.push_back(std::move(main_unit));
+  const std::size_t main = units_.size() - 1;
+  for (std::size_t u = 0; u < units_.size(); ++u) {
+    RETURN_IF_ERROR(Collect(*units_[u].module, u));
+  }
+  for (std::size_t u = 0; u < units_.size(); ++u) {
+    RETURN_IF_ERROR(CollectMethods(*units_[u].module, u));
+  }
+
+  // Functions generated by intents (docs/kodo.md §4.7), lowered as the main module's own.
+  std::optional<SourceBuffer> intent_source;
+  std::optional<parse::ParseResult> intents;
+  if (options_.resolve_intents && !module_.intent_decls.empty()) {
+    ASSIGN_OR_RETURN(std::string text, IntentSource(module_));
+    if (!text.empty()) {
+      ASSIGN_OR_RETURN(SourceBuffer src, SourceBuffer::Create(0, "<intents>", std::move(text)));
+      intent_source.emplace(std::move(src));
+      ASSIGN_OR_RETURN(parse::ParseResult parsed, parse::ParseModule(*intent_source));
+      if (!parsed.ok()) return Status::Internal("the functions generated by intents do not parse");
+      intents.emplace(std::move(parsed));
+    }
+  }
+  const ast::Module* intent_module = intents ? &*intents->module : nullptr;
+  RETURN_IF_ERROR(NameFunctions(intent_module));
 
   // The builtin methods written in Kōdo (docs/kodo.md §7.6).
   std::optional<SourceBuffer> prelude_source;
@@ -1491,102 +1771,18 @@ Result<Program> ModuleLowerer::Run() {
       if (fns_.count(f.name) == 0) fns_[f.name] = FnInfo{BaseOf(f.return_type)};
     }
   }
-  for (const ast::InvariantDecl& inv : module_.invariants) invariants_.push_back(&inv.condition);
-
-  // Functions generated by intents (docs/kodo.md §4.7), lowered as the user's own.
-  std::optional<SourceBuffer> intent_source;
-  std::optional<parse::ParseResult> intents;
-  if (options_.resolve_intents && !module_.intent_decls.empty()) {
-    ASSIGN_OR_RETURN(std::string text, IntentSource(module_));
-    if (!text.empty()) {
-      ASSIGN_OR_RETURN(SourceBuffer src, SourceBuffer::Create(0, "<intents>", std::move(text)));
-      intent_source.emplace(std::move(src));
-      ASSIGN_OR_RETURN(parse::ParseResult parsed, parse::ParseModule(*intent_source));
-      if (!parsed.ok()) return Status::Internal("the functions generated by intents do not parse");
-      intents.emplace(std::move(parsed));
-      for (const ast::Function& f : intents->module->functions) {
-        fns_[f.name] = FnInfo{BaseOf(f.return_type)};
-      }
-    }
-  }
 
   Program program;
   program.module = module_.name;
-  for (const ast::Function& f : module_.functions) {
-    RETURN_IF_ERROR(LowerOne(f, f.name, "", false));
-  }
-  if (intents) {
-    for (const ast::Function& f : intents->module->functions) {
-      RETURN_IF_ERROR(LowerOne(f, f.name, "", false));
-    }
-  }
-  for (const ast::ImplBlock& impl : module_.impl_blocks) {
-    std::set<std::string> defined;
-    for (const ast::Function& f : impl.methods) {
-      defined.insert(f.name);
-      RETURN_IF_ERROR(
-          LowerOne(f, fmt::format("{}_{}", impl.type_name, f.name), impl.type_name, false));
-    }
-    if (!impl.trait_name) continue;
-    for (const ast::TraitDecl& t : module_.trait_decls) {
-      if (t.name != *impl.trait_name) continue;
-      for (const ast::TraitMethod& tm : t.methods) {
-        if (!tm.body || defined.count(tm.name) > 0) continue;
-        // A copy of the default method for this type (docs/kodo.md §7.6).
-        ast::Function copy;
-        copy.name = tm.name;
-        copy.return_type = tm.return_type;
-        for (const ast::Param& p : tm.params) {
-          ast::Param q;
-          q.name = p.name;
-          q.ty = p.ty;
-          copy.params.push_back(std::move(q));
-        }
-        FnBuilder b(*this, fmt::format("{}_{}", impl.type_name, tm.name));
-        // The body is borrowed, not copied: lower it through a function shell that points at it.
-        b.fn().return_type = BaseOf(tm.return_type);
-        b.ret_base_ = b.fn().return_type;
-        b.returns_result_ = b.ret_base_ == "Result";
-        b.Push();
-        for (const ast::Param& p : tm.params) {
-          std::string ty = p.name == "self" ? impl.type_name : BaseOf(p.ty);
-          b.Bind(std::string(p.name), b.NewLocal(ty, std::string(p.name)));
-        }
-        b.fn().param_count = static_cast<std::uint32_t>(tm.params.size());
-        b.ret_ = b.NewLocal(b.ret_base_, "result", true);
-        b.cur_ = b.NewBlock();
-        b.exit_ = b.NewBlock();
-        b.SetBlock(0);
-        b.Assign(b.ret_, Value::Unit());
-        ASSIGN_OR_RETURN(Operand tail, b.Block(*tm.body, 0));
-        if (b.ret_base_ != "()" && tail.v.kind != ValueKind::kUnit) b.Assign(b.ret_, tail.v);
-        b.Goto(b.exit_);
-        b.SetBlock(b.exit_);
-        Terminator term;
-        term.kind = TermKind::kReturn;
-        term.value = Value::Local(b.ret_);
-        b.fn().blocks[b.cur()].term = std::move(term);
-        b.Pop();
-        if (b.fn().return_type.empty()) b.fn().return_type = "?";
-        generated_.push_back(b.Take());
-      }
-    }
-  }
-  for (const ast::ActorDecl& a : module_.actor_decls) {
-    for (const ast::Function& h : a.handlers) {
-      const std::size_t at = generated_.size();
-      RETURN_IF_ERROR(LowerOne(h, fmt::format("{}_{}", a.name, h.name), a.name, false));
-      generated_[at].actor_handler = true;
-    }
+  for (std::size_t u = 0; u < units_.size(); ++u) {
+    RETURN_IF_ERROR(LowerUnit(u, u == main ? intent_module : nullptr));
   }
   if (prelude) {
-    const std::vector<const ast::Expr*> saved = std::move(invariants_);
     invariants_.clear();
     for (const ast::Function& f : prelude->module->functions) {
       RETURN_IF_ERROR(LowerOne(f, f.name, "", true));
       generated_.back().injected = true;
     }
-    invariants_ = saved;
   }
   // Closures lowered while inside an injected function are injected too: they follow it.
   program.functions = std::move(generated_);
@@ -1604,7 +1800,13 @@ Result<Program> ModuleLowerer::Run() {
 }  // namespace
 
 Result<Program> Lower(const ast::Module& module, const LowerOptions& options) {
-  ModuleLowerer lowerer(module, options);
+  ModuleLowerer lowerer(module, {}, options);
+  return lowerer.Run();
+}
+
+Result<Program> LowerProgram(const ast::Module& main, std::span<const Import> imports,
+                             const LowerOptions& options) {
+  ModuleLowerer lowerer(main, imports, options);
   return lowerer.Run();
 }
 

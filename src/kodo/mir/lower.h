@@ -24,6 +24,10 @@
 // Thread safety: pure function of its arguments.
 #pragma once
 
+#include <cstddef>
+#include <span>
+#include <vector>
+
 #include "base/status.h"
 #include "kodo/ast/ast.h"
 #include "kodo/mir/mir.h"
@@ -46,5 +50,25 @@ struct LowerOptions {
 // lowering does not handle, InvalidArgument for a name it cannot resolve; each message says in
 // which function.
 Result<Program> Lower(const ast::Module& module, const LowerOptions& options = {});
+
+// A module that the lowered program imports (docs/kodo.md §4.3): its tree and what it imports,
+// transitively, as indexes into the list of imports (each smaller than its own), ascending.
+struct Import {
+  const ast::Module* module = nullptr;
+  std::vector<std::size_t> deps;
+};
+
+// Lowers a program of several modules into one Program (docs/decisions/0074): `imports` in
+// load order (dependencies first, as driver::Compiled::imports) and `main`, which sees them
+// all; the checker accepted each. Types, impls and traits of every module share one namespace,
+// as in the checker, and a struct, enum or method that two modules declare is an
+// InvalidArgument error. A free function keeps its name unless another module declares one of
+// the same name: then the main module's keeps it and an imported module's is named `MOD::f`
+// (MOD its declared name). In each module a plain name resolves as the checker resolved it:
+// the module's own function, else the last of its imports that declares it; `MOD::f(...)` and
+// `MOD.f(...)` call the `f` of the imported module named MOD. Intents are resolved for `main`
+// only; each module's invariants guard its own functions. Program::module is main's name.
+Result<Program> LowerProgram(const ast::Module& main, std::span<const Import> imports,
+                             const LowerOptions& options = {});
 
 }  // namespace trove::kodo::mir

@@ -412,6 +412,7 @@ TestOutcome RunTests(std::string text, const std::string& path, const TestOption
   TestOutcome out;
   driver::FrontOptions front;
   front.type_check = false;
+  front.import_env = options.import_env;
   Result<driver::Compiled> compiled = driver::CompileSource(std::move(text), path, front);
   if (!compiled.ok()) {
     out.err = fmt::format("error: {}: {}\n", path, compiled.status().message());
@@ -437,7 +438,15 @@ TestOutcome RunTests(std::string text, const std::string& path, const TestOption
                            : "no tests found\n";
     return out;
   }
-  sema::CheckResult checked = sema::Check(c.source, module);
+  // The imported modules, loaded and checked by the front half (docs/kodo.md §4.3).
+  std::vector<const ast::Module*> imported;
+  std::vector<mir::Import> imports;
+  for (const auto& m : c.imports) {
+    imported.push_back(&m->module);
+    imports.push_back(mir::Import{&m->module, m->deps});
+  }
+  sema::CheckResult checked =
+      sema::Check(c.source, module, sema::CheckOptions{.imports = imported});
   if (!checked.ok()) {
     for (const diag::Diagnostic& d : checked.diagnostics) {
       out.err += diag::RenderText(c.source, path, d);
@@ -447,7 +456,7 @@ TestOutcome RunTests(std::string text, const std::string& path, const TestOption
   }
   mir::LowerOptions lower;
   lower.recoverable_contracts = options.contracts == "recoverable";
-  Result<mir::Program> program = mir::Lower(module, lower);
+  Result<mir::Program> program = mir::LowerProgram(module, imports, lower);
   if (!program.ok()) {
     out.err = fmt::format("error: {}: {}\n", path, program.status().message());
     out.exit_code = 1;

@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <string>
 
+#include "base/env.h"
 #include "base/status.h"
 #include "kodo/ast/ast.h"
 #include "kodo/mir/mir.h"
@@ -37,6 +38,10 @@ struct TestOptions {
   std::string contracts = "runtime";  // `recoverable` lowers contract failures as warnings
   int opt_level = 1;                  // mir/opt/opt.h
   std::uint64_t max_steps = 0;        // interpreter step limit; 0: none
+  // Loads the file's imports through this Env (docs/kodo.md §4.3, `kodoc test`): the tests are
+  // checked against them and the imported modules are lowered with the file
+  // (mir::LowerProgram). Null: imports are ignored. Must outlive the call.
+  base::Env* import_env = nullptr;
 };
 
 struct TestOutcome {
