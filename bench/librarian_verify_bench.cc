@@ -105,8 +105,7 @@ class RatioReporter : public benchmark::ConsoleReporter {
                       .c_str());
     }
     const double sha_cpu = cpu_at("peer/sha256_file");
-    std::printf("CPU time of the calling thread per claim, against the same peer:
-");
+    std::printf("CPU time of the calling thread per claim, against the same peer:\n");
     for (const char* name : {"verify/unchanged", "verify/changed_line", "verify/moved_file"}) {
       const double t = cpu_at(name);
       if (t == 0) continue;
