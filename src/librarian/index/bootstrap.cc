@@ -38,6 +38,37 @@
 #include "librarian/store/store.h"
 
 namespace trove::librarian::index {
+
+struct BootstrapSession::State {
+  // The open store, the file it opened (path, device, inode) and whether it may be reused.
+  std::unique_ptr<store::Store> store;
+  std::string store_path;
+  dev_t dev = 0;
+  ino_t ino = 0;
+  // The extractors (the first made by Extractor::Create, the others its forks) and the ctags
+  // program they were made for.
+  std::vector<std::unique_ptr<extract::Extractor>> extractors;
+  std::string ctags_program;
+  // Whether the store holds a C++ source (the routing question of Run::Plan), valid while the
+  // newest run in the store is `last_run_id`; nullopt: not known.
+  std::optional<bool> has_cpp;
+  std::string last_run_id;
+
+  void Reset() {
+    store.reset();
+    store_path.clear();
+    extractors.clear();
+    ctags_program.clear();
+    has_cpp.reset();
+    last_run_id.clear();
+  }
+};
+
+BootstrapSession::BootstrapSession() : state_(std::make_unique<State>()) {}
+BootstrapSession::~BootstrapSession() = default;
+void BootstrapSession::Reset() { state_->Reset(); }
+bool BootstrapSession::holds_store() const { return state_->store != nullptr; }
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -271,13 +302,25 @@ class OutcomeQueue {
 class Run {
  public:
   Run(const BootstrapOptions& options, std::string root, base::Cancellation& cancel,
-      const base::Progress& progress)
-      : options_(options), root_(std::move(root)), cancel_(cancel), progress_(progress) {}
+      const base::Progress& progress, BootstrapSession::State* session)
+      : options_(options),
+        root_(std::move(root)),
+        cancel_(cancel),
+        progress_(progress),
+        session_(session) {}
 
   Result<BootstrapReport> Execute();
 
  private:
   Status Open();
+  // Opens the store, or takes the session's when it is still the file at the store path.
+  Status OpenStore();
+  // Makes the extractors, or takes the session's (watch mode, same ctags program).
+  Status MakeExtractors();
+  // Notes what `batch` does to the store's C++ sources (the session's cached answer).
+  void NoteCppChanges(const store::WriteBatch& batch);
+  // After a run that ended normally: what the session may reuse next time.
+  void UpdateSession();
   // Classifies the crawl's files; reads here the unread ones the store has a record of.
   Status Plan(crawl::CrawlResult& crawl);
   // Extracts `jobs` on the workers and writes the outcomes; `final_pass` is the end-of-run
@@ -321,14 +364,27 @@ class Run {
   const std::string root_;
   base::Cancellation& cancel_;
   const base::Progress& progress_;
+  BootstrapSession::State* const session_;  // null without a session
   const Clock::time_point start_ = Clock::now();
 
   BootstrapReport report_;
-  std::unique_ptr<store::Store> store_;
+  // The store: owned_store_, or the session's.
+  std::unique_ptr<store::Store> owned_store_;
+  store::Store* store_ = nullptr;
   std::map<std::string, store::FileRecord, std::less<>> previous_;
-  std::vector<std::unique_ptr<extract::Extractor>> extractors_;
+  // The extractors: own_extractors_, or the session's.
+  std::vector<std::unique_ptr<extract::Extractor>> own_extractors_;
+  std::vector<std::unique_ptr<extract::Extractor>>* extractors_ = &own_extractors_;
   store::RunRecord run_;
   bool workspace_has_cpp_ = false;
+  // The run id newest in the store when this run opened it (session validity).
+  std::string newest_run_before_;
+  // The store's answer to "holds a C++ source" before this run, when it was asked (watch mode);
+  // and whether this run wrote a C++ source record or removed (or re-recorded as something
+  // else) one.
+  std::optional<bool> store_cpp_;
+  bool wrote_cpp_ = false;
+  bool dropped_cpp_ = false;
   bool force_ = false;
   crawl::CrawlOptions crawl_options_;
   // Watch mode (CarriedTotals, Contribution): the previous run's totals and the batch's
@@ -351,21 +407,92 @@ class Run {
   Clock::time_point last_checkpoint_ = Clock::now();
 };
 
-Status Run::Open() {
-  report_.workspace = root_;
-  report_.store_path = options_.store_path.empty() ? StorePathFor(root_) : options_.store_path;
+Status Run::OpenStore() {
+  struct stat st {};
+  const bool exists = stat(report_.store_path.c_str(), &st) == 0;
+  if (session_ != nullptr && session_->store != nullptr && exists &&
+      session_->store_path == report_.store_path && session_->dev == st.st_dev &&
+      session_->ino == st.st_ino) {
+    store_ = session_->store.get();
+    return Status::Ok();
+  }
+  if (session_ != nullptr) session_->Reset();
   store::StoreOptions so;
   so.trigram = options_.trigram;
   // A bootstrap writes the whole store in a few minutes at most: checkpoint every 64 MiB of
   // WAL instead of every 4 MiB (fewer page copies and syncs on the writer thread,
   // docs/decisions/0028-librarian-boot.md).
   so.wal_autocheckpoint_pages = kBootstrapWalCheckpointPages;
-  ASSIGN_OR_RETURN(store_, store::Store::Open(report_.store_path, so));
-  force_ = options_.force;
-  if (store_->schema_rebuilt()) {
+  ASSIGN_OR_RETURN(owned_store_, store::Store::Open(report_.store_path, so));
+  store_ = owned_store_.get();
+  if (owned_store_->schema_rebuilt()) {
     force_ = true;
     report_.disclosures.push_back("schema_rebuilt");
   }
+  if (session_ != nullptr && stat(report_.store_path.c_str(), &st) == 0) {
+    session_->store = std::move(owned_store_);
+    session_->store_path = report_.store_path;
+    session_->dev = st.st_dev;
+    session_->ino = st.st_ino;
+  }
+  return Status::Ok();
+}
+
+Status Run::MakeExtractors() {
+  std::size_t workers =
+      options_.workers == 0 ? base::ThreadPool::DefaultWorkers() : options_.workers;
+  if (session_ != nullptr) {
+    // A whole-workspace run probes ctags again (it may have been upgraded meanwhile).
+    if (!options_.only_paths || session_->ctags_program != options_.ctags_program) {
+      session_->extractors.clear();
+    }
+    session_->ctags_program = options_.ctags_program;
+    extractors_ = &session_->extractors;
+  }
+  std::vector<std::unique_ptr<extract::Extractor>>& ex = *extractors_;
+  if (ex.empty()) {
+    extract::ExtractorOptions eo;
+    eo.ctags_program = options_.ctags_program;
+    eo.on_ctags_run = options_.on_ctags_run;
+    eo.timeout_ms = options_.timeout.timeout_ms;
+    // One ctags probe for all workers (Extractor::Fork).
+    ASSIGN_OR_RETURN(std::unique_ptr<extract::Extractor> first, extract::Extractor::Create(eo));
+    ex.push_back(std::move(first));
+  }
+  if (ex.size() > workers) ex.resize(workers);
+  while (ex.size() < workers) ex.push_back(ex.front()->Fork());
+  // The file time limit is set on every attempt (RunFileWithTimeouts); this is the default.
+  for (auto& e : ex) e->set_timeout_ms(options_.timeout.timeout_ms);
+  return Status::Ok();
+}
+
+void Run::NoteCppChanges(const store::WriteBatch& batch) {
+  for (const store::FileReplace& r : batch.replace) {
+    if (!extract::IsCppSourcePath(r.file.path)) continue;
+    (r.file.language == "cpp" ? wrote_cpp_ : dropped_cpp_) = true;
+  }
+  for (const std::string& path : batch.remove) {
+    if (extract::IsCppSourcePath(path)) dropped_cpp_ = true;
+  }
+}
+
+void Run::UpdateSession() {
+  if (session_ == nullptr) return;
+  session_->last_run_id = run_.run_id;
+  if (wrote_cpp_) {
+    session_->has_cpp = true;
+  } else if (dropped_cpp_ || !options_.only_paths) {
+    session_->has_cpp.reset();
+  } else {
+    session_->has_cpp = store_cpp_;
+  }
+}
+
+Status Run::Open() {
+  report_.workspace = root_;
+  report_.store_path = options_.store_path.empty() ? StorePathFor(root_) : options_.store_path;
+  force_ = options_.force;
+  RETURN_IF_ERROR(OpenStore());
   // A run still `running` was killed (this process holds the lock, so none is live): close it
   // as failed. Its committed files stay and this run resumes from them.
   {
@@ -375,6 +502,12 @@ Status Run::Open() {
     RETURN_IF_ERROR(st.Bind(1, std::string_view(base::NowRfc3339())));
     RETURN_IF_ERROR(st.Step());
     if (store_->db().Changes() > 0) report_.disclosures.push_back("interrupted_run_recovered");
+  }
+  if (session_ != nullptr) {
+    ASSIGN_OR_RETURN(base::Statement st,
+                     store_->db().Prepare("SELECT run_id FROM runs ORDER BY id DESC LIMIT 1"));
+    ASSIGN_OR_RETURN(bool row, st.Step());
+    if (row) newest_run_before_ = st.ColumnText(0);
   }
   // A watch re-index reads only the records under its paths (an index range each), and takes
   // the store's totals as the previous run left them, corrected by what the batch changes
@@ -395,16 +528,7 @@ Status Run::Open() {
   }
   if (!options_.llm_provider.empty()) report_.disclosures.push_back("provider_unavailable");
 
-  extract::ExtractorOptions eo;
-  eo.ctags_program = options_.ctags_program;
-  eo.on_ctags_run = options_.on_ctags_run;
-  eo.timeout_ms = options_.timeout.timeout_ms;
-  std::size_t workers =
-      options_.workers == 0 ? base::ThreadPool::DefaultWorkers() : options_.workers;
-  // One ctags probe for all workers (Extractor::Fork).
-  ASSIGN_OR_RETURN(std::unique_ptr<extract::Extractor> first, extract::Extractor::Create(eo));
-  extractors_.push_back(std::move(first));
-  while (extractors_.size() < workers) extractors_.push_back(extractors_.front()->Fork());
+  RETURN_IF_ERROR(MakeExtractors());
 
   report_.run_id = NewRunId();
   run_.run_id = report_.run_id;
@@ -429,7 +553,8 @@ Status Run::Open() {
   for (int i = 0; i < count; ++i) {
     tools[std::string(grammars[i].npm_package)] = std::string(grammars[i].version);
   }
-  if (const extract::Ctags* ctags = extractors_.front()->ctags()) tools["ctags"] = ctags->version();
+  if (const extract::Ctags* ctags = extractors_->front()->ctags())
+    tools["ctags"] = ctags->version();
   run_.tool_versions_json = tools.dump();
   run_.stats_json = "{}";
   store::WriteBatch start;
@@ -523,7 +648,7 @@ bool Run::OutdatedExtractor(std::string_view extractor) const {
     return true;  // a grammar no longer linked
   }
   if (extractor.rfind("ctags@", 0) == 0) {
-    const extract::Ctags* ctags = extractors_.front()->ctags();
+    const extract::Ctags* ctags = extractors_->front()->ctags();
     return ctags == nullptr || extractor.substr(6) != ctags->version();
   }
   return false;
@@ -570,16 +695,25 @@ Status Run::Plan(crawl::CrawlResult& crawl) {
   }
   if (options_.only_paths && !workspace_has_cpp_) {
     // Watch mode crawled only the changed paths: the rest of the workspace is in the store.
-    ASSIGN_OR_RETURN(base::Statement st,
-                     store_->db().Prepare("SELECT path FROM files WHERE language = 'cpp'"));
-    for (;;) {
-      ASSIGN_OR_RETURN(bool row, st.Step());
-      if (!row) break;
-      if (extract::IsCppSourcePath(st.ColumnText(0))) {
-        workspace_has_cpp_ = true;
-        break;
+    // The session's answer holds while no other run wrote the store since the one it noted
+    // (a scan of every file record otherwise: tens of ms on 10,000 files).
+    if (session_ != nullptr && session_->has_cpp && !newest_run_before_.empty() &&
+        session_->last_run_id == newest_run_before_) {
+      store_cpp_ = *session_->has_cpp;
+    } else {
+      store_cpp_ = false;
+      ASSIGN_OR_RETURN(base::Statement st,
+                       store_->db().Prepare("SELECT path FROM files WHERE language = 'cpp'"));
+      for (;;) {
+        ASSIGN_OR_RETURN(bool row, st.Step());
+        if (!row) break;
+        if (extract::IsCppSourcePath(st.ColumnText(0))) {
+          store_cpp_ = true;
+          break;
+        }
       }
     }
+    workspace_has_cpp_ = *store_cpp_;
   }
 
   std::set<std::string, std::less<>> present;
@@ -740,7 +874,7 @@ Status Run::ExtractAll(const std::vector<std::size_t>& jobs, bool final_pass) {
   // waiting and extracts a file itself otherwise, so `threads` threads keep `threads` cores
   // busy (a dedicated writer beside them oversubscribed the cores and, as the slowest of the
   // three, made the others wait on a full queue: docs/decisions/0039-librarian-boot3.md).
-  const std::size_t threads = std::min(extractors_.size(), jobs.size());
+  const std::size_t threads = std::min(extractors_->size(), jobs.size());
   const std::size_t helpers = threads - 1;
   OutcomeQueue queue(helpers);
   std::atomic<std::size_t> next{0};
@@ -754,13 +888,14 @@ Status Run::ExtractAll(const std::vector<std::size_t>& jobs, bool final_pass) {
     base::ThreadPool pool(helpers);
     for (std::size_t w = 0; w < helpers; ++w) {
       pool.Submit([&, w] {
-        while (std::optional<Outcome> out = ExtractNext(*extractors_[w], jobs, next, final_pass)) {
+        while (std::optional<Outcome> out =
+                   ExtractNext(*(*extractors_)[w], jobs, next, final_pass)) {
           queue.Push(std::move(*out));
         }
         queue.ProducerDone();
       });
     }
-    extract::Extractor& own = *extractors_[helpers];
+    extract::Extractor& own = *(*extractors_)[helpers];
     Outcome outcome;
     bool own_jobs = true;
     for (;;) {
@@ -909,6 +1044,7 @@ Status Run::Flush(bool force_checkpoint) {
   ++report_.stats.checkpoints;
   run_.stats_json = StatsJson(report_.stats).dump();
   batch_.run = run_;
+  NoteCppChanges(batch_);
   Status st = store_->Apply(batch_);
   batch_ = store::WriteBatch{};
   pending_.clear();
@@ -1094,6 +1230,7 @@ Status Run::Finish(const std::string& state) {
   batch_.record_manifest = true;  // the run's file manifest commits with its final record
   // Watch mode: a delta manifest of the re-indexed paths (store/manifest.h).
   if (options_.only_paths) batch_.manifest_paths = *options_.only_paths;
+  NoteCppChanges(batch_);
   Status st = store_->Apply(batch_);
   batch_ = store::WriteBatch{};
   pending_.clear();
@@ -1205,6 +1342,7 @@ Result<BootstrapReport> Run::Execute() {
       }
     }
   }
+  UpdateSession();
   report_.success = !failed;
   report_.duration_ms =
       std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start_).count();
@@ -1268,13 +1406,22 @@ Result<std::string> ValidateBootstrapOptions(const BootstrapOptions& options) {
 
 Result<BootstrapReport> Bootstrap(const BootstrapOptions& options, base::Cancellation& cancel,
                                   const base::Progress& progress) {
+  return Bootstrap(options, cancel, progress, nullptr);
+}
+
+Result<BootstrapReport> Bootstrap(const BootstrapOptions& options, base::Cancellation& cancel,
+                                  const base::Progress& progress, BootstrapSession* session) {
   ASSIGN_OR_RETURN(std::string root, ValidateBootstrapOptions(options));
   if (cancel.requested()) return Status::Cancelled("bootstrap cancelled");
   std::string store_path = options.store_path.empty() ? StorePathFor(root) : options.store_path;
   if (options.store_path.empty()) RETURN_IF_ERROR(PrepareStoreDir(root));
   ASSIGN_OR_RETURN(LockFile lock, LockFile::Acquire(store_path + ".lock"));
-  Run run(options, std::move(root), cancel, progress);
-  return run.Execute();
+  Result<BootstrapReport> report = Run(options, std::move(root), cancel, progress,
+                                       session != nullptr ? &session->state() : nullptr)
+                                       .Execute();
+  // After an error the session keeps nothing: the next run opens and probes afresh.
+  if (!report.ok() && session != nullptr) session->Reset();
+  return report;
 }
 
 }  // namespace trove::librarian::index

@@ -38,6 +38,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -160,5 +161,42 @@ Result<std::string> ValidateBootstrapOptions(const BootstrapOptions& options);
 // discovered) after every file, monotonically, ending at (total, total) on success.
 Result<BootstrapReport> Bootstrap(const BootstrapOptions& options, base::Cancellation& cancel,
                                   const base::Progress& progress);
+
+// What a caller that runs many bootstraps of one workspace with the same options keeps between
+// them (watch mode, decision 0078), so that re-indexing one file does not pay each run's setup
+// again: the open store (its connection, schema check, prepared statements and page cache; an
+// idle connection also spares the WAL checkpoint SQLite runs when a database's last connection
+// closes), the extractors (creating them probes ctags, which starts two processes), and whether
+// the store holds a C++ source (routing's question, otherwise a scan of every file record).
+//
+// Each is used only while it is still right: the store while the file at its path is the one
+// it opened (same device and inode) and the last run did not fail; the C++ answer while the
+// newest run in the store is the last one this session made (no other process wrote since);
+// a whole-workspace run (no only_paths) probes ctags again. Reset() drops everything.
+//
+// Thread safety: one bootstrap at a time may use a session; it holds no transaction between
+// runs, so it blocks no other reader or writer.
+class BootstrapSession {
+ public:
+  BootstrapSession();
+  ~BootstrapSession();
+  BootstrapSession(const BootstrapSession&) = delete;
+  BootstrapSession& operator=(const BootstrapSession&) = delete;
+
+  // Closes the store and drops the extractors and the cached answers.
+  void Reset();
+  // Whether a store connection is held (tests).
+  bool holds_store() const;
+
+  struct State;  // bootstrap.cc
+  State& state() { return *state_; }
+
+ private:
+  std::unique_ptr<State> state_;
+};
+
+// As Bootstrap above, reusing and refreshing what `session` holds (null: as above).
+Result<BootstrapReport> Bootstrap(const BootstrapOptions& options, base::Cancellation& cancel,
+                                  const base::Progress& progress, BootstrapSession* session);
 
 }  // namespace trove::librarian::index

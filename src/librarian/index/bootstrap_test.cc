@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
+#include <filesystem>
 #include <fstream>
 #include <mutex>
 #include <sstream>
@@ -703,6 +704,182 @@ TEST(BootstrapTest, StorePathOverrideLeavesTheWorkspaceUntouched) {
   struct stat st {};
   EXPECT_NE(stat(dir.Abs(".librarian").c_str(), &st), 0);
   EXPECT_EQ(stat(o.store_path.c_str(), &st), 0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// BootstrapSession (decision 0078): what watch mode keeps between re-indexes.
+
+Result<BootstrapReport> RunWith(const BootstrapOptions& options, BootstrapSession& session) {
+  base::Cancellation cancel;
+  return Bootstrap(options, cancel, base::Progress(), &session);
+}
+
+BootstrapOptions OnlyPaths(const TempDir& dir, std::vector<std::string> paths) {
+  BootstrapOptions o = Options(dir);
+  o.only_paths = std::move(paths);
+  return o;
+}
+
+std::string StoredLanguage(const TempDir& dir, std::string_view path) {
+  auto store = OpenStore(dir);
+  if (store == nullptr) return "<no store>";
+  auto f = store->GetFile(path);
+  if (!f.ok() || !f->has_value()) return "<missing>";
+  return (*f)->language;
+}
+
+// A ctags wrapper in `bin` that logs each invocation's first argument, so a test counts the
+// probes (`--version`, `--list-maps`) apart from the runs that tag files.
+std::string CountingCtags(const TempDir& bin) {
+  bin.Write("ctags.sh",
+            fmt::format("#!/bin/sh\necho \"$1\" >> {}\nexec ctags \"$@\"\n", bin.Abs("ctags.log")));
+  chmod(bin.Abs("ctags.sh").c_str(), 0755);
+  return bin.Abs("ctags.sh");
+}
+
+std::size_t Probes(const TempDir& bin) {
+  std::ifstream in(bin.Abs("ctags.log"));
+  std::size_t n = 0;
+  for (std::string line; std::getline(in, line);) n += line == "--version" ? 1 : 0;
+  return n;
+}
+
+TEST(BootstrapSessionTest, WatchRunsReuseTheStoreAndTheCtagsProbeAndIndexAsWithout) {
+  if (system("ctags --version >/dev/null 2>&1") != 0) GTEST_SKIP() << "no ctags";
+  TempDir dir, other, bin;  // `other` gets the same edits, indexed without a session
+  for (const TempDir* d : {&dir, &other}) {
+    WriteFixture(*d);
+    d->Write("scripts/build.pl", "sub build { return 1; }\n");  // a ctags-routed language
+  }
+  BootstrapOptions whole = Options(dir);
+  whole.ctags_program = CountingCtags(bin);
+  BootstrapSession session;
+  Result<BootstrapReport> r = RunWith(whole, session);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  Result<BootstrapReport> q = RunBootstrap(Options(other));
+  ASSERT_TRUE(q.ok()) << q.status().ToString();
+  EXPECT_TRUE(session.holds_store());
+  EXPECT_EQ(Probes(bin), 1u);
+  for (int round = 1; round <= 3; ++round) {
+    const std::string perl =
+        fmt::format("sub build {{ return {}; }}\nsub more{} {{ return 0; }}\n", round, round);
+    const std::string py = fmt::format("def changed_{}():\n    return {}\n", round, round);
+    for (const TempDir* d : {&dir, &other}) {
+      d->Write("scripts/build.pl", perl);
+      d->Write("tools/report.py", py);
+      SetMtime(*d, "scripts/build.pl", 1'000'000 + round);
+      SetMtime(*d, "tools/report.py", 1'000'000 + round);
+    }
+    BootstrapOptions o = OnlyPaths(dir, {"scripts/build.pl", "tools/report.py"});
+    o.ctags_program = whole.ctags_program;
+    r = RunWith(o, session);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_TRUE(r->success);
+    EXPECT_EQ(r->stats.files_modified, 2u) << "round " << round;
+    q = RunBootstrap(OnlyPaths(other, {"scripts/build.pl", "tools/report.py"}));
+    ASSERT_TRUE(q.ok()) << q.status().ToString();
+  }
+  // One probe for the whole run, none for the three watch runs, which ran ctags on build.pl.
+  EXPECT_EQ(Probes(bin), 1u);
+  // The store holds the same files, symbols and totals as the one indexed without a session.
+  EXPECT_EQ(r->stats.functions_indexed, q->stats.functions_indexed);
+  EXPECT_EQ(r->stats.edges, q->stats.edges);
+  EXPECT_EQ(r->stats.chunks_indexed, q->stats.chunks_indexed);
+  auto a = OpenStore(dir);
+  auto b = OpenStore(other);
+  ASSERT_TRUE(a != nullptr && b != nullptr);
+  auto fa = a->ListFiles();
+  auto fb = b->ListFiles();
+  ASSERT_TRUE(fa.ok() && fb.ok());
+  ASSERT_EQ(fa->size(), fb->size());
+  for (std::size_t i = 0; i < fa->size(); ++i) {
+    EXPECT_EQ((*fa)[i].path, (*fb)[i].path);
+    EXPECT_EQ((*fa)[i].sha256, (*fb)[i].sha256) << (*fa)[i].path;
+    EXPECT_EQ((*fa)[i].language, (*fb)[i].language) << (*fa)[i].path;
+    auto sa = a->FileSymbols((*fa)[i].path);
+    auto sb = b->FileSymbols((*fb)[i].path);
+    ASSERT_TRUE(sa.ok() && sb.ok());
+    ASSERT_EQ(sa->size(), sb->size()) << (*fa)[i].path;
+    for (std::size_t k = 0; k < sa->size(); ++k) {
+      EXPECT_EQ((*sa)[k].target_id, (*sb)[k].target_id);
+    }
+  }
+  auto perl = a->FileSymbols("scripts/build.pl");
+  ASSERT_TRUE(perl.ok());
+  EXPECT_TRUE(std::any_of(perl->begin(), perl->end(),
+                          [](const store::SymbolRow& s) { return s.name == "more3"; }));
+}
+
+TEST(BootstrapSessionTest, AnotherWritersRunInvalidatesTheCachedCppAnswer) {
+  TempDir dir;
+  dir.Write("api.h", "int api(void);\n");
+  dir.Write("main.c", "int main(void) { return 0; }\n");
+  BootstrapSession session;
+  ASSERT_TRUE(RunWith(Options(dir), session).ok());
+  dir.Write("api.h", "int api(void);\nint api2(void);\n");
+  // The session learns that the store holds no C++ source: the header is C.
+  ASSERT_TRUE(RunWith(OnlyPaths(dir, {"api.h"}), session).ok());
+  EXPECT_EQ(StoredLanguage(dir, "api.h"), "c");
+  // Another writer (here a bootstrap without the session) adds a C++ source.
+  dir.Write("real.cc", "int real() { return 2; }\n");
+  ASSERT_TRUE(RunBootstrap(OnlyPaths(dir, {"real.cc"})).ok());
+  dir.Write("api.h", "int api(void);\nint api3(void);\n");
+  // The session's answer is stale (a newer run than its own): the store is asked again.
+  Result<BootstrapReport> r = RunWith(OnlyPaths(dir, {"api.h"}), session);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->stats.files_modified, 1u);
+  EXPECT_EQ(StoredLanguage(dir, "api.h"), "cpp");
+}
+
+TEST(BootstrapSessionTest, TheSessionsOwnAddsAndRemovalsOfCppSourcesAreSeen) {
+  TempDir dir;
+  dir.Write("api.h", "int api(void);\n");
+  dir.Write("main.c", "int main(void) { return 0; }\n");
+  BootstrapSession session;
+  ASSERT_TRUE(RunWith(Options(dir), session).ok());
+  dir.Write("api.h", "int api(void);\nint api1(void);\n");
+  ASSERT_TRUE(RunWith(OnlyPaths(dir, {"api.h"}), session).ok());
+  EXPECT_EQ(StoredLanguage(dir, "api.h"), "c");
+  // The session adds a C++ source: later headers are C++.
+  dir.Write("lib/real.cc", "int real() { return 2; }\n");
+  ASSERT_TRUE(RunWith(OnlyPaths(dir, {"lib"}), session).ok());
+  dir.Write("api.h", "int api(void);\nint api2(void);\n");
+  ASSERT_TRUE(RunWith(OnlyPaths(dir, {"api.h"}), session).ok());
+  EXPECT_EQ(StoredLanguage(dir, "api.h"), "cpp");
+  // It removes the only one (with its directory): headers are C again.
+  std::filesystem::remove_all(dir.Abs("lib"));
+  Result<BootstrapReport> r = RunWith(OnlyPaths(dir, {"lib"}), session);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->stats.files_deleted, 1u);
+  dir.Write("api.h", "int api(void);\nint api3(void);\n");
+  ASSERT_TRUE(RunWith(OnlyPaths(dir, {"api.h"}), session).ok());
+  EXPECT_EQ(StoredLanguage(dir, "api.h"), "c");
+}
+
+TEST(BootstrapSessionTest, AStoreFileReplacedUnderTheSessionIsOpenedAfresh) {
+  TempDir dir;
+  WriteFixture(dir);
+  BootstrapSession session;
+  ASSERT_TRUE(RunWith(Options(dir), session).ok());
+  ASSERT_TRUE(session.holds_store());
+  // The index is deleted (e.g. by hand) while the session holds the old file open.
+  std::filesystem::remove_all(dir.Abs(".librarian"));
+  Result<BootstrapReport> r = RunWith(Options(dir), session);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->stats.mode, "full");
+  EXPECT_EQ(r->stats.files_added, kFixtureFiles);
+  auto files = OpenStore(dir)->ListFiles();
+  ASSERT_TRUE(files.ok());
+  EXPECT_EQ(files->size(), kFixtureFiles + 1);  // the binary's skip record too
+  // A watch run after it writes into the new file, which a fresh connection reads.
+  dir.Write("docs/notes.md", "# Notes\n\nChanged.\n");
+  SetMtime(dir, "docs/notes.md", 2'000'000);
+  r = RunWith(OnlyPaths(dir, {"docs/notes.md"}), session);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->stats.files_modified, 1u);
+  auto notes = OpenStore(dir)->GetFile("docs/notes.md");
+  ASSERT_TRUE(notes.ok() && notes->has_value());
+  EXPECT_EQ((*notes)->size, std::string("# Notes\n\nChanged.\n").size());
 }
 
 }  // namespace

@@ -250,12 +250,8 @@ Update Watcher::Reindex(base::Cancellation& cancel) {
   index::BootstrapOptions o = options_.bootstrap;
   if (!batch.rescan) o.only_paths = batch.paths;
   const auto start = Clock::now();
-  u.report = index::Bootstrap(o, cancel, options_.progress);
+  u.report = index::Bootstrap(o, cancel, options_.progress, &session_);
   u.ms = MsSince(start);
-  if (keepalive_ == nullptr && u.report.ok()) {
-    Result<std::unique_ptr<base::Database>> db = base::Database::Open(u.report->store_path);
-    if (db.ok()) keepalive_ = std::move(db).value();  // best effort: only a cost if missing
-  }
   if (!u.report.ok() && u.report.status().code() == base::StatusCode::kResourceExhausted) {
     // Another bootstrap holds the store: keep the batch for the next round.
     const auto now = Clock::now();

@@ -11,8 +11,9 @@
 // the original's value) or `max_delay` after its first change, whichever is first, so a burst
 // of changes becomes one re-index. A re-index is an incremental Bootstrap restricted to the
 // batch (BootstrapOptions::only_paths): the changed files are re-read, hashed and re-extracted,
-// vanished ones deleted, in the store's ordinary transactions, so a reader sees either the old
-// or the new state of each file, and kill -9 at any point leaves a consistent store.
+// vanished ones deleted, in the store's ordinary transactions (with one BootstrapSession kept
+// across re-indexes, so a batch does not reopen the store or probe ctags again), so a reader sees
+// either the old or the new state of each file, and kill -9 at any point leaves a consistent store.
 //
 // While a batch waits or is being re-indexed, `.librarian/watch.json` (status.h) lists its
 // paths; Query() reports them as stale (freshness.staleFiles and an `index_updating`
@@ -33,7 +34,6 @@
 #include <vector>
 
 #include "base/cancellation.h"
-#include "base/sqlite.h"
 #include "base/status.h"
 #include "librarian/index/bootstrap.h"
 
@@ -159,12 +159,13 @@ class Watcher {
   std::unique_ptr<Inotify> inotify_;
   Debouncer debouncer_;
   std::size_t listed_ = 0;  // pending paths in the status file
-  // An idle connection to the store, held from the first successful re-index on (decision
-  // 0070): SQLite checkpoints the whole WAL and syncs the database when its last connection
-  // closes, which every re-index's own connection did, so that sync, not the batch, set the
-  // re-index's wall time. With this one open, the WAL is checkpointed by the writer's
-  // autocheckpoint instead. It holds no transaction, so it blocks no reader or writer.
-  std::unique_ptr<base::Database> keepalive_;
+  // What the re-indexes reuse (index::BootstrapSession, decision 0078): the open store, the
+  // extractors with their ctags probe, and whether the store holds a C++ source. The held
+  // store connection is also idle between re-indexes, so SQLite's checkpoint and sync when a
+  // database's last connection closes no longer follow every re-index (decision 0070); the
+  // writer's autocheckpoint does that work instead. It holds no transaction, so it blocks no
+  // reader or writer.
+  index::BootstrapSession session_;
 };
 
 }  // namespace trove::librarian::watch
