@@ -1943,7 +1943,12 @@ Result<QueryResponse> Pipeline::Run() {
   for (Candidate* c : order) {
     if (selection.size() >= limit * 3) break;  // room for threshold and budget drops
     if (c->symbol && !named.insert(c->path + '\n' + c->symbol->qualified_name).second) continue;
-    if (!c->path.empty() && ++per_file[c->path] > kPacksPerFile) continue;
+    // A similar_tasks pack's primary file is only the first file of an earlier answer: it
+    // takes none of that file's places (decision 0077).
+    if (c->type != PackType::kSimilarTasks && !c->path.empty() &&
+        ++per_file[c->path] > kPacksPerFile) {
+      continue;
+    }
     selection.push_back(c);
   }
   AddStage("reranking", StageStatus::kRan, t0);
