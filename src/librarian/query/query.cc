@@ -1126,7 +1126,11 @@ void Pipeline::TextSignals(const std::set<std::string>& words, rank::RankSignals
   }
   s.identifier = 0;
   for (const std::string& id : terms_.identifiers) {
-    if (words.count(id) != 0) s.identifier = 1;
+    // As written, or as IndexWords writes a whole identifier (stored text keeps that form).
+    const std::vector<std::string> forms = extract::IndexWords(id);
+    if (words.count(id) != 0 || (!forms.empty() && words.count(forms.front()) != 0)) {
+      s.identifier = 1;
+    }
   }
 }
 
@@ -1216,6 +1220,7 @@ Status Pipeline::StoredPacks() {
     Candidate& c = AddPrebuilt(PackType::kSimilarTasks, std::move(p), jaccard * scale * 0.9, 0.5);
     std::set<std::string> all_words;
     ForEachWordRun(e.intent, [&all_words](std::string_view run) {
+      all_words.insert(ToLower(run));
       for (std::string& w : extract::IndexWords(run)) all_words.insert(std::move(w));
     });
     TextSignals(all_words, c.signals);

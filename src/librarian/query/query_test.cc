@@ -799,7 +799,7 @@ TEST_F(QueryTest, AnEarlierEpisodeSharingTheIntentsWordsRanksWithItsEvidence) {
   EXPECT_EQ(tasks, 1u);
   EXPECT_EQ(task->target_id, fmt::format("task:{}", *id));
   EXPECT_THAT(task->summary, HasSubstr("who calls parse_config"));
-  EXPECT_EQ(task->signals.identifier, 1);
+  EXPECT_EQ(task->signals.identifier, 1) << task->signals.Debug();
   EXPECT_THAT(b.disclosures, Not(Contains(::testing::StartsWith("similar_tasks_unavailable:"))));
   // Its evidence: the spans the earlier answer's packs cited, e.g. parse_config's own.
   auto def = store_->GetSymbol("fn:src/config.cc::parse_config");
