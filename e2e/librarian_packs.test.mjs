@@ -103,6 +103,12 @@ describe('librarian packs over stdio', () => {
     assert.ok(impact, JSON.stringify(r.packs.map((p) => [p.packType, p.targetId])));
     assert.ok(impact.keyFacts.some((f) => f.startsWith('direct dependents (1 hop):') && f.includes('src/server.cc')));
     assert.ok(impact.keyFacts.some((f) => f.includes('tests/config_test.cc')));
+    // With includeEvidence it cites the calling functions, the test first (decision 0077).
+    const ev = await call('query', { workspace: ws, intent: 'who calls parse_config', intentType: 'impact', depth: 'L2', includeEvidence: true });
+    const sites = ev.evidenceByPack.find((e) => e.packId === impact.packId).evidence;
+    assert.deepEqual(sites.map((e) => [e.file, e.startLine, e.endLine]),
+      [['tests/config_test.cc', 1, 1], ['src/client.cc', 1, 1], ['src/server.cc', 2, 2]], JSON.stringify(sites));
+    for (const e of sites) assert.match(e.contentHash, /^[0-9a-f]{64}$/);
     const plan = r.verificationPlan;
     assert.ok(plan, 'no verificationPlan');
     assert.match(plan.id, /^vp_[0-9a-f]{16}$/);
@@ -126,13 +132,16 @@ describe('librarian packs over stdio', () => {
     assert.ok(impact.keyFacts.some((f) => f.startsWith('direct dependents (1 hop): src/config.cc')), JSON.stringify(impact.keyFacts));
   });
 
-  test('similar_tasks: an earlier query with shared words comes back as an episode', { todo: 'the episode is recorded but not ranked into the answer yet; see decision 0069 (not done)' }, async () => {
-    const r = await call('query', { workspace: ws, intent: 'who else calls parse_config here', depth: 'L3' });
+  test('similar_tasks: an earlier query with shared words comes back as an episode', async () => {
+    const r = await call('query', { workspace: ws, intent: 'who else calls parse_config here', depth: 'L3', includeEvidence: true });
     const task = r.packs.find((p) => p.packType === 'similar_tasks');
     assert.ok(task, JSON.stringify(r.packs.map((p) => [p.packType, p.targetId])));
     assert.match(task.targetId, /^task:\d+$/);
     assert.match(task.summary, /who calls parse_config/);
     assert.ok(!r.disclosures.some((d) => d.startsWith('similar_tasks_unavailable:')));
+    // It cites the spans its earlier answer cited (decision 0077), parse_config's among them.
+    const cited = r.evidenceByPack.find((e) => e.packId === task.packId).evidence;
+    assert.ok(cited.some((e) => e.file === 'src/config.cc' && e.startLine <= 4 && e.endLine >= 6 && /^[0-9a-f]{64}$/.test(e.contentHash)), JSON.stringify(cited));
     // The same intent again is not its own similar task: the answer repeats.
     const again = await call('query', { workspace: ws, intent: 'who calls parse_config', intentType: 'impact', depth: 'L2' });
     assert.ok(!again.packs.some((p) => p.packType === 'similar_tasks' && /who calls parse_config$/.test(p.summary)));

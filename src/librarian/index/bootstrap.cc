@@ -1318,13 +1318,20 @@ Result<BootstrapReport> Run::Execute() {
   // changed; a whole-workspace run that changed something (or a store without them) rebuilds
   // the file graph, the ranks and the pattern and decision packs.
   if (!failed) {
-    if (Result<std::size_t> gone = packs::InvalidateStale(*store_); !gone.ok()) {
+    const std::vector<std::string>* changed = options_.only_paths ? &*options_.only_paths : nullptr;
+    if (Result<std::size_t> gone = packs::InvalidateStale(*store_, changed); !gone.ok()) {
       report_.disclosures.push_back(
           fmt::format("packs_unavailable: invalidating stored packs: {}", gone.status().message()));
     }
     if (options_.only_paths && report_.stats.mode != "noop") {
       if (Status st = packs::MarkDerivedDirty(*store_); !st.ok()) {
         report_.disclosures.push_back(fmt::format("packs_unavailable: {}", st.message()));
+      }
+      // The changed files' function and module packs again (decision 0077).
+      if (Result<std::size_t> n =
+              packs::StoreFilePacksFor(*store_, *options_.only_paths, run_.run_id);
+          !n.ok()) {
+        report_.disclosures.push_back(fmt::format("packs_unavailable: {}", n.status().message()));
       }
     }
     bool rebuild = !options_.only_paths && report_.stats.mode != "noop";

@@ -99,42 +99,59 @@ std::optional<std::string> ResolveImport(std::string_view includer, std::string_
 
 bool IsCLike(std::string_view language) { return language == "c" || language == "cpp"; }
 
-Status InsertPack(base::Database& db, const StoredPack& p) {
-  ASSIGN_OR_RETURN(base::Statement ins,
-                   db.Prepare("INSERT OR REPLACE INTO packs(pack_id, pack_type, target_id, "
-                              "summary, key_facts, related_files, signal, words, version, "
-                              "created_at, run_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, "
-                              "?10, ?11)"));
-  RETURN_IF_ERROR(ins.Bind(1, std::string_view(p.pack_id)));
-  RETURN_IF_ERROR(ins.Bind(2, std::string_view(p.pack_type)));
-  RETURN_IF_ERROR(ins.Bind(3, std::string_view(p.target_id)));
-  RETURN_IF_ERROR(ins.Bind(4, std::string_view(p.summary)));
-  const std::string facts = Dump(Json(p.key_facts));
-  const std::string related = Dump(Json(p.related_files));
-  RETURN_IF_ERROR(ins.Bind(5, std::string_view(facts)));
-  RETURN_IF_ERROR(ins.Bind(6, std::string_view(related)));
-  RETURN_IF_ERROR(ins.Bind(7, p.signal));
-  RETURN_IF_ERROR(ins.Bind(8, std::string_view(p.words)));
-  RETURN_IF_ERROR(ins.Bind(9, p.version));
-  RETURN_IF_ERROR(ins.Bind(10, std::string_view(p.created_at)));
-  RETURN_IF_ERROR(ins.Bind(11, std::string_view(p.run_id)));
-  ASSIGN_OR_RETURN(bool row, ins.Step());
-  (void)row;
-  ASSIGN_OR_RETURN(base::Statement del, db.Prepare("DELETE FROM pack_triggers WHERE pack_id = ?1"));
-  RETURN_IF_ERROR(del.Bind(1, std::string_view(p.pack_id)));
-  ASSIGN_OR_RETURN(row, del.Step());
-  ASSIGN_OR_RETURN(base::Statement trig,
-                   db.Prepare("INSERT OR REPLACE INTO pack_triggers(pack_id, path, sha256) "
-                              "VALUES (?1, ?2, ?3)"));
-  for (const Trigger& t : p.triggers) {
-    trig.Reset();
-    RETURN_IF_ERROR(trig.Bind(1, std::string_view(p.pack_id)));
-    RETURN_IF_ERROR(trig.Bind(2, std::string_view(t.path)));
-    RETURN_IF_ERROR(trig.Bind(3, std::string_view(t.sha256)));
-    ASSIGN_OR_RETURN(row, trig.Step());
+// Writes stored packs and their triggers with three statements prepared once (a bootstrap
+// stores one pack per function and file).
+class PackWriter {
+ public:
+  static Result<PackWriter> Create(base::Database& db) {
+    ASSIGN_OR_RETURN(base::Statement ins,
+                     db.Prepare("INSERT OR REPLACE INTO packs(pack_id, pack_type, target_id, "
+                                "summary, key_facts, related_files, signal, words, version, "
+                                "created_at, run_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, "
+                                "?10, ?11)"));
+    ASSIGN_OR_RETURN(base::Statement del,
+                     db.Prepare("DELETE FROM pack_triggers WHERE pack_id = ?1"));
+    ASSIGN_OR_RETURN(base::Statement trig,
+                     db.Prepare("INSERT OR REPLACE INTO pack_triggers(pack_id, path, sha256) "
+                                "VALUES (?1, ?2, ?3)"));
+    return PackWriter(std::move(ins), std::move(del), std::move(trig));
   }
-  return Status::Ok();
-}
+
+  Status Write(const StoredPack& p) {
+    ins_.Reset();
+    RETURN_IF_ERROR(ins_.Bind(1, std::string_view(p.pack_id)));
+    RETURN_IF_ERROR(ins_.Bind(2, std::string_view(p.pack_type)));
+    RETURN_IF_ERROR(ins_.Bind(3, std::string_view(p.target_id)));
+    RETURN_IF_ERROR(ins_.Bind(4, std::string_view(p.summary)));
+    const std::string facts = Dump(Json(p.key_facts));
+    const std::string related = Dump(Json(p.related_files));
+    RETURN_IF_ERROR(ins_.Bind(5, std::string_view(facts)));
+    RETURN_IF_ERROR(ins_.Bind(6, std::string_view(related)));
+    RETURN_IF_ERROR(ins_.Bind(7, p.signal));
+    RETURN_IF_ERROR(ins_.Bind(8, std::string_view(p.words)));
+    RETURN_IF_ERROR(ins_.Bind(9, p.version));
+    RETURN_IF_ERROR(ins_.Bind(10, std::string_view(p.created_at)));
+    RETURN_IF_ERROR(ins_.Bind(11, std::string_view(p.run_id)));
+    ASSIGN_OR_RETURN(bool row, ins_.Step());
+    del_.Reset();
+    RETURN_IF_ERROR(del_.Bind(1, std::string_view(p.pack_id)));
+    ASSIGN_OR_RETURN(row, del_.Step());
+    for (const Trigger& t : p.triggers) {
+      trig_.Reset();
+      RETURN_IF_ERROR(trig_.Bind(1, std::string_view(p.pack_id)));
+      RETURN_IF_ERROR(trig_.Bind(2, std::string_view(t.path)));
+      RETURN_IF_ERROR(trig_.Bind(3, std::string_view(t.sha256)));
+      ASSIGN_OR_RETURN(row, trig_.Step());
+    }
+    (void)row;
+    return Status::Ok();
+  }
+
+ private:
+  PackWriter(base::Statement ins, base::Statement del, base::Statement trig)
+      : ins_(std::move(ins)), del_(std::move(del)), trig_(std::move(trig)) {}
+  base::Statement ins_, del_, trig_;
+};
 
 }  // namespace
 
@@ -231,15 +248,32 @@ bool IsTestPath(std::string_view path) {
          original_name.find("Tests.") != std::string::npos;
 }
 
-Result<std::size_t> InvalidateStale(store::Store& store) {
+Result<std::size_t> InvalidateStale(store::Store& store, const std::vector<std::string>* paths) {
   base::Database& db = store.db();
   ASSIGN_OR_RETURN(base::Transaction tx, db.Begin());
-  RETURN_IF_ERROR(db.Exec(
-      "CREATE TEMP TABLE IF NOT EXISTS stale_packs(pack_id TEXT PRIMARY KEY); "
-      "DELETE FROM stale_packs; "
-      "INSERT OR IGNORE INTO stale_packs SELECT t.pack_id FROM pack_triggers t LEFT JOIN files f "
-      "ON f.path = t.path WHERE f.sha256 IS NULL OR f.sha256 != t.sha256; "
-      "DELETE FROM pack_triggers WHERE pack_id IN (SELECT pack_id FROM stale_packs)"));
+  RETURN_IF_ERROR(
+      db.Exec("CREATE TEMP TABLE IF NOT EXISTS stale_packs(pack_id TEXT PRIMARY KEY); "
+              "DELETE FROM stale_packs"));
+  if (paths == nullptr) {
+    RETURN_IF_ERROR(
+        db.Exec("INSERT OR IGNORE INTO stale_packs SELECT t.pack_id FROM pack_triggers t LEFT "
+                "JOIN files f ON f.path = t.path WHERE f.sha256 IS NULL OR f.sha256 != t.sha256"));
+  } else {
+    // An index range of pack_triggers_path per path: a watch re-index reads its batch only.
+    ASSIGN_OR_RETURN(
+        base::Statement st,
+        db.Prepare("INSERT OR IGNORE INTO stale_packs SELECT t.pack_id FROM pack_triggers t "
+                   "LEFT JOIN files f ON f.path = t.path WHERE (t.path = ?1 OR (t.path >= ?1 || "
+                   "'/' AND t.path < ?1 || '0')) AND (f.sha256 IS NULL OR f.sha256 != t.sha256)"));
+    for (const std::string& p : *paths) {
+      st.Reset();
+      RETURN_IF_ERROR(st.Bind(1, std::string_view(p)));
+      ASSIGN_OR_RETURN(bool row, st.Step());
+      (void)row;
+    }
+  }
+  RETURN_IF_ERROR(
+      db.Exec("DELETE FROM pack_triggers WHERE pack_id IN (SELECT pack_id FROM stale_packs)"));
   ASSIGN_OR_RETURN(base::Statement del,
                    db.Prepare("DELETE FROM packs WHERE pack_id IN (SELECT pack_id FROM "
                               "stale_packs)"));
@@ -451,8 +485,9 @@ Result<DerivedStats> RebuildDerived(store::Store& store, const std::string& root
   RETURN_IF_ERROR(db.Exec(
       "DELETE FROM meta WHERE key = 'packs_dirty'; DELETE FROM file_edges; DELETE FROM ranks; "
       "DELETE FROM pack_triggers WHERE pack_id IN (SELECT pack_id FROM packs WHERE pack_type IN "
-      "('pattern_context', 'decision_context')); "
-      "DELETE FROM packs WHERE pack_type IN ('pattern_context', 'decision_context')"));
+      "('pattern_context', 'decision_context', 'function_context', 'module_context')); "
+      "DELETE FROM packs WHERE pack_type IN ('pattern_context', 'decision_context', "
+      "'function_context', 'module_context')"));
   {
     ASSIGN_OR_RETURN(base::Statement ins,
                      db.Prepare("INSERT INTO file_edges(from_path, to_path, kind, weight) VALUES "
@@ -486,9 +521,242 @@ Result<DerivedStats> RebuildDerived(store::Store& store, const std::string& root
     }
     for (std::size_t i = 0; i < fns.size(); ++i) RETURN_IF_ERROR(put(fns[i].target_id, fn_rank[i]));
   }
-  for (const StoredPack& p : packs) RETURN_IF_ERROR(InsertPack(db, p));
+  {
+    ASSIGN_OR_RETURN(PackWriter writer, PackWriter::Create(db));
+    for (const StoredPack& p : packs) RETURN_IF_ERROR(writer.Write(p));
+  }
+  // Function and module packs after the ranks, which order a module's definitions.
+  ASSIGN_OR_RETURN(stats.file_packs, StoreFilePacks(db, nullptr, run_id));
   RETURN_IF_ERROR(tx.Commit());
   return stats;
+}
+
+Result<std::size_t> StoreFilePacksFor(store::Store& store, const std::vector<std::string>& paths,
+                                      std::string_view run_id) {
+  base::Database& db = store.db();
+  ASSIGN_OR_RETURN(base::Transaction tx, db.Begin());
+  ASSIGN_OR_RETURN(std::size_t n, StoreFilePacks(db, &paths, run_id));
+  RETURN_IF_ERROR(tx.Commit());
+  return n;
+}
+
+Result<std::size_t> StoreFilePacks(base::Database& db, const std::vector<std::string>* paths,
+                                   std::string_view run_id) {
+  const std::string now = base::NowRfc3339();
+  ASSIGN_OR_RETURN(PackWriter writer, PackWriter::Create(db));
+  struct FileRow {
+    std::int64_t id = 0;
+    std::string path, sha256, language, extractor;
+    bool parse_error = false;
+  };
+  std::vector<FileRow> files;
+  {
+    const std::string sql = fmt::format(
+        "SELECT id, path, sha256, language, extractor, parse_error FROM files WHERE status IN "
+        "('indexed', 'unchanged', 'timed_out'){} ORDER BY path",
+        paths != nullptr ? " AND (path = ?1 OR (path >= ?1 || '/' AND path < ?1 || '0'))" : "");
+    ASSIGN_OR_RETURN(base::Statement st, db.Prepare(sql));
+    const std::size_t rounds = paths != nullptr ? paths->size() : 1;
+    for (std::size_t i = 0; i < rounds; ++i) {
+      st.Reset();
+      if (paths != nullptr) RETURN_IF_ERROR(st.Bind(1, std::string_view((*paths)[i])));
+      for (;;) {
+        ASSIGN_OR_RETURN(bool row, st.Step());
+        if (!row) break;
+        files.push_back(FileRow{st.ColumnInt64(0), st.ColumnText(1), st.ColumnText(2),
+                                st.ColumnText(3), st.ColumnText(4), st.ColumnInt64(5) != 0});
+      }
+    }
+  }
+  ASSIGN_OR_RETURN(base::Statement syms_st,
+                   db.Prepare("SELECT s.id, s.target_id, s.name, s.qualified_name, s.kind, "
+                              "s.start_line, s.end_line, s.signature, s.doc, s.parse_error, "
+                              "s.end_known, coalesce(p.kind, ''), coalesce(r.rank, 0) FROM "
+                              "symbols s LEFT JOIN symbols p ON p.id = s.parent_id LEFT JOIN "
+                              "ranks r ON r.target_id = s.target_id WHERE s.file_id = ?1 ORDER "
+                              "BY s.ordinal"));
+  ASSIGN_OR_RETURN(base::Statement calls_st,
+                   db.Prepare("SELECT caller_id, callee FROM calls WHERE file_id = ?1 AND "
+                              "caller_id IS NOT NULL ORDER BY id"));
+  ASSIGN_OR_RETURN(base::Statement sites_st,
+                   db.Prepare("SELECT f.path FROM calls c JOIN files f ON f.id = c.file_id WHERE "
+                              "c.callee = ?1 LIMIT 200"));
+  ASSIGN_OR_RETURN(base::Statement defs_st,
+                   db.Prepare("SELECT f.path FROM symbols s JOIN files f ON f.id = s.file_id "
+                              "WHERE s.name = ?1 ORDER BY f.path, s.start_line LIMIT 3"));
+  ASSIGN_OR_RETURN(base::Statement imports_st,
+                   db.Prepare("SELECT module FROM imports WHERE file_id = ?1 ORDER BY id"));
+  ASSIGN_OR_RETURN(base::Statement importers_st,
+                   db.Prepare("SELECT from_path FROM file_edges WHERE to_path = ?1 AND kind IN "
+                              "('includes', 'imports') ORDER BY from_path"));
+  // Call sites (files, at most 200 sites) and definition files of a name, read once per name.
+  std::unordered_map<std::string, std::vector<std::string>> sites_of, defs_of;
+  auto read_paths = [](base::Statement& st, auto key, std::vector<std::string>& out) -> Status {
+    st.Reset();
+    RETURN_IF_ERROR(st.Bind(1, key));
+    for (;;) {
+      ASSIGN_OR_RETURN(bool row, st.Step());
+      if (!row) break;
+      out.push_back(st.ColumnText(0));
+    }
+    return Status::Ok();
+  };
+  std::size_t stored = 0;
+  for (const FileRow& file : files) {
+    const bool tree_sitter = file.extractor.rfind("tree-sitter", 0) == 0;
+    const bool ctags = file.extractor.rfind("ctags", 0) == 0;
+    struct Sym {
+      std::int64_t id = 0;
+      std::string target_id, name, qualified_name, kind, signature, doc, parent_kind;
+      std::uint32_t start_line = 0, end_line = 0;
+      bool parse_error = false, end_known = true;
+      double rank = 0;
+    };
+    std::vector<Sym> syms;
+    syms_st.Reset();
+    RETURN_IF_ERROR(syms_st.Bind(1, file.id));
+    for (;;) {
+      ASSIGN_OR_RETURN(bool row, syms_st.Step());
+      if (!row) break;
+      Sym s;
+      s.id = syms_st.ColumnInt64(0);
+      s.target_id = syms_st.ColumnText(1);
+      s.name = syms_st.ColumnText(2);
+      s.qualified_name = syms_st.ColumnText(3);
+      s.kind = syms_st.ColumnText(4);
+      s.start_line = static_cast<std::uint32_t>(syms_st.ColumnInt64(5));
+      s.end_line = static_cast<std::uint32_t>(syms_st.ColumnInt64(6));
+      s.signature = syms_st.ColumnText(7);
+      s.doc = syms_st.ColumnText(8);
+      s.parse_error = syms_st.ColumnInt64(9) != 0;
+      s.end_known = syms_st.ColumnInt64(10) != 0;
+      s.parent_kind = syms_st.ColumnText(11);
+      s.rank = syms_st.ColumnDouble(12);
+      syms.push_back(std::move(s));
+    }
+    std::unordered_map<std::int64_t, std::vector<std::string>> callees;
+    calls_st.Reset();
+    RETURN_IF_ERROR(calls_st.Bind(1, file.id));
+    for (;;) {
+      ASSIGN_OR_RETURN(bool row, calls_st.Step());
+      if (!row) break;
+      std::vector<std::string>& v = callees[calls_st.ColumnInt64(0)];
+      std::string callee = calls_st.ColumnText(1);
+      if (std::find(v.begin(), v.end(), callee) == v.end()) v.push_back(std::move(callee));
+    }
+    const std::vector<Trigger> triggers = {Trigger{file.path, file.sha256}};
+    auto add_related = [](std::vector<std::string>& related, const std::string& path) {
+      if (related.size() < 6 && std::find(related.begin(), related.end(), path) == related.end()) {
+        related.push_back(path);
+      }
+    };
+    std::size_t functions = 0;
+    std::size_t types = 0;
+    for (const Sym& s : syms) {
+      if (s.target_id.rfind("type:", 0) == 0) ++types;
+      if (s.target_id.rfind("fn:", 0) != 0) continue;
+      // As the query's direct packs and the manifest: the first kMaxFunctionPacksPerFile.
+      if (++functions > store::kMaxFunctionPacksPerFile) continue;
+      StoredPack p;
+      p.pack_type = "function_context";
+      p.target_id = s.target_id;
+      p.pack_id = store::PackIdFor(p.pack_type, p.target_id);
+      p.summary = CutAtWord(
+          !s.doc.empty() ? s.doc
+                         : fmt::format("{} {} in {}{}", s.kind, s.qualified_name, file.path,
+                                       s.signature.empty() ? std::string() : ": " + s.signature));
+      p.key_facts.push_back(fmt::format("{} `{}` is defined in {} lines {}-{}", s.kind,
+                                        s.qualified_name, file.path, s.start_line, s.end_line));
+      if (!s.signature.empty()) p.key_facts.push_back("signature: " + s.signature);
+      if (!s.doc.empty()) p.key_facts.push_back("documented as: " + s.doc);
+      p.related_files.push_back(file.path);
+      if (auto c = callees.find(s.id); c != callees.end() && !c->second.empty()) {
+        std::vector<std::string> shown(
+            c->second.begin(), c->second.begin() + std::min<std::size_t>(8, c->second.size()));
+        p.key_facts.push_back(fmt::format("calls: {}{}", fmt::join(shown, ", "),
+                                          c->second.size() > shown.size() ? ", …" : ""));
+        for (const std::string& callee : shown) {
+          auto [it, fresh] = defs_of.try_emplace(callee);
+          if (fresh) RETURN_IF_ERROR(read_paths(defs_st, std::string_view(callee), it->second));
+          for (const std::string& path : it->second) add_related(p.related_files, path);
+        }
+      }
+      auto [sites, fresh] = sites_of.try_emplace(s.name);
+      if (fresh) RETURN_IF_ERROR(read_paths(sites_st, std::string_view(s.name), sites->second));
+      if (!sites->second.empty()) {
+        const std::set<std::string> caller_files(sites->second.begin(), sites->second.end());
+        for (const std::string& path : caller_files) add_related(p.related_files, path);
+        p.key_facts.push_back(fmt::format(
+            "name `{}` is called at {}{} sites in {} files (matched by name, not resolved)", s.name,
+            sites->second.size() >= 200 ? "at least " : "", sites->second.size(),
+            caller_files.size()));
+      }
+      if (s.parse_error) p.key_facts.push_back("the definition's span has parse errors");
+      p.signal = tree_sitter ? (s.parse_error ? 0.7 : 0.9)
+                 : ctags     ? (s.end_known ? 0.6 : 0.5)
+                             : 0.5;
+      p.words = extract::AllWordsText(
+          fmt::format("{} {} {} {} {}", s.qualified_name, s.signature, s.doc, file.path, s.kind),
+          4096);
+      p.triggers = triggers;
+      p.created_at = now;
+      p.run_id = std::string(run_id);
+      RETURN_IF_ERROR(writer.Write(p));
+      ++stored;
+    }
+    // The module pack: top definitions (file level or directly in a namespace) by PageRank.
+    std::vector<const Sym*> by_rank;
+    for (const Sym& s : syms) {
+      if (s.kind != "namespace" && (s.parent_kind.empty() || s.parent_kind == "namespace")) {
+        by_rank.push_back(&s);
+      }
+    }
+    std::stable_sort(by_rank.begin(), by_rank.end(),
+                     [](const Sym* a, const Sym* b) { return a->rank > b->rank; });
+    std::vector<std::string> top;
+    for (const Sym* s : by_rank) {
+      if (top.size() < 8 && std::find(top.begin(), top.end(), s->name) == top.end()) {
+        top.push_back(s->name);
+      }
+    }
+    StoredPack m;
+    m.pack_type = "module_context";
+    m.target_id = "mod:" + file.path;
+    m.pack_id = store::PackIdFor(m.pack_type, m.target_id);
+    m.summary = CutAtWord(
+        top.empty() ? fmt::format("module {}", file.path)
+                    : fmt::format("module {}: defines {}", file.path, fmt::join(top, ", ")));
+    m.key_facts.push_back(fmt::format("{} defines {} functions or methods and {} types", file.path,
+                                      functions, types));
+    m.key_facts.push_back(fmt::format("{} file extracted by {}",
+                                      file.language.empty() ? "unknown" : file.language,
+                                      file.extractor.empty() ? "nothing" : file.extractor));
+    std::vector<std::string> imports;
+    RETURN_IF_ERROR(read_paths(imports_st, file.id, imports));
+    if (!imports.empty()) {
+      std::vector<std::string> shown(imports.begin(),
+                                     imports.begin() + std::min<std::size_t>(8, imports.size()));
+      m.key_facts.push_back(fmt::format("imports: {}{}", fmt::join(shown, ", "),
+                                        imports.size() > shown.size() ? ", …" : ""));
+    }
+    m.related_files.push_back(file.path);
+    std::vector<std::string> importers;
+    RETURN_IF_ERROR(read_paths(importers_st, std::string_view(file.path), importers));
+    for (const std::string& path : importers) add_related(m.related_files, path);
+    if (!importers.empty()) {
+      m.key_facts.push_back(fmt::format("included or imported by {} files", importers.size()));
+    }
+    m.signal = tree_sitter ? (file.parse_error ? 0.6 : 0.8) : ctags ? 0.6 : 0.5;
+    std::string names;
+    for (const Sym& s : syms) names += " " + s.name;
+    m.words = extract::AllWordsText(file.path + names, 4096);
+    m.triggers = triggers;
+    m.created_at = now;
+    m.run_id = std::string(run_id);
+    RETURN_IF_ERROR(writer.Write(m));
+    ++stored;
+  }
+  return stored;
 }
 
 Result<std::vector<StoredPack>> LoadValid(store::Store& store, std::string_view pack_type,
@@ -586,11 +854,9 @@ Result<std::int64_t> RecordEpisodeLocked(base::Database& db, const Episode& epis
   e.kind = ledger::EntryKind::kEpisode;
   e.agent = std::string(agent);
   e.activity = "query";
-  e.payload = Json{{"intent", episode.intent},
-                   {"intentType", episode.intent_type},
-                   {"depth", episode.depth},
-                   {"packIds", episode.pack_ids},
-                   {"files", episode.files}};
+  e.payload = Json{{"intent", episode.intent}, {"intentType", episode.intent_type},
+                   {"depth", episode.depth},   {"packIds", episode.pack_ids},
+                   {"files", episode.files},   {"targetIds", episode.target_ids}};
   ASSIGN_OR_RETURN(std::int64_t id, ledger::Append(db, e));
   const std::string now = base::NowRfc3339();
   ASSIGN_OR_RETURN(
@@ -640,6 +906,7 @@ Result<std::vector<Episode>> RecentEpisodes(base::Database& db, std::size_t limi
     e.depth = text("depth");
     e.pack_ids = list("packIds");
     e.files = list("files");
+    e.target_ids = list("targetIds");
     if (!e.intent.empty()) out.push_back(std::move(e));
   }
   return out;

@@ -4,10 +4,12 @@
 // the store's `packs` table with their invalidation triggers (each trigger a workspace file and
 // the SHA-256 of its content when the pack was built) and outcome counters (`accessCount`,
 // `successCount`, `failureCount`, `lastOutcome`, as the spec names them) in `pack_outcomes`,
-// which hold for any pack id (function and module packs are built at query time but counted
-// too). A pack is valid while every trigger's stored file still has that hash; `InvalidateStale`
-// deletes the others after every bootstrap and watch re-index, and `LoadValid` serves only valid
-// ones.
+// which hold for any pack id. `function_context` and `module_context` packs (decision 0077) are
+// stored too, one per function or method and per indexed file, with their own file as trigger:
+// by the whole-workspace rebuild and, for the changed paths, after a watch re-index
+// (StoreFilePacksFor); the query still assembles the packs it returns from the index. A pack is
+// valid while every trigger's stored file still has that hash; `InvalidateStale` deletes the
+// others after every bootstrap and watch re-index, and `LoadValid` serves only valid ones.
 //
 // The same step writes the file graph (`file_edges`: name-resolved calls with weight 1/n, C/C++
 // includes resolved through includes.h with compile_commands.json, other imports resolved by
@@ -57,6 +59,7 @@ inline constexpr std::size_t kMaxDefinitionsPerName = 5;
 struct Trigger {
   std::string path;
   std::string sha256;
+  bool operator==(const Trigger&) const = default;
 };
 
 struct Outcome {
@@ -69,8 +72,9 @@ struct Outcome {
 
 struct StoredPack {
   std::string pack_id;
-  std::string pack_type;  // "pattern_context", "decision_context"
-  std::string target_id;  // pat:<hash>, adr:<path>
+  // "pattern_context", "decision_context", "function_context", "module_context"
+  std::string pack_type;
+  std::string target_id;  // pat:<hash>, adr:<path>, fn:<path>::<name>, mod:<path>
   std::string summary;
   std::vector<std::string> key_facts;
   std::vector<std::string> related_files;  // first = primary file
@@ -89,6 +93,7 @@ struct DerivedStats {
   std::size_t ranked = 0;         // rows in `ranks`
   std::size_t patterns = 0;
   std::size_t decisions = 0;
+  std::size_t file_packs = 0;  // function_context and module_context packs
   std::string include_source;  // "compile_commands.json", "build/compile_commands.json" or ""
   std::string include_note;    // why a compile database was ignored, or ""
 };
@@ -117,9 +122,25 @@ int ParameterCount(std::string_view signature);
 // Groups of `fns`, largest first (ties by target id); pointers into `fns`.
 std::vector<PatternGroup> MinePatterns(const std::vector<FunctionInfo>& fns);
 
-// Deletes stored packs with a trigger whose file is gone or has another hash now. Returns how
-// many were deleted.
-Result<std::size_t> InvalidateStale(store::Store& store);
+// Deletes stored packs with a trigger whose file is gone or has another hash now; with `paths`
+// (a partial re-index's workspace-relative files or directories), only packs with a trigger at
+// or under one of them are checked. Returns how many were deleted.
+Result<std::size_t> InvalidateStale(store::Store& store,
+                                    const std::vector<std::string>* paths = nullptr);
+
+// Builds and stores the `function_context` pack of every function and method and the
+// `module_context` pack of every indexed file (status indexed, unchanged or timed out) at or
+// under `paths` (every file when null), each with its own file as invalidation trigger (spec
+// §1.3), replacing earlier ones of the same ids; outcome counters are kept by pack id. The
+// content follows the query's packs: a function's summary, definition, signature, doc, callees
+// and call sites of its name; a module's top definitions by stored PageRank, counts, language,
+// imports and the files including or importing it (file_edges). REQUIRES: the caller holds a
+// transaction (RebuildDerived's, or StoreFilePacksFor's). Returns how many were stored.
+Result<std::size_t> StoreFilePacks(base::Database& db, const std::vector<std::string>* paths,
+                                   std::string_view run_id);
+// StoreFilePacks of `paths` in its own transaction (a watch re-index's changed paths).
+Result<std::size_t> StoreFilePacksFor(store::Store& store, const std::vector<std::string>& paths,
+                                      std::string_view run_id);
 
 // Rebuilds, in one transaction, the file graph, the ranks and the pattern and decision packs of
 // the whole workspace at `root` (canonical absolute path; ADR files are read from it).
@@ -151,6 +172,9 @@ struct Episode {
   std::string depth;
   std::vector<std::string> pack_ids;
   std::vector<std::string> files;  // the packs' primary files, distinct, in rank order
+  // The packs' target ids, in rank order (payload `targetIds`; empty for episodes recorded
+  // before decision 0077): a similar_tasks pack cites their spans as its evidence.
+  std::vector<std::string> target_ids;
 };
 // Appends `episode` to the ledger (kind `episode`, agent `agent`) and counts each of its packs
 // as served, in one transaction. Returns the entry id. A query must not wait for a bootstrap:

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 
 #include "base/cancellation.h"
 #include "base/sqlite.h"
@@ -54,8 +55,10 @@ TEST(PacksTest, IsTestPath) {
   EXPECT_FALSE(IsTestPath("src/latest_value.cc"));
 }
 
+// Stored pattern and decision packs (function and module packs are stored too, decision 0077).
 std::int64_t PackCount(store::Store& st) {
-  auto q = st.db().Prepare("SELECT count(*) FROM packs");
+  auto q = st.db().Prepare(
+      "SELECT count(*) FROM packs WHERE pack_type IN ('pattern_context', 'decision_context')");
   if (!q.ok() || !*q->Step()) return -1;
   return q->ColumnInt64(0);
 }
@@ -165,7 +168,8 @@ TEST_F(StoredPacksTest, StaleStoredPackIsNotServedBeforeReindex) {
   EXPECT_TRUE(LoadValid(*st, "decision_context")->empty());
   auto gone = InvalidateStale(*st);
   ASSERT_TRUE(gone.ok());
-  EXPECT_EQ(*gone, 1u);
+  EXPECT_EQ(*gone, 2u);  // the decision naming the header and the header's module pack
+  EXPECT_TRUE(LoadValid(*st, "module_context")->size() > 0);
 }
 
 TEST_F(StoredPacksTest, OutcomesAndEpisodes) {
@@ -201,6 +205,125 @@ TEST_F(StoredPacksTest, OutcomesAndEpisodes) {
   EXPECT_GT(episodes->at(0).id, episodes->at(1).id);  // newest first
   EXPECT_EQ(episodes->at(0).intent, e.intent);
   EXPECT_EQ(episodes->at(0).pack_ids, e.pack_ids);
+}
+
+std::vector<Trigger> TriggersOf(store::Store& st, const std::string& pack_id) {
+  std::vector<Trigger> out;
+  auto q =
+      st.db().Prepare("SELECT path, sha256 FROM pack_triggers WHERE pack_id = ?1 ORDER BY path");
+  if (!q.ok() || !q->Bind(1, std::string_view(pack_id)).ok()) return out;
+  while (*q->Step()) out.push_back(Trigger{q->ColumnText(0), q->ColumnText(1)});
+  return out;
+}
+
+const StoredPack* Find(const std::vector<StoredPack>& packs, const std::string& target) {
+  for (const StoredPack& p : packs) {
+    if (p.target_id == target) return &p;
+  }
+  return nullptr;
+}
+
+std::string FileSha(store::Store& st, const std::string& path) {
+  auto f = st.GetFile(path);
+  return f.ok() && f->has_value() ? (*f)->sha256 : std::string();
+}
+
+// Decision 0077: function and module packs are stored by the bootstrap, each with its own file
+// as invalidation trigger, and carry the facts the query's packs carry.
+TEST_F(StoredPacksTest, FunctionAndModulePacksAreStoredWithTheirFileAsTrigger) {
+  ASSERT_TRUE(Bootstrap().success);
+  auto st = Open();
+  ASSERT_NE(st, nullptr);
+  auto fns = LoadValid(*st, "function_context");
+  ASSERT_TRUE(fns.ok()) << fns.status().ToString();
+  EXPECT_GE(fns->size(), 4u);  // get_alpha, get_beta, get_gamma, check
+  const StoredPack* alpha = Find(*fns, "fn:src/a.cc::get_alpha");
+  ASSERT_NE(alpha, nullptr);
+  EXPECT_EQ(alpha->pack_id, store::PackIdFor("function_context", alpha->target_id));
+  EXPECT_DOUBLE_EQ(alpha->signal, 0.9);  // a clean tree-sitter span
+  EXPECT_EQ(alpha->related_files.front(), "src/a.cc");
+  EXPECT_NE(std::find(alpha->key_facts.begin(), alpha->key_facts.end(),
+                      "name `get_alpha` is called at 3 sites in 3 files (matched by name, not "
+                      "resolved)"),
+            alpha->key_facts.end());
+  EXPECT_EQ(TriggersOf(*st, alpha->pack_id),
+            (std::vector<Trigger>{{"src/a.cc", FileSha(*st, "src/a.cc")}}));
+  const StoredPack* beta = Find(*fns, "fn:src/b.cc::get_beta");
+  ASSERT_NE(beta, nullptr);
+  EXPECT_NE(std::find(beta->key_facts.begin(), beta->key_facts.end(), "calls: get_alpha"),
+            beta->key_facts.end());
+  EXPECT_NE(std::find(beta->related_files.begin(), beta->related_files.end(), "src/a.cc"),
+            beta->related_files.end());
+
+  auto mods = LoadValid(*st, "module_context");
+  ASSERT_TRUE(mods.ok());
+  const StoredPack* header = Find(*mods, "mod:include/config.h");
+  ASSERT_NE(header, nullptr);
+  EXPECT_EQ(header->related_files, (std::vector<std::string>{"include/config.h", "src/a.cc"}));
+  EXPECT_NE(std::find(header->key_facts.begin(), header->key_facts.end(),
+                      "included or imported by 1 files"),
+            header->key_facts.end());
+  const StoredPack* a = Find(*mods, "mod:src/a.cc");
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(a->summary, "module src/a.cc: defines get_alpha");
+  EXPECT_EQ(TriggersOf(*st, a->pack_id),
+            (std::vector<Trigger>{{"src/a.cc", FileSha(*st, "src/a.cc")}}));
+}
+
+// Decision 0077: an edit of a stored function or module pack's trigger file invalidates it;
+// the watch re-index of that file stores its new packs, leaves the other files' packs as they
+// were, and the outcome counters stay with the pack id.
+TEST_F(StoredPacksTest, EditOfTheTriggerFileInvalidatesStoredFunctionAndModulePacks) {
+  const index::BootstrapReport first = Bootstrap();
+  ASSERT_TRUE(first.success);
+  std::string module_id;
+  {
+    auto st = Open();
+    ASSERT_NE(st, nullptr);
+    ASSERT_NE(Find(*LoadValid(*st, "function_context"), "fn:src/b.cc::get_beta"), nullptr);
+    module_id = store::PackIdFor("module_context", "mod:src/b.cc");
+    Episode e;
+    e.intent = "beta";
+    e.pack_ids = {module_id};
+    ASSERT_TRUE(RecordEpisode(st->db(), e, "test").ok());
+    // The store's record of the file changes (another process re-indexed it): not served.
+    ASSERT_TRUE(
+        st->db().Exec("UPDATE files SET sha256 = 'different' WHERE path = 'src/b.cc'").ok());
+    EXPECT_EQ(Find(*LoadValid(*st, "function_context"), "fn:src/b.cc::get_beta"), nullptr);
+    EXPECT_EQ(Find(*LoadValid(*st, "module_context"), "mod:src/b.cc"), nullptr);
+    EXPECT_NE(Find(*LoadValid(*st, "function_context"), "fn:src/a.cc::get_alpha"), nullptr);
+  }
+  dir_.Write("src/b.cc", "int get_delta(int v) { return v * 2; }\n");
+  const index::BootstrapReport second = Bootstrap(std::vector<std::string>{"src/b.cc"});
+  ASSERT_TRUE(second.success);
+  auto st = Open();
+  ASSERT_NE(st, nullptr);
+  auto fns = LoadValid(*st, "function_context");
+  ASSERT_TRUE(fns.ok());
+  EXPECT_EQ(Find(*fns, "fn:src/b.cc::get_beta"), nullptr);
+  const StoredPack* delta = Find(*fns, "fn:src/b.cc::get_delta");
+  ASSERT_NE(delta, nullptr);
+  EXPECT_EQ(delta->run_id, second.run_id);
+  EXPECT_EQ(TriggersOf(*st, delta->pack_id),
+            (std::vector<Trigger>{{"src/b.cc", FileSha(*st, "src/b.cc")}}));
+  const StoredPack* alpha = Find(*fns, "fn:src/a.cc::get_alpha");
+  ASSERT_NE(alpha, nullptr);
+  EXPECT_EQ(alpha->run_id, first.run_id);  // not rebuilt
+  auto mods = LoadValid(*st, "module_context");
+  ASSERT_TRUE(mods.ok());
+  const StoredPack* b = Find(*mods, "mod:src/b.cc");
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(b->summary, "module src/b.cc: defines get_delta");
+  EXPECT_EQ(b->run_id, second.run_id);
+  EXPECT_EQ(b->outcome.access_count, 1);  // counted before the edit, kept by pack id
+  // A deleted file's packs go with it.
+  ASSERT_EQ(std::remove(dir_.Abs("src/c.cc").c_str()), 0);
+  ASSERT_TRUE(Bootstrap(std::vector<std::string>{"src/c.cc"}).success);
+  EXPECT_EQ(Find(*LoadValid(*st, "module_context"), "mod:src/c.cc"), nullptr);
+  EXPECT_EQ(Find(*LoadValid(*st, "function_context"), "fn:src/c.cc::get_gamma"), nullptr);
+  auto n = st->db().Prepare("SELECT count(*) FROM packs WHERE target_id LIKE '%src/c.cc%'");
+  ASSERT_TRUE(n.ok() && *n->Step());
+  EXPECT_EQ(n->ColumnInt64(0), 0);
 }
 
 // A schema-5 store (no pack tables) migrates to 6 in place, keeping its rows; the next

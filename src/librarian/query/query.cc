@@ -291,6 +291,13 @@ struct Candidate {
   // Packs not built from a symbol or a module (stored pattern and decision packs, change_impact
   // and similar_tasks packs): their text is fixed when they become candidates.
   std::shared_ptr<const Pack> prebuilt;
+  // What a prebuilt pack's evidence cites, resolved only when the answer includes evidence
+  // (EvidenceOfPrebuilt): a similar_tasks pack's earlier answer's targets (fn:/mod: ids); a
+  // change_impact pack's call sites of the target's name (tests included) and its dependent
+  // files (path, edge kind).
+  std::vector<std::string> cited_targets;
+  std::vector<store::CallRow> impact_calls;
+  std::vector<std::pair<std::string, std::string>> impact_files;
 };
 
 std::string CandidateKey(PackType type, std::string_view target_id) {
@@ -369,6 +376,14 @@ class Pipeline {
   Result<std::vector<std::string>> TestsReferencing(const Candidate& c);
   void Plan();
   Candidate& AddPrebuilt(PackType type, Pack pack, double raw_lex, double base_signal);
+  // The word-match signals of a pack whose text is fixed (stored pattern and decision packs,
+  // similar_tasks), from `words`, the IndexWords of its text: `intent_words` and `coverage` are
+  // the share of the intent's content words (CanonicalWord forms) the text carries, as a
+  // function's name and body would; `identifier` is 1 when the text holds a compound identifier
+  // the intent names (an earlier question about parse_config for a question naming it).
+  void TextSignals(const std::set<std::string>& words, rank::RankSignals& s) const;
+  // The evidence of a prebuilt pack (Candidate::cited_targets, impact_calls, impact_files).
+  Status EvidenceOfPrebuilt(const Candidate& c, Pack& p);
   void Synthesize();
   void Hints(std::size_t removed_by_threshold, bool budget_reached);
 
@@ -911,6 +926,7 @@ Result<Pack> Pipeline::BuildPack(const Candidate& c) {
     p.score = c.score;
     p.primary_file = c.path;
     p.stale = stale_files_.count(c.path) != 0;
+    if (req_.include_evidence) RETURN_IF_ERROR(EvidenceOfPrebuilt(c, p));
     return p;
   }
   Pack p;
@@ -1095,6 +1111,29 @@ Candidate& Pipeline::AddPrebuilt(PackType type, Pack pack, double raw_lex, doubl
   return c;
 }
 
+void Pipeline::TextSignals(const std::set<std::string>& words, rank::RankSignals& s) const {
+  if (!terms_.canonical.empty()) {
+    std::unordered_set<std::string> canonical;
+    for (const std::string& w : words) {
+      for (const std::string& part : extract::SplitIdentifier(w)) {
+        if (!store::IsStopWord(part)) canonical.insert(CanonicalWord(part));
+      }
+    }
+    std::size_t hit = 0;
+    for (const std::string& w : terms_.canonical) hit += canonical.count(w);
+    s.intent_words = static_cast<double>(hit) / static_cast<double>(terms_.canonical.size());
+    s.coverage = s.intent_words;
+  }
+  s.identifier = 0;
+  for (const std::string& id : terms_.identifiers) {
+    // As written, or as IndexWords writes a whole identifier (stored text keeps that form).
+    const std::vector<std::string> forms = extract::IndexWords(id);
+    if (words.count(id) != 0 || (!forms.empty() && words.count(forms.front()) != 0)) {
+      s.identifier = 1;
+    }
+  }
+}
+
 // Stored pattern and decision packs (valid triggers only) and episodes that share the intent's
 // content words. A pack's lexical evidence is the share of the intent's content words its text
 // holds, scaled to the best BM25 among the candidates so it competes on the same footing.
@@ -1131,7 +1170,11 @@ Status Pipeline::StoredPacks() {
       p.related_files = std::move(sp.related_files);
       p.name = p.target_id;
       p.qualified_name = p.target_id;
-      AddPrebuilt(type, std::move(p), share * scale * 0.9, sp.signal);
+      Candidate& c = AddPrebuilt(type, std::move(p), share * scale * 0.9, sp.signal);
+      TextSignals(words, c.signals);
+      if (type == PackType::kDecisionContext && sp.target_id.rfind("adr:", 0) == 0) {
+        c.cited_targets.push_back("mod:" + sp.target_id.substr(4));  // the record itself
+      }
     }
   }
   if (!Allowed(PackType::kSimilarTasks) || !req_.use_episodes) return Status::Ok();
@@ -1174,7 +1217,136 @@ Status Pipeline::StoredPacks() {
     }
     p.name = p.target_id;
     p.qualified_name = e.intent;
-    AddPrebuilt(PackType::kSimilarTasks, std::move(p), jaccard * scale * 0.9, 0.5);
+    Candidate& c = AddPrebuilt(PackType::kSimilarTasks, std::move(p), jaccard * scale * 0.9, 0.5);
+    std::set<std::string> all_words;
+    ForEachWordRun(e.intent, [&all_words](std::string_view run) {
+      all_words.insert(ToLower(run));
+      for (std::string& w : extract::IndexWords(run)) all_words.insert(std::move(w));
+    });
+    TextSignals(all_words, c.signals);
+    c.cited_targets = e.target_ids;
+  }
+  return Status::Ok();
+}
+
+// A similar_tasks pack cites the spans its earlier answer cited: a function target's span with
+// its SHA-256 (as a function pack's evidence), a module target's whole file with the file's
+// SHA-256 (as a module pack's); targets gone from the index are left out. A change_impact pack
+// cites where its dependents reach the target: each calling function's span (one per file, test
+// files first) and each include or import line; a site outside any function is its one line.
+// A one-line site's hash is its file's SHA-256. At most kMaxPrebuiltEvidence references, read
+// only for the packs an answer with evidence returns.
+Status Pipeline::EvidenceOfPrebuilt(const Candidate& c, Pack& p) {
+  constexpr std::size_t kMaxPrebuiltEvidence = 8;
+  auto full = [&p] { return p.evidence.size() >= kMaxPrebuiltEvidence; };
+  auto add_span = [&](const store::SymbolRow& s) -> Status {
+    ASSIGN_OR_RETURN(const store::FileRecord* f, File(s.path));
+    if (f == nullptr || full()) return Status::Ok();
+    p.evidence.push_back(
+        Evidence{s.path, s.start_line, s.end_line, s.span_sha256, f->extractor, f->run_id, {}});
+    return Status::Ok();
+  };
+  auto add_lines = [&](const std::string& path, std::uint32_t start, std::uint32_t end) -> Status {
+    ASSIGN_OR_RETURN(const store::FileRecord* f, File(path));
+    if (f == nullptr || full() || start == 0 || end < start) return Status::Ok();
+    p.evidence.push_back(Evidence{path, start, end, f->sha256, f->extractor, f->run_id, {}});
+    return Status::Ok();
+  };
+  if (!c.cited_targets.empty()) {
+    std::vector<std::string> fn_ids;
+    for (const std::string& t : c.cited_targets) {
+      if (t.rfind("fn:", 0) == 0) fn_ids.push_back(t);
+    }
+    ASSIGN_OR_RETURN(std::vector<store::SymbolRow> rows, store_.GetSymbols(fn_ids));
+    std::unordered_map<std::string, const store::SymbolRow*> by_id;
+    for (const store::SymbolRow& r : rows) by_id.emplace(r.target_id, &r);
+    std::set<std::string> seen;
+    for (const std::string& t : c.cited_targets) {
+      if (full()) break;
+      if (!seen.insert(t).second) continue;
+      if (auto it = by_id.find(t); it != by_id.end()) {
+        RETURN_IF_ERROR(add_span(*it->second));
+      } else if (t.rfind("mod:", 0) == 0) {
+        const std::string path = t.substr(4);
+        ASSIGN_OR_RETURN(std::uint32_t last, store_.FileLastLine(path));
+        RETURN_IF_ERROR(add_lines(path, 1, std::max<std::uint32_t>(1, last)));
+      }
+    }
+  }
+  if (c.type != PackType::kChangeImpact) return Status::Ok();
+  // Call sites: one per calling file, test files first, then by path and line.
+  std::vector<const store::CallRow*> calls;
+  for (const store::CallRow& call : c.impact_calls) calls.push_back(&call);
+  std::stable_sort(calls.begin(), calls.end(),
+                   [](const store::CallRow* a, const store::CallRow* b) {
+                     const bool ta = packs::IsTestPath(a->path), tb = packs::IsTestPath(b->path);
+                     if (ta != tb) return ta;
+                     return a->path < b->path || (a->path == b->path && a->line < b->line);
+                   });
+  std::set<std::string> files_seen;
+  std::erase_if(
+      calls, [&files_seen](const store::CallRow* r) { return !files_seen.insert(r->path).second; });
+  if (calls.size() > kMaxPrebuiltEvidence) calls.resize(kMaxPrebuiltEvidence);
+  std::vector<std::string> caller_ids;
+  for (const store::CallRow* r : calls) {
+    if (!r->caller_target_id.empty()) caller_ids.push_back(r->caller_target_id);
+  }
+  ASSIGN_OR_RETURN(std::vector<store::SymbolRow> callers, store_.GetSymbols(caller_ids));
+  std::unordered_map<std::string, const store::SymbolRow*> caller_of;
+  for (const store::SymbolRow& r : callers) caller_of.emplace(r.target_id, &r);
+  for (const store::CallRow* r : calls) {
+    if (auto it = caller_of.find(r->caller_target_id); it != caller_of.end()) {
+      RETURN_IF_ERROR(add_span(*it->second));
+    } else {
+      RETURN_IF_ERROR(add_lines(r->path, r->line, r->line));
+    }
+  }
+  // Include and import sites of the dependent files (and, for a module, the calls into it).
+  const std::string base = BaseName(c.path);
+  const std::string stem = Stem(c.path);
+  std::unordered_set<std::string> defined;  // names the target file defines, for call edges
+  bool defined_read = false;
+  for (const auto& [from, kind] : c.impact_files) {
+    if (full()) break;
+    if (files_seen.count(from) != 0) continue;
+    if (kind == "calls") {
+      if (!defined_read) {
+        ASSIGN_OR_RETURN(std::vector<store::SymbolRow> syms, store_.FileSymbols(c.path));
+        for (const store::SymbolRow& s : syms) {
+          if (s.target_id.rfind("fn:", 0) == 0) defined.insert(s.name);
+        }
+        defined_read = true;
+      }
+      ASSIGN_OR_RETURN(std::vector<store::CallRow> rows, store_.FileCalls(from));
+      for (const store::CallRow& r : rows) {
+        if (defined.count(r.callee) == 0) continue;
+        std::vector<std::string> id = {r.caller_target_id};
+        std::vector<store::SymbolRow> s;
+        if (!r.caller_target_id.empty()) {
+          ASSIGN_OR_RETURN(s, store_.GetSymbols(id));
+        }
+        if (!s.empty()) {
+          RETURN_IF_ERROR(add_span(s.front()));
+        } else {
+          RETURN_IF_ERROR(add_lines(r.path, r.line, r.line));
+        }
+        files_seen.insert(from);
+        break;
+      }
+      continue;
+    }
+    ASSIGN_OR_RETURN(std::vector<store::ImportRow> rows, store_.FileImports(from));
+    for (const store::ImportRow& r : rows) {
+      // The include or import as written names the target's file: its base name, or its stem
+      // as the last segment of a dotted or slashed module name.
+      const std::string written = BaseName(r.module);
+      const std::size_t dot = r.module.rfind('.');
+      const std::string last = dot == std::string::npos ? r.module : r.module.substr(dot + 1);
+      if (written != base && Stem(written) != stem && last != stem) continue;
+      RETURN_IF_ERROR(add_lines(r.path, r.line, r.line));
+      files_seen.insert(from);
+      break;
+    }
   }
   return Status::Ok();
 }
@@ -1231,6 +1403,9 @@ Status Pipeline::ChangeImpact() {
   for (Candidate* seed : seeds) {
     std::set<std::string> hop1, hop2;
     std::string label;
+    // The sites the pack's evidence cites (EvidenceOfPrebuilt).
+    std::vector<store::CallRow> sites;
+    std::vector<std::pair<std::string, std::string>> dependent_files;
     if (seed->symbol) {
       const store::SymbolRow& sym = *seed->symbol;
       label = fmt::format("`{}` ({})", sym.qualified_name, seed->path);
@@ -1240,6 +1415,7 @@ Status Pipeline::ChangeImpact() {
       for (const store::CallRow& call : calls) {
         if (call.path != seed->path) hop1.insert(call.path);
         if (!call.caller_target_id.empty()) caller_ids.insert(call.caller_target_id);
+        if (call.path != seed->path) sites.push_back(call);
       }
       // Second hop: callers of the callers' names (at most 20 names).
       std::vector<std::string> ids(caller_ids.begin(), caller_ids.end());
@@ -1260,12 +1436,14 @@ Status Pipeline::ChangeImpact() {
       ASSIGN_OR_RETURN(auto deps, packs::Dependents(store_.db(), seed->path));
       for (const auto& [from, kind] : deps) {
         if (kind != "calls" && hop1.count(from) == 0) hop2.insert(from);
+        if (kind != "calls") dependent_files.emplace_back(from, kind);
       }
       used_name_edges_ = true;
     } else {
       label = seed->path;
       ASSIGN_OR_RETURN(auto deps, packs::Dependents(store_.db(), seed->path));
       for (const auto& [from, kind] : deps) hop1.insert(from);
+      dependent_files = deps;
       std::size_t n = 0;
       for (const std::string& d : std::set<std::string>(hop1)) {
         if (++n > 30) break;
@@ -1333,6 +1511,8 @@ Status Pipeline::ChangeImpact() {
     c.signals.pack_type_weight = PackTypeWeight(PackType::kChangeImpact, req_.depth, type_);
     c.signals.base_signal = 0.6;
     c.score = c.signals.Evaluate(req_.weights);
+    c.impact_calls = std::move(sites);
+    c.impact_files = std::move(dependent_files);
   }
   return Status::Ok();
 }
@@ -1768,7 +1948,12 @@ Result<QueryResponse> Pipeline::Run() {
   for (Candidate* c : order) {
     if (selection.size() >= limit * 3) break;  // room for threshold and budget drops
     if (c->symbol && !named.insert(c->path + '\n' + c->symbol->qualified_name).second) continue;
-    if (!c->path.empty() && ++per_file[c->path] > kPacksPerFile) continue;
+    // A similar_tasks pack's primary file is only the first file of an earlier answer: it
+    // takes none of that file's places (decision 0077).
+    if (c->type != PackType::kSimilarTasks && !c->path.empty() &&
+        ++per_file[c->path] > kPacksPerFile) {
+      continue;
+    }
     selection.push_back(c);
   }
   AddStage("reranking", StageStatus::kRan, t0);
@@ -1814,6 +1999,7 @@ Result<QueryResponse> Pipeline::Run() {
     for (Pack& p : resp_.packs) {
       ASSIGN_OR_RETURN(std::vector<store::ChunkRow> chunks, store_.FileChunks(p.primary_file));
       for (Evidence& e : p.evidence) {
+        if (e.file != p.primary_file) continue;  // only the primary file's chunks were read
         for (const store::ChunkRow& ch : chunks) {
           if (ch.kind != "symbol" || ch.start_line != e.start_line || ch.end_line != e.end_line) {
             continue;

@@ -18,6 +18,7 @@
 
 #include "base/hash.h"
 #include "librarian/extract/extract.h"
+#include "librarian/packs/packs.h"
 #include "librarian/store/store.h"
 #include "librarian/testing/temp_dir.h"
 
@@ -712,6 +713,106 @@ TEST_F(QueryTest, ImpactIntentBuildsChangeImpactAndAVerificationPlan) {
   QueryRequest only = req;
   only.pack_types = {PackType::kFunctionContext};
   for (const Pack& p : Run(only).packs) EXPECT_EQ(p.pack_type, PackType::kFunctionContext);
+}
+
+// Decision 0077: a change_impact pack cites where its dependents reach the target: each calling
+// function's span with its span hash (test files first), as a function pack cites its own.
+TEST_F(QueryTest, ChangeImpactCitesTheCallingFunctionsAndTests) {
+  IndexFixture();
+  Index("tests/config_test.cc", "int check() { return parse_config(\"x\"); }\n");
+  QueryRequest req = Req("who calls parse_config", Depth::kL2);
+  req.intent_type = IntentType::kImpact;
+  req.include_evidence = true;
+  const QueryResponse r = Run(req);
+  const Pack* impact = nullptr;
+  for (const Pack& p : r.packs) {
+    if (p.pack_type == PackType::kChangeImpact && p.target_id == "fn:src/config.cc::parse_config") {
+      impact = &p;
+    }
+  }
+  ASSERT_NE(impact, nullptr);
+  ASSERT_EQ(impact->evidence.size(), 2u);  // one per calling file
+  auto caller = store_->GetSymbol("fn:src/server.cc::start_server");
+  auto test = store_->GetSymbol("fn:tests/config_test.cc::check");
+  ASSERT_TRUE(caller.ok() && caller->has_value() && test.ok() && test->has_value());
+  const Evidence& first = impact->evidence[0];
+  EXPECT_EQ(first.file, "tests/config_test.cc");  // tests first
+  EXPECT_EQ(first.start_line, (*test)->start_line);
+  EXPECT_EQ(first.end_line, (*test)->end_line);
+  EXPECT_EQ(first.content_hash, (*test)->span_sha256);
+  const Evidence& second = impact->evidence[1];
+  EXPECT_EQ(second.file, "src/server.cc");
+  EXPECT_EQ(second.start_line, (*caller)->start_line);
+  EXPECT_EQ(second.end_line, (*caller)->end_line);
+  EXPECT_EQ(second.content_hash, (*caller)->span_sha256);
+  EXPECT_FALSE(second.extractor.empty());
+  // The call line lies inside the cited span.
+  const std::vector<std::string> lines = FileLines("src/server.cc");
+  bool call_inside = false;
+  for (std::uint32_t l = second.start_line; l <= second.end_line && l <= lines.size(); ++l) {
+    call_inside = call_inside || lines[l - 1].find("parse_config(") != std::string::npos;
+  }
+  EXPECT_TRUE(call_inside);
+  // Without includeEvidence, none is read.
+  req.include_evidence = false;
+  for (const Pack& p : Run(req).packs) EXPECT_TRUE(p.evidence.empty());
+}
+
+// Decision 0077: an earlier question sharing the intent's words, here the identifier it names,
+// ranks into the answer as a similar_tasks pack that cites the spans its answer cited; the same
+// question asked again is not its own similar task.
+TEST_F(QueryTest, AnEarlierEpisodeSharingTheIntentsWordsRanksWithItsEvidence) {
+  IndexFixture();
+  QueryRequest first = Req("who calls parse_config", Depth::kL2);
+  first.intent_type = IntentType::kImpact;
+  const QueryResponse a = Run(first);
+  ASSERT_FALSE(a.packs.empty());
+  packs::Episode e;
+  e.intent = first.intent;
+  e.intent_type = "impact";
+  e.depth = "L2";
+  for (const Pack& p : a.packs) {
+    e.pack_ids.push_back(p.pack_id);
+    e.target_ids.push_back(p.target_id);
+    if (std::find(e.files.begin(), e.files.end(), p.primary_file) == e.files.end()) {
+      e.files.push_back(p.primary_file);
+    }
+  }
+  auto id = packs::RecordEpisode(store_->db(), e, "test");
+  ASSERT_TRUE(id.ok()) << id.status().ToString();
+  // An unrelated episode does not become a pack.
+  packs::Episode other = e;
+  other.intent = "sum of two numbers";
+  ASSERT_TRUE(packs::RecordEpisode(store_->db(), other, "test").ok());
+
+  QueryRequest later = Req("who else calls parse_config here", Depth::kL3);
+  later.include_evidence = true;
+  const QueryResponse b = Run(later);
+  const Pack* task = nullptr;
+  std::size_t tasks = 0;
+  for (const Pack& p : b.packs) {
+    if (p.pack_type != PackType::kSimilarTasks) continue;
+    ++tasks;
+    task = &p;
+  }
+  ASSERT_NE(task, nullptr) << b.packs.size();
+  EXPECT_EQ(tasks, 1u);
+  EXPECT_EQ(task->target_id, fmt::format("task:{}", *id));
+  EXPECT_THAT(task->summary, HasSubstr("who calls parse_config"));
+  EXPECT_EQ(task->signals.identifier, 1) << task->signals.Debug();
+  EXPECT_THAT(b.disclosures, Not(Contains(::testing::StartsWith("similar_tasks_unavailable:"))));
+  // Its evidence: the spans the earlier answer's packs cited, e.g. parse_config's own.
+  auto def = store_->GetSymbol("fn:src/config.cc::parse_config");
+  ASSERT_TRUE(def.ok() && def->has_value());
+  bool cites_definition = false;
+  for (const Evidence& ev : task->evidence) {
+    cites_definition = cites_definition ||
+                       (ev.file == "src/config.cc" && ev.start_line == (*def)->start_line &&
+                        ev.end_line == (*def)->end_line && ev.content_hash == (*def)->span_sha256);
+  }
+  EXPECT_TRUE(cites_definition);
+  // The same question again is not a similar task of itself.
+  for (const Pack& p : Run(first).packs) EXPECT_NE(p.pack_type, PackType::kSimilarTasks);
 }
 
 }  // namespace

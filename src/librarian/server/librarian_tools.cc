@@ -577,6 +577,7 @@ void RecordEpisode(store::Store& st, const query::QueryRequest& req, query::Quer
   e.depth = std::string(query::DepthName(req.depth));
   for (const query::Pack& p : r.packs) {
     e.pack_ids.push_back(p.pack_id);
+    e.target_ids.push_back(p.target_id);
     if (!p.primary_file.empty() &&
         std::find(e.files.begin(), e.files.end(), p.primary_file) == e.files.end()) {
       e.files.push_back(p.primary_file);
