@@ -54,6 +54,9 @@ struct ImportedModule {
   std::string path;
   SourceBuffer source;
   ast::Module module;
+  // The warnings of its own check (W0901, W0902), spans in `source`; `kodoc check` shows them
+  // with the file's path (source.name()).
+  std::vector<diag::Diagnostic> warnings;
 };
 
 // Bounds on import loading: modules loaded per check, and the longest chain of imports.
