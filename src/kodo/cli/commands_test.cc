@@ -318,7 +318,7 @@ TEST_F(CommandsTest, CheckShowsWarningsOfImportedModules) {
   EXPECT_EQ(text.exit_code, 0) << text.err;
   EXPECT_EQ(text.out, "Check passed for module `app` (not checked: contracts)\n");
   EXPECT_NE(text.err.find("warning[W0901]: not checked: contracts"), std::string::npos) << text.err;
-  EXPECT_NE(text.err.find("  --> app/util.ko:3:5\n"), std::string::npos) << text.err;
+  EXPECT_NE(text.err.find("  --> app/util.ko:3:9\n"), std::string::npos) << text.err;
   EXPECT_EQ(text.err.find("W0901"), text.err.rfind("W0901")) << "listed once: " << text.err;
 
   CommandOutput j = RunCheck(env_, {.file = "app/main.ko", .json_errors = true});
