@@ -331,7 +331,7 @@ TEST_F(CommandsTest, CheckShowsWarningsOfImportedModules) {
 
   // The checked file's own warning comes first; the import's follows with its path.
   Write("app/own.ko",
-        "module own {\n    import util\n    meta { purpose: \"o\" }\n"
+        "module mine {\n    import util\n    meta { purpose: \"o\" }\n"
         "    fn f(x: Int) -> Int\n        requires { x > 1 }\n    {\n        return pos(x)\n    "
         "}\n}\n");
   CommandOutput both =
