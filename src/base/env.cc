@@ -12,6 +12,7 @@
 #include <cctype>
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <thread>
 #include <utility>
@@ -245,6 +246,14 @@ Status PosixEnv::AppendFile(const std::string& path, std::string_view data) {
 bool PosixEnv::FileExists(const std::string& path) {
   struct stat st {};
   return ::stat(path.c_str(), &st) == 0;
+}
+
+Result<std::string> PosixEnv::RealPath(const std::string& path) {
+  char* resolved = ::realpath(path.empty() ? "." : path.c_str(), nullptr);
+  if (resolved == nullptr) return PosixError("realpath", path, errno);
+  std::string out(resolved);
+  std::free(resolved);
+  return out;
 }
 
 Status PosixEnv::DeleteFile(const std::string& path) {

@@ -67,6 +67,15 @@ class Env {
 
   // Blocks the calling thread for at least `micros` microseconds (no-op when <= 0).
   virtual void SleepMicros(std::int64_t micros) = 0;
+
+  // Returns the path of the existing file or directory `path` with every symbolic link, `.` and
+  // `..` resolved (realpath(3); absolute for PosixEnv), so that a caller can tell whether it
+  // lies inside a directory. A missing path gives kNotFound. The default, for file trees without
+  // links (MemEnv), returns `path` unchanged.
+  virtual Result<std::string> RealPath(const std::string& path) {
+    if (!FileExists(path)) return Status::NotFound("realpath " + path + ": no such file");
+    return path;
+  }
 };
 
 // PosixEnv: the real filesystem and clocks. WriteFile writes a temporary file beside the
@@ -86,6 +95,7 @@ class PosixEnv final : public Env {
   std::int64_t NowMicros() override;
   std::int64_t MonotonicMicros() override;
   void SleepMicros(std::int64_t micros) override;
+  Result<std::string> RealPath(const std::string& path) override;
 };
 
 // MemEnv: an in-memory file tree and a fake clock, for tests.

@@ -554,6 +554,11 @@ struct Module {
   Vec<DescribeDecl> describe_decls;
   // Every declaration in source order (the vectors above group them by kind, as upstream).
   Vec<ItemRef> order;
+  // False only when the parser built this tree and met none of the constructs inside function
+  // bodies that sema's W0901 scan looks for (`.await`, `spawn`, `parallel`, `select`, `forall`,
+  // a name starting with `channel_`): the scan then skips the bodies instead of walking the
+  // whole tree a second time (sema/unchecked.h). True for a tree built or changed by hand.
+  bool body_features = true;
 };
 
 // Returns upstream's span of an expression (the `span` field, or the block's span).

@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <utility>
 #include <vector>
@@ -64,26 +65,56 @@ std::optional<driver::Compiled> Compile(std::string text, const std::string& pat
   return std::move(compiled).value();
 }
 
-// The `check` report of a compiled program, text or JSON.
+// The warnings of the modules `c` imported (docs/kodo.md §4.3), dependencies first, each with
+// its file's path, once each: a warning already listed for the same file and place is left out.
+std::vector<diag::FileDiagnostic> ImportedWarnings(const driver::Compiled& c) {
+  std::vector<diag::FileDiagnostic> out;
+  for (const auto& imported : c.imports) {
+    for (const diag::Diagnostic& w : imported->warnings) {
+      const bool seen = std::any_of(out.begin(), out.end(), [&](const diag::FileDiagnostic& o) {
+        return o.path == imported->source.name() && o.diagnostic->kind == w.kind &&
+               o.diagnostic->message == w.message && o.diagnostic->span == w.span;
+      });
+      if (!seen)
+        out.push_back(diag::FileDiagnostic{&imported->source, imported->source.name(), &w});
+    }
+  }
+  return out;
+}
+
+// The `check` report of a compiled program, text or JSON. Imported modules' warnings follow the
+// checked file's, with their own paths.
 void ReportCheck(const driver::Compiled& c, const std::string& path, bool json_errors,
                  CommandOutput& out) {
+  const std::vector<diag::FileDiagnostic> imported = ImportedWarnings(c);
   if (json_errors) {
     diag::ModuleSummary summary;
     if (c.ok()) summary = sema::Summarize(*c.module);
-    out.out += diag::RenderCheckJson(c.source, path, c.diagnostics, summary, c.warnings) + "\n";
+    out.out +=
+        diag::RenderCheckJson(c.source, path, c.diagnostics, summary, c.warnings, imported) + "\n";
   } else if (c.ok()) {
-    // Never a plain "Check passed" when a part was not checked (W0901/W0902, issue 20).
+    // Never a plain "Check passed" when a part was not checked (W0901/W0902, issue 20), in the
+    // checked file or in a module it imports.
     std::string not_checked;
-    for (const diag::Diagnostic& w : c.warnings) {
-      out.err += diag::RenderText(c.source, path, w);
+    const auto note = [&not_checked](const diag::Diagnostic& w) {
+      std::string part = "constructs (W0902)";
       if (w.kind == diag::Kind::kW0901) {
         const std::string_view m = w.message;
         const std::size_t start = m.find(": ") + 2;
-        not_checked += (not_checked.empty() ? "" : ", ") +
-                       std::string(m.substr(start, m.find(':', start) - start));
-      } else if (not_checked.find("constructs") == std::string::npos) {
-        not_checked += (not_checked.empty() ? "" : ", ") + std::string("constructs (W0902)");
+        part = std::string(m.substr(start, m.find(':', start) - start));
       }
+      const std::string listed = ", " + not_checked + ", ";
+      if (listed.find(", " + part + ", ") == std::string::npos) {
+        not_checked += (not_checked.empty() ? "" : ", ") + part;
+      }
+    };
+    for (const diag::Diagnostic& w : c.warnings) {
+      out.err += diag::RenderText(c.source, path, w);
+      note(w);
+    }
+    for (const diag::FileDiagnostic& w : imported) {
+      out.err += diag::RenderText(*w.source, w.path, *w.diagnostic);
+      note(*w.diagnostic);
     }
     if (not_checked.empty()) {
       out.out += fmt::format("Check passed for module `{}`\n", c.module->name);

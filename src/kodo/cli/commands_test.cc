@@ -1,7 +1,9 @@
 #include "kodo/cli/commands.h"
 
 #include <gtest/gtest.h>
+#include <stdlib.h>
 
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -295,6 +297,91 @@ TEST_F(CommandsTest, MirAndRunCompileThenLowerThenRun) {
 
 TEST(VersionTextTest, NamesTheUpstreamRelease) {
   EXPECT_EQ(VersionText("kodoc").rfind("kodoc 1.14.1 (trove ", 0), 0u);
+}
+
+// Warnings inside imported modules (docs/kodo.md §4.3) are shown after the checked file's, each
+// with the imported file's path, once each (`util` is imported twice but loaded once), in the
+// text form and in --json-errors; the summary line names what was not checked.
+TEST_F(CommandsTest, CheckShowsWarningsOfImportedModules) {
+  ASSERT_TRUE(env_.CreateDir("app").ok());
+  Write("app/util.ko",
+        "module util {\n    meta { purpose: \"u\" }\n"
+        "    pub fn pos(x: Int) -> Int\n        requires { x > 0 }\n    {\n        return x\n    "
+        "}\n}\n");
+  Write("app/mid.ko",
+        "module mid {\n    import util\n    meta { purpose: \"m\" }\n"
+        "    pub fn twice(x: Int) -> Int { return pos(x) * 2 }\n}\n");
+  Write("app/main.ko",
+        "module app {\n    import util\n    import mid\n    meta { purpose: \"a\" }\n"
+        "    fn main() -> Int { return twice(pos(1)) }\n}\n");
+  CommandOutput text = RunCheck(env_, {.file = "app/main.ko"});
+  EXPECT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_EQ(text.out, "Check passed for module `app` (not checked: contracts)\n");
+  EXPECT_NE(text.err.find("warning[W0901]: not checked: contracts"), std::string::npos) << text.err;
+  EXPECT_NE(text.err.find("  --> app/util.ko:3:9\n"), std::string::npos) << text.err;
+  EXPECT_EQ(text.err.find("W0901"), text.err.rfind("W0901")) << "listed once: " << text.err;
+
+  CommandOutput j = RunCheck(env_, {.file = "app/main.ko", .json_errors = true});
+  EXPECT_EQ(j.exit_code, 0);
+  const json parsed = json::parse(j.out);
+  ASSERT_EQ(parsed["warnings"].size(), 1u) << j.out;
+  EXPECT_EQ(parsed["warnings"][0]["code"], "W0901");
+  EXPECT_EQ(parsed["warnings"][0]["span"]["file"], "app/util.ko");
+  EXPECT_EQ(parsed["warnings"][0]["span"]["line"], 3);
+
+  // The checked file's own warning comes first; the import's follows with its path.
+  Write("app/own.ko",
+        "module mine {\n    import util\n    meta { purpose: \"o\" }\n"
+        "    fn f(x: Int) -> Int\n        requires { x > 1 }\n    {\n        return pos(x)\n    "
+        "}\n}\n");
+  CommandOutput both =
+      RunCheck(env_, {.file = "app/own.ko", .json_errors = true, .contracts = "none"});
+  const json b = json::parse(both.out);
+  ASSERT_EQ(b["warnings"].size(), 2u) << both.out;
+  EXPECT_EQ(b["warnings"][0]["span"]["file"], "app/own.ko");
+  EXPECT_EQ(b["warnings"][1]["span"]["file"], "app/util.ko");
+}
+
+// Import resolution checks real paths (docs/kodo.md §4.3): an import that a symbolic link leads
+// outside the checked file's directory is E0903 saying where it leads; a link that stays inside
+// is followed. Real links in a temporary directory.
+TEST(CheckImportsTest, SymlinkOutsideTheProgramDirectoryIsRefused) {
+  std::string tmpl = (std::filesystem::temp_directory_path() / "kodo_link_XXXXXX").string();
+  ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
+  const std::filesystem::path top = tmpl;
+  std::filesystem::create_directories(top / "prog" / "lib");
+  std::filesystem::create_directories(top / "outside");
+  const std::string module_text =
+      "module secret {\n    meta { purpose: \"s\" }\n    pub fn s() -> Int { return 1 }\n}\n";
+  base::PosixEnv env;
+  ASSERT_TRUE(env.WriteFile((top / "outside" / "secret.ko").string(), module_text).ok());
+  ASSERT_TRUE(env.WriteFile((top / "prog" / "lib" / "inner.ko").string(), module_text).ok());
+  // A file link and a directory link that leave prog/, and a file link that stays inside.
+  std::filesystem::create_symlink("../outside/secret.ko", top / "prog" / "secret.ko");
+  std::filesystem::create_symlink("../outside", top / "prog" / "ext");
+  std::filesystem::create_symlink("lib/inner.ko", top / "prog" / "inside.ko");
+  const auto check = [&](const std::string& import) {
+    const std::string main = (top / "prog" / "main.ko").string();
+    EXPECT_TRUE(env.WriteFile(main, "module app {\n    import " + import +
+                                        "\n    meta { purpose: \"a\" }\n"
+                                        "    fn main() -> Int { return s() }\n}\n")
+                    .ok());
+    return RunCheck(env, {.file = main, .json_errors = true});
+  };
+  for (const std::string import : {"secret", "ext::secret"}) {
+    SCOPED_TRACE(import);
+    const CommandOutput out = check(import);
+    EXPECT_EQ(out.exit_code, 1);
+    const json j = json::parse(out.out);
+    ASSERT_EQ(j["errors"].size(), 1u) << out.out;
+    EXPECT_EQ(j["errors"][0]["code"], "E0903");
+    const std::string suggestion = j["errors"][0]["suggestion"].get<std::string>();
+    EXPECT_NE(suggestion.find("outside the program's directory"), std::string::npos) << suggestion;
+    EXPECT_NE(suggestion.find("outside/secret.ko"), std::string::npos) << suggestion;
+  }
+  const CommandOutput inside = check("inside");
+  EXPECT_EQ(inside.exit_code, 0) << inside.out;
+  std::filesystem::remove_all(top);
 }
 
 }  // namespace

@@ -103,13 +103,17 @@ std::string Diagnostic::see_also() const { return fmt::format("docs/error_index.
 
 std::string RenderCheckJson(const SourceBuffer& source, std::string_view path,
                             std::span<const Diagnostic> diagnostics, const ModuleSummary& summary,
-                            std::span<const Diagnostic> warnings) {
+                            std::span<const Diagnostic> warnings,
+                            std::span<const FileDiagnostic> other_warnings) {
   OrderedJson out;
   OrderedJson errors = OrderedJson::array();
   for (const Diagnostic& d : diagnostics) errors.push_back(DiagnosticJson(source, path, d));
   out["errors"] = std::move(errors);
   OrderedJson warning_list = OrderedJson::array();
   for (const Diagnostic& d : warnings) warning_list.push_back(DiagnosticJson(source, path, d));
+  for (const FileDiagnostic& d : other_warnings) {
+    warning_list.push_back(DiagnosticJson(*d.source, d.path, *d.diagnostic));
+  }
   out["warnings"] = std::move(warning_list);
   out["status"] = diagnostics.empty() ? "ok" : "failed";
   out["count"] = diagnostics.size();

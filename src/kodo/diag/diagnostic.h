@@ -136,10 +136,21 @@ struct ModuleSummary {
 // non-empty, else {"errors": [], "warnings": [], "status": "ok", "count": 0, "meta": {...}}.
 // `path` is the file name exactly as passed on the command line (span.file); `source` gives
 // line and column. No trailing newline.
-// `warnings` (ours, W09xx) fill the `warnings` array, which upstream always leaves empty.
+// A diagnostic of another file than the one a report is about: an imported module's warning
+// (docs/kodo.md §4.3), shown with that file's text and path.
+struct FileDiagnostic {
+  const SourceBuffer* source = nullptr;
+  std::string_view path;
+  const Diagnostic* diagnostic = nullptr;
+};
+
+// `warnings` (ours, W09xx) fill the `warnings` array, which upstream always leaves empty;
+// `other_warnings` (imported modules' warnings) follow them, each with its own file's
+// span.file, line and column.
 std::string RenderCheckJson(const SourceBuffer& source, std::string_view path,
                             std::span<const Diagnostic> diagnostics, const ModuleSummary& summary,
-                            std::span<const Diagnostic> warnings = {});
+                            std::span<const Diagnostic> warnings = {},
+                            std::span<const FileDiagnostic> other_warnings = {});
 
 // Returns the human-readable form of one diagnostic (kodoc's stderr rendering without colour):
 //   error[E0214]: missing field `y` in struct `Point` at Span { start: 301, end: 316 }

@@ -292,7 +292,8 @@ constexpr std::array kRows = {
                "An `import` names a module file that does not exist (ours; upstream prints "
                "`error: unresolved import` without a code). `import a::b` is the file `a/b.ko` "
                "beside the importing file, else `a/b/lib.ko`; only `std::option` and "
-               "`std::result` are built in.",
+               "`std::result` are built in. A file that a symbolic link leads outside the "
+               "directory of the checked file is refused with this code too.",
                "import utills", "import utils"},
     ExplainRow{"E0904",
                "Imported modules import each other in a cycle (ours; upstream's `build` prints "

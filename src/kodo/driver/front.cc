@@ -28,6 +28,17 @@ std::string BaseOf(std::string_view path) {
   return std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));
 }
 
+// Whether `real` (an Env::RealPath) lies inside the directory `root` (another). A root of ""
+// or "." (an Env without links, relative paths) holds every relative path that does not climb.
+bool Inside(std::string_view real, std::string_view root) {
+  while (root.size() > 1 && root.back() == '/') root.remove_suffix(1);
+  if (root.empty() || root == ".") {
+    return !real.starts_with('/') && real != ".." && !real.starts_with("../");
+  }
+  if (root == "/") return real.starts_with('/');
+  return real.size() > root.size() && real.starts_with(root) && real[root.size()] == '/';
+}
+
 // `std::option` and `std::result` are upstream's prelude, which the checker always has (§4.3).
 bool IsPreludeImport(const ast::ImportDecl& imp) {
   return imp.path.size() == 2 && imp.path[0] == "std" &&
@@ -45,7 +56,8 @@ struct Failure {
 // Loads imported modules depth first, each checked on its own against its own imports
 // (fail-fast, as upstream checks imported modules), dependencies before their importers.
 // Paths are the importing file's directory plus the import's segments, which the parser makes
-// identifiers, so a path never leaves the directory of the file being checked.
+// identifiers; a file that symbolic links lead outside the checked file's directory is refused
+// (Escapes). Each module's warnings are kept with it (ImportedModule::warnings).
 class ImportLoader {
  public:
   ImportLoader(base::Env& env, std::string root, const FrontOptions& options)
@@ -79,6 +91,7 @@ class ImportLoader {
       AddDep(it->second, deps);
       return std::nullopt;
     }
+    if (std::optional<Failure> outside = Escapes(rel)) return outside;
     if (depth > kMaxImportDepth || loaded_.size() >= kMaxImportedModules) {
       return Failure{Kind::kE0903, rel, "",
                      fmt::format("imports are limited to {} modules and chains of {}",
@@ -129,7 +142,8 @@ class ImportLoader {
     }
     const std::size_t index = loaded_.size();
     loaded_.push_back(std::make_unique<ImportedModule>(
-        ImportedModule{rel, std::move(source).value(), std::move(*checked.module), own_deps}));
+        ImportedModule{rel, std::move(source).value(), std::move(*checked.module), own_deps,
+                       std::move(checked.warnings)}));
     deps_.push_back(std::move(own_deps));
     index_[rel] = index;
     AddDep(index, deps);
@@ -145,6 +159,27 @@ class ImportLoader {
     for (std::size_t d : deps_[index]) {
       if (std::find(deps.begin(), deps.end(), d) == deps.end()) deps.push_back(d);
     }
+  }
+
+  // The import's file `rel` must lie inside the checked file's directory once symbolic links
+  // and `..` are resolved (the segments are identifiers, but a directory or file on the way may
+  // be a link): else E0903, saying where it leads. A file that does not exist is left to the
+  // read, which reports it as unresolved.
+  std::optional<Failure> Escapes(const std::string& rel) {
+    if (!env_.FileExists(root_ + rel)) return std::nullopt;
+    if (!root_real_) {
+      Result<std::string> root = env_.RealPath(root_.empty() ? "." : root_);
+      root_real_ = root.ok() ? std::move(root).value() : root_;
+    }
+    Result<std::string> real = env_.RealPath(root_ + rel);
+    if (real.ok() && Inside(*real, *root_real_)) return std::nullopt;
+    return Failure{
+        Kind::kE0903, rel, "",
+        real.ok() ? fmt::format("`{}` resolves to `{}`, outside the program's directory `{}` "
+                                "(through a symbolic link or `..`); imports must stay inside the "
+                                "directory of the checked file",
+                                rel, *real, *root_real_)
+                  : fmt::format("`{}` could not be resolved: {}", rel, real.status().message())};
   }
 
   // Upstream's hint: the `.ko` file of that directory nearest by edit distance.
@@ -184,6 +219,7 @@ class ImportLoader {
 
   base::Env& env_;
   const std::string root_;
+  std::optional<std::string> root_real_;  // Env::RealPath of root_, once needed
   const FrontOptions& options_;
   std::vector<std::unique_ptr<ImportedModule>> loaded_;
   std::vector<std::vector<std::size_t>> deps_;  // per loaded module: what it imports, transitively

@@ -60,6 +60,9 @@ struct ImportedModule {
   // What it imports, transitively: indexes into Compiled::imports (all smaller than its own),
   // ascending. Its names resolve in these modules and its own (MIR lowering, mir::LowerProgram).
   std::vector<std::size_t> deps;
+  // The warnings of its own check (W0901, W0902), spans in `source`; `kodoc check` shows them
+  // with the file's path (source.name()).
+  std::vector<diag::Diagnostic> warnings;
 };
 
 // Bounds on import loading: modules loaded per check, and the longest chain of imports.

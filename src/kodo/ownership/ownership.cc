@@ -24,6 +24,8 @@ bool Contains(const std::vector<std::string_view>& names, std::string_view name)
 
 void Tracker::BeginFunction() {
   states_.clear();
+  index_.clear();
+  indexed_ = 0;
   moved_ = 0;
   undo_.clear();
   scopes_.clear();
@@ -39,21 +41,52 @@ void Tracker::DeclareParam(std::string_view name, ast::Ownership qualifier) {
   Set(name, entry);
 }
 
-void Tracker::Set(std::string_view name, Entry entry) {
-  auto [it, inserted] = states_.try_emplace(name, entry);
-  if (!scopes_.empty()) {
-    undo_.push_back(Undo{name, inserted ? std::nullopt : std::optional<Entry>(it->second)});
+std::size_t Tracker::IndexOf(std::string_view name) const {
+  if (states_.size() <= kLinearNames) {
+    // Newest first: the names a body uses most are the ones it bound last.
+    for (std::size_t i = states_.size(); i-- > 0;) {
+      if (states_[i].first == name) return i;
+    }
+    return kNotTracked;
   }
-  if (!inserted) {
-    if (it->second.state == State::kMoved) --moved_;
-    it->second = entry;
+  // A body with many names: hashed, so that a long run of `let`s stays linear.
+  for (; indexed_ < states_.size(); ++indexed_) index_[states_[indexed_].first] = indexed_;
+  auto it = index_.find(name);
+  return it == index_.end() ? kNotTracked : it->second;
+}
+
+void Tracker::EraseAt(std::size_t at) {
+  if (at + 1 == states_.size()) {
+    if (indexed_ == states_.size()) {
+      index_.erase(states_[at].first);
+      --indexed_;
+    }
+    states_.pop_back();
+    return;
+  }
+  states_.erase(states_.begin() + static_cast<std::ptrdiff_t>(at));
+  index_.clear();  // the later indices moved
+  indexed_ = 0;
+}
+
+void Tracker::Set(std::string_view name, Entry entry) {
+  const std::size_t at = IndexOf(name);
+  if (!scopes_.empty()) {
+    undo_.push_back(
+        Undo{name, at == kNotTracked ? std::nullopt : std::optional<Entry>(states_[at].second)});
+  }
+  if (at == kNotTracked) {
+    states_.emplace_back(name, entry);
+  } else {
+    if (states_[at].second.state == State::kMoved) --moved_;
+    states_[at].second = entry;
   }
   if (entry.state == State::kMoved) ++moved_;
 }
 
 const Tracker::Entry* Tracker::Find(std::string_view name) const {
-  auto it = states_.find(name);
-  return it == states_.end() ? nullptr : &it->second;
+  const std::size_t at = IndexOf(name);
+  return at == kNotTracked ? nullptr : &states_[at].second;
 }
 
 std::optional<State> Tracker::StateOf(std::string_view name) const {
@@ -71,13 +104,17 @@ void Tracker::ExitBlock(std::size_t mark) {
   const std::size_t undo_mark = scopes_[mark].undo_mark;
   while (undo_.size() > undo_mark) {
     const Undo& u = undo_.back();
-    auto it = states_.find(u.name);
-    if (it != states_.end() && it->second.state == State::kMoved) --moved_;
+    const std::size_t at = IndexOf(u.name);
+    if (at != kNotTracked && states_[at].second.state == State::kMoved) --moved_;
     if (u.previous) {
-      states_[u.name] = *u.previous;
+      if (at != kNotTracked) {
+        states_[at].second = *u.previous;
+      } else {
+        states_.emplace_back(u.name, *u.previous);
+      }
       if (u.previous->state == State::kMoved) ++moved_;
-    } else if (it != states_.end()) {
-      states_.erase(it);
+    } else if (at != kNotTracked) {
+      EraseAt(at);  // undone newest first, so normally the last entry
     }
     undo_.pop_back();
   }

@@ -115,8 +115,12 @@ class Tracker {
     std::vector<std::string_view> shared;
     std::vector<std::string_view> mut;
   };
+  static constexpr std::size_t kNotTracked = static_cast<std::size_t>(-1);
   void Set(std::string_view name, Entry entry);
   const Entry* Find(std::string_view name) const;
+  // The index of `name` in states_, or kNotTracked.
+  std::size_t IndexOf(std::string_view name) const;
+  void EraseAt(std::size_t at);
   SourceRange R(ast::Span span) const { return SourceRange{file_, span.start, span.end}; }
   std::optional<diag::Diagnostic> SpawnExpr(const ast::Expr& e, ast::Span spawn,
                                             std::uint32_t depth) const;
@@ -124,7 +128,14 @@ class Tracker {
                                             std::uint32_t depth) const;
 
   const FileId file_;
-  std::unordered_map<std::string_view, Entry> states_;
+  // The tracked names and their states, each name once, in the order they were first set. A
+  // vector scanned newest first while short: a body binds a handful of names, and a hashed map
+  // allocated a node per binding (docs/decisions/0073-kodo-check-throughput.md).
+  // Past kLinearNames names, index_ maps the names of states_[0, indexed_) to their indices.
+  static constexpr std::size_t kLinearNames = 32;
+  std::vector<std::pair<std::string_view, Entry>> states_;
+  mutable std::unordered_map<std::string_view, std::size_t> index_;
+  mutable std::size_t indexed_ = 0;
   std::size_t moved_ = 0;  // entries of states_ in State::kMoved (Use skips the lookup at 0)
   std::vector<Undo> undo_;
   std::vector<Scope> scopes_;

@@ -71,6 +71,8 @@ struct Shared {
   std::uint32_t depth = 0;
   std::uint32_t high = 0;
   std::uint32_t max_depth = ast::kMaxNestingDepth;
+  // Whether a construct of ast::Module::body_features was parsed (f-string sub-parsers too).
+  bool body_features = false;
 };
 
 class Parser {
@@ -1222,6 +1224,7 @@ Stmt Parser::ParseStmt() {
       return s;
     }
     case K::kSpawn: {
+      s_.body_features = true;
       Stmt s;
       s.kind = StmtKind::kSpawn;
       const Span start = TokSpan(Advance());
@@ -1230,6 +1233,7 @@ Stmt Parser::ParseStmt() {
       return s;
     }
     case K::kParallel: {
+      s_.body_features = true;
       Stmt s;
       s.kind = StmtKind::kParallel;
       const Span start = TokSpan(Advance());
@@ -1240,8 +1244,10 @@ Stmt Parser::ParseStmt() {
       return s;
     }
     case K::kSelect:
+      s_.body_features = true;
       return ParseSelect();
     case K::kForall:
+      s_.body_features = true;
       return ParseForall();
     case K::kIdent:
       if (PeekKind(1) == K::kEq) {
@@ -1527,6 +1533,7 @@ Expr Parser::ParsePostfix() {
       if (Check(K::kAwait)) {
         const Span span = ast::ExprSpan(expr).Merge(TokSpan(Advance()));
         expr = MakeUnaryLike(ExprKind::kAwait, std::move(expr), span);
+        s_.body_features = true;
       } else if (Check(K::kIntLit)) {
         const Token& t = Advance();
         const std::int64_t index = t.int_value();
@@ -1608,6 +1615,7 @@ Expr Parser::ParseAtom() {
     case K::kIdent: {
       // The name goes straight into the node: every kind below keeps it in `text`.
       e.text = TokenView(t);
+      if (e.text.starts_with("channel_")) s_.body_features = true;
       const Span start = TokSpan(Advance());
       if (Check(K::kColonColon)) {
         Advance();
@@ -1958,6 +1966,7 @@ Result<ParseResult> ParseModule(const SourceBuffer& source, const ParseOptions& 
     ast::ArenaScope scope(arena.get());
     ast::Module module = parser.ParseModuleDecl();
     module.arena = ast::ArenaOwner(std::move(arena));
+    module.body_features = shared.body_features;
     if (options.recover || shared.diagnostics.empty()) result.module = std::move(module);
   } catch (const ParseAbort&) {
     if (options.recover) result.module.emplace();

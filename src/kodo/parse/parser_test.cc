@@ -138,6 +138,27 @@ TEST(ParserSpecTest, DescribeToolParamAndReturnTypes) {
 // ---------------------------------------------------------------------------------------------
 // Module structure.
 
+// ast::Module::body_features (sema's W0901 scan skips bodies when it is false): set by each
+// construct the scan looks for inside a body, f-string interpolations included, and by nothing
+// else.
+TEST(ParserModuleTest, BodyFeaturesFlagsWhatTheUncheckedScanLooksFor) {
+  const auto flag = [](std::string_view body) {
+    const ParseResult r = Parse(fmt::format(
+        "module m {{\n  meta {{ purpose: \"p\" }}\n  fn f(x: Int) -> Int {{\n{}\n  }}\n}}\n",
+        body));
+    EXPECT_TRUE(r.ok()) << body;
+    return r.module && r.module->body_features;
+  };
+  EXPECT_FALSE(flag("    let s = f\"{x}\"\n    return channels(x) + x"));
+  EXPECT_TRUE(flag("    let y = g().await\n    return y"));
+  EXPECT_TRUE(flag("    let s = f\"{g().await}\"\n    return 1"));
+  EXPECT_TRUE(flag("    spawn { println(\"x\") }\n    return 1"));
+  EXPECT_TRUE(flag("    parallel { spawn { println(\"x\") } }\n    return 1"));
+  EXPECT_TRUE(flag("    let c = channel_new()\n    return 1"));
+  // A module built by hand is scanned in full.
+  EXPECT_TRUE(ast::Module{}.body_features);
+}
+
 TEST(ParserModuleTest, MetaImportsAndSpans) {
   const std::string src =
       "// header\nmodule shapes {\n  import std::option\n  import utils.strings\n"

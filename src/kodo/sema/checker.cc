@@ -65,7 +65,7 @@ using diag::NearName;
 bool IsCopy(Type t) {
   switch (t.tag()) {
     case TypeTag::kPrim:
-      return t.name() != "String";
+      return t != Type::String();  // primitives are constants: one node each
     case TypeTag::kUnit:
     case TypeTag::kFunction:
     case TypeTag::kGeneric:
@@ -420,7 +420,7 @@ class Checker {
   // §7.3: the ownership state of the body being checked, and the module functions by name (their
   // parameter qualifiers apply to direct calls by that name).
   ownership::Tracker own_;
-  std::unordered_map<std::string_view, const ast::Function*> fn_decls_;
+  NameTable<const ast::Function*> fn_decls_;
   int instantiation_depth_ = 0;
   // The nodes on the path being checked (Infer, CheckBlock, CheckStmt, BindPattern, Resolve).
   // Past ast::kMaxTreeDepth, which no parsed tree reaches (the parser bounds nesting, ast.h), a
@@ -530,6 +530,7 @@ CheckResult Checker::Run() {
   // uses: reserved up front so that the index does not rehash as a large module registers.
   types_.Reserve(256 + module_.functions.size() + module_.type_decls.size() +
                  module_.enum_decls.size() + module_.actor_decls.size());
+  fn_decls_.Reserve(module_.functions.size());
   type_names_.Reserve(16 + module_.type_aliases.size() + module_.type_decls.size() +
                       module_.enum_decls.size() + module_.actor_decls.size());
   RegisterBuiltins();
@@ -1118,7 +1119,7 @@ void Checker::RegisterFunctions(const ast::Module& mod) {
       Bind(fn.name, Type::Any());
       continue;
     }
-    fn_decls_[fn.name] = &fn;
+    *fn_decls_.TryEmplace(fn.name).first = &fn;
     try {
       // The parameter types on the stack for the usual few parameters (the table copies them).
       constexpr std::size_t kInline = 8;
@@ -1903,7 +1904,7 @@ Type Checker::InferCall(const Expr& e) {
   // §7.3: a direct call; the qualifiers are those of the module function of that name, if any.
   const ast::Function* decl = nullptr;
   if (callee.kind == ExprKind::kIdent) {
-    if (auto it = fn_decls_.find(callee.text); it != fn_decls_.end()) decl = it->second;
+    if (const ast::Function* const* found = fn_decls_.Find(callee.text)) decl = *found;
   }
   return CheckCallArgs(ft.args(), ft.result(), e, 1, /*direct=*/true, decl);
 }
@@ -1919,7 +1920,7 @@ Type Checker::InferQualifiedCall(const Expr& call, std::string_view name, Span w
   }
   if (ft.tag() != TypeTag::kFunction) NotCallable(ft, call.span, where);
   const ast::Function* decl = nullptr;
-  if (auto it = fn_decls_.find(name); it != fn_decls_.end()) decl = it->second;
+  if (const ast::Function* const* found = fn_decls_.Find(name)) decl = *found;
   return CheckCallArgs(ft.args(), ft.result(), call, first_arg, /*direct=*/true, decl);
 }
 
@@ -2081,11 +2082,13 @@ Type Checker::InferFieldAccess(const Expr& e) {
             fmt::format("struct {} {{\n    {}: TODO,\n}}", t.name(), e.text));
     Fail(std::move(d));
   }
-  std::vector<std::string_view> names;
   for (const auto& [name, type] : info->fields) {
     if (name == e.text) return type;
-    names.push_back(name);
   }
+  // Not found: the names for the suggestion are gathered only now (no vector per access).
+  std::vector<std::string_view> names;
+  names.reserve(info->fields.size());
+  for (const auto& field : info->fields) names.push_back(field.first);
   Diagnostic d = diag::Make(Kind::kE0217, R(e.span), e.text, t.name());
   if (std::optional<std::string> near = NearName(e.text, names)) {
     d.suggestion =

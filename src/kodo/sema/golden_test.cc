@@ -32,6 +32,7 @@
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
@@ -79,6 +80,9 @@ std::vector<std::string> Programs() {
 struct Checked {
   SourceBuffer source;
   SourceCheck check;
+  // A multi-file program's imported modules, whose warnings the envelope lists as `kodoc check`
+  // does (after the checked file's, with their own paths).
+  std::vector<std::unique_ptr<driver::ImportedModule>> imports;
 };
 
 Checked CheckText(const std::string& name, std::string text) {
@@ -92,20 +96,26 @@ Checked CheckText(const std::string& name, std::string text) {
     check.module = std::move(c->module);
     check.diagnostics = std::move(c->diagnostics);
     check.warnings = std::move(c->warnings);
-    return Checked{std::move(c->source), std::move(check)};
+    return Checked{std::move(c->source), std::move(check), std::move(c->imports)};
   }
   Result<SourceBuffer> source = SourceBuffer::Create(0, name + ".ko", std::move(text));
   EXPECT_TRUE(source.ok());
   Result<SourceCheck> check = CheckSource(*source);
   EXPECT_TRUE(check.ok());
-  return Checked{std::move(*source), std::move(*check)};
+  return Checked{std::move(*source), std::move(*check), {}};
 }
 
 std::string Envelope(const Checked& c, const std::string& name) {
   diag::ModuleSummary summary;
   if (c.check.module) summary = Summarize(*c.check.module);
+  // Imported files by their path below the golden directory, as the checked file's.
+  std::vector<diag::FileDiagnostic> imported;
+  for (const auto& m : c.imports) {
+    const std::string_view path = std::string_view(m->source.name()).substr(kDir.size() + 1);
+    for (const diag::Diagnostic& w : m->warnings) imported.push_back({&m->source, path, &w});
+  }
   return diag::RenderCheckJson(c.source, name + ".ko", c.check.diagnostics, summary,
-                               c.check.warnings) +
+                               c.check.warnings, imported) +
          "\n";
 }
 

@@ -13,7 +13,8 @@ namespace {
 constexpr std::array<std::string_view, 15> kPrimNames = {
     "Int",    "Int8",   "Int16",   "Int32",   "Int64", "Uint",   "Uint8", "Uint16",
     "Uint32", "Uint64", "Float32", "Float64", "Bool",  "String", "Byte"};
-constexpr std::size_t kIntIndex = 0, kFloat64Index = 11, kBoolIndex = 12, kStringIndex = 13;
+constexpr std::size_t kIntIndex = 0, kFloat64Index = 11, kBoolIndex = 12, kStringIndex = 13,
+                      kByteIndex = 14;
 
 // The process-wide constant types. Nothing reads them during static initialization.
 const std::array<TypeNode, kPrimNames.size()> kPrimNodes = [] {
@@ -51,8 +52,16 @@ std::optional<Type> PrimitiveType(std::string_view name) {
   }
   // Every primitive name is 3 to 7 bytes long; compare only names of the same length.
   if (name.size() < 3 || name.size() > 7) return std::nullopt;
+  // Byte by byte: names this short cost more through a memcmp call than compared inline.
+  const auto same = [name](std::string_view prim) {
+    if (prim.size() != name.size()) return false;
+    for (std::size_t i = 0; i < prim.size(); ++i) {
+      if (prim[i] != name[i]) return false;
+    }
+    return true;
+  };
   for (std::size_t i = 0; i < kPrimNames.size(); ++i) {
-    if (kPrimNames[i].size() == name.size() && kPrimNames[i] == name) return Type(&kPrimNodes[i]);
+    if (same(kPrimNames[i])) return Type(&kPrimNodes[i]);
   }
   return std::nullopt;
 }
@@ -138,7 +147,8 @@ bool IsNumeric(Type type) {
   if (type.tag() == TypeTag::kAny) return true;
   if (type.tag() != TypeTag::kPrim) return false;
   // Primitives are constants, so they compare by address.
-  return type != Type::Bool() && type != Type::String() && type.name() != "Byte";
+  return type != Type::Bool() && type != Type::String() &&
+         &type.name() != &kPrimNodes[kByteIndex].name;
 }
 
 namespace {

@@ -77,11 +77,13 @@ void WalkExpr(const Expr& e, Found& found, std::uint32_t depth) {
   }
 }
 
-void WalkFunction(const ast::Function& fn, Found& found) {
+// `bodies`: whether the body can hold anything the walk looks for (ast::Module::body_features);
+// when the parser saw none, a second walk over every body would find nothing.
+void WalkFunction(const ast::Function& fn, Found& found, bool bodies) {
   if (!fn.requires_.empty() || !fn.ensures.empty()) found.Add(Feature::kContracts, fn.span);
   for (const ast::Annotation& a : fn.annotations) found.Add(Feature::kTrustPolicies, a.span);
   if (fn.is_async) found.Add(Feature::kConcurrency, fn.span);
-  WalkBlock(fn.body, found, 1);
+  if (bodies) WalkBlock(fn.body, found, 1);
 }
 
 }  // namespace
@@ -124,13 +126,14 @@ std::vector<diag::Diagnostic> UncheckedFeatures(const SourceBuffer& source,
     if (alias.constraint) found.Add(Feature::kContracts, alias.span);
   }
   for (const ast::InvariantDecl& inv : module.invariants) found.Add(Feature::kContracts, inv.span);
-  for (const ast::Function& fn : module.functions) WalkFunction(fn, found);
+  const bool bodies = module.body_features;
+  for (const ast::Function& fn : module.functions) WalkFunction(fn, found, bodies);
   for (const ast::ImplBlock& impl : module.impl_blocks) {
-    for (const ast::Function& fn : impl.methods) WalkFunction(fn, found);
+    for (const ast::Function& fn : impl.methods) WalkFunction(fn, found, bodies);
   }
   for (const ast::ActorDecl& actor : module.actor_decls) {
     found.Add(Feature::kConcurrency, actor.span);
-    for (const ast::Function& fn : actor.handlers) WalkFunction(fn, found);
+    for (const ast::Function& fn : actor.handlers) WalkFunction(fn, found, bodies);
   }
   for (const ast::IntentDecl& intent : module.intent_decls) {
     found.Add(Feature::kConcurrency, intent.span);
