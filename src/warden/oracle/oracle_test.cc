@@ -512,6 +512,7 @@ TEST_F(OracleTest, PreloadedIndexGivesTheSameMatches) {
     Result<MatchResult> b = MatchFunctions(*records, **in_memory, memory_options);
     ASSERT_TRUE(a.ok() && b.ok());
     EXPECT_FALSE((*by_sql)->preloaded());
+    EXPECT_TRUE((*in_memory)->preloaded());
     EXPECT_FALSE(a->matches.empty()) << label;
     EXPECT_EQ(Describe(*a), Describe(*b)) << label;
     // The small target makes the default preload too (a few signatures per function).
@@ -519,6 +520,7 @@ TEST_F(OracleTest, PreloadedIndexGivesTheSameMatches) {
     ASSERT_TRUE(by_default.ok());
     Result<MatchResult> c = MatchFunctions(*records, **by_default);
     ASSERT_TRUE(c.ok());
+    EXPECT_TRUE((*by_default)->preloaded());
     EXPECT_EQ(Describe(*a), Describe(*c)) << label;
     Result<MatchResult> naive_sql = MatchNaive(*records, **by_sql);
     ASSERT_TRUE(naive_sql.ok());
