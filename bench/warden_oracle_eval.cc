@@ -17,6 +17,8 @@
 //   Corpus mode also takes --split dev|test|all (the held-out split is the libc_mix twins),
 //   --cross DIR (cross-version twins of scripts/build_oracle_corpus --cross) and --time
 //   MODULE.wasm (ingest against `oracle identify --dry-run` on one module, same run).
+//   --store FILE --time MODULE.wasm times the same against an existing store file, with the
+//   identify of per-key SQL lookups beside it (docs/decisions/0080-warden-diff-oracle-speed.md).
 //
 // Metrics, per size bucket (>= 0, 5, 10, 20 instructions) and per library: precision =
 // correct / assigned; recall = correct / nameable (labelled functions whose normalised name is
@@ -385,12 +387,17 @@ struct Split {
 
 // Times `oracle identify` (dry run: match and version inference, no writes) on `module`
 // against `store`, next to its ingest into a fresh KB, run by run; prints the medians.
-int TimeModule(const std::string& module, oracle::OracleStore& store, int runs) {
+// Times ingest and `oracle identify --dry-run` of `module` in one process, `runs` times, each
+// run with a fresh KB and a freshly opened store (so the store's index is read every run).
+// The first run also times identify through per-key SQL lookups (the store not preloaded) and
+// checks that it matches the same functions.
+int TimeModule(const std::string& module, const std::string& store_path, int runs) {
   trove::base::PosixEnv env;
   const fs::path tmp = fs::temp_directory_path() / fmt::format("warden_oracle_time_{}", ::getpid());
   fs::create_directories(tmp);
   std::vector<double> ingest_s, identify_s;
-  std::int64_t matched = 0, defined = 0;
+  double sql_s = -1;
+  std::int64_t matched = 0, defined = 0, sql_matched = -1;
   for (int run = 0; run < runs; ++run) {
     const std::string db = (tmp / fmt::format("w{}.db", run)).string();
     kb::KbOptions o;
@@ -407,9 +414,14 @@ int TimeModule(const std::string& module, oracle::OracleStore& store, int runs) 
       std::fprintf(stderr, "warden_oracle_eval: %s\n", ingested.status().ToString().c_str());
       return 2;
     }
+    auto store = oracle::OracleStore::Open(store_path, false);
+    if (!store.ok()) {
+      std::fprintf(stderr, "warden_oracle_eval: %s\n", store.status().ToString().c_str());
+      return 2;
+    }
     oracle::IdentifyOptions io;
     io.dry_run = true;
-    auto report = oracle::Identify(**opened, ingested->store.version_id, store, io);
+    auto report = oracle::Identify(**opened, ingested->store.version_id, **store, io);
     auto t2 = std::chrono::steady_clock::now();
     if (!report.ok()) {
       std::fprintf(stderr, "warden_oracle_eval: %s\n", report.status().ToString().c_str());
@@ -419,6 +431,16 @@ int TimeModule(const std::string& module, oracle::OracleStore& store, int runs) 
     identify_s.push_back(std::chrono::duration<double>(t2 - t1).count());
     matched = static_cast<std::int64_t>(report->result.matches.size());
     defined = report->result.defined;
+    if (run == 0) {
+      auto sql_store = oracle::OracleStore::Open(store_path, false);
+      if (!sql_store.ok()) return 2;
+      io.match.preload = false;
+      auto t3 = std::chrono::steady_clock::now();
+      auto by_sql = oracle::Identify(**opened, ingested->store.version_id, **sql_store, io);
+      sql_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t3).count();
+      if (!by_sql.ok()) return 2;
+      sql_matched = static_cast<std::int64_t>(by_sql->result.matches.size());
+    }
   }
   fs::remove_all(tmp);
   const double in = Median(ingest_s), id = Median(identify_s);
@@ -427,6 +449,9 @@ int TimeModule(const std::string& module, oracle::OracleStore& store, int runs) 
       "runs, same process); matched %lld of %lld defined\n",
       module.c_str(), in, id, in > 0 ? id / in : 0.0, runs, static_cast<long long>(matched),
       static_cast<long long>(defined));
+  std::printf("  identify with one SQL query per key (run 1): %.2f s, ratio %.2f; matched %lld%s\n",
+              sql_s, in > 0 ? sql_s / in : 0.0, static_cast<long long>(sql_matched),
+              sql_matched == matched ? " (the same count)" : " (DIFFERS)");
   return 0;
 }
 
@@ -521,7 +546,7 @@ int RunCorpus(const CorpusArgs& args) {
   }
 
   if (args.time_module) {
-    const int rc = TimeModule(*args.time_module, **all, 3);
+    const int rc = TimeModule(*args.time_module, (*all)->path(), 3);
     if (rc != 0) return rc;
   }
 
@@ -565,7 +590,7 @@ int RunCorpus(const CorpusArgs& args) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::optional<std::string> corpus, twins, fixtures;
+  std::optional<std::string> corpus, twins, fixtures, store;
   CorpusArgs args;
   bool floor = false;
   bool bad = false;
@@ -586,6 +611,8 @@ int main(int argc, char** argv) {
       value(args.cross_dir);
     } else if (a == "--time") {
       value(args.time_module);
+    } else if (a == "--store") {
+      value(store);
     } else if (a == "--split") {
       std::optional<std::string> s;
       value(s);
@@ -605,6 +632,7 @@ int main(int argc, char** argv) {
     }
   }
   if (!bad && fixtures) return RunFixtures(*fixtures, floor);
+  if (!bad && store && args.time_module) return TimeModule(*args.time_module, *store, 3);
   if (!bad && corpus && twins) {
     args.corpus_dir = *corpus;
     args.twins_dir = *twins;
@@ -612,6 +640,7 @@ int main(int argc, char** argv) {
   }
   std::fprintf(stderr,
                "usage: warden_oracle_eval --corpus DIR --twins DIR [--split dev|test|all] "
-               "[--cross DIR] [--time MODULE.wasm] [--json FILE] | --fixtures DIR [--floor]\n");
+               "[--cross DIR] [--time MODULE.wasm] [--json FILE] | --fixtures DIR [--floor] | "
+               "--store FILE --time MODULE.wasm\n");
   return 2;
 }

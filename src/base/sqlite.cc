@@ -170,6 +170,20 @@ std::string Statement::ColumnBlob(int column) const {
   return std::string(static_cast<const char*>(blob), static_cast<std::size_t>(size));
 }
 
+std::string_view Statement::ColumnTextView(int column) const {
+  const unsigned char* text = sqlite3_column_text(stmt_, column);
+  if (text == nullptr) return {};
+  const int size = sqlite3_column_bytes(stmt_, column);
+  return {reinterpret_cast<const char*>(text), static_cast<std::size_t>(size)};
+}
+
+std::string_view Statement::ColumnBlobView(int column) const {
+  const void* blob = sqlite3_column_blob(stmt_, column);
+  if (blob == nullptr) return {};
+  const int size = sqlite3_column_bytes(stmt_, column);
+  return {static_cast<const char*>(blob), static_cast<std::size_t>(size)};
+}
+
 bool Statement::ColumnIsNull(int column) const {
   return sqlite3_column_type(stmt_, column) == SQLITE_NULL;
 }

@@ -184,6 +184,11 @@ TEST_F(SqliteTest, InsertAndSelectEveryType) {
   EXPECT_FALSE(select->ColumnIsNull(3));
   EXPECT_EQ(select->ColumnText(4), "");
   EXPECT_EQ(select->ColumnText(5), "blob");
+  // The views give the same bytes without a copy.
+  EXPECT_EQ(select->ColumnTextView(2), text_with_nul);
+  EXPECT_EQ(select->ColumnBlobView(3), std::string_view("\0\1\2\xff", 4));
+  EXPECT_EQ(select->ColumnTextView(4), "");
+  EXPECT_EQ(select->ColumnBlobView(4), "");
   row = select->Step();
   ASSERT_TRUE(row.ok());
   EXPECT_FALSE(*row);

@@ -63,6 +63,8 @@ constexpr std::size_t kBands = 8;
 constexpr std::size_t kRowsPerBand = 4;
 static_assert(kBands * kRowsPerBand == identity::kMinHashSize);
 constexpr std::uint32_t kUnpaired = 0xffffffff;
+// The call-graph neighbourhood pass (after fuzzy) pairs a proposal scoring at least this.
+constexpr double kNeighbourMinScore = 0.6;
 
 template <std::size_t N>
 void ParseHex(std::string_view hex, std::array<std::uint8_t, N>& out) {
@@ -78,20 +80,22 @@ void ParseHex(std::string_view hex, std::array<std::uint8_t, N>& out) {
   }
 }
 
-// What identity::Compare reads, rebuilt from a stored record: the one similarity function
-// serves the diff as it serves the Oracle (docs/warden.md §5.4).
-identity::FunctionIdentity ToIdentity(const kb::FunctionRecord& r) {
-  identity::FunctionIdentity f;
-  f.func_index = r.func_index;
-  f.type_signature = r.type_signature;
-  f.instruction_count = r.instruction_count;
-  f.call_outs = r.call_outs;
-  f.minhash = r.minhash;
-  f.histogram = r.histogram;
-  ParseHex(r.norm_hash, f.base);
-  ParseHex(r.structural_hash, f.structural);
-  ParseHex(r.exact_hash, f.exact);
-  return f;
+// The hashes identity::Compare reads, parsed once from a stored record's hex columns; the
+// other fields Compare reads are the record's own (CompareView points at them), so the one
+// similarity function serves the diff as it serves the Oracle (docs/warden.md §5.4) without a
+// FunctionIdentity copy per function (docs/decisions/0080-warden-diff-oracle-speed.md).
+struct RecordHashes {
+  base::Sha256Digest exact{};
+  identity::Hash128 base{};
+  identity::Hash128 structural{};
+};
+
+RecordHashes ParseHashes(const kb::FunctionRecord& r) {
+  RecordHashes h;
+  ParseHex(r.norm_hash, h.base);
+  ParseHex(r.structural_hash, h.structural);
+  ParseHex(r.exact_hash, h.exact);
+  return h;
 }
 
 // The passes key their hash tables on 64-bit hashes of the keys of docs/warden.md §9.1, not on
@@ -130,7 +134,7 @@ struct Side {
   const VersionSide* version = nullptr;
   std::vector<const kb::FunctionRecord*> functions;  // defined only, index order
   std::vector<const Annotation*> annotations;
-  std::vector<identity::FunctionIdentity> ids;
+  std::vector<RecordHashes> hashes;
   std::unordered_map<std::uint32_t, std::uint32_t> position;  // func_index -> position
   std::vector<std::uint32_t> pair;                            // position -> pair number, kUnpaired
   // Per function, computed once: the keys of passes 1-3 (pass 3: nullopt below its minimum
@@ -140,7 +144,24 @@ struct Side {
   std::vector<std::optional<std::uint64_t>> normalised_key;
   std::vector<std::uint64_t> shape;
   std::vector<std::uint64_t> signature;
+
+  // What identity::Compare reads of the function at position p.
+  identity::CompareView View(std::uint32_t p) const {
+    const kb::FunctionRecord& r = *functions[p];
+    return {.exact = &hashes[p].exact,
+            .base = &hashes[p].base,
+            .structural = &hashes[p].structural,
+            .type_signature = r.type_signature,
+            .instruction_count = r.instruction_count,
+            .minhash = &r.minhash,
+            .histogram = &r.histogram,
+            .call_outs = &r.call_outs};
+  }
 };
+
+identity::Similarity Compare(const Side& from, std::uint32_t f, const Side& to, std::uint32_t t) {
+  return identity::Compare(from.View(f), to.View(t));
+}
 
 Side MakeSide(const VersionSide& v) {
   static const Annotation kNoAnnotation;
@@ -149,7 +170,7 @@ Side MakeSide(const VersionSide& v) {
   const std::size_t n = v.functions.size();
   s.functions.reserve(n);
   s.annotations.reserve(n);
-  s.ids.reserve(n);
+  s.hashes.reserve(n);
   s.position.reserve(n);
   KeyHasher key;
   for (std::size_t i = 0; i < n; ++i) {
@@ -158,7 +179,7 @@ Side MakeSide(const VersionSide& v) {
     s.position.emplace(r.func_index, static_cast<std::uint32_t>(s.functions.size()));
     s.functions.push_back(&r);
     s.annotations.push_back(i < v.annotations.size() ? &v.annotations[i] : &kNoAnnotation);
-    s.ids.push_back(ToIdentity(r));
+    s.hashes.push_back(ParseHashes(r));
     const std::uint64_t signature = base::XxHash3_64(r.type_signature);
     const std::uint64_t call_outs = ListHash(r.call_outs);
     s.signature.push_back(signature);
@@ -217,6 +238,9 @@ class Matcher {
       if (pairs_.size() == before) break;
     }
     Fuzzy();
+    for (int round = 0; round < options_.max_propagation_rounds; ++round) {
+      if (!Neighbours()) break;
+    }
   }
 
   const Side& from() const { return from_; }
@@ -291,7 +315,7 @@ class Matcher {
     }
     std::sort(found.begin(), found.end());
     for (const auto& [t, f] : found) {
-      identity::Similarity s = identity::Compare(from_.ids[f], to_.ids[t]);
+      identity::Similarity s = Compare(from_, f, to_, t);
       if (pass == Pass::kExact) {
         s.overall = identity::kExactScore;
       } else if (pass == Pass::kStableId) {
@@ -336,7 +360,7 @@ class Matcher {
         for (std::uint32_t f : it->second) {
           if (seen[f] == t) continue;
           seen[f] = t;
-          const identity::Similarity s = identity::Compare(from_.ids[f], to_.ids[t]);
+          const identity::Similarity s = Compare(from_, f, to_, t);
           const std::uint32_t n =
               std::min(from_.functions[f]->instruction_count, to_.functions[t]->instruction_count);
           if (!identity::AcceptFuzzy(s.overall, n, identity::MatchPurpose::kDiff)) continue;
@@ -368,7 +392,7 @@ class Matcher {
         const Candidate& c = candidates[k];
         if (from_.pair[c.from] != kUnpaired || to_.pair[c.to] != kUnpaired) continue;
         if (from_uses[c.from] != 1 || to_uses[c.to] != 1) continue;
-        Pair(c.from, c.to, Pass::kFuzzy, identity::Compare(from_.ids[c.from], to_.ids[c.to]));
+        Pair(c.from, c.to, Pass::kFuzzy, Compare(from_, c.from, to_, c.to));
       }
       // A tied function stays out of lower groups too: its best match is ambiguous.
       for (std::size_t k = i; k < j; ++k) {
@@ -386,6 +410,88 @@ class Matcher {
     for (std::uint32_t& p : to_.pair) {
       if (p == kTied) p = kUnpaired;
     }
+  }
+
+  // The unpaired defined callees of the function at position p, each once, in call order.
+  static std::vector<std::uint32_t> UnpairedCallees(const Side& s, std::uint32_t p,
+                                                    std::vector<std::uint32_t>& paired_tokens) {
+    std::vector<std::uint32_t> out;
+    paired_tokens.clear();
+    for (std::uint32_t callee : s.functions[p]->defined_callees) {
+      auto it = s.position.find(callee);
+      if (it == s.position.end()) continue;
+      const std::uint32_t q = it->second;
+      if (s.pair[q] != kUnpaired) {
+        paired_tokens.push_back(s.pair[q]);
+      } else if (std::find(out.begin(), out.end(), q) == out.end()) {
+        out.push_back(q);
+      }
+    }
+    return out;
+  }
+
+  // Call-graph neighbourhood, after the fuzzy pass (docs/decisions/0080-warden-diff-oracle-
+  // speed.md): a pair whose two functions each call exactly one unpaired defined function,
+  // or are each called by exactly one unpaired defined function, proposes those two; the
+  // paired callees must be the same pairs on both sides. A proposal pairs when the two have the
+  // same signature, pass the count gate and score at least kNeighbourMinScore, and neither
+  // function is proposed with another partner (unique on both sides). Returns whether a round
+  // paired anything; recorded as call_graph pairs (modified).
+  bool Neighbours() {
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> proposals;  // (from, to)
+    std::vector<std::uint32_t> from_tokens, to_tokens;
+    // Per pair number: the unpaired functions that call the pair's function on each side.
+    std::vector<std::vector<std::uint32_t>> from_unpaired_callers_of_pair(pairs_.size());
+    std::vector<std::vector<std::uint32_t>> to_unpaired_callers_of_pair(pairs_.size());
+    for (std::uint32_t p = 0; p < from_.functions.size(); ++p) {
+      if (from_.pair[p] != kUnpaired) continue;
+      for (std::uint32_t callee : from_.functions[p]->defined_callees) {
+        auto it = from_.position.find(callee);
+        if (it == from_.position.end() || from_.pair[it->second] == kUnpaired) continue;
+        auto& list = from_unpaired_callers_of_pair[from_.pair[it->second]];
+        if (std::find(list.begin(), list.end(), p) == list.end()) list.push_back(p);
+      }
+    }
+    for (std::uint32_t p = 0; p < to_.functions.size(); ++p) {
+      if (to_.pair[p] != kUnpaired) continue;
+      for (std::uint32_t callee : to_.functions[p]->defined_callees) {
+        auto it = to_.position.find(callee);
+        if (it == to_.position.end() || to_.pair[it->second] == kUnpaired) continue;
+        auto& list = to_unpaired_callers_of_pair[to_.pair[it->second]];
+        if (std::find(list.begin(), list.end(), p) == list.end()) list.push_back(p);
+      }
+    }
+    for (std::uint32_t number = 0; number < pairs_.size(); ++number) {
+      const PairRecord& pr = pairs_[number];
+      const std::vector<std::uint32_t> fc = UnpairedCallees(from_, pr.from, from_tokens);
+      const std::vector<std::uint32_t> tc = UnpairedCallees(to_, pr.to, to_tokens);
+      if (fc.size() == 1 && tc.size() == 1 && from_tokens == to_tokens) {
+        proposals.emplace_back(fc[0], tc[0]);
+      }
+      const auto& fu = from_unpaired_callers_of_pair[number];
+      const auto& tu = to_unpaired_callers_of_pair[number];
+      if (fu.size() == 1 && tu.size() == 1) proposals.emplace_back(fu[0], tu[0]);
+    }
+    // Unique on both sides: a function proposed with two partners pairs with neither.
+    std::sort(proposals.begin(), proposals.end());
+    proposals.erase(std::unique(proposals.begin(), proposals.end()), proposals.end());
+    std::unordered_map<std::uint32_t, int> from_uses, to_uses;
+    for (const auto& [f, t] : proposals) {
+      ++from_uses[f];
+      ++to_uses[t];
+    }
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> accepted;  // (to, from)
+    for (const auto& [f, t] : proposals) {
+      if (from_uses[f] != 1 || to_uses[t] != 1) continue;
+      if (from_.pair[f] != kUnpaired || to_.pair[t] != kUnpaired) continue;
+      if (from_.signature[f] != to_.signature[t]) continue;
+      const identity::Similarity sim = Compare(from_, f, to_, t);
+      if (!sim.signature_gate || !sim.count_gate || sim.overall < kNeighbourMinScore) continue;
+      accepted.emplace_back(t, f);
+    }
+    std::sort(accepted.begin(), accepted.end());
+    for (const auto& [t, f] : accepted) Pair(f, t, Pass::kCallGraph, Compare(from_, f, to_, t));
+    return !accepted.empty();
   }
 
   static constexpr std::uint32_t kTied = 0xfffffffe;

@@ -15,6 +15,7 @@
 #include "warden/diff/testing/planted.h"
 #include "warden/ingest/ingest.h"
 #include "warden/kb/kb.h"
+#include "warden/samples/demo_modules.h"
 
 namespace trove::warden::diff {
 namespace {
@@ -89,6 +90,32 @@ class DiffTest : public ::testing::Test {
   std::int64_t v1_ = 0;
   std::int64_t v2_ = 0;
 };
+
+// The demo's application pair (warden demo, step 6): the inserted and the deleted function
+// stay new and deleted, the modified one pairs with itself, everything else with itself; the
+// call-graph neighbourhood pass must not pair the inserted function with the deleted one.
+TEST_F(DiffTest, DemoApplicationPairKeepsItsPlannedClasses) {
+  const samples::DemoPlan plan = samples::DemoModulesPlan();
+  const std::int64_t a = Ingest(samples::DemoApplication(1), "demo1");
+  const std::int64_t b = Ingest(samples::DemoApplication(2), "demo2");
+  Result<VersionSide> from = LoadSide(*kb_, a);
+  Result<VersionSide> to = LoadSide(*kb_, b);
+  ASSERT_TRUE(from.ok() && to.ok());
+  const DiffReport r = ComputeDiff(*from, *to);
+  const auto v1 = KeysByIndex(samples::DemoApplication(1));
+  const auto v2 = KeysByIndex(samples::DemoApplication(2));
+  for (const Change& c : r.changes) {
+    const std::string f = c.from_index ? v1.at(*c.from_index) : "-";
+    const std::string t = c.to_index ? v2.at(*c.to_index) : "-";
+    if (c.change == ChangeClass::kNew) {
+      EXPECT_EQ(t, plan.added);
+    } else if (c.change == ChangeClass::kDeleted) {
+      EXPECT_EQ(f, plan.deleted);
+    } else {
+      EXPECT_EQ(f, t);
+    }
+  }
+}
 
 TEST_F(DiffTest, EveryPlantedEditIsClassifiedByItsPass) {
   Result<VersionSide> from = LoadSide(*kb_, v1_);

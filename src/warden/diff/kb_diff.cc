@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
-#include <unordered_map>
 
 #include "warden/diff/diff.h"
 #include "warden/kb/kb.h"
@@ -17,27 +16,17 @@ Result<VersionSide> LoadSide(kb::Kb& kb, std::int64_t version_id) {
   side.id = info.id;
   side.label = info.label;
   side.emscripten_version = info.emscripten_version;
-  ASSIGN_OR_RETURN(std::vector<kb::FunctionRecord> records, kb.FunctionRecords(version_id));
-  kb::FunctionQuery query;
-  query.version_id = version_id;
-  ASSIGN_OR_RETURN(kb::FunctionPage page, kb.ListFunctions(query));
-  std::unordered_map<std::uint32_t, const kb::FunctionRow*> rows;
-  rows.reserve(page.functions.size());
-  for (const kb::FunctionRow& row : page.functions) rows.emplace(row.index, &row);
-  side.functions.reserve(records.size());
-  side.annotations.reserve(records.size());
-  for (kb::FunctionRecord& r : records) {
-    if (r.is_import) continue;
-    Annotation a;
-    auto it = rows.find(r.func_index);
-    if (it != rows.end()) {
-      a.name = it->second->name;
-      a.provenance = it->second->provenance;
-      a.confidence = it->second->confidence;
-      a.locked = it->second->locked;
-    }
-    side.functions.push_back(std::move(r));
-    side.annotations.push_back(std::move(a));
+  // One query for the defined functions and their symbols, reading only what the diff uses
+  // (docs/decisions/0080-warden-diff-oracle-speed.md).
+  ASSIGN_OR_RETURN(kb::AnnotatedFunctions loaded, kb.DefinedFunctionsForDiff(version_id));
+  side.functions = std::move(loaded.records);
+  side.annotations.reserve(loaded.symbols.size());
+  for (kb::FunctionRow& row : loaded.symbols) {
+    Annotation& a = side.annotations.emplace_back();
+    a.name = std::move(row.name);
+    a.provenance = std::move(row.provenance);
+    a.confidence = row.confidence;
+    a.locked = row.locked;
   }
   return side;
 }

@@ -30,16 +30,41 @@ double HistogramCosine(const Histogram& a, const Histogram& b) {
 
 double SortedJaccard(const std::vector<std::string>& a, const std::vector<std::string>& b) {
   if (a.empty() && b.empty()) return 1;
-  std::vector<std::string> common;
-  std::set_intersection(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(common));
-  const std::size_t uni = a.size() + b.size() - common.size();
-  return static_cast<double>(common.size()) / static_cast<double>(uni);
+  // std::set_intersection's walk, counting instead of copying the common strings.
+  std::size_t common = 0;
+  for (auto i = a.begin(), j = b.begin(); i != a.end() && j != b.end();) {
+    if (*i < *j) {
+      ++i;
+    } else if (*j < *i) {
+      ++j;
+    } else {
+      ++common;
+      ++i;
+      ++j;
+    }
+  }
+  const std::size_t uni = a.size() + b.size() - common;
+  return static_cast<double>(common) / static_cast<double>(uni);
 }
 
 Similarity Compare(const FunctionIdentity& a, const FunctionIdentity& b) {
+  auto view = [](const FunctionIdentity& f) {
+    return CompareView{.exact = &f.exact,
+                       .base = &f.base,
+                       .structural = &f.structural,
+                       .type_signature = f.type_signature,
+                       .instruction_count = f.instruction_count,
+                       .minhash = &f.minhash,
+                       .histogram = &f.histogram,
+                       .call_outs = &f.call_outs};
+  };
+  return Compare(view(a), view(b));
+}
+
+Similarity Compare(const CompareView& a, const CompareView& b) {
   Similarity s;
-  s.exact_equal = a.exact == b.exact;
-  s.base_equal = a.base == b.base;
+  s.exact_equal = *a.exact == *b.exact;
+  s.base_equal = *a.base == *b.base;
   s.signature_gate = a.type_signature == b.type_signature;
   // Decision: the ratio is taken as larger / smaller; two empty bodies pass, one empty body
   // against a non-empty one fails.
@@ -47,10 +72,10 @@ Similarity Compare(const FunctionIdentity& a, const FunctionIdentity& b) {
   const std::uint32_t hi = std::max(a.instruction_count, b.instruction_count);
   s.count_gate = hi == 0 || (lo != 0 && static_cast<double>(hi) / lo <= kMaxCountRatio &&
                              static_cast<double>(lo) / hi >= kMinCountRatio);
-  s.minhash = MinHashAgreement(a.minhash, b.minhash);
-  s.histogram_cosine = HistogramCosine(a.histogram, b.histogram);
-  s.call_out_jaccard = SortedJaccard(a.call_outs, b.call_outs);
-  s.structural = a.structural == b.structural ? 1 : 0;
+  s.minhash = MinHashAgreement(*a.minhash, *b.minhash);
+  s.histogram_cosine = HistogramCosine(*a.histogram, *b.histogram);
+  s.call_out_jaccard = SortedJaccard(*a.call_outs, *b.call_outs);
+  s.structural = *a.structural == *b.structural ? 1 : 0;
   if (s.exact_equal) {
     s.overall = kExactScore;
   } else if (s.base_equal) {

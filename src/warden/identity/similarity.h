@@ -5,6 +5,9 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include "warden/identity/identity.h"
 
@@ -37,6 +40,22 @@ struct Similarity {
 // Returns the similarity of `a` and `b`. The components are always computed, also when a
 // shortcut or a gate decides `overall`.
 Similarity Compare(const FunctionIdentity& a, const FunctionIdentity& b);
+
+// The fields Compare reads, by reference, for a caller that holds them outside a
+// FunctionIdentity (the diff engine reads them from stored records and keeps no identity
+// copies). Compare on two views gives exactly what Compare on the identities gives.
+// REQUIRES: every pointer is non-null and outlives the call.
+struct CompareView {
+  const base::Sha256Digest* exact = nullptr;
+  const Hash128* base = nullptr;
+  const Hash128* structural = nullptr;
+  std::string_view type_signature;
+  std::uint32_t instruction_count = 0;
+  const MinHash* minhash = nullptr;
+  const Histogram* histogram = nullptr;
+  const std::vector<std::string>* call_outs = nullptr;  // sorted, duplicate-free
+};
+Similarity Compare(const CompareView& a, const CompareView& b);
 
 // Returns the share of positions at which the two MinHash signatures agree.
 double MinHashAgreement(const MinHash& a, const MinHash& b);

@@ -6,6 +6,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <bit>
 #include <cerrno>
@@ -78,9 +79,35 @@ std::string ToJson(const std::vector<std::uint32_t>& values) {
   return out;
 }
 
-// Parses a JSON array of strings written by ToJson; anything else reads as empty.
-std::vector<std::string> StringsFromJson(const std::string& text) {
+// Parses a JSON array of strings written by ToJson; anything else reads as empty. The compact
+// form ToJson writes for plain strings is read directly (loading a version reads five such
+// columns per function); any other text goes through nlohmann's parser, with the same result.
+std::vector<std::string> StringsFromJson(std::string_view text) {
   std::vector<std::string> out;
+  if (text == "[]") return out;
+  // The fast path: '[' "plain" (',' "plain")* ']'.
+  bool fast = text.size() >= 4 && text.front() == '[' && text.back() == ']';
+  for (std::size_t i = 1; fast && i + 1 < text.size();) {
+    if (text[i] != '"') {
+      fast = false;
+      break;
+    }
+    const std::size_t end = text.find('"', i + 1);
+    if (end == std::string_view::npos || end + 1 >= text.size() ||
+        !PlainJsonString(text.substr(i + 1, end - i - 1))) {
+      fast = false;
+      break;
+    }
+    out.emplace_back(text.substr(i + 1, end - i - 1));
+    i = end + 1;
+    if (text[i] == ',' && i + 2 < text.size()) {
+      ++i;
+    } else if (i + 1 != text.size()) {
+      fast = false;
+    }
+  }
+  if (fast) return out;
+  out.clear();
   const json parsed = json::parse(text, nullptr, false);
   if (!parsed.is_array()) return out;
   for (const json& v : parsed) {
@@ -89,8 +116,33 @@ std::vector<std::string> StringsFromJson(const std::string& text) {
   return out;
 }
 
-std::vector<std::uint32_t> IndicesFromJson(const std::string& text) {
+// Parses a JSON array of unsigned integers (ToJson's compact form directly, anything else with
+// nlohmann's parser); values that are not unsigned integers are skipped.
+std::vector<std::uint32_t> IndicesFromJson(std::string_view text) {
   std::vector<std::uint32_t> out;
+  if (text == "[]") return out;
+  // The fast path: '[' digits (',' digits)* ']', no leading zeros, each value a uint32.
+  bool fast = text.size() >= 3 && text.front() == '[' && text.back() == ']';
+  for (std::size_t i = 1; fast && i + 1 < text.size();) {
+    std::uint32_t value = 0;
+    const char* begin = text.data() + i;
+    const char* stop = text.data() + text.size() - 1;
+    const auto [ptr, ec] = std::from_chars(begin, stop, value);
+    if (ec != std::errc() || ptr == begin || *begin == '+' || *begin == '-' ||
+        (*begin == '0' && ptr - begin > 1)) {
+      fast = false;
+      break;
+    }
+    out.push_back(value);
+    i = static_cast<std::size_t>(ptr - text.data());
+    if (text[i] == ',' && i + 2 < text.size()) {
+      ++i;
+    } else if (i + 1 != text.size()) {
+      fast = false;
+    }
+  }
+  if (fast) return out;
+  out.clear();
   const json parsed = json::parse(text, nullptr, false);
   if (!parsed.is_array()) return out;
   for (const json& v : parsed) {
@@ -284,6 +336,20 @@ constexpr std::string_view kFunctionColumns =
     "instruction_count, body_offset, body_size, raw_name, export_names_json, call_targets_json, "
     "referenced_strings_json, opcodes";
 
+// A stored row count as a vector's reserve: only a hint, so a corrupt count cannot ask for
+// more than a million rows' worth of memory up front.
+std::size_t ReserveHint(std::int64_t count) {
+  return static_cast<std::size_t>(std::clamp<std::int64_t>(count, 0, 1 << 20));
+}
+
+// The columns DefinedFunctionsForDiff reads: the diff's keys, fingerprints and reported facts,
+// then the current symbol.
+constexpr std::string_view kDiffColumns =
+    "f.func_index, f.type_signature, f.stable_id, f.id_tier, f.norm_hash, f.exact_hash, "
+    "f.structural_hash, f.minhash, f.histogram, f.call_outs_json, f.callees_json, "
+    "f.instruction_count, f.body_offset, f.body_size, f.referenced_strings_json, f.opcodes, "
+    "s.name, s.provenance, s.confidence, s.locked";
+
 FunctionRecord ReadFunction(const base::Statement& s) {
   FunctionRecord r;
   r.func_index = static_cast<std::uint32_t>(s.ColumnInt64(0));
@@ -296,17 +362,17 @@ FunctionRecord ReadFunction(const base::Statement& s) {
   r.norm_hash = s.ColumnText(7);
   r.exact_hash = s.ColumnText(8);
   r.structural_hash = s.ColumnText(9);
-  r.minhash = UnpackLe<std::uint64_t, kMinHashValues>(s.ColumnBlob(10));
-  r.histogram = UnpackLe<std::uint32_t, kHistogramClasses>(s.ColumnBlob(11));
-  r.call_outs = StringsFromJson(s.ColumnText(12));
-  r.defined_callees = IndicesFromJson(s.ColumnText(13));
+  r.minhash = UnpackLe<std::uint64_t, kMinHashValues>(s.ColumnBlobView(10));
+  r.histogram = UnpackLe<std::uint32_t, kHistogramClasses>(s.ColumnBlobView(11));
+  r.call_outs = StringsFromJson(s.ColumnTextView(12));
+  r.defined_callees = IndicesFromJson(s.ColumnTextView(13));
   r.instruction_count = static_cast<std::uint32_t>(s.ColumnInt64(14));
   r.body_offset = static_cast<std::uint64_t>(s.ColumnInt64(15));
   r.body_size = static_cast<std::uint64_t>(s.ColumnInt64(16));
   r.raw_name = OptionalText(s, 17);
-  r.export_names = StringsFromJson(s.ColumnText(18));
-  r.call_targets = StringsFromJson(s.ColumnText(19));
-  r.referenced_strings = StringsFromJson(s.ColumnText(20));
+  r.export_names = StringsFromJson(s.ColumnTextView(18));
+  r.call_targets = StringsFromJson(s.ColumnTextView(19));
+  r.referenced_strings = StringsFromJson(s.ColumnTextView(20));
   r.opcodes = s.ColumnBlob(21);
   return r;
 }
@@ -964,17 +1030,65 @@ Result<std::optional<StoredFunction>> Kb::GetFunction(std::int64_t version_id,
 }
 
 Result<std::vector<FunctionRecord>> Kb::FunctionRecords(std::int64_t version_id) {
-  RETURN_IF_ERROR(RequireVersion(version_id));
+  ASSIGN_OR_RETURN(const VersionInfo info, GetVersion(version_id));
   ASSIGN_OR_RETURN(base::Statement stmt,
                    db_->Prepare(fmt::format("SELECT {} FROM functions WHERE version_id = ? "
                                             "ORDER BY func_index",
                                             kFunctionColumns)));
   RETURN_IF_ERROR(stmt.Bind(1, version_id));
   std::vector<FunctionRecord> out;
+  // The stored counts size the vector once: a record is ~0.8 KB, and growing 22,000 of them by
+  // doubling touched twice the memory (docs/decisions/0080-warden-diff-oracle-speed.md).
+  out.reserve(ReserveHint(info.functions));
   for (;;) {
     ASSIGN_OR_RETURN(bool row, stmt.Step());
     if (!row) break;
     out.push_back(ReadFunction(stmt));
+  }
+  return out;
+}
+
+Result<AnnotatedFunctions> Kb::DefinedFunctionsForDiff(std::int64_t version_id) {
+  ASSIGN_OR_RETURN(const VersionInfo info, GetVersion(version_id));
+  ASSIGN_OR_RETURN(
+      base::Statement stmt,
+      db_->Prepare(fmt::format("SELECT {} FROM functions f LEFT JOIN symbols s ON s.stable_id = "
+                               "f.stable_id WHERE f.version_id = ? AND f.is_import = 0 "
+                               "ORDER BY f.func_index",
+                               kDiffColumns)));
+  RETURN_IF_ERROR(stmt.Bind(1, version_id));
+  AnnotatedFunctions out;
+  const std::size_t defined = ReserveHint(info.defined);
+  out.records.reserve(defined);
+  out.symbols.reserve(defined);
+  for (;;) {
+    ASSIGN_OR_RETURN(bool row, stmt.Step());
+    if (!row) break;
+    FunctionRecord& r = out.records.emplace_back();
+    r.func_index = static_cast<std::uint32_t>(stmt.ColumnInt64(0));
+    r.type_signature = stmt.ColumnTextView(1);
+    r.stable_id = stmt.ColumnTextView(2);
+    r.id_tier = static_cast<int>(stmt.ColumnInt64(3));
+    r.norm_hash = stmt.ColumnTextView(4);
+    r.exact_hash = stmt.ColumnTextView(5);
+    r.structural_hash = stmt.ColumnTextView(6);
+    r.minhash = UnpackLe<std::uint64_t, kMinHashValues>(stmt.ColumnBlobView(7));
+    r.histogram = UnpackLe<std::uint32_t, kHistogramClasses>(stmt.ColumnBlobView(8));
+    r.call_outs = StringsFromJson(stmt.ColumnTextView(9));
+    r.defined_callees = IndicesFromJson(stmt.ColumnTextView(10));
+    r.instruction_count = static_cast<std::uint32_t>(stmt.ColumnInt64(11));
+    r.body_offset = static_cast<std::uint64_t>(stmt.ColumnInt64(12));
+    r.body_size = static_cast<std::uint64_t>(stmt.ColumnInt64(13));
+    r.referenced_strings = StringsFromJson(stmt.ColumnTextView(14));
+    r.opcodes = stmt.ColumnBlobView(15);
+    FunctionRow& symbol = out.symbols.emplace_back();
+    symbol.index = r.func_index;
+    symbol.name = OptionalText(stmt, 16);
+    if (symbol.name.has_value()) {
+      symbol.provenance = stmt.ColumnText(17);
+      symbol.confidence = stmt.ColumnDouble(18);
+      symbol.locked = stmt.ColumnInt64(19) != 0;
+    }
   }
   return out;
 }

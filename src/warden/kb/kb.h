@@ -196,6 +196,12 @@ class Kb {
   // Every stored function of the version, imports included, in index order (for the diff
   // engine and the Oracle, which compare whole versions).
   Result<std::vector<FunctionRecord>> FunctionRecords(std::int64_t version_id);
+  // The defined functions of the version in index order, each with its current symbol, in one
+  // query that reads only what the diff engine compares and reports: the records leave
+  // import_module, import_field, raw_name, export_names and call_targets empty, and each
+  // FunctionRow holds index, name, provenance, confidence and locked only. kNotFound for an
+  // unknown version.
+  Result<AnnotatedFunctions> DefinedFunctionsForDiff(std::int64_t version_id);
   // The FunctionFacts; nullopt when the function is missing or imported.
   Result<std::optional<FunctionFacts>> GetFunctionFacts(std::int64_t version_id,
                                                         std::uint32_t func_index);

@@ -277,6 +277,137 @@ TEST_F(KbTest, JsonColumnsAreNlohmannsText) {
   EXPECT_EQ((*all)[1].referenced_strings[0], "caf\xc3\xa9");
 }
 
+// The JSON columns are read directly when they hold the compact form the writer produces, and
+// through nlohmann's parser otherwise: any text reads exactly as nlohmann reads it (a value of
+// the wrong type is skipped, anything but an array reads as empty).
+TEST_F(KbTest, JsonColumnsReadAsNlohmannReadsThem) {
+  auto kb = OpenNew();
+  ASSERT_TRUE(
+      kb->StoreVersion(MakeVersion("j", std::string(64, 'b'), 0, 1), MakeFunctions(0, 1), {}).ok());
+  const std::vector<std::string> strings = {"[]",
+                                            "[\"a\"]",
+                                            "[\"\"]",
+                                            "[\"a\",\"b c\",\"\"]",
+                                            "[ \"a\" ]",
+                                            "[\"a\",]",
+                                            "[\"\\u0041\"]",
+                                            "[\"a\\\"b\"]",
+                                            "[\"a\",1,null]",
+                                            "{}",
+                                            "not json",
+                                            "",
+                                            "[\"a\"\"b\"]",
+                                            "[\"caf\xc3\xa9\"]",
+                                            "[\"\xff\"]",
+                                            "[\"a\",\"b\""};
+  const std::vector<std::string> indices = {"[]",
+                                            "[0]",
+                                            "[1,2,3]",
+                                            "[4294967295]",
+                                            "[4294967296]",
+                                            "[01]",
+                                            "[-1,2]",
+                                            "[1.5,2]",
+                                            "[1e3]",
+                                            "[ 1 , 2 ]",
+                                            "[1,]",
+                                            "[,1]",
+                                            "[1,\"a\"]",
+                                            "[18446744073709551615]",
+                                            "x",
+                                            "",
+                                            "[1 2]",
+                                            "[1,2"};
+  auto want_strings = [](const std::string& text) {
+    std::vector<std::string> out;
+    const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+    if (!j.is_array()) return out;
+    for (const auto& v : j) {
+      if (v.is_string()) out.push_back(v.get<std::string>());
+    }
+    return out;
+  };
+  auto want_indices = [](const std::string& text) {
+    std::vector<std::uint32_t> out;
+    const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+    if (!j.is_array()) return out;
+    for (const auto& v : j) {
+      if (v.is_number_unsigned()) out.push_back(v.get<std::uint32_t>());
+    }
+    return out;
+  };
+  for (std::size_t i = 0; i < std::max(strings.size(), indices.size()); ++i) {
+    const std::string& s = strings[i % strings.size()];
+    const std::string& n = indices[i % indices.size()];
+    auto update = KbTestPeer::Db(*kb).Prepare(
+        "UPDATE functions SET call_outs_json = ?1, referenced_strings_json = ?1, "
+        "export_names_json = ?1, callees_json = ?2");
+    ASSERT_TRUE(update.ok());
+    ASSERT_TRUE(update->Bind(1, std::string_view(s)).ok());
+    ASSERT_TRUE(update->Bind(2, std::string_view(n)).ok());
+    ASSERT_TRUE(update->Step().ok());
+    auto all = kb->FunctionRecords(1);
+    ASSERT_TRUE(all.ok());
+    EXPECT_EQ((*all)[0].call_outs, want_strings(s)) << s;
+    EXPECT_EQ((*all)[0].export_names, want_strings(s)) << s;
+    EXPECT_EQ((*all)[0].defined_callees, want_indices(n)) << n;
+    auto lean = kb->DefinedFunctionsForDiff(1);
+    ASSERT_TRUE(lean.ok());
+    EXPECT_EQ(lean->records[0].referenced_strings, want_strings(s)) << s;
+    EXPECT_EQ(lean->records[0].defined_callees, want_indices(n)) << n;
+  }
+}
+
+// DefinedFunctionsForDiff: the defined functions of FunctionRecords (the columns the diff
+// reads) and the symbols of ListFunctions, in one query.
+TEST_F(KbTest, DefinedFunctionsForDiffMatchesRecordsAndRows) {
+  auto kb = OpenNew();
+  const auto functions = MakeFunctions(2, 4);
+  StoreV1(*kb, {{.func_index = 2, .name = "main", .source = SeedSource::kExport}});
+  ASSERT_TRUE(kb->HumanSetName(HumanChannel::kCli, functions[3].stable_id, "parse").ok());
+  ASSERT_TRUE(kb->McpPropose(functions[5].stable_id, "guess", "", 0.3).ok());
+  auto lean = kb->DefinedFunctionsForDiff(1);
+  ASSERT_TRUE(lean.ok()) << lean.status().ToString();
+  auto records = kb->FunctionRecords(1);
+  auto rows = kb->ListFunctions({.version_id = 1});
+  ASSERT_TRUE(records.ok() && rows.ok());
+  ASSERT_EQ(lean->records.size(), 4u);
+  ASSERT_EQ(lean->symbols.size(), 4u);
+  for (std::size_t i = 0; i < 4; ++i) {
+    const FunctionRecord& got = lean->records[i];
+    const FunctionRecord& want = (*records)[i + 2];
+    EXPECT_FALSE(got.is_import);
+    EXPECT_EQ(got.func_index, want.func_index);
+    EXPECT_EQ(got.type_signature, want.type_signature);
+    EXPECT_EQ(got.stable_id, want.stable_id);
+    EXPECT_EQ(got.id_tier, want.id_tier);
+    EXPECT_EQ(got.norm_hash, want.norm_hash);
+    EXPECT_EQ(got.exact_hash, want.exact_hash);
+    EXPECT_EQ(got.structural_hash, want.structural_hash);
+    EXPECT_EQ(got.minhash, want.minhash);
+    EXPECT_EQ(got.histogram, want.histogram);
+    EXPECT_EQ(got.call_outs, want.call_outs);
+    EXPECT_EQ(got.defined_callees, want.defined_callees);
+    EXPECT_EQ(got.instruction_count, want.instruction_count);
+    EXPECT_EQ(got.body_offset, want.body_offset);
+    EXPECT_EQ(got.body_size, want.body_size);
+    EXPECT_EQ(got.referenced_strings, want.referenced_strings);
+    EXPECT_EQ(got.opcodes, want.opcodes);
+    EXPECT_TRUE(got.call_targets.empty());
+    const FunctionRow& symbol = lean->symbols[i];
+    const FunctionRow& row = rows->functions[i];
+    EXPECT_EQ(symbol.index, row.index);
+    EXPECT_EQ(symbol.name, row.name);
+    EXPECT_EQ(symbol.provenance, row.provenance);
+    EXPECT_EQ(symbol.confidence, row.confidence);
+    EXPECT_EQ(symbol.locked, row.locked);
+  }
+  EXPECT_EQ(lean->symbols[1].name, "parse");
+  EXPECT_TRUE(lean->symbols[1].locked);
+  EXPECT_FALSE(lean->symbols[2].name.has_value());
+  EXPECT_EQ(kb->DefinedFunctionsForDiff(9).status().code(), StatusCode::kNotFound);
+}
+
 // The packed and JSON columns are encoded on a thread of their own, into a ring of slots
 // reused as the inserts move on: with several thousand rows (the ring holds 1,024) each row
 // must still get its own columns, every slot having been rewritten a few times.

@@ -179,6 +179,12 @@ struct FunctionRow {
   bool is_import = false;
 };
 
+// Kb::DefinedFunctionsForDiff: defined functions and their symbols, parallel vectors.
+struct AnnotatedFunctions {
+  std::vector<FunctionRecord> records;
+  std::vector<FunctionRow> symbols;
+};
+
 struct FunctionPage {
   std::vector<FunctionRow> functions;
   std::optional<std::string> next_cursor;  // opaque; null on the last page

@@ -750,13 +750,34 @@ Status AddModule(OracleStore& store, std::span<const std::uint8_t> bytes, const 
   return Status::Ok();
 }
 
+namespace {
+
+// Reads the store's index into memory when `preload` says so or, by default, when the target's
+// lookups (about eleven per defined function) would cost more than reading it
+// (docs/decisions/0080-warden-diff-oracle-speed.md).
+Status MaybePreload(std::span<const kb::FunctionRecord> functions, OracleStore& store,
+                    std::optional<bool> preload) {
+  if (store.preloaded() || preload == false) return Status::Ok();
+  if (!preload.has_value()) {
+    std::int64_t defined = 0;
+    for (const kb::FunctionRecord& r : functions) defined += r.is_import ? 0 : 1;
+    ASSIGN_OR_RETURN(const std::int64_t signatures, store.Count());
+    if (defined * kPreloadSignaturesPerFunction < signatures) return Status::Ok();
+  }
+  return store.Preload();
+}
+
+}  // namespace
+
 Result<MatchResult> MatchFunctions(std::span<const kb::FunctionRecord> functions,
                                    OracleStore& store, const MatchOptions& options) {
+  RETURN_IF_ERROR(MaybePreload(functions, store, options.preload));
   Matcher m(functions, store, options, false);
   return m.Run();
 }
 
 Result<MatchResult> MatchNaive(std::span<const kb::FunctionRecord> functions, OracleStore& store) {
+  RETURN_IF_ERROR(MaybePreload(functions, store, std::nullopt));
   Matcher m(functions, store, MatchOptions{}, true);
   return m.Run();
 }

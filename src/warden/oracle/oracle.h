@@ -180,7 +180,13 @@ struct MatchOptions {
   int max_bucket = 64;
   // Caps every confidence (kForeignCap for a module that is not Emscripten). Default 1.
   double confidence_cap = 1.0;
+  // Whether to read the store's index into memory first (OracleStore::Preload): the matches
+  // are the same either way, only the time differs. Default (nullopt): when the target has at
+  // least one defined function per kPreloadSignaturesPerFunction signatures of the store, i.e.
+  // when its ~11 lookups per function would cost more than reading the index.
+  std::optional<bool> preload;
 };
+inline constexpr std::int64_t kPreloadSignaturesPerFunction = 32;
 
 struct MatchResult {
   std::vector<Match> matches;  // in func_index order

@@ -5,6 +5,7 @@
 // path.
 #include "warden/oracle/oracle.h"
 
+#include <fmt/core.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -460,6 +461,93 @@ TEST_F(OracleTest, StructuralMatchContradictedByAnAnchorIsRefused) {
   EXPECT_TRUE(got.contains("a_caller"));
   EXPECT_FALSE(got.contains("x")) << got.at("x");
   EXPECT_GE(r->refusals.inconsistent, 1);
+}
+
+// Every field of a match result, as text: two results are equal when their texts are.
+std::string Describe(const MatchResult& r) {
+  std::string out = fmt::format("defined {}; per pass", r.defined);
+  for (std::int64_t n : r.per_pass) out += fmt::format(" {}", n);
+  const Refusals& f = r.refusals;
+  out += fmt::format("; refused {} {} {} {} {} {} {} {}\n", f.imports, f.too_small,
+                     f.ambiguous_target, f.ambiguous_name, f.name_taken, f.fuzzy_below,
+                     f.fuzzy_not_mutual, f.inconsistent);
+  for (const auto& [version, weight] : r.vote) out += fmt::format("vote {} {}\n", version, weight);
+  for (const Match& m : r.matches) {
+    out += fmt::format("{} {} {} {} {} {} {} {} {} {} {} {}", m.func_index, m.stable_id,
+                       PassName(m.pass), m.score, m.confidence, m.name, m.name_norm, m.library,
+                       m.emscripten_version, m.opt_level, m.signature_id, m.candidates);
+    if (m.components) out += fmt::format(" {}", m.components->overall);
+    out += "\n";
+  }
+  return out;
+}
+
+// The index read into memory (OracleStore::Preload) answers every lookup as the SQL queries
+// do: the same matches, refusals and vote with and without it, for the targets of the tests
+// above, and for the naive baseline.
+TEST_F(OracleTest, PreloadedIndexGivesTheSameMatches) {
+  BuildCorpus();
+  samples::Module cg;
+  cg.functions.push_back(CallerOf("cg_caller", 11, {"cg_callee", "cg_typed"}));
+  cg.functions.push_back(Generated("cg_callee", 12, 6));
+  cg.functions.push_back(Generated("cg_typed", 14, 6));
+  Build(cg, "cg.wasm");
+  samples::Module cg_target;
+  cg_target.name_section = false;
+  cg_target.functions.push_back(CallerOf("cg_caller", 11, {"cg_callee", "cg_typed"}));
+  cg_target.functions.push_back(Generated("cg_callee", 13, 6));
+  cg_target.functions.push_back(OneArg(Generated("cg_typed", 15, 6)));
+  for (const auto& [target, label] : std::vector<std::pair<samples::Module, std::string>>{
+           {TargetModule(), "t1"}, {cg_target, "cg"}}) {
+    const std::int64_t v = Ingest(target, label);
+    auto records = kb_->FunctionRecords(v);
+    ASSERT_TRUE(records.ok());
+    auto by_sql = OracleStore::Open(dir_.path() + "/oracle.db", false);
+    auto in_memory = OracleStore::Open(dir_.path() + "/oracle.db", false);
+    ASSERT_TRUE(by_sql.ok() && in_memory.ok());
+    MatchOptions sql_options, memory_options;
+    sql_options.preload = false;
+    memory_options.preload = true;
+    Result<MatchResult> a = MatchFunctions(*records, **by_sql, sql_options);
+    Result<MatchResult> b = MatchFunctions(*records, **in_memory, memory_options);
+    ASSERT_TRUE(a.ok() && b.ok());
+    EXPECT_FALSE((*by_sql)->preloaded());
+    EXPECT_TRUE((*in_memory)->preloaded());
+    EXPECT_FALSE(a->matches.empty()) << label;
+    EXPECT_EQ(Describe(*a), Describe(*b)) << label;
+    // The small target makes the default preload too (a few signatures per function).
+    auto by_default = OracleStore::Open(dir_.path() + "/oracle.db", false);
+    ASSERT_TRUE(by_default.ok());
+    Result<MatchResult> c = MatchFunctions(*records, **by_default);
+    ASSERT_TRUE(c.ok());
+    EXPECT_TRUE((*by_default)->preloaded());
+    EXPECT_EQ(Describe(*a), Describe(*c)) << label;
+    Result<MatchResult> naive_sql = MatchNaive(*records, **by_sql);
+    ASSERT_TRUE(naive_sql.ok());
+    EXPECT_EQ(Describe(*naive_sql), Describe(*MatchNaive(*records, **in_memory))) << label;
+  }
+  // Add drops an index that would miss the new rows.
+  auto store = OracleStore::Open(dir_.path() + "/oracle.db", false);
+  ASSERT_TRUE(store.ok());
+  ASSERT_TRUE((*store)->Preload().ok());
+  Signature s;
+  s.name = s.name_norm = "added_later";
+  s.library = "musl";
+  s.emscripten_version = "3.1.6";
+  s.exact_hash = std::string(64, '7');
+  s.norm_hash = s.structural_hash = std::string(32, '7');
+  s.type_signature = "() -> ()";
+  s.instruction_count = 30;
+  ASSERT_TRUE((*store)->Add({s}).ok());
+  EXPECT_FALSE((*store)->preloaded());
+  ASSERT_TRUE((*store)->Preload().ok());
+  auto found = (*store)->ByExact(std::string(64, '7'));
+  ASSERT_TRUE(found.ok());
+  ASSERT_EQ(found->size(), 1u);
+  EXPECT_EQ((*found)[0]->name, "added_later");
+  auto bucket = (*store)->ByBucket(0, LshBucket(s.minhash, 0), 64);
+  ASSERT_TRUE(bucket.ok());
+  EXPECT_EQ(bucket->size(), 1u);
 }
 
 TEST_F(OracleTest, SchemaOneStoreIsUpgradedOnOpen) {

@@ -2,6 +2,8 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -163,6 +165,7 @@ Result<std::unique_ptr<OracleStore>> OracleStore::Open(const std::string& path, 
 }
 
 Result<std::int64_t> OracleStore::Add(const std::vector<Signature>& signatures) {
+  index_.reset();  // the index would miss the new rows
   ASSIGN_OR_RETURN(base::Transaction txn, db_->Begin());
   ASSIGN_OR_RETURN(
       base::Statement insert,
@@ -216,8 +219,13 @@ Result<std::int64_t> OracleStore::Add(const std::vector<Signature>& signatures) 
 
 Result<const Signature*> OracleStore::Load(std::int64_t id) {
   if (auto it = cache_.find(id); it != cache_.end()) return it->second.get();
-  ASSIGN_OR_RETURN(base::Statement s,
-                   db_->Prepare(fmt::format("SELECT {} FROM signatures WHERE id = ?", kColumns)));
+  if (load_ == nullptr) {
+    ASSIGN_OR_RETURN(base::Statement stmt,
+                     db_->Prepare(fmt::format("SELECT {} FROM signatures WHERE id = ?", kColumns)));
+    load_ = std::make_unique<base::Statement>(std::move(stmt));
+  }
+  base::Statement& s = *load_;
+  s.Reset();
   RETURN_IF_ERROR(s.Bind(1, id));
   ASSIGN_OR_RETURN(bool row, s.Step());
   if (!row) return Status::NotFound(fmt::format("{}: no signature {}", path_, id));
@@ -233,9 +241,9 @@ Result<const Signature*> OracleStore::Load(std::int64_t id) {
   sig->exact_hash = s.ColumnText(8);
   sig->norm_hash = s.ColumnText(9);
   sig->structural_hash = s.ColumnText(10);
-  sig->minhash = UnpackLe<std::uint64_t, kb::kMinHashValues>(s.ColumnBlob(11));
-  sig->histogram = UnpackLe<std::uint32_t, kb::kHistogramClasses>(s.ColumnBlob(12));
-  const Json calls = Json::parse(s.ColumnText(13), nullptr, false);
+  sig->minhash = UnpackLe<std::uint64_t, kb::kMinHashValues>(s.ColumnBlobView(11));
+  sig->histogram = UnpackLe<std::uint32_t, kb::kHistogramClasses>(s.ColumnBlobView(12));
+  const Json calls = Json::parse(s.ColumnTextView(13), nullptr, false);
   if (calls.is_array()) {
     for (const Json& c : calls) {
       if (c.is_string()) sig->call_targets.push_back(c.get<std::string>());
@@ -243,14 +251,73 @@ Result<const Signature*> OracleStore::Load(std::int64_t id) {
   }
   sig->type_signature = s.ColumnText(14);
   sig->instruction_count = static_cast<std::uint32_t>(s.ColumnInt64(15));
-  const Json callees = Json::parse(s.ColumnText(16), nullptr, false);
+  const Json callees = Json::parse(s.ColumnTextView(16), nullptr, false);
   if (callees.is_array()) {
     for (const Json& c : callees) sig->callees.push_back(c.is_string() ? c.get<std::string>() : "");
   }
+  s.Reset();  // no read transaction stays open between lookups
   const Signature* out = sig.get();
   cache_.emplace(id, std::move(sig));
   return out;
 }
+
+Status OracleStore::Preload() {
+  auto index = std::make_unique<Index>();
+  {
+    ASSIGN_OR_RETURN(base::Statement s,
+                     db_->Prepare("SELECT id, exact_hash, norm_hash, structural_hash, "
+                                  "type_signature, name_norm FROM signatures ORDER BY id"));
+    std::string key;
+    for (;;) {
+      ASSIGN_OR_RETURN(bool row, s.Step());
+      if (!row) break;
+      const std::int64_t id = s.ColumnInt64(0);
+      index->exact[std::string(s.ColumnTextView(1))].push_back(id);
+      index->norm[std::string(s.ColumnTextView(2))].push_back(id);
+      key.assign(s.ColumnTextView(3));
+      key.push_back('\0');
+      key.append(s.ColumnTextView(4));
+      index->structural[key].push_back(id);
+      index->name[std::string(s.ColumnTextView(5))].push_back(id);
+    }
+  }
+  {
+    ASSIGN_OR_RETURN(base::Statement s, db_->Prepare("SELECT band, bucket, sig_id FROM lsh "
+                                                     "ORDER BY band, bucket, sig_id"));
+    for (;;) {
+      ASSIGN_OR_RETURN(bool row, s.Step());
+      if (!row) break;
+      const std::int64_t band = s.ColumnInt64(0);
+      if (band < 0 || band >= kLshBands) continue;  // the SQL path never asks for it either
+      index->lsh[static_cast<std::size_t>(band)][s.ColumnInt64(1)].push_back(s.ColumnInt64(2));
+    }
+  }
+  index_ = std::move(index);
+  return Status::Ok();
+}
+
+Result<std::vector<const Signature*>> OracleStore::LoadAll(const std::vector<std::int64_t>* ids,
+                                                           std::size_t limit) {
+  std::vector<const Signature*> out;
+  if (ids == nullptr) return out;
+  const std::size_t n = std::min(ids->size(), limit);
+  out.reserve(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    ASSIGN_OR_RETURN(const Signature* sig, Load((*ids)[i]));
+    out.push_back(sig);
+  }
+  return out;
+}
+
+namespace {
+
+const std::vector<std::int64_t>* Find(
+    const std::unordered_map<std::string, std::vector<std::int64_t>>& map, std::string_view key) {
+  auto it = map.find(std::string(key));
+  return it == map.end() ? nullptr : &it->second;
+}
+
+}  // namespace
 
 Result<std::vector<const Signature*>> OracleStore::Query(
     std::string_view sql, const std::vector<std::string_view>& text_args) {
@@ -266,36 +333,48 @@ Result<std::vector<const Signature*>> OracleStore::Query(
       ids.push_back(s.ColumnInt64(0));
     }
   }
-  std::vector<const Signature*> out;
-  out.reserve(ids.size());
-  for (std::int64_t id : ids) {
-    ASSIGN_OR_RETURN(const Signature* sig, Load(id));
-    out.push_back(sig);
-  }
-  return out;
+  return LoadAll(&ids, ids.size());
 }
 
 Result<std::vector<const Signature*>> OracleStore::ByExact(std::string_view exact_hash) {
+  if (index_) return LoadAll(Find(index_->exact, exact_hash), SIZE_MAX);
   return Query("SELECT id FROM signatures WHERE exact_hash = ? ORDER BY id", {exact_hash});
 }
 
 Result<std::vector<const Signature*>> OracleStore::ByNorm(std::string_view norm_hash) {
+  if (index_) return LoadAll(Find(index_->norm, norm_hash), SIZE_MAX);
   return Query("SELECT id FROM signatures WHERE norm_hash = ? ORDER BY id", {norm_hash});
 }
 
 Result<std::vector<const Signature*>> OracleStore::ByStructural(std::string_view structural_hash,
                                                                 std::string_view type_signature) {
+  if (index_) {
+    std::string key(structural_hash);
+    key.push_back('\0');
+    key.append(type_signature);
+    return LoadAll(Find(index_->structural, key), SIZE_MAX);
+  }
   return Query(
       "SELECT id FROM signatures WHERE structural_hash = ? AND type_signature = ? ORDER BY id",
       {structural_hash, type_signature});
 }
 
 Result<std::vector<const Signature*>> OracleStore::ByName(std::string_view name_norm) {
+  if (index_) return LoadAll(Find(index_->name, name_norm), SIZE_MAX);
   return Query("SELECT id FROM signatures WHERE name_norm = ? ORDER BY id", {name_norm});
 }
 
 Result<std::vector<const Signature*>> OracleStore::ByBucket(int band, std::int64_t bucket,
                                                             int limit) {
+  // SQLite's LIMIT: a negative value means no limit.
+  const std::int64_t sql_limit = static_cast<std::int64_t>(limit) + 1;
+  const std::size_t want = sql_limit < 0 ? SIZE_MAX : static_cast<std::size_t>(sql_limit);
+  if (index_) {
+    if (band < 0 || band >= kLshBands) return std::vector<const Signature*>();
+    const auto& map = index_->lsh[static_cast<std::size_t>(band)];
+    auto it = map.find(bucket);
+    return LoadAll(it == map.end() ? nullptr : &it->second, want);
+  }
   std::vector<std::int64_t> ids;
   {
     ASSIGN_OR_RETURN(base::Statement s,
@@ -310,12 +389,13 @@ Result<std::vector<const Signature*>> OracleStore::ByBucket(int band, std::int64
       ids.push_back(s.ColumnInt64(0));
     }
   }
-  std::vector<const Signature*> out;
-  for (std::int64_t id : ids) {
-    ASSIGN_OR_RETURN(const Signature* sig, Load(id));
-    out.push_back(sig);
-  }
-  return out;
+  return LoadAll(&ids, ids.size());
+}
+
+Result<std::int64_t> OracleStore::Count() {
+  ASSIGN_OR_RETURN(base::Statement stmt, db_->Prepare("SELECT count(*) FROM signatures"));
+  ASSIGN_OR_RETURN(bool row, stmt.Step());
+  return row ? stmt.ColumnInt64(0) : 0;
 }
 
 Result<StoreStats> OracleStore::Stats() {

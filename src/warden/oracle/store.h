@@ -88,6 +88,14 @@ class OracleStore {
   // Returns how many were added.
   Result<std::int64_t> Add(const std::vector<Signature>& signatures);
 
+  // Reads the store's four key columns and its LSH table into memory once, so that every
+  // later lookup below is a hash-map probe instead of an SQLite query (a 22,000-function
+  // target makes about eleven lookups per function). Signatures are still read on first use,
+  // with one prepared statement. Lookups give exactly the answers of the SQL path. Add()
+  // drops the index; call Preload again to rebuild it.
+  Status Preload();
+  bool preloaded() const { return index_ != nullptr; }
+
   // Lookups; the signatures returned are owned by the store's cache and live as long as it.
   Result<std::vector<const Signature*>> ByExact(std::string_view exact_hash);
   Result<std::vector<const Signature*>> ByNorm(std::string_view norm_hash);
@@ -99,6 +107,8 @@ class OracleStore {
   Result<std::vector<const Signature*>> ByBucket(int band, std::int64_t bucket, int limit);
 
   Result<StoreStats> Stats();
+  // The number of signatures.
+  Result<std::int64_t> Count();
   // Every normalised name in the store with the library tags it occurs under (the evaluation's
   // "nameable" set, §8.4).
   Result<std::map<std::string, std::set<std::string>>> NameLibraries();
@@ -108,10 +118,26 @@ class OracleStore {
   Result<std::vector<const Signature*>> Query(std::string_view sql,
                                               const std::vector<std::string_view>& text_args);
   Result<const Signature*> Load(std::int64_t id);
+  Result<std::vector<const Signature*>> LoadAll(const std::vector<std::int64_t>* ids,
+                                                std::size_t limit);
+
+  // Preload's maps: key -> signature ids, ascending (the SQL path's ORDER BY id).
+  struct Index {
+    std::unordered_map<std::string, std::vector<std::int64_t>> exact;
+    std::unordered_map<std::string, std::vector<std::int64_t>> norm;
+    // structural_hash + '\0' + type_signature
+    std::unordered_map<std::string, std::vector<std::int64_t>> structural;
+    std::unordered_map<std::string, std::vector<std::int64_t>> name;
+    // Per band: bucket -> ids.
+    std::array<std::unordered_map<std::int64_t, std::vector<std::int64_t>>, kLshBands> lsh;
+  };
 
   const std::string path_;
   const std::unique_ptr<base::Database> db_;
   std::unordered_map<std::int64_t, std::unique_ptr<Signature>> cache_;
+  std::unique_ptr<Index> index_;
+  // Load's statement, prepared once (null until the first Load).
+  std::unique_ptr<base::Statement> load_;
 };
 
 }  // namespace trove::warden::oracle
