@@ -171,38 +171,6 @@ bool HasContract(const ast::Function& function) {
   return !function.requires_.empty() || !function.ensures.empty();
 }
 
-std::string_view OpText(ast::BinOp op) {
-  switch (op) {
-    case ast::BinOp::kAdd:
-      return "+";
-    case ast::BinOp::kSub:
-      return "-";
-    case ast::BinOp::kMul:
-      return "*";
-    case ast::BinOp::kDiv:
-      return "/";
-    case ast::BinOp::kMod:
-      return "%";
-    case ast::BinOp::kEq:
-      return "==";
-    case ast::BinOp::kNe:
-      return "!=";
-    case ast::BinOp::kLt:
-      return "<";
-    case ast::BinOp::kGt:
-      return ">";
-    case ast::BinOp::kLe:
-      return "<=";
-    case ast::BinOp::kGe:
-      return ">=";
-    case ast::BinOp::kAnd:
-      return "&&";
-    case ast::BinOp::kOr:
-      return "||";
-  }
-  return "?";
-}
-
 // A rough rendering of an existing contract, only for "is it already covered" checks (as
 // upstream's): operators, names, integers and booleans; anything else renders empty.
 // Past ast::kMaxTreeDepth levels (never for a parsed tree) the rest renders empty.
@@ -210,8 +178,8 @@ std::string RoughText(const ast::Expr& expr, std::uint32_t depth = 0) {
   if (depth > ast::kMaxTreeDepth) return {};
   switch (expr.kind) {
     case ast::ExprKind::kBinaryOp:
-      return fmt::format("{} {} {}", RoughText(expr.left(), depth + 1), OpText(expr.bin_op),
-                         RoughText(expr.right(), depth + 1));
+      return fmt::format("{} {} {}", RoughText(expr.left(), depth + 1),
+                         ast::BinOpSymbol(expr.bin_op), RoughText(expr.right(), depth + 1));
     case ast::ExprKind::kIdent:
       return std::string(expr.text);
     case ast::ExprKind::kIntLit:
@@ -342,7 +310,8 @@ std::vector<CliSuggestion> SuggestContracts(const ast::Module& module, std::stri
            expr.bin_op == ast::BinOp::kLt || expr.bin_op == ast::BinOp::kLe) &&
           IsIdent(expr.left()) && IsParam(function, expr.left().text) &&
           IsIntLit(expr.right(), 0)) {
-        std::pair<std::string, std::string> key{expr.left().text, std::string(OpText(expr.bin_op))};
+        std::pair<std::string, std::string> key{expr.left().text,
+                                                std::string(ast::BinOpSymbol(expr.bin_op))};
         if (std::find(zero_guards.begin(), zero_guards.end(), key) == zero_guards.end()) {
           zero_guards.push_back(std::move(key));
         }

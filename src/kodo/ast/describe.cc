@@ -11,38 +11,6 @@
 namespace trove::kodo::ast {
 namespace {
 
-std::string_view BinOpName(BinOp op) {
-  switch (op) {
-    case BinOp::kAdd:
-      return "Add";
-    case BinOp::kSub:
-      return "Sub";
-    case BinOp::kMul:
-      return "Mul";
-    case BinOp::kDiv:
-      return "Div";
-    case BinOp::kMod:
-      return "Mod";
-    case BinOp::kEq:
-      return "Eq";
-    case BinOp::kNe:
-      return "Ne";
-    case BinOp::kLt:
-      return "Lt";
-    case BinOp::kGt:
-      return "Gt";
-    case BinOp::kLe:
-      return "Le";
-    case BinOp::kGe:
-      return "Ge";
-    case BinOp::kAnd:
-      return "And";
-    case BinOp::kOr:
-      return "Or";
-  }
-  return "?";
-}
-
 // Appends Debug renderings to one string. `shift_` is subtracted from every span printed: it is
 // non-zero inside an f-string interpolation, whose spans upstream reports relative to the
 // interpolated text (a fresh sub-parser over that text).
@@ -991,6 +959,70 @@ class Printer {
 };
 
 }  // namespace
+
+std::string_view BinOpName(BinOp op) {
+  switch (op) {
+    case BinOp::kAdd:
+      return "Add";
+    case BinOp::kSub:
+      return "Sub";
+    case BinOp::kMul:
+      return "Mul";
+    case BinOp::kDiv:
+      return "Div";
+    case BinOp::kMod:
+      return "Mod";
+    case BinOp::kEq:
+      return "Eq";
+    case BinOp::kNe:
+      return "Ne";
+    case BinOp::kLt:
+      return "Lt";
+    case BinOp::kGt:
+      return "Gt";
+    case BinOp::kLe:
+      return "Le";
+    case BinOp::kGe:
+      return "Ge";
+    case BinOp::kAnd:
+      return "And";
+    case BinOp::kOr:
+      return "Or";
+  }
+  return "?";
+}
+
+std::string_view BinOpSymbol(BinOp op) {
+  switch (op) {
+    case BinOp::kAdd:
+      return "+";
+    case BinOp::kSub:
+      return "-";
+    case BinOp::kMul:
+      return "*";
+    case BinOp::kDiv:
+      return "/";
+    case BinOp::kMod:
+      return "%";
+    case BinOp::kEq:
+      return "==";
+    case BinOp::kNe:
+      return "!=";
+    case BinOp::kLt:
+      return "<";
+    case BinOp::kGt:
+      return ">";
+    case BinOp::kLe:
+      return "<=";
+    case BinOp::kGe:
+      return ">=";
+    case BinOp::kAnd:
+      return "&&";
+    case BinOp::kOr:
+      return "||";
+  }
+  return "?";
+}
 
 std::string RustDebugString(std::string_view text) {
   std::string out;

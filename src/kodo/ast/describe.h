@@ -25,6 +25,10 @@ std::string RustDebugString(std::string_view text);
 std::string RustDebugFloat(double value);
 // `Span { start: S, end: E }`.
 std::string DescribeSpan(Span span);
+// The operator's Rust variant name as upstream's Debug prints it: `Add`, `Ne`, `And`.
+std::string_view BinOpName(BinOp op);
+// The operator as it is written in Kōdo source (and in C): `+`, `!=`, `&&`.
+std::string_view BinOpSymbol(BinOp op);
 
 std::string DescribeType(const TypeExpr& type);
 std::string DescribeExpr(const Expr& expr);

@@ -4,6 +4,8 @@
 
 #include <utility>
 
+#include "kodo/ast/describe.h"
+
 namespace trove::kodo::mir {
 
 Value Value::Int(std::int64_t v) {
@@ -71,38 +73,6 @@ std::size_t Program::UserFunctionCount() const {
 
 namespace {
 
-const char* OpName(ast::BinOp op) {
-  switch (op) {
-    case ast::BinOp::kAdd:
-      return "Add";
-    case ast::BinOp::kSub:
-      return "Sub";
-    case ast::BinOp::kMul:
-      return "Mul";
-    case ast::BinOp::kDiv:
-      return "Div";
-    case ast::BinOp::kMod:
-      return "Mod";
-    case ast::BinOp::kEq:
-      return "Eq";
-    case ast::BinOp::kNe:
-      return "Ne";
-    case ast::BinOp::kLt:
-      return "Lt";
-    case ast::BinOp::kGt:
-      return "Gt";
-    case ast::BinOp::kLe:
-      return "Le";
-    case ast::BinOp::kGe:
-      return "Ge";
-    case ast::BinOp::kAnd:
-      return "And";
-    case ast::BinOp::kOr:
-      return "Or";
-  }
-  return "?";
-}
-
 std::string Quote(const std::string& s) {
   std::string out = "\"";
   for (char c : s) {
@@ -155,7 +125,7 @@ std::string Render(const Value& v) {
     case ValueKind::kLocal:
       return fmt::format("Local(_{})", v.local);
     case ValueKind::kBinOp:
-      return fmt::format("BinOp({}, {}, {})", OpName(v.op), Render(v.operands[0]),
+      return fmt::format("BinOp({}, {}, {})", ast::BinOpName(v.op), Render(v.operands[0]),
                          Render(v.operands[1]));
     case ValueKind::kNot:
       return fmt::format("Not({})", Render(v.operands[0]));

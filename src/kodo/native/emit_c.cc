@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "kodo/ast/describe.h"
 #include "kodo/native/ext_builtins.h"
 
 namespace trove::kodo::native {
@@ -344,25 +345,6 @@ const char* OpConst(ast::BinOp op) {
       return "12";
   }
   return "0";
-}
-
-const char* CmpOp(ast::BinOp op) {
-  switch (op) {
-    case ast::BinOp::kEq:
-      return "==";
-    case ast::BinOp::kNe:
-      return "!=";
-    case ast::BinOp::kLt:
-      return "<";
-    case ast::BinOp::kGt:
-      return ">";
-    case ast::BinOp::kLe:
-      return "<=";
-    case ast::BinOp::kGe:
-      return ">=";
-    default:
-      return nullptr;
-  }
 }
 
 // A call returning a KV whose tag is known to be `t`: the payload, read directly (a function
@@ -829,7 +811,8 @@ Result<Expr> Emitter::Binary(const mir::Value& v) {
       case BinOp::kOr:
         return Expr{fmt::format("(({}) != 0 || ({}) != 0)", a.code, b.code), CType::kBool};
       default:
-        return Expr{fmt::format("(({}) {} ({}))", a.code, CmpOp(op), b.code), CType::kBool};
+        return Expr{fmt::format("(({}) {} ({}))", a.code, ast::BinOpSymbol(op), b.code),
+                    CType::kBool};
     }
   }
   if (a.type == CType::kF64 && b.type == CType::kF64) {
@@ -848,7 +831,8 @@ Result<Expr> Emitter::Binary(const mir::Value& v) {
       case BinOp::kOr:
         break;
       default:
-        return Expr{fmt::format("(({}) {} ({}))", a.code, CmpOp(op), b.code), CType::kBool};
+        return Expr{fmt::format("(({}) {} ({}))", a.code, ast::BinOpSymbol(op), b.code),
+                    CType::kBool};
     }
   }
   if (a.type == CType::kBool && b.type == CType::kBool) {
