@@ -716,6 +716,7 @@ TEST_F(PgLifecycleTest, ReconnectsAfterRestartAndKeepsStatementsAndListens) {
   EXPECT_EQ(stmt->ColumnInt64(0), 5);
   ASSERT_TRUE(conn->Listen("chan").ok());
   int old_pid = conn->backend_pid();
+  std::uint64_t old_generation = conn->generation();
 
   ASSERT_TRUE(server_->Restart());
   // The first command finds the connection gone; the next one reconnects.
@@ -731,6 +732,7 @@ TEST_F(PgLifecycleTest, ReconnectsAfterRestartAndKeepsStatementsAndListens) {
   EXPECT_EQ(stmt->ColumnInt64(0), 5);  // prepared again on the new connection
   EXPECT_TRUE(conn->Healthy());
   EXPECT_NE(conn->backend_pid(), old_pid);
+  EXPECT_EQ(conn->generation(), old_generation + 1);
 
   // LISTEN was renewed.
   auto other = Connect();
