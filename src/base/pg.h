@@ -406,6 +406,7 @@ Status RunTransaction(Connection& conn, const std::function<Status()>& fn,
 // for one to be returned. A Lease returns its connection on destruction (dropping it if it is
 // unhealthy or inside a transaction).
 // Thread safety: Acquire may be called from any thread; each Lease is used by one thread.
+// REQUIRES: the Pool outlives its Leases.
 class Pool {
  public:
   class Lease {
