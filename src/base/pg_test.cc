@@ -579,6 +579,44 @@ TEST_F(PgTest, DeadlockBetweenTwoTransactionsIsRetried) {
   EXPECT_EQ(One(*conn_, "SELECT string_agg(v::text, ',' ORDER BY id) FROM d"), "11,11");
 }
 
+TEST_F(PgTest, ConnectionLostDuringCommitIsReportedAsOutcomeUnknown) {
+  // A deferred constraint trigger sleeps at COMMIT; the backend is terminated while COMMIT is in
+  // flight. RunTransaction must not rerun the function: the client cannot know the outcome.
+  ASSERT_TRUE(conn_
+                  ->Exec("CREATE TABLE a (id bigint);"
+                         "CREATE FUNCTION slow_commit() RETURNS trigger LANGUAGE plpgsql AS $$ "
+                         "BEGIN PERFORM pg_sleep(60); RETURN NULL; END $$;"
+                         "CREATE CONSTRAINT TRIGGER slow AFTER INSERT ON a DEFERRABLE INITIALLY "
+                         "DEFERRED FOR EACH ROW EXECUTE FUNCTION slow_commit()")
+                  .ok());
+  auto worker = db_.Connect();
+  ASSERT_NE(worker, nullptr);
+  const int pid = worker->backend_pid();
+  std::thread killer([&] {
+    for (int i = 0; i < 6000; ++i) {
+      std::string sleeping = One(*conn_,
+                                 "SELECT count(*) FROM pg_stat_activity WHERE pid = ? AND "
+                                 "query = 'COMMIT' AND wait_event = 'PgSleep'",
+                                 pid);
+      if (sleeping == "1") break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    EXPECT_EQ(One(*conn_, "SELECT pg_terminate_backend(?, 30000)", pid), "1");
+  });
+  int attempts = 0;
+  Status status = RunTransaction(*worker, [&]() -> Status {
+    ++attempts;
+    return worker->Exec("INSERT INTO a VALUES (1)");
+  });
+  killer.join();
+  EXPECT_TRUE(IsCommitOutcomeUnknown(status)) << status.ToString();
+  EXPECT_TRUE(IsConnectionLost(status)) << status.ToString();
+  EXPECT_FALSE(IsRetryable(status));
+  EXPECT_EQ(attempts, 1);
+  // Here it did not commit (the backend died before finishing COMMIT); the connection reopens.
+  EXPECT_EQ(One(*worker, "SELECT count(*) FROM a"), "0");
+}
+
 TEST_F(PgTest, PoolHandsOutHealthyConnectionsUpToItsSize) {
   Pool pool({.url = db_.url()}, 2);
   auto a = pool.Acquire();
