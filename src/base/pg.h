@@ -31,7 +31,7 @@
 // (exact, including ±Infinity), numeric (as its decimal text), text/varchar/name/bpchar/json/
 // unknown (the bytes), jsonb (the text), bytea (the bytes, 0x00 included). Other types read as
 // their raw binary bytes. Column accessors convert like SQLite: ColumnInt64 on text parses it,
-// ColumnText on an integer formats it.
+// ColumnText on an integer formats it, a bool reads as 1/0 (ColumnText "1"/"0").
 //
 // Thread safety: one thread at a time uses a Connection and the Statements, Transactions and
 // CopyWriters made from it. Open one Connection per worker, or share them through a Pool
