@@ -132,9 +132,9 @@ function builtinFunctions(w) {
   const out = new Map();
   for (let q = 0; q + 40 <= mem.length; q += 4) {
     const zName = mem.readUInt32LE(q + 32);
-    if (zName < 1024 || zName >= mem.length || mem[zName - 1] !== 0) continue;
+    if (zName < 1024 || zName >= mem.length) continue;  // may point into a merged string
     const nArg = mem.readInt16LE(q);
-    if (nArg < -1 || nArg > 1000) continue;
+    if (nArg < -4 || nArg > 1000) continue;  // -3, -4: concat(), concat_ws() (3.44)
     if ((mem.readUInt32LE(q + 4) & 3) !== 1) continue;  // SQLITE_UTF8 in funcFlags
     if (mem.readUInt32LE(q + 12) !== 0 || mem.readUInt32LE(q + 36) !== 0) continue;
     const name = cstr(zName);
@@ -245,6 +245,8 @@ async function main() {
   say(`SQLite ${facts.from.version} -> ${facts.to.version} (expected ${sv.from} -> ${sv.to}): ` +
       (versionOk ? 'agrees' : 'DISAGREES'));
   if (!versionOk) disagreements.push({key: 'sqlite-version', why: 'the modules are other versions'});
+  say(`names located: glue-bound exports ${exportsByName.from.size} -> ${exportsByName.to.size}, ` +
+      `built-in SQL functions ${builtins.from.size} -> ${builtins.to.size}`);
   const math = (k) => facts[k].options.includes('ENABLE_MATH_FUNCTIONS');
   say(`ENABLE_MATH_FUNCTIONS: 1.8.0 ${math('from') ? 'on' : 'off'}, 1.16.0 ${math('to') ? 'on' : 'off'}`);
 
