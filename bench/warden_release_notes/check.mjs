@@ -39,7 +39,9 @@ function parseArgs(argv) {
     else if (k === '--allow-known') a.allowKnown = true;
     else return null;
   }
-  return a.warden ? a : null;
+  if (!a.warden) return null;
+  a.warden = path.resolve(a.warden);  // the CLI runs in a temporary directory
+  return a;
 }
 
 // --- the module: imports, exports, element and data segments ------------------------------
@@ -159,6 +161,7 @@ async function sqliteFacts(dir) {
 
 function run(bin, args, cwd) {
   const r = spawnSync(bin, args, {cwd, encoding: 'utf8', maxBuffer: 1 << 30});
+  if (r.error) throw new Error(`cannot run ${bin}: ${r.error.message}`);
   if (r.status !== 0) {
     throw new Error(`warden ${args.join(' ')} failed (${r.status}): ${(r.stderr || '').trim()}`);
   }
