@@ -18,6 +18,12 @@
 //                   strings agree; printed: how the diff treats the silver pairs, and per pass
 //                   the share of pairs that agree on signature, imports and strings (the fuzzy
 //                   pairs' agreement rate). No hand audit is made here.
+//   --explain FROM TO PAIR...   for each FROM_INDEX:TO_INDEX pair of two modules: its class in
+//                   the diff, the similarity components (docs/warden.md §5.4), how many of the
+//                   fuzzy pass's LSH bands the two share (a candidate shares one), whether the
+//                   diff's fuzzy threshold accepts the score, and each side's best-scoring
+//                   unpaired partner of equal signature (the fuzzy pass pairs mutual bests only).
+//                   Used to explain the release-notes check's misses (decision 0087).
 // Target (issue 19): >= 90 % of the functions present in both versions paired at >= 99 %
 // precision.
 #include <fmt/format.h>
@@ -35,6 +41,7 @@
 
 #include "base/env.h"
 #include "warden/diff/diff.h"
+#include "warden/identity/similarity.h"
 #include "warden/ingest/ingest.h"
 #include "warden/kb/kb.h"
 
@@ -391,6 +398,134 @@ int Published(const std::string& from_path, const std::string& to_path) {
   return 0;
 }
 
+// The --explain check (see the file comment).
+template <std::size_t N>
+void FromHex(std::string_view hex, std::array<std::uint8_t, N>& out) {
+  auto nibble = [](char c) {
+    return static_cast<std::uint8_t>(c >= 'a' ? c - 'a' + 10 : c >= 'A' ? c - 'A' + 10 : c - '0');
+  };
+  out.fill(0);
+  for (std::size_t i = 0; i < N && 2 * i + 1 < hex.size(); ++i) {
+    out[i] = static_cast<std::uint8_t>(nibble(hex[2 * i]) << 4 | nibble(hex[2 * i + 1]));
+  }
+}
+
+int Explain(const std::string& from_path, const std::string& to_path,
+            const std::vector<std::pair<std::uint32_t, std::uint32_t>>& pairs) {
+  base::PosixEnv env;
+  const fs::path work = fs::temp_directory_path() / fmt::format("warden_diff_explain.{}", getpid());
+  fs::remove_all(work);
+  fs::create_directories(work);
+  auto run = [&]() -> Status {
+    ASSIGN_OR_RETURN(std::unique_ptr<warden::kb::Kb> kb,
+                     warden::kb::Kb::Open(env, (work / "diff.db").string(),
+                                          warden::kb::KbOptions{.create_if_missing = true}));
+    ASSIGN_OR_RETURN(std::int64_t from, Ingest(env, *kb, from_path, "from"));
+    ASSIGN_OR_RETURN(std::int64_t to, Ingest(env, *kb, to_path, "to"));
+    ASSIGN_OR_RETURN(diff::VersionSide f, diff::LoadSide(*kb, from));
+    ASSIGN_OR_RETURN(diff::VersionSide t, diff::LoadSide(*kb, to));
+    const diff::DiffReport report = diff::ComputeDiff(f, t);
+    // The hashes a CompareView points at, parsed from the records' hex columns.
+    struct Hashes {
+      base::Sha256Digest exact{};
+      warden::identity::Hash128 base{}, structural{};
+    };
+    auto hashes = [](const warden::kb::FunctionRecord& r) {
+      Hashes h;
+      FromHex(r.exact_hash, h.exact);
+      FromHex(r.norm_hash, h.base);
+      FromHex(r.structural_hash, h.structural);
+      return h;
+    };
+    auto view = [](const warden::kb::FunctionRecord& r, const Hashes& h) {
+      return warden::identity::CompareView{.exact = &h.exact,
+                                           .base = &h.base,
+                                           .structural = &h.structural,
+                                           .type_signature = r.type_signature,
+                                           .instruction_count = r.instruction_count,
+                                           .minhash = &r.minhash,
+                                           .histogram = &r.histogram,
+                                           .call_outs = &r.call_outs};
+    };
+    std::map<std::uint32_t, const warden::kb::FunctionRecord*> by_from, by_to;
+    for (const auto& r : f.functions) by_from[r.func_index] = &r;
+    for (const auto& r : t.functions) by_to[r.func_index] = &r;
+    std::map<std::uint32_t, const diff::Change*> from_change, to_change;
+    for (const diff::Change& c : report.changes) {
+      if (c.from_index) from_change[*c.from_index] = &c;
+      if (c.to_index) to_change[*c.to_index] = &c;
+    }
+    auto unpaired = [](const std::map<std::uint32_t, const diff::Change*>& m, std::uint32_t i) {
+      auto it = m.find(i);
+      return it != m.end() && (!it->second->from_index || !it->second->to_index);
+    };
+    // The best score of `r` against the unpaired functions of the other side, equal signature.
+    auto best = [&](const warden::kb::FunctionRecord& r, bool r_is_from) {
+      const Hashes hr = hashes(r);
+      double top = 0;
+      std::uint32_t arg = 0;
+      const auto& others = r_is_from ? by_to : by_from;
+      for (const auto& [i, o] : others) {
+        if (o->type_signature != r.type_signature) continue;
+        if (!unpaired(r_is_from ? to_change : from_change, i)) continue;
+        const Hashes ho = hashes(*o);
+        const double s = warden::identity::Compare(view(r, hr), view(*o, ho)).overall;
+        if (s > top) {
+          top = s;
+          arg = i;
+        }
+      }
+      return std::make_pair(top, arg);
+    };
+    for (const auto& [fi, ti] : pairs) {
+      auto a = by_from.find(fi);
+      auto b = by_to.find(ti);
+      if (a == by_from.end() || b == by_to.end()) {
+        fmt::print("{}:{}: not a defined function on both sides\n", fi, ti);
+        continue;
+      }
+      const Hashes ha = hashes(*a->second), hb = hashes(*b->second);
+      const warden::identity::Similarity s =
+          warden::identity::Compare(view(*a->second, ha), view(*b->second, hb));
+      int bands = 0;
+      for (std::size_t band = 0; band < 8; ++band) {
+        bool equal = true;
+        for (std::size_t i = 0; i < 4; ++i) {
+          equal = equal && a->second->minhash[band * 4 + i] == b->second->minhash[band * 4 + i];
+        }
+        bands += equal ? 1 : 0;
+      }
+      const std::uint32_t n = std::min(a->second->instruction_count, b->second->instruction_count);
+      auto cls = [](const std::map<std::uint32_t, const diff::Change*>& m, std::uint32_t i) {
+        auto it = m.find(i);
+        return it == m.end() ? std::string("unchanged/moved")
+                             : std::string(diff::ChangeClassName(it->second->change));
+      };
+      const auto [best_from, best_from_at] = best(*a->second, true);
+      const auto [best_to, best_to_at] = best(*b->second, false);
+      fmt::print(
+          "{}:{}: {} / {}; {} -> {} instructions, signature {}, score {:.3f} (J {:.3f}, C "
+          "{:.3f}, K {:.3f}, S {:.0f}), LSH bands shared {}/8, fuzzy threshold {}; best "
+          "unpaired partner of {}: {} ({:.3f}), of {}: {} ({:.3f})\n",
+          fi, ti, cls(from_change, fi), cls(to_change, ti), a->second->instruction_count,
+          b->second->instruction_count, s.signature_gate ? "equal" : "differs", s.overall,
+          s.minhash, s.histogram_cosine, s.call_out_jaccard, s.structural, bands,
+          warden::identity::AcceptFuzzy(s.overall, n, warden::identity::MatchPurpose::kDiff)
+              ? "met"
+              : "not met",
+          fi, best_from_at, best_from, ti, best_to_at, best_to);
+    }
+    return Status::Ok();
+  };
+  const Status s = run();
+  fs::remove_all(work);
+  if (!s.ok()) {
+    fmt::print(stderr, "warden_diff_eval: explain: {}\n", s.ToString());
+    return 1;
+  }
+  return 0;
+}
+
 std::string ModulesDir() {
   const char* dir = std::getenv("TROVE_REAL_MODULES_DIR");
   return dir != nullptr && *dir != '\0' ? std::string(dir) : std::string("node_modules");
@@ -415,6 +550,20 @@ int main(int argc, char** argv) {
       const std::string dir = ModulesDir();
       return Published(dir + "/sql.js-1.8.0/dist/sql-wasm.wasm",
                        dir + "/sql.js/dist/sql-wasm.wasm");
+    }
+    if (a == "--explain" && i + 3 < argc) {
+      std::vector<std::pair<std::uint32_t, std::uint32_t>> pairs;
+      for (int k = i + 3; k < argc; ++k) {
+        unsigned long f = 0, t = 0;
+        char colon = 0;
+        if (std::sscanf(argv[k], "%lu%c%lu", &f, &colon, &t) != 3 || colon != ':') {
+          fmt::print(stderr, "warden_diff_eval: --explain: {} is not FROM_INDEX:TO_INDEX\n",
+                     argv[k]);
+          return 2;
+        }
+        pairs.emplace_back(static_cast<std::uint32_t>(f), static_cast<std::uint32_t>(t));
+      }
+      return Explain(argv[i + 1], argv[i + 2], pairs);
     }
     if (a == "--corpus" && i + 1 < argc) {
       corpus = argv[++i];
@@ -473,7 +622,8 @@ int main(int argc, char** argv) {
     return Run(pairs, floors);
   }
   std::fputs(
-      "usage: warden_diff_eval --corpus DIR | --fixtures DIR [--floor] | --published [FROM TO]\n",
+      "usage: warden_diff_eval --corpus DIR | --fixtures DIR [--floor] | --published [FROM TO] |\n"
+      "       --explain FROM TO FROM_INDEX:TO_INDEX...\n",
       stderr);
   return 2;
 }
