@@ -346,7 +346,7 @@ class StateReader {
 
  private:
   static base::Statement Prepare(Kb& kb, std::string_view sql) {
-    Result<base::Statement> stmt = KbTestPeer::Db(kb).Prepare(sql);
+    Result<base::Statement> stmt = KbTestPeer::SqliteDb(kb).Prepare(sql);
     if (!stmt.ok()) {  // a broken test query: nothing below could be checked
       ADD_FAILURE() << stmt.status().ToString();
       std::abort();
@@ -399,7 +399,7 @@ TEST(EconomyPropertyTest, RealGate) {
   auto opened = Kb::Open(env, dir.path() + "/kb.db", KbOptions{.create_if_missing = true});
   ASSERT_TRUE(opened.ok()) << opened.status().ToString();
   Kb& kb = **opened;
-  ASSERT_TRUE(KbTestPeer::Db(kb).Exec("PRAGMA synchronous=OFF").ok());
+  ASSERT_TRUE(KbTestPeer::SqliteDb(kb).Exec("PRAGMA synchronous=OFF").ok());
   const auto functions = testing::MakeFunctions(0, 3);
   ASSERT_TRUE(
       kb.StoreVersion(testing::MakeVersion("v1", std::string(64, 'a'), 0, 3), functions).ok());
