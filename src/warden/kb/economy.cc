@@ -287,10 +287,21 @@ Result<Decision> Kb::McpPropose(std::string_view stable_id, std::string name,
 // The gate
 
 Result<Decision> Kb::UpsertSymbol(std::string_view stable_id, const SymbolWrite& write) {
-  ASSIGN_OR_RETURN(std::unique_ptr<KbWriteTxn> txn, store_->BeginWrite(WriteKind::kGate));
-  ASSIGN_OR_RETURN(Decision decision, internal::RunGate(*txn, stable_id, write, Now()));
-  RETURN_IF_ERROR(txn->Commit());
-  return decision;
+  // Tries of one write when the back end says a rerun is safe (store.h PrepareRetry: a
+  // deadlock or a connection lost before the commit on PostgreSQL; never on SQLite).
+  constexpr int kMaxAttempts = 5;
+  for (int attempt = 1;; ++attempt) {
+    Result<Decision> decision = [&]() -> Result<Decision> {
+      ASSIGN_OR_RETURN(std::unique_ptr<KbWriteTxn> txn, store_->BeginWrite(WriteKind::kGate));
+      ASSIGN_OR_RETURN(Decision d, internal::RunGate(*txn, stable_id, write, Now()));
+      RETURN_IF_ERROR(txn->Commit());
+      return d;
+    }();
+    if (decision.ok() || attempt == kMaxAttempts ||
+        !store_->PrepareRetry(decision.status(), attempt)) {
+      return decision;
+    }
+  }
 }
 
 namespace internal {
@@ -306,6 +317,14 @@ const std::string_view kUpsertSymbolSql =
     "provenance = excluded.provenance, actor = excluded.actor, "
     "confidence = excluded.confidence, locked = excluded.locked, "
     "updated_at = excluded.updated_at";
+// The first write of a stable_id. With E absent there is no row to lock: on PostgreSQL a
+// concurrent first write may commit between the read and this insert, which then inserts
+// nothing (it waits for that commit), and RunGate reads E again.
+const std::string_view kInsertSymbolIfAbsentSql =
+    "INSERT INTO symbols(stable_id, name, summary, type_signature, provenance, "
+    "actor, confidence, locked, created_at, updated_at) "
+    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?9) "
+    "ON CONFLICT(stable_id) DO NOTHING";
 
 SymbolWrite SeedWrite(SeedSource source, std::string name, std::string details_json) {
   return SymbolWrite{.name = std::move(name),
@@ -333,12 +352,15 @@ Result<Decision> RunGate(KbWriteTxn& txn, std::string_view stable_id, const Symb
                     .rule = 0};
   }
 
-  // Read E, locked against every other writer until the commit.
-  ASSIGN_OR_RETURN(const std::optional<ExistingSymbol> existing,
-                   txn.ReadSymbolForUpdate(stable_id));
-  const Decision decision = Decide(existing, write);
-
-  if (decision.accepted) {
+  // Read E, locked against every other writer until the commit; decide; write. A lost race
+  // for the first write of the slot (the insert wrote nothing) reads E again: at most once,
+  // as symbol rows are never deleted.
+  std::optional<ExistingSymbol> existing;
+  Decision decision;
+  for (int round = 0;; ++round) {
+    ASSIGN_OR_RETURN(existing, txn.ReadSymbolForUpdate(stable_id));
+    decision = Decide(existing, write);
+    if (!decision.accepted) break;
     std::optional<std::string_view> name;
     if (write.name.has_value()) name = *write.name;
     std::optional<std::string_view> summary;
@@ -355,16 +377,20 @@ Result<Decision> RunGate(KbWriteTxn& txn, std::string_view stable_id, const Symb
         summary = *existing->summary;  // a write without a summary keeps the existing one
       }
     }
-    RETURN_IF_ERROR(txn.WriteSymbol(kUpsertSymbolSql, SymbolRow{.stable_id = stable_id,
-                                                                .name = name,
-                                                                .summary = summary,
-                                                                .type_signature = *type_signature,
-                                                                .provenance = write.provenance,
-                                                                .actor = write.actor,
-                                                                .confidence = confidence,
-                                                                .locked = locked,
-                                                                .now = now})
-                        .status());
+    ASSIGN_OR_RETURN(
+        const bool wrote,
+        txn.WriteSymbol(existing.has_value() ? kUpsertSymbolSql : kInsertSymbolIfAbsentSql,
+                        SymbolRow{.stable_id = stable_id,
+                                  .name = name,
+                                  .summary = summary,
+                                  .type_signature = *type_signature,
+                                  .provenance = write.provenance,
+                                  .actor = write.actor,
+                                  .confidence = confidence,
+                                  .locked = locked,
+                                  .now = now}));
+    if (wrote) break;
+    if (round > 0) return Status::Internal(fmt::format("symbol write: {} lost twice", stable_id));
   }
 
   // One evidence row per attempt, accepted or not. Evidence text must stay valid UTF-8 text:

@@ -94,6 +94,12 @@ struct FunctionFilter {
   std::optional<int> limit;
 };
 
+// One evidence row with its stable_id (KbStore::ScanEvidence).
+struct ScannedEvidence {
+  std::string stable_id;
+  EvidenceEntry entry;
+};
+
 // One write transaction. Destroying it without Commit rolls everything back.
 class KbWriteTxn {
  public:
@@ -143,6 +149,11 @@ class KbStore {
   virtual Result<bool> RemoveCreated(const DatabaseFiles& before) = 0;
 
   virtual Result<std::unique_ptr<KbWriteTxn>> BeginWrite(WriteKind kind) = 0;
+  // After a gate transaction failed with `failure` (its attempt-th try): returns true when the
+  // same transaction may be run again from the start (a deadlock, a connection lost before
+  // the commit, or a commit found not applied), having waited and reconnected as needed.
+  // SQLite: never (its busy timeout has already waited).
+  virtual bool PrepareRetry(const Status& /*failure*/, int /*attempt*/) { return false; }
 
   // --- Versions ---
   virtual Result<std::vector<VersionInfo>> ListVersions() = 0;
@@ -186,6 +197,11 @@ class KbStore {
   // The symbol row without its evidence; nullopt when there is none.
   virtual Result<std::optional<SymbolRecord>> GetSymbolRow(std::string_view stable_id) = 0;
   virtual Result<std::vector<EvidenceEntry>> Evidence(std::string_view stable_id) = 0;
+  // Every symbol row (no evidence), in stable_id order.
+  virtual Result<std::vector<SymbolRecord>> ScanSymbols() = 0;
+  // The evidence rows with id > after_id, in id order, at most `limit`.
+  virtual Result<std::vector<ScannedEvidence>> ScanEvidence(std::int64_t after_id,
+                                                            std::size_t limit) = 0;
 
   // --- Diffs ---
   // Replaces the diff of the pair in one transaction; kNotFound for an unknown version.

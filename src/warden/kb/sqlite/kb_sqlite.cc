@@ -19,15 +19,19 @@
 #include "warden/kb/columns.h"
 #include "warden/kb/finisher.h"
 #include "warden/kb/kb.h"
+#include "warden/kb/row_readers.h"
 #include "warden/kb/schema.h"
 
 namespace trove::warden::kb {
 
 namespace {
 
-using internal::IndicesFromJson;
-using internal::StringsFromJson;
-using internal::UnpackLe;
+using internal::kDiffColumns;
+using internal::kFunctionColumns;
+using internal::kVersionColumns;
+using internal::ReadDiff;
+using internal::ReadFunction;
+using internal::ReadVersion;
 
 Status BindOptional(base::Statement& stmt, int index, const std::optional<std::string>& value) {
   return value.has_value() ? stmt.Bind(index, std::string_view(*value)) : stmt.Bind(index, nullptr);
@@ -54,48 +58,7 @@ std::string DefaultProject(const std::string& path) {
   return name.empty() ? "warden" : name;
 }
 
-constexpr std::string_view kFunctionColumns =
-    "func_index, is_import, import_module, import_field, type_signature, stable_id, id_tier, "
-    "norm_hash, exact_hash, structural_hash, minhash, histogram, call_outs_json, callees_json, "
-    "instruction_count, body_offset, body_size, raw_name, export_names_json, call_targets_json, "
-    "referenced_strings_json, opcodes";
-
 // A stored row count as a vector's reserve: only a hint, so a corrupt count cannot ask for
-
-// The columns DefinedFunctionsForDiff reads: the diff's keys, fingerprints and reported facts,
-// then the current symbol.
-constexpr std::string_view kDiffColumns =
-    "f.func_index, f.type_signature, f.stable_id, f.id_tier, f.norm_hash, f.exact_hash, "
-    "f.structural_hash, f.minhash, f.histogram, f.call_outs_json, f.callees_json, "
-    "f.instruction_count, f.body_offset, f.body_size, f.referenced_strings_json, f.opcodes, "
-    "s.name, s.provenance, s.confidence, s.locked";
-
-FunctionRecord ReadFunction(const base::Statement& s) {
-  FunctionRecord r;
-  r.func_index = static_cast<std::uint32_t>(s.ColumnInt64(0));
-  r.is_import = s.ColumnInt64(1) != 0;
-  r.import_module = s.ColumnText(2);
-  r.import_field = s.ColumnText(3);
-  r.type_signature = s.ColumnText(4);
-  r.stable_id = s.ColumnText(5);
-  r.id_tier = static_cast<int>(s.ColumnInt64(6));
-  r.norm_hash = s.ColumnText(7);
-  r.exact_hash = s.ColumnText(8);
-  r.structural_hash = s.ColumnText(9);
-  r.minhash = UnpackLe<std::uint64_t, kMinHashValues>(s.ColumnBlobView(10));
-  r.histogram = UnpackLe<std::uint32_t, kHistogramClasses>(s.ColumnBlobView(11));
-  r.call_outs = StringsFromJson(s.ColumnTextView(12));
-  r.defined_callees = IndicesFromJson(s.ColumnTextView(13));
-  r.instruction_count = static_cast<std::uint32_t>(s.ColumnInt64(14));
-  r.body_offset = static_cast<std::uint64_t>(s.ColumnInt64(15));
-  r.body_size = static_cast<std::uint64_t>(s.ColumnInt64(16));
-  r.raw_name = OptionalText(s, 17);
-  r.export_names = StringsFromJson(s.ColumnTextView(18));
-  r.call_targets = StringsFromJson(s.ColumnTextView(19));
-  r.referenced_strings = StringsFromJson(s.ColumnTextView(20));
-  r.opcodes = s.ColumnBlob(21);
-  return r;
-}
 
 // The busy timeout of every Kb connection (Kb::Open).
 constexpr int kBusyTimeoutMs = 5000;
@@ -156,33 +119,6 @@ Result<bool> EnterRollbackForFirstVersion(base::Database& db) {
   return *mode == "delete";
 }
 
-constexpr std::string_view kVersionColumns =
-    "id, label, emscripten_version, emscripten_version_source, imported_count, defined_count, "
-    "shared_memory, memory_count, memory64, sha256, size, wasm_path, glue_path, ingested_at, "
-    "features_json, producers_json";
-
-VersionInfo ReadVersion(const base::Statement& s) {
-  VersionInfo v;
-  v.id = s.ColumnInt64(0);
-  v.label = s.ColumnText(1);
-  v.emscripten_version = OptionalText(s, 2);
-  v.emscripten_version_source = OptionalText(s, 3);
-  v.imported = s.ColumnInt64(4);
-  v.defined = s.ColumnInt64(5);
-  v.functions = v.imported + v.defined;
-  v.shared_memory = s.ColumnInt64(6) != 0;
-  v.memory_count = s.ColumnInt64(7);
-  v.memory64 = s.ColumnInt64(8) != 0;
-  v.sha256 = s.ColumnText(9);
-  v.size = static_cast<std::uint64_t>(s.ColumnInt64(10));
-  v.wasm_path = s.ColumnText(11);
-  v.glue_path = OptionalText(s, 12);
-  v.ingested_at = s.ColumnText(13);
-  v.features_json = s.ColumnText(14);
-  v.producers_json = s.ColumnText(15);
-  return v;
-}
-
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -192,6 +128,8 @@ SqliteKbStore::SqliteKbStore(std::string path, std::unique_ptr<base::Database> d
     : path_(std::move(path)), db_(std::move(db)) {}
 
 SqliteKbStore::~SqliteKbStore() {
+  scan_symbols_.reset();
+  scan_evidence_.reset();
   finisher_.reset();
   if (rollback_pending_) (void)SetJournalMode(*db_, "WAL");
 }
@@ -749,31 +687,7 @@ Result<AnnotatedFunctions> SqliteKbStore::DefinedFunctionsForDiff(std::int64_t v
   for (;;) {
     ASSIGN_OR_RETURN(bool row, stmt.Step());
     if (!row) break;
-    FunctionRecord& r = out.records.emplace_back();
-    r.func_index = static_cast<std::uint32_t>(stmt.ColumnInt64(0));
-    r.type_signature = stmt.ColumnTextView(1);
-    r.stable_id = stmt.ColumnTextView(2);
-    r.id_tier = static_cast<int>(stmt.ColumnInt64(3));
-    r.norm_hash = stmt.ColumnTextView(4);
-    r.exact_hash = stmt.ColumnTextView(5);
-    r.structural_hash = stmt.ColumnTextView(6);
-    r.minhash = UnpackLe<std::uint64_t, kMinHashValues>(stmt.ColumnBlobView(7));
-    r.histogram = UnpackLe<std::uint32_t, kHistogramClasses>(stmt.ColumnBlobView(8));
-    r.call_outs = StringsFromJson(stmt.ColumnTextView(9));
-    r.defined_callees = IndicesFromJson(stmt.ColumnTextView(10));
-    r.instruction_count = static_cast<std::uint32_t>(stmt.ColumnInt64(11));
-    r.body_offset = static_cast<std::uint64_t>(stmt.ColumnInt64(12));
-    r.body_size = static_cast<std::uint64_t>(stmt.ColumnInt64(13));
-    r.referenced_strings = StringsFromJson(stmt.ColumnTextView(14));
-    r.opcodes = stmt.ColumnBlobView(15);
-    FunctionRow& symbol = out.symbols.emplace_back();
-    symbol.index = r.func_index;
-    symbol.name = OptionalText(stmt, 16);
-    if (symbol.name.has_value()) {
-      symbol.provenance = stmt.ColumnText(17);
-      symbol.confidence = stmt.ColumnDouble(18);
-      symbol.locked = stmt.ColumnInt64(19) != 0;
-    }
+    internal::ReadDiffFunction(stmt, out);
   }
   return out;
 }
@@ -901,6 +815,78 @@ Result<std::vector<EvidenceEntry>> SqliteKbStore::Evidence(std::string_view stab
   return out;
 }
 
+Result<std::vector<SymbolRecord>> SqliteKbStore::ScanSymbols() {
+  if (scan_symbols_ == nullptr) {
+    ASSIGN_OR_RETURN(base::Statement stmt,
+                     db_->Prepare("SELECT stable_id, name, summary, type_signature, provenance, "
+                                  "actor, confidence, locked, created_at, updated_at "
+                                  "FROM symbols ORDER BY stable_id"));
+    scan_symbols_ = std::make_unique<base::Statement>(std::move(stmt));
+  }
+  base::Statement& stmt = *scan_symbols_;
+  stmt.Reset();
+  std::vector<SymbolRecord> out;
+  for (;;) {
+    Result<bool> row = stmt.Step();
+    if (!row.ok()) {
+      stmt.Reset();
+      return std::move(row).status();
+    }
+    if (!*row) break;
+    SymbolRecord s;
+    s.stable_id = stmt.ColumnText(0);
+    s.name = OptionalText(stmt, 1);
+    s.summary = OptionalText(stmt, 2);
+    s.type_signature = OptionalText(stmt, 3);
+    s.provenance = stmt.ColumnText(4);
+    s.actor = stmt.ColumnText(5);
+    s.confidence = stmt.ColumnDouble(6);
+    s.locked = stmt.ColumnInt64(7) != 0;
+    s.created_at = stmt.ColumnText(8);
+    s.updated_at = stmt.ColumnText(9);
+    out.push_back(std::move(s));
+  }
+  stmt.Reset();
+  return out;
+}
+
+Result<std::vector<ScannedEvidence>> SqliteKbStore::ScanEvidence(std::int64_t after_id,
+                                                                 std::size_t limit) {
+  if (scan_evidence_ == nullptr) {
+    ASSIGN_OR_RETURN(base::Statement stmt,
+                     db_->Prepare("SELECT stable_id, id, at, actor, provenance, name, summary, "
+                                  "confidence, accepted, reason, details_json FROM evidence "
+                                  "WHERE id > ? ORDER BY id"));
+    scan_evidence_ = std::make_unique<base::Statement>(std::move(stmt));
+  }
+  base::Statement& stmt = *scan_evidence_;
+  stmt.Reset();
+  RETURN_IF_ERROR(stmt.Bind(1, after_id));
+  std::vector<ScannedEvidence> out;
+  while (out.size() < limit) {
+    Result<bool> row = stmt.Step();
+    if (!row.ok()) {
+      stmt.Reset();
+      return std::move(row).status();
+    }
+    if (!*row) break;
+    ScannedEvidence& e = out.emplace_back();
+    e.stable_id = stmt.ColumnText(0);
+    e.entry.id = stmt.ColumnInt64(1);
+    e.entry.at = stmt.ColumnText(2);
+    e.entry.actor = stmt.ColumnText(3);
+    e.entry.provenance = stmt.ColumnText(4);
+    e.entry.name = OptionalText(stmt, 5);
+    e.entry.summary = OptionalText(stmt, 6);
+    if (!stmt.ColumnIsNull(7)) e.entry.confidence = stmt.ColumnDouble(7);
+    e.entry.accepted = stmt.ColumnInt64(8) != 0;
+    e.entry.reason = stmt.ColumnText(9);
+    e.entry.details_json = stmt.ColumnText(10);
+  }
+  stmt.Reset();
+  return out;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Diffs
 
@@ -938,24 +924,6 @@ Result<std::int64_t> SqliteKbStore::StoreDiff(std::int64_t from_version, std::in
   RETURN_IF_ERROR(txn.Commit());
   return id;
 }
-
-namespace {
-
-DiffRecord ReadDiff(const base::Statement& s, bool full) {
-  DiffRecord d;
-  d.id = s.ColumnInt64(0);
-  d.from_version = s.ColumnInt64(1);
-  d.to_version = s.ColumnInt64(2);
-  d.created_at = s.ColumnText(3);
-  d.params_json = s.ColumnText(4);
-  if (full) {
-    d.report_json = s.ColumnText(5);
-    d.changelog_md = s.ColumnText(6);
-  }
-  return d;
-}
-
-}  // namespace
 
 Result<std::optional<DiffRecord>> SqliteKbStore::GetDiff(std::int64_t from_version,
                                                          std::int64_t to_version) {

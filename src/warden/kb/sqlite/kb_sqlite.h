@@ -14,6 +14,7 @@
 namespace trove::base {
 class Database;
 class Env;
+class Statement;
 }  // namespace trove::base
 
 namespace trove::warden::kb {
@@ -71,6 +72,9 @@ class SqliteKbStore final : public KbStore {
 
   Result<std::optional<SymbolRecord>> GetSymbolRow(std::string_view stable_id) override;
   Result<std::vector<EvidenceEntry>> Evidence(std::string_view stable_id) override;
+  Result<std::vector<SymbolRecord>> ScanSymbols() override;
+  Result<std::vector<ScannedEvidence>> ScanEvidence(std::int64_t after_id,
+                                                    std::size_t limit) override;
 
   Result<std::int64_t> StoreDiff(std::int64_t from_version, std::int64_t to_version,
                                  std::string_view created_at, std::string_view params_json,
@@ -90,6 +94,9 @@ class SqliteKbStore final : public KbStore {
   const std::unique_ptr<base::Database> db_;
   // PrepareToStore switched to the rollback journal and no StoreVersion has switched back.
   bool rollback_pending_ = false;
+  // The scans' statements, prepared once (the property test scans after every step).
+  std::unique_ptr<base::Statement> scan_symbols_;
+  std::unique_ptr<base::Statement> scan_evidence_;
   // The last StoreVersion's WAL writeback and checkpoint (finisher.h); declared after db_ so
   // that it is done before db_ closes.
   std::unique_ptr<VersionFinisher> finisher_;
