@@ -13,6 +13,8 @@
 
 #include "base/env.h"
 #include "base/hash.h"
+#include "base/pg.h"
+#include "warden/kb/pg/kb_pg.h"
 #include "warden/kb/sqlite/kb_sqlite.h"
 #include "warden/kb/store.h"
 #include "warden/wasm/instruction.h"
@@ -118,7 +120,13 @@ Kb::~Kb() = default;
 
 Result<std::unique_ptr<Kb>> Kb::Open(base::Env& env, const std::string& path,
                                      const KbOptions& options) {
-  ASSIGN_OR_RETURN(std::unique_ptr<SqliteKbStore> store, SqliteKbStore::Open(env, path, options));
+  // A "postgresql://" or "postgres://" URL names a PostgreSQL KB; anything else a file.
+  std::unique_ptr<KbStore> store;
+  if (base::pg::IsPostgresUrl(path)) {
+    ASSIGN_OR_RETURN(store, PgKbStore::Open(path, options));
+  } else {
+    ASSIGN_OR_RETURN(store, SqliteKbStore::Open(env, path, options));
+  }
   return std::unique_ptr<Kb>(new Kb(env, std::move(store), options.store_progress_for_testing));
 }
 
