@@ -129,7 +129,7 @@ void CheckSerialReplay(const std::string& path, std::int64_t attempts) {
   base::PosixEnv env;
   auto kb = Kb::Open(env, path);
   ASSERT_TRUE(kb.ok()) << kb.status().ToString();
-  base::Database& db = KbTestPeer::Db(**kb);
+  base::Database& db = KbTestPeer::SqliteDb(**kb);
   ASSERT_TRUE(db.IntegrityCheck().ok());
   auto stmt = db.Prepare(
       "SELECT stable_id, actor, provenance, name, summary, confidence, accepted, reason "
@@ -299,7 +299,7 @@ TEST(KbCrashTest, KilledMidStoreVersionLeavesNoTrace) {
   }
   auto kb = Kb::Open(env, path);
   ASSERT_TRUE(kb.ok()) << kb.status().ToString();
-  base::Database& db = KbTestPeer::Db(**kb);
+  base::Database& db = KbTestPeer::SqliteDb(**kb);
   EXPECT_EQ(Count(db, "SELECT count(*) FROM pragma_integrity_check WHERE integrity_check = 'ok'"),
             1);
   ASSERT_TRUE(db.IntegrityCheck().ok());
@@ -345,7 +345,7 @@ TEST(KbCrashTest, KilledAtRandomMomentsNeverLeavesAPartialVersion) {
     ASSERT_EQ(waitpid(pid, &status, 0), pid);
     auto kb = Kb::Open(env, path);
     ASSERT_TRUE(kb.ok()) << kb.status().ToString();
-    base::Database& db = KbTestPeer::Db(**kb);
+    base::Database& db = KbTestPeer::SqliteDb(**kb);
     ASSERT_TRUE(db.IntegrityCheck().ok());
     // Every stored version is complete.
     EXPECT_EQ(Count(db, fmt::format("SELECT count(*) FROM module_versions v WHERE "

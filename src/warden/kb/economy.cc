@@ -7,8 +7,8 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
-#include "base/sqlite.h"
 #include "warden/kb/kb.h"
+#include "warden/kb/store.h"
 
 namespace trove::warden::kb {
 
@@ -236,21 +236,8 @@ Result<Decision> Kb::HumanClear(HumanChannel channel, std::string_view stable_id
 
 Result<Decision> Kb::SeedExport(SeedSource source, std::string_view stable_id, std::string name,
                                 std::string details_json) {
-  ASSIGN_OR_RETURN(base::Transaction txn, db_->Begin());
-  ASSIGN_OR_RETURN(Decision decision,
-                   SeedInTransaction(source, stable_id, std::move(name), std::move(details_json)));
-  RETURN_IF_ERROR(txn.Commit());
-  return decision;
-}
-
-Result<Decision> Kb::SeedInTransaction(SeedSource source, std::string_view stable_id,
-                                       std::string name, std::string details_json) {
-  return UpsertInTransaction(stable_id, SymbolWrite{.name = std::move(name),
-                                                    .summary = std::nullopt,
-                                                    .provenance = "export",
-                                                    .actor = std::string(SeedActor(source)),
-                                                    .confidence = 1.0,
-                                                    .details_json = std::move(details_json)});
+  return UpsertSymbol(stable_id,
+                      internal::SeedWrite(source, std::move(name), std::move(details_json)));
 }
 
 Result<Decision> Kb::OracleWrite(std::string_view pass, std::string_view stable_id,
@@ -300,13 +287,56 @@ Result<Decision> Kb::McpPropose(std::string_view stable_id, std::string name,
 // The gate
 
 Result<Decision> Kb::UpsertSymbol(std::string_view stable_id, const SymbolWrite& write) {
-  ASSIGN_OR_RETURN(base::Transaction txn, db_->Begin());
-  ASSIGN_OR_RETURN(Decision decision, UpsertInTransaction(stable_id, write));
-  RETURN_IF_ERROR(txn.Commit());
-  return decision;
+  // Tries of one write when the back end says a rerun is safe (store.h PrepareRetry: a
+  // deadlock or a connection lost before the commit on PostgreSQL; never on SQLite).
+  constexpr int kMaxAttempts = 5;
+  for (int attempt = 1;; ++attempt) {
+    Result<Decision> decision = [&]() -> Result<Decision> {
+      ASSIGN_OR_RETURN(std::unique_ptr<KbWriteTxn> txn, store_->BeginWrite(WriteKind::kGate));
+      ASSIGN_OR_RETURN(Decision d, internal::RunGate(*txn, stable_id, write, Now()));
+      RETURN_IF_ERROR(txn->Commit());
+      return d;
+    }();
+    if (decision.ok() || attempt == kMaxAttempts ||
+        !store_->PrepareRetry(decision.status(), attempt)) {
+      return decision;
+    }
+  }
 }
 
-Result<Decision> Kb::UpsertInTransaction(std::string_view stable_id, const SymbolWrite& write) {
+namespace internal {
+
+// The statements that modify `symbols`, in the dialect SQLite (>= 3.24) and PostgreSQL share;
+// a back end runs the text it is given (store.h). ?1..?9 are SymbolRow's fields.
+const std::string_view kUpsertSymbolSql =
+    "INSERT INTO symbols(stable_id, name, summary, type_signature, provenance, "
+    "actor, confidence, locked, created_at, updated_at) "
+    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?9) "
+    "ON CONFLICT(stable_id) DO UPDATE SET name = excluded.name, "
+    "summary = excluded.summary, type_signature = excluded.type_signature, "
+    "provenance = excluded.provenance, actor = excluded.actor, "
+    "confidence = excluded.confidence, locked = excluded.locked, "
+    "updated_at = excluded.updated_at";
+// The first write of a stable_id. With E absent there is no row to lock: on PostgreSQL a
+// concurrent first write may commit between the read and this insert, which then inserts
+// nothing (it waits for that commit), and RunGate reads E again.
+const std::string_view kInsertSymbolIfAbsentSql =
+    "INSERT INTO symbols(stable_id, name, summary, type_signature, provenance, "
+    "actor, confidence, locked, created_at, updated_at) "
+    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?9) "
+    "ON CONFLICT(stable_id) DO NOTHING";
+
+SymbolWrite SeedWrite(SeedSource source, std::string name, std::string details_json) {
+  return SymbolWrite{.name = std::move(name),
+                     .summary = std::nullopt,
+                     .provenance = "export",
+                     .actor = std::string(SeedActor(source)),
+                     .confidence = 1.0,
+                     .details_json = std::move(details_json)};
+}
+
+Result<Decision> RunGate(KbWriteTxn& txn, std::string_view stable_id, const SymbolWrite& write,
+                         std::string_view now) {
   {
     const nlohmann::json details = nlohmann::json::parse(write.details_json, nullptr, false);
     if (details.is_discarded() || !details.is_object()) {
@@ -314,47 +344,26 @@ Result<Decision> Kb::UpsertInTransaction(std::string_view stable_id, const Symbo
     }
   }
   // The stable_id must be known to some version; else nothing is recorded.
-  std::optional<std::string> type_signature;
-  {
-    ASSIGN_OR_RETURN(base::Statement stmt,
-                     db_->Prepare("SELECT type_signature FROM functions WHERE stable_id = ? "
-                                  "ORDER BY version_id DESC LIMIT 1"));
-    RETURN_IF_ERROR(stmt.Bind(1, stable_id));
-    ASSIGN_OR_RETURN(bool row, stmt.Step());
-    if (!row) {
-      return Decision{.accepted = false,
-                      .reason = fmt::format("rejected: unknown stable_id {}", stable_id),
-                      .rule = 0};
-    }
-    type_signature = stmt.ColumnText(0);
+  ASSIGN_OR_RETURN(const std::optional<std::string> type_signature,
+                   txn.LatestTypeSignature(stable_id));
+  if (!type_signature.has_value()) {
+    return Decision{.accepted = false,
+                    .reason = fmt::format("rejected: unknown stable_id {}", stable_id),
+                    .rule = 0};
   }
 
-  // Read E.
+  // Read E, locked against every other writer until the commit; decide; write. A lost race
+  // for the first write of the slot (the insert wrote nothing) reads E again: at most once,
+  // as symbol rows are never deleted.
   std::optional<ExistingSymbol> existing;
-  {
-    ASSIGN_OR_RETURN(base::Statement stmt,
-                     db_->Prepare("SELECT name, summary, provenance, actor, confidence, locked "
-                                  "FROM symbols WHERE stable_id = ?"));
-    RETURN_IF_ERROR(stmt.Bind(1, stable_id));
-    ASSIGN_OR_RETURN(bool row, stmt.Step());
-    if (row) {
-      ExistingSymbol e;
-      if (!stmt.ColumnIsNull(0)) e.name = stmt.ColumnText(0);
-      if (!stmt.ColumnIsNull(1)) e.summary = stmt.ColumnText(1);
-      e.provenance = stmt.ColumnText(2);
-      e.actor = stmt.ColumnText(3);
-      e.confidence = stmt.ColumnDouble(4);
-      e.locked = stmt.ColumnInt64(5) != 0;
-      existing = std::move(e);
-    }
-  }
-
-  Decision decision = Decide(existing, write);
-  const std::string now = Now();
-
-  if (decision.accepted) {
-    std::optional<std::string> name = write.name;
-    std::optional<std::string> summary;
+  Decision decision;
+  for (int round = 0;; ++round) {
+    ASSIGN_OR_RETURN(existing, txn.ReadSymbolForUpdate(stable_id));
+    decision = Decide(existing, write);
+    if (!decision.accepted) break;
+    std::optional<std::string_view> name;
+    if (write.name.has_value()) name = *write.name;
+    std::optional<std::string_view> summary;
     double confidence = write.confidence;
     bool locked = false;
     if (decision.clears) {
@@ -363,50 +372,32 @@ Result<Decision> Kb::UpsertInTransaction(std::string_view stable_id, const Symbo
     } else {
       locked = write.provenance == ProvenanceName(Provenance::kHuman);
       if (write.summary.has_value() && !write.summary->empty()) {
-        summary = write.summary;
-      } else if (existing.has_value()) {
-        summary = existing->summary;  // a write without a summary keeps the existing one
+        summary = *write.summary;
+      } else if (existing.has_value() && existing->summary.has_value()) {
+        summary = *existing->summary;  // a write without a summary keeps the existing one
       }
     }
     ASSIGN_OR_RETURN(
-        base::Statement stmt,
-        db_->Prepare("INSERT INTO symbols(stable_id, name, summary, type_signature, provenance, "
-                     "actor, confidence, locked, created_at, updated_at) "
-                     "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?9) "
-                     "ON CONFLICT(stable_id) DO UPDATE SET name = excluded.name, "
-                     "summary = excluded.summary, type_signature = excluded.type_signature, "
-                     "provenance = excluded.provenance, actor = excluded.actor, "
-                     "confidence = excluded.confidence, locked = excluded.locked, "
-                     "updated_at = excluded.updated_at"));
-    RETURN_IF_ERROR(stmt.Bind(1, stable_id));
-    RETURN_IF_ERROR(name.has_value() ? stmt.Bind(2, std::string_view(*name))
-                                     : stmt.Bind(2, nullptr));
-    RETURN_IF_ERROR(summary.has_value() ? stmt.Bind(3, std::string_view(*summary))
-                                        : stmt.Bind(3, nullptr));
-    RETURN_IF_ERROR(type_signature.has_value() ? stmt.Bind(4, std::string_view(*type_signature))
-                                               : stmt.Bind(4, nullptr));
-    RETURN_IF_ERROR(stmt.Bind(5, std::string_view(write.provenance)));
-    RETURN_IF_ERROR(stmt.Bind(6, std::string_view(write.actor)));
-    RETURN_IF_ERROR(stmt.Bind(7, confidence));
-    RETURN_IF_ERROR(stmt.Bind(8, locked ? 1 : 0));
-    RETURN_IF_ERROR(stmt.Bind(9, std::string_view(now)));
-    RETURN_IF_ERROR(stmt.Step());
+        const bool wrote,
+        txn.WriteSymbol(existing.has_value() ? kUpsertSymbolSql : kInsertSymbolIfAbsentSql,
+                        SymbolRow{.stable_id = stable_id,
+                                  .name = name,
+                                  .summary = summary,
+                                  .type_signature = *type_signature,
+                                  .provenance = write.provenance,
+                                  .actor = write.actor,
+                                  .confidence = confidence,
+                                  .locked = locked,
+                                  .now = now}));
+    if (wrote) break;
+    if (round > 0) return Status::Internal(fmt::format("symbol write: {} lost twice", stable_id));
   }
 
-  // One evidence row per attempt, accepted or not.
-  ASSIGN_OR_RETURN(base::Statement ev,
-                   db_->Prepare("INSERT INTO evidence(stable_id, at, actor, provenance, name, "
-                                "summary, confidence, accepted, reason, details_json) "
-                                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
-  RETURN_IF_ERROR(ev.Bind(1, stable_id));
-  RETURN_IF_ERROR(ev.Bind(2, std::string_view(now)));
-  RETURN_IF_ERROR(ev.Bind(3, std::string_view(write.actor)));
-  RETURN_IF_ERROR(ev.Bind(4, std::string_view(write.provenance)));
-  // Evidence text must stay valid UTF-8 text: an invalid name is recorded as a blob-free
-  // escaped form, so the trail can be printed and exported.
-  auto bind_text = [&](int index, const std::optional<std::string>& text) -> Status {
-    if (!text.has_value()) return ev.Bind(index, nullptr);
-    if (IsValidUtf8(*text)) return ev.Bind(index, std::string_view(*text));
+  // One evidence row per attempt, accepted or not. Evidence text must stay valid UTF-8 text:
+  // an invalid name is recorded as a blob-free escaped form, so the trail can be printed and
+  // exported.
+  auto printable = [](const std::optional<std::string>& text) -> std::optional<std::string> {
+    if (!text.has_value() || IsValidUtf8(*text)) return text;
     std::string escaped;
     for (unsigned char c : *text) {
       if (c < 0x80 && c >= 0x20) {
@@ -415,18 +406,25 @@ Result<Decision> Kb::UpsertInTransaction(std::string_view stable_id, const Symbo
         escaped += fmt::format("\\x{:02x}", c);
       }
     }
-    return ev.Bind(index, std::string_view(escaped));
+    return escaped;
   };
-  RETURN_IF_ERROR(bind_text(5, write.name));
-  RETURN_IF_ERROR(bind_text(6, write.summary));
-  // NaN binds as NULL; infinities are stored as they came.
-  RETURN_IF_ERROR(std::isnan(write.confidence) ? ev.Bind(7, nullptr)
-                                               : ev.Bind(7, write.confidence));
-  RETURN_IF_ERROR(ev.Bind(8, decision.accepted ? 1 : 0));
-  RETURN_IF_ERROR(ev.Bind(9, std::string_view(decision.reason)));
-  RETURN_IF_ERROR(ev.Bind(10, std::string_view(write.details_json)));
-  RETURN_IF_ERROR(ev.Step());
+  const std::optional<std::string> name = printable(write.name);
+  const std::optional<std::string> summary = printable(write.summary);
+  RETURN_IF_ERROR(txn.AppendEvidence(EvidenceRow{
+      .stable_id = stable_id,
+      .at = now,
+      .actor = write.actor,
+      .provenance = write.provenance,
+      .name = name.has_value() ? std::optional<std::string_view>(*name) : std::nullopt,
+      .summary = summary.has_value() ? std::optional<std::string_view>(*summary) : std::nullopt,
+      // NaN is stored as NULL; infinities are stored as they came.
+      .confidence =
+          std::isnan(write.confidence) ? std::nullopt : std::optional<double>(write.confidence),
+      .accepted = decision.accepted,
+      .reason = decision.reason,
+      .details_json = write.details_json}));
   return decision;
 }
 
+}  // namespace internal
 }  // namespace trove::warden::kb

@@ -13,6 +13,8 @@
 #include <string>
 #include <string_view>
 
+#include "base/status.h"
+
 namespace trove::warden::kb {
 
 // Provenance labels and their authority rank (§6.1 Decision: human 5 > export 4 > oracle 3 >
@@ -85,5 +87,21 @@ Decision Decide(const std::optional<ExistingSymbol>& existing, const SymbolWrite
 // Returns whether `text` is well-formed UTF-8 (no overlongs, surrogates or code points above
 // U+10FFFF).
 bool IsValidUtf8(std::string_view text);
+
+class KbWriteTxn;       // store.h
+enum class SeedSource;  // records.h
+
+namespace internal {
+
+// The gate (§6.2, §6.4): inside `txn`, looks the stable_id up (unknown: rejected, nothing
+// recorded), reads E locked against other writers, decides, writes `symbols` on accept with
+// this file's statements, and appends the evidence row. Used by every write path and by
+// StoreVersion's seeds; the caller commits.
+Result<Decision> RunGate(KbWriteTxn& txn, std::string_view stable_id, const SymbolWrite& write,
+                         std::string_view now);
+// The write of an ingest seed (provenance export, confidence 1.0, actor ingest:<source>).
+SymbolWrite SeedWrite(SeedSource source, std::string name, std::string details_json);
+
+}  // namespace internal
 
 }  // namespace trove::warden::kb

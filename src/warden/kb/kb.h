@@ -45,7 +45,7 @@ class Env;
 
 namespace trove::warden::kb {
 
-class VersionFinisher;
+class KbStore;
 
 // Which of the files of a database at one path exist: the database itself and its -wal, -shm
 // and -journal files.
@@ -240,29 +240,19 @@ class Kb {
 
  private:
   friend class KbTestPeer;
-  Kb(base::Env& env, std::string path, std::unique_ptr<base::Database> db,
+  Kb(base::Env& env, std::unique_ptr<KbStore> store,
      std::function<void(std::size_t)> store_progress);
 
-  // The gate (economy.cc): one BEGIN IMMEDIATE transaction around UpsertInTransaction.
+  // The gate (economy.cc): one write transaction around internal::RunGate.
   Result<Decision> UpsertSymbol(std::string_view stable_id, const SymbolWrite& write);
-  // Reads E, decides, writes `symbols` on accept, appends the evidence row.
-  // REQUIRES: a write transaction is open on db_.
-  Result<Decision> UpsertInTransaction(std::string_view stable_id, const SymbolWrite& write);
-  // The export write of SeedExport, inside the caller's transaction (StoreVersion).
-  Result<Decision> SeedInTransaction(SeedSource source, std::string_view stable_id,
-                                     std::string name, std::string details_json);
   Status RequireVersion(std::int64_t version_id);
   std::string Now();
 
   base::Env& env_;
+  // Where the rows are (store.h); every SQL statement is behind it.
+  const std::unique_ptr<KbStore> store_;
   const std::string path_;
-  const std::unique_ptr<base::Database> db_;
   const std::function<void(std::size_t)> store_progress_;
-  // PrepareToStore switched to the rollback journal and no StoreVersion has switched back.
-  bool rollback_pending_ = false;
-  // The last StoreVersion's WAL writeback and checkpoint (finisher.h); declared after db_ so
-  // that it is done before db_ closes.
-  std::unique_ptr<VersionFinisher> finisher_;
 };
 
 // Finds the KB per §2.1: `db_flag` when given (returned as is); else the nearest

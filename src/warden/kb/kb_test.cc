@@ -25,7 +25,7 @@ using testing::MakeFunctions;
 using testing::MakeVersion;
 
 std::int64_t Count(Kb& kb, const std::string& sql) {
-  auto stmt = KbTestPeer::Db(kb).Prepare(sql);
+  auto stmt = KbTestPeer::SqliteDb(kb).Prepare(sql);
   EXPECT_TRUE(stmt.ok()) << stmt.status().ToString();
   auto row = stmt->Step();
   EXPECT_TRUE(row.ok() && *row);
@@ -33,7 +33,7 @@ std::int64_t Count(Kb& kb, const std::string& sql) {
 }
 
 std::string Text(Kb& kb, const std::string& sql) {
-  auto stmt = KbTestPeer::Db(kb).Prepare(sql);
+  auto stmt = KbTestPeer::SqliteDb(kb).Prepare(sql);
   EXPECT_TRUE(stmt.ok()) << stmt.status().ToString();
   auto row = stmt->Step();
   EXPECT_TRUE(row.ok() && *row);
@@ -147,8 +147,9 @@ TEST_F(KbTest, RefusesForeignDatabases) {
 TEST_F(KbTest, RefusesNewerSchema) {
   {
     auto kb = OpenNew();
-    ASSERT_TRUE(
-        KbTestPeer::Db(*kb).Exec("UPDATE meta SET value = '2' WHERE key = 'schema_version'").ok());
+    ASSERT_TRUE(KbTestPeer::SqliteDb(*kb)
+                    .Exec("UPDATE meta SET value = '2' WHERE key = 'schema_version'")
+                    .ok());
   }
   auto kb = Kb::Open(env_, dir_.Abs("kb.db"));
   ASSERT_FALSE(kb.ok());
@@ -339,7 +340,7 @@ TEST_F(KbTest, JsonColumnsReadAsNlohmannReadsThem) {
   for (std::size_t i = 0; i < std::max(strings.size(), indices.size()); ++i) {
     const std::string& s = strings[i % strings.size()];
     const std::string& n = indices[i % indices.size()];
-    auto update = KbTestPeer::Db(*kb).Prepare(
+    auto update = KbTestPeer::SqliteDb(*kb).Prepare(
         "UPDATE functions SET call_outs_json = ?1, referenced_strings_json = ?1, "
         "export_names_json = ?1, callees_json = ?2");
     ASSERT_TRUE(update.ok());
@@ -455,7 +456,7 @@ TEST_F(KbTest, ManyRowsEachGetTheirOwnEncodedColumns) {
 // joined on the way out.
 TEST_F(KbTest, FailureAfterManyRowsRollsBack) {
   auto kb = OpenNew();
-  ASSERT_TRUE(KbTestPeer::Db(*kb)
+  ASSERT_TRUE(KbTestPeer::SqliteDb(*kb)
                   .Exec("CREATE TRIGGER fail_at_2500 BEFORE INSERT ON functions "
                         "WHEN NEW.func_index = 2500 BEGIN SELECT RAISE(ABORT, 'boom'); END")
                   .ok());
@@ -524,7 +525,7 @@ TEST_F(KbTest, FirstVersionBuildsTheFunctionIndexesAfterItsRows) {
             "functions_stable_id: CREATE INDEX functions_stable_id ON functions(stable_id); "
             "functions_structural_hash: CREATE INDEX functions_structural_hash ON "
             "functions(structural_hash)");
-  ASSERT_TRUE(KbTestPeer::Db(*kb)
+  ASSERT_TRUE(KbTestPeer::SqliteDb(*kb)
                   .Exec("CREATE TRIGGER fail_at_4 BEFORE INSERT ON functions "
                         "WHEN NEW.func_index = 4 BEGIN SELECT RAISE(ABORT, 'boom'); END")
                   .ok());
@@ -532,11 +533,11 @@ TEST_F(KbTest, FirstVersionBuildsTheFunctionIndexesAfterItsRows) {
       kb->StoreVersion(MakeVersion("v1", std::string(64, 'a'), 2, 4), MakeFunctions(2, 4), {});
   ASSERT_FALSE(failed.ok());
   EXPECT_EQ(Text(*kb, kFunctionIndexes), schema);
-  ASSERT_TRUE(KbTestPeer::Db(*kb).Exec("DROP TRIGGER fail_at_4").ok());
+  ASSERT_TRUE(KbTestPeer::SqliteDb(*kb).Exec("DROP TRIGGER fail_at_4").ok());
 
   StoreV1(*kb, {{.func_index = 3, .name = "seeded"}});
   EXPECT_EQ(Text(*kb, kFunctionIndexes), schema);
-  EXPECT_TRUE(KbTestPeer::Db(*kb).IntegrityCheck().ok());
+  EXPECT_TRUE(KbTestPeer::SqliteDb(*kb).IntegrityCheck().ok());
   for (const char* index : {"functions_stable_id", "functions_norm_hash", "functions_exact_hash",
                             "functions_structural_hash"}) {
     const std::string column = std::string(index).substr(std::string("functions_").size());
@@ -761,7 +762,7 @@ TEST_F(KbTest, FailureMidStoreRollsBackEverything) {
   auto kb = OpenNew();
   // A test-only trigger makes the 5th function row fail after the version row, four function
   // rows and nothing else were written.
-  ASSERT_TRUE(KbTestPeer::Db(*kb)
+  ASSERT_TRUE(KbTestPeer::SqliteDb(*kb)
                   .Exec("CREATE TRIGGER fail_at_5 BEFORE INSERT ON functions "
                         "WHEN NEW.func_index = 5 BEGIN SELECT RAISE(ABORT, 'boom'); END")
                   .ok());
@@ -772,7 +773,7 @@ TEST_F(KbTest, FailureMidStoreRollsBackEverything) {
   for (const char* table : {"module_versions", "functions", "symbols", "evidence"}) {
     EXPECT_EQ(Count(*kb, std::string("SELECT count(*) FROM ") + table), 0) << table;
   }
-  ASSERT_TRUE(KbTestPeer::Db(*kb).Exec("DROP TRIGGER fail_at_5").ok());
+  ASSERT_TRUE(KbTestPeer::SqliteDb(*kb).Exec("DROP TRIGGER fail_at_5").ok());
   StoreResult ok = StoreV1(*kb, {{.func_index = 2, .name = "main"}});
   EXPECT_EQ(ok.label, "v1");
   EXPECT_EQ(Count(*kb, "SELECT count(*) FROM evidence"), 1);
@@ -1069,7 +1070,7 @@ TEST_F(KbTest, EvidenceIsAppendOnly) {
   auto kb = OpenNew();
   const auto functions = MakeFunctions(2, 4);
   StoreV1(*kb, {{.func_index = 2, .name = "main"}});
-  base::Database& db = KbTestPeer::Db(*kb);
+  base::Database& db = KbTestPeer::SqliteDb(*kb);
   Status update = db.Exec("UPDATE evidence SET accepted = 0");
   EXPECT_FALSE(update.ok());
   EXPECT_NE(update.message().find("evidence is append-only"), std::string::npos)
@@ -1094,7 +1095,7 @@ TEST_F(KbTest, SymbolsTableRefusesOutOfRangeConfidence) {
   auto kb = OpenNew();
   StoreV1(*kb);
   // Defence in depth behind the gate: the CHECK constraints.
-  base::Database& db = KbTestPeer::Db(*kb);
+  base::Database& db = KbTestPeer::SqliteDb(*kb);
   const std::string t = std::string("sym") + "bols";
   EXPECT_FALSE(db.Exec("INSERT INTO " + t +
                        " VALUES ('x', 'n', NULL, NULL, 'agent', 'a', 1.5, 0, "

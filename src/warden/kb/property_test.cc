@@ -28,6 +28,9 @@
 #include "base/env.h"
 #include "base/sqlite.h"
 #include "base/testing/temp_dir.h"
+#ifdef TROVE_KB_BACKENDS_PG
+#include "base/testing/pg_server.h"
+#endif
 #include "warden/kb/economy.h"
 #include "warden/kb/kb.h"
 #include "warden/kb/testing/kb_test_peer.h"
@@ -165,6 +168,12 @@ class Generator {
   std::mt19937_64 rng_;
 };
 
+// The number of RealGate steps: WARDEN_PROPERTY_STEPS, else `fallback`.
+int StepsFromEnv(int fallback) {
+  const char* text = std::getenv("WARDEN_PROPERTY_STEPS");
+  return text != nullptr && std::atoi(text) > 0 ? std::atoi(text) : fallback;
+}
+
 std::uint64_t SeedFromEnv(std::uint64_t fallback) {
   const char* text = std::getenv("WARDEN_PROPERTY_SEED");
   return text != nullptr ? std::strtoull(text, nullptr, 10) : fallback;
@@ -223,6 +232,7 @@ void CheckInvariants(const std::optional<ModelSymbol>& before, const GenWrite& w
 
 constexpr const char* kProvenances[] = {"human", "export", "oracle", "diff-carry", "agent"};
 
+#ifndef TROVE_KB_BACKENDS_PG
 TEST(EconomyPropertyTest, PureGate) {
   const std::uint64_t seed = SeedFromEnv(0x5eed0001);
   SCOPED_TRACE(::testing::Message() << "seed " << seed << " (WARDEN_PROPERTY_SEED=" << seed << ")");
@@ -290,38 +300,32 @@ TEST(EconomyPropertyTest, PureGate) {
   }
   EXPECT_GE(steps, kSequences);
 }
+#endif  // TROVE_KB_BACKENDS_PG
 
 // ---- Through the real gate.
 
-// Reads the KB's state after each step through two statements prepared once (100,000 steps
-// would otherwise spend most of their time preparing SQL): every symbol row, read directly
-// (GetSymbol would also read the growing evidence trail), and the evidence rows added since
-// the last step.
+// Reads the KB's state after each step through the store's scans (backend-neutral; SQLite
+// keeps their statements prepared, as 100,000 steps would otherwise spend most of their time
+// preparing SQL): every symbol row, read directly (GetSymbol would also read the growing
+// evidence trail), and the evidence rows added since the last step.
 class StateReader {
  public:
-  explicit StateReader(Kb& kb)
-      : symbols_(Prepare(kb,
-                         "SELECT stable_id, name, summary, provenance, actor, confidence, locked "
-                         "FROM symbols")),
-        evidence_(Prepare(kb,
-                          "SELECT id, stable_id, accepted, reason, actor, provenance FROM evidence "
-                          "WHERE id > ? ORDER BY id")) {}
+  explicit StateReader(Kb& kb) : store_(KbTestPeer::Store(kb)) {}
 
   std::map<std::string, ModelSymbol> Symbols() {
     std::map<std::string, ModelSymbol> out;
-    symbols_.Reset();
-    for (;;) {
-      Result<bool> row = symbols_.Step();
-      EXPECT_TRUE(row.ok());
-      if (!row.ok() || !*row) break;
+    Result<std::vector<SymbolRecord>> rows = store_.ScanSymbols();
+    EXPECT_TRUE(rows.ok()) << rows.status().ToString();
+    if (!rows.ok()) return out;
+    for (SymbolRecord& r : *rows) {
       ModelSymbol s;
-      if (!symbols_.ColumnIsNull(1)) s.name = symbols_.ColumnText(1);
-      if (!symbols_.ColumnIsNull(2)) s.summary = symbols_.ColumnText(2);
-      s.provenance = symbols_.ColumnText(3);
-      s.actor = symbols_.ColumnText(4);
-      s.confidence = symbols_.ColumnDouble(5);
-      s.locked = symbols_.ColumnInt64(6) != 0;
-      out.emplace(symbols_.ColumnText(0), std::move(s));
+      s.name = std::move(r.name);
+      s.summary = std::move(r.summary);
+      s.provenance = std::move(r.provenance);
+      s.actor = std::move(r.actor);
+      s.confidence = r.confidence;
+      s.locked = r.locked;
+      out.emplace(std::move(r.stable_id), std::move(s));
     }
     return out;
   }
@@ -331,31 +335,19 @@ class StateReader {
   // The evidence rows added since the previous call.
   std::vector<Evidence> NewEvidence() {
     std::vector<Evidence> out;
-    evidence_.Reset();
-    EXPECT_TRUE(evidence_.Bind(1, last_id_).ok());
-    for (;;) {
-      Result<bool> row = evidence_.Step();
-      EXPECT_TRUE(row.ok());
-      if (!row.ok() || !*row) break;
-      last_id_ = evidence_.ColumnInt64(0);
-      out.emplace_back(evidence_.ColumnText(1), evidence_.ColumnInt64(2) != 0,
-                       evidence_.ColumnText(3), evidence_.ColumnText(4), evidence_.ColumnText(5));
+    Result<std::vector<ScannedEvidence>> rows = store_.ScanEvidence(last_id_, SIZE_MAX);
+    EXPECT_TRUE(rows.ok()) << rows.status().ToString();
+    if (!rows.ok()) return out;
+    for (ScannedEvidence& e : *rows) {
+      last_id_ = e.entry.id;
+      out.emplace_back(std::move(e.stable_id), e.entry.accepted, std::move(e.entry.reason),
+                       std::move(e.entry.actor), std::move(e.entry.provenance));
     }
     return out;
   }
 
  private:
-  static base::Statement Prepare(Kb& kb, std::string_view sql) {
-    Result<base::Statement> stmt = KbTestPeer::Db(kb).Prepare(sql);
-    if (!stmt.ok()) {  // a broken test query: nothing below could be checked
-      ADD_FAILURE() << stmt.status().ToString();
-      std::abort();
-    }
-    return std::move(stmt).value();
-  }
-
-  base::Statement symbols_;
-  base::Statement evidence_;
+  KbStore& store_;
   std::int64_t last_id_ = 0;
 };
 
@@ -394,12 +386,24 @@ class ScratchDir {
 TEST(EconomyPropertyTest, RealGate) {
   const std::uint64_t seed = SeedFromEnv(0x5eed0002);
   SCOPED_TRACE(::testing::Message() << "seed " << seed << " (WARDEN_PROPERTY_SEED=" << seed << ")");
+#ifdef TROVE_KB_BACKENDS_PG
+  // PostgreSQL: each step commits through the server (fsync off in the scratch cluster).
+  base::testing::PgDatabase pg;
+  ASSERT_TRUE(pg.ok());
+  const std::string target = pg.url();
+  const int steps = StepsFromEnv(20'000);
+#else
   ScratchDir dir;
+  const std::string target = dir.path() + "/kb.db";
+  const int steps = StepsFromEnv(100'000);
+#endif
   base::PosixEnv env;
-  auto opened = Kb::Open(env, dir.path() + "/kb.db", KbOptions{.create_if_missing = true});
+  auto opened = Kb::Open(env, target, KbOptions{.create_if_missing = true});
   ASSERT_TRUE(opened.ok()) << opened.status().ToString();
   Kb& kb = **opened;
-  ASSERT_TRUE(KbTestPeer::Db(kb).Exec("PRAGMA synchronous=OFF").ok());
+  if (KbTestPeer::Store(kb).Kind() == StoreKind::kSqlite) {
+    ASSERT_TRUE(KbTestPeer::SqliteDb(kb).Exec("PRAGMA synchronous=OFF").ok());
+  }
   const auto functions = testing::MakeFunctions(0, 3);
   ASSERT_TRUE(
       kb.StoreVersion(testing::MakeVersion("v1", std::string(64, 'a'), 0, 3), functions).ok());
@@ -407,10 +411,9 @@ TEST(EconomyPropertyTest, RealGate) {
   for (const FunctionRecord& f : functions) ids.push_back(f.stable_id);
 
   Generator gen(seed);
-  constexpr int kSteps = 100'000;
   std::map<std::string, std::optional<ModelSymbol>> model;
   StateReader reader(kb);
-  for (int step = 0; step < kSteps; ++step) {
+  for (int step = 0; step < steps; ++step) {
     SCOPED_TRACE(::testing::Message() << "step " << step);
     const bool unknown = gen.Chance(0.02);
     const std::string id =

@@ -1,7 +1,9 @@
-// KbTestPeer: test access to Kb internals (the connection and the raw gate). Test-only.
+// KbTestPeer: test access to Kb internals (the store, the SQLite connection and the raw gate).
+// Test-only.
 // Thread safety: as Kb.
 #pragma once
 
+#include <cstdlib>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -9,20 +11,30 @@
 #include "base/sqlite.h"
 #include "warden/kb/finisher.h"
 #include "warden/kb/kb.h"
+#include "warden/kb/sqlite/kb_sqlite.h"
+#include "warden/kb/store.h"
 
 namespace trove::warden::kb {
 
 class KbTestPeer {
  public:
-  static base::Database& Db(Kb& kb) { return *kb.db_; }
+  static KbStore& Store(Kb& kb) { return *kb.store_; }
+  // The connection of a SQLite KB; aborts for another back end (a test bug).
+  static SqliteKbStore& Sqlite(Kb& kb) {
+    auto* store = dynamic_cast<SqliteKbStore*>(kb.store_.get());
+    if (store == nullptr) std::abort();
+    return *store;
+  }
+  static base::Database& SqliteDb(Kb& kb) { return Sqlite(kb).db(); }
   // The private gate, for writes no public path can build (an unknown provenance).
   static Result<Decision> Upsert(Kb& kb, std::string_view stable_id, const SymbolWrite& write) {
     return kb.UpsertSymbol(stable_id, write);
   }
   // Waits for the last StoreVersion's background checkpoint and returns its outcome.
   static Status WaitForFinisher(Kb& kb) {
-    if (kb.finisher_ == nullptr) return Status::NotFound("no version finisher");
-    return kb.finisher_->Wait();
+    VersionFinisher* finisher = Sqlite(kb).finisher();
+    if (finisher == nullptr) return Status::NotFound("no version finisher");
+    return finisher->Wait();
   }
 };
 
