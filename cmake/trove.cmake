@@ -95,3 +95,31 @@ function(trove_bench name)
   target_link_libraries(${name} PRIVATE ${ARG_DEPS})
   trove_apply_common(${name})
 endfunction()
+
+# trove_pg_fixture(): once, at the top level. Declares the ctest fixture "pg": pg_start runs
+# scripts/pg_scratch start in <build>/pgscratch before any test that requires it (one cluster
+# per build directory, so release and asan trees never share one) and pg_stop stops it after
+# the last. When pg_start fails, ctest does not run the tests that require it and reports
+# them as failed: a missing server fails the run, it never skips tests.
+function(trove_pg_fixture)
+  set(dir ${CMAKE_BINARY_DIR}/pgscratch)
+  add_test(NAME pg_start COMMAND ${PROJECT_SOURCE_DIR}/scripts/pg_scratch start ${dir})
+  set_tests_properties(pg_start PROPERTIES FIXTURES_SETUP pg TIMEOUT 180)
+  add_test(NAME pg_stop COMMAND ${PROJECT_SOURCE_DIR}/scripts/pg_scratch stop ${dir})
+  set_tests_properties(pg_stop PROPERTIES FIXTURES_CLEANUP pg TIMEOUT 180)
+endfunction()
+
+# trove_pg_test(NAME SRCS a_test.cc DEPS lib... [RESOURCE_LOCK lock]): trove_test on the "pg"
+# fixture. The test finds the server through TROVE_PG_ENV (the env file pg_scratch writes; read
+# by src/base/testing/pg_server.h) and can start a private server of its own (for restart and
+# crash tests) with TROVE_PG_SCRATCH, the path of scripts/pg_scratch.
+function(trove_pg_test name)
+  cmake_parse_arguments(ARG "" "" "SRCS;DEPS;RESOURCE_LOCK" ${ARGN})
+  trove_test(${name} SRCS ${ARG_SRCS} DEPS ${ARG_DEPS})
+  set_tests_properties(${name} PROPERTIES
+    FIXTURES_REQUIRED pg
+    ENVIRONMENT "TROVE_PG_ENV=${CMAKE_BINARY_DIR}/pgscratch/env;TROVE_PG_SCRATCH=${PROJECT_SOURCE_DIR}/scripts/pg_scratch")
+  if(ARG_RESOURCE_LOCK)
+    set_tests_properties(${name} PROPERTIES RESOURCE_LOCK "${ARG_RESOURCE_LOCK}")
+  endif()
+endfunction()
