@@ -20,6 +20,9 @@ namespace {
 
 constexpr std::size_t kMaxSqlInMessage = 60;
 constexpr std::size_t kCopyChunkBytes = 1 << 20;
+// Statements prepared on one connection before the cache is emptied (DEALLOCATE ALL), so
+// statements built from changing text cannot grow the server's memory without bound.
+constexpr std::size_t kMaxPrepared = 1000;
 
 // Type oids (src/include/catalog/pg_type.dat).
 constexpr unsigned kBoolOid = 16;
@@ -993,6 +996,16 @@ Status Connection::ConnectOnce() {
                         nullptr};
   const char* values[] = {options_.application_name.c_str(), timeout.c_str(), options_.url.c_str(),
                           "UTF8", nullptr};
+  // A URL libpq cannot parse (or an option value it rejects, "invalid sslmode value") fails the
+  // same way every time: kInvalidArgument rather than kUnavailable.
+  bool malformed = false;
+  {
+    char* error = nullptr;
+    PQconninfoOption* parsed = PQconninfoParse(options_.url.c_str(), &error);
+    malformed = parsed == nullptr;
+    if (parsed != nullptr) PQconninfoFree(parsed);
+    if (error != nullptr) PQfreemem(error);
+  }
   conn_ = PQconnectdbParams(keys, values, 1);
   if (conn_ == nullptr) return Status::Internal("cannot connect: out of memory");
   if (PQstatus(conn_) != CONNECTION_OK) {
@@ -1009,8 +1022,7 @@ Status Connection::ConnectOnce() {
         detail.find("database") != std::string::npos) {
       return Status::NotFound(fmt::format("cannot connect to {}: {}", target_, detail));
     }
-    if (detail.find("invalid") != std::string::npos &&
-        detail.find("connection to server") == std::string::npos) {
+    if (malformed || detail.starts_with("invalid ")) {
       // A malformed URL or option (libpq's parser): the same call will fail again.
       return Status::InvalidArgument(fmt::format("cannot connect to {}: {}", target_, detail));
     }
@@ -1116,6 +1128,10 @@ Result<Statement> Connection::Prepare(std::string_view sql) {
 Result<std::string> Connection::PreparedName(const std::string& sql, int param_count) {
   auto it = prepared_.find(sql);
   if (it != prepared_.end()) return it->second;
+  if (prepared_.size() >= kMaxPrepared) {
+    RETURN_IF_ERROR(SimpleCommand("DEALLOCATE ALL", false));
+    prepared_.clear();
+  }
   std::string name = fmt::format("s{}", ++next_statement_);
   PGresult* result = PQprepare(conn_, name.c_str(), sql.c_str(), param_count, nullptr);
   ExecStatusType st = result != nullptr ? PQresultStatus(result) : PGRES_FATAL_ERROR;

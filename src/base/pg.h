@@ -13,6 +13,8 @@
 //   - 3D000 (no such database): kNotFound "database does not exist";
 //   - P0001 (RAISE EXCEPTION in a trigger): kInvalidArgument with the raised message;
 //   - 57014 (statement cancelled): kCancelled;
+//   - a URL libpq cannot parse, or an option value it rejects: kInvalidArgument;
+//   - a server that cannot be reached: kUnavailable "cannot connect to <redacted url>: ...";
 //   - everything else: kIo "exec `<first SQL characters>`: <server message>".
 // Every message carries "(sqlstate XXXXX)" when the server sent one (SqlStateOf reads it back).
 // Messages name the target only through RedactUrl: a password never appears in a Status.
@@ -29,7 +31,7 @@
 // (exact, including ±Infinity), numeric (as its decimal text), text/varchar/name/bpchar/json/
 // unknown (the bytes), jsonb (the text), bytea (the bytes, 0x00 included). Other types read as
 // their raw binary bytes. Column accessors convert like SQLite: ColumnInt64 on text parses it,
-// ColumnText on an integer formats it.
+// ColumnText on an integer formats it, a bool reads as 1/0 (ColumnText "1"/"0").
 //
 // Thread safety: one thread at a time uses a Connection and the Statements, Transactions and
 // CopyWriters made from it. Open one Connection per worker, or share them through a Pool
@@ -349,6 +351,9 @@ class Connection {
   int server_version() const;
   // The process id of the server backend serving this connection.
   int backend_pid() const;
+  // Counts successful connects: 1 after Open, +1 per reconnect. A listener compares it across
+  // WaitNotifications calls to learn that notifications may have been missed meanwhile.
+  std::uint64_t generation() const { return generation_; }
   // True while a Transaction of this connection is open.
   bool in_transaction() const { return txn_open_; }
   // The libpq connection, for calls this wrapper does not cover. Owned by this Connection;
@@ -401,6 +406,7 @@ Status RunTransaction(Connection& conn, const std::function<Status()>& fn,
 // for one to be returned. A Lease returns its connection on destruction (dropping it if it is
 // unhealthy or inside a transaction).
 // Thread safety: Acquire may be called from any thread; each Lease is used by one thread.
+// REQUIRES: the Pool outlives its Leases.
 class Pool {
  public:
   class Lease {
