@@ -7,7 +7,10 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "base/pg.h"
 #include "warden/oracle/backend.h"
+#include "warden/oracle/pg_backend.h"
+#include "warden/oracle/target.h"
 
 namespace trove::warden::oracle {
 
@@ -90,8 +93,10 @@ std::int64_t LshBucket(const std::array<std::uint64_t, kb::kMinHashValues>& minh
   return static_cast<std::int64_t>(h);
 }
 
-bool IsStoreUrl(std::string_view target) {
-  return target.starts_with("postgresql://") || target.starts_with("postgres://");
+bool IsStoreUrl(std::string_view target) { return base::pg::IsPostgresUrl(target); }
+
+std::string StoreDisplayName(std::string_view target) {
+  return IsStoreUrl(target) ? base::pg::RedactUrl(target) : std::string(target);
 }
 
 OracleStore::OracleStore(std::unique_ptr<OracleBackend> backend) : backend_(std::move(backend)) {}
@@ -101,10 +106,9 @@ OracleStore::~OracleStore() = default;
 const std::string& OracleStore::path() const { return backend_->target(); }
 
 Result<std::unique_ptr<OracleStore>> OracleStore::Open(const std::string& target, bool create) {
-  if (IsStoreUrl(target)) {
-    return Status::Unsupported("PostgreSQL Oracle stores are not supported by this build");
-  }
-  ASSIGN_OR_RETURN(std::unique_ptr<OracleBackend> backend, OpenSqliteBackend(target, create));
+  ASSIGN_OR_RETURN(std::unique_ptr<OracleBackend> backend, IsStoreUrl(target)
+                                                               ? OpenPgBackend(target, create)
+                                                               : OpenSqliteBackend(target, create));
   return std::make_unique<OracleStore>(std::move(backend));
 }
 
