@@ -1,14 +1,17 @@
 // The WARDEN Oracle store on PostgreSQL end to end (docs/warden.md §8.1, decision 0083): a
 // scratch server (scripts/pg_scratch), `warden oracle build --store postgresql://...`, then
 // `oracle identify` against it giving the same matches as against a SQLite store built from the
-// same fixture; a password URL never printed; a server that is down is exit 3.
+// same fixture; identify_runtime over MCP with `oracle.store` set to the URL in the project
+// config; a password URL never printed; a server that is down is exit 3.
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { BUILD_DIR, REPO_ROOT } from './lib/env.mjs';
 import { startPgScratch } from './lib/pg.mjs';
 
@@ -91,4 +94,24 @@ test('a password in the URL is never printed, and a server that is down is exit 
   r = warden(['oracle', 'identify', '--db', db, '--store', down]);
   assert.equal(r.code, 3, r.stderr);
   assert.ok(!r.stderr.includes('hunter2-secret'), r.stderr);
+});
+
+test('identify_runtime over MCP reads the PostgreSQL store named by oracle.store', async () => {
+  const project = mkdtempSync(path.join(dir, 'mcp-'));
+  const db = path.join(project, 'kb.db');
+  let r = warden(['ingest', path.join(FIXTURES, 'app-O2.wasm'), '--db', db]);
+  assert.equal(r.code, 0, r.stderr);
+  const url = pg.urlFor('oracle');
+  mkdirSync(path.join(project, '.warden'), { recursive: true });
+  writeFileSync(path.join(project, '.warden', 'config.json'), JSON.stringify({ 'oracle.store': url }));
+  const client = new Client({ name: 'warden-e2e-oracle-pg', version: '0.0.0' });
+  await client.connect(new StdioClientTransport({ command: WARDEN, args: ['mcp', '--db', db], stderr: 'pipe' }));
+  try {
+    const dry = await client.callTool({ name: 'identify_runtime', arguments: { version_id: 1 } });
+    assert.notEqual(dry.isError, true, JSON.stringify(dry));
+    assert.equal(dry.structuredContent.store.path, url);
+    assert.ok(dry.structuredContent.matched > 0, JSON.stringify(dry.structuredContent));
+  } finally {
+    await client.close();
+  }
 });
