@@ -9,6 +9,7 @@
 #include "base/env.h"
 #include "warden/cli/cli_support.h"
 #include "warden/oracle/oracle.h"
+#include "warden/oracle/target.h"
 
 namespace trove::warden::cli {
 
@@ -21,10 +22,14 @@ std::string OracleStorePath(base::Env& env, const GlobalOptions& global,
 }
 
 int RunOracleBuild(base::Env& env, const GlobalOptions& global, const OracleBuildArgs& args) {
-  const std::string path = OracleStorePath(env, global, args.store);
-  std::error_code ec;
-  std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
-  Result<std::unique_ptr<oracle::OracleStore>> store = oracle::OracleStore::Open(path, true);
+  const std::string target = OracleStorePath(env, global, args.store);
+  // Messages name a URL without its password.
+  const std::string path = oracle::StoreDisplayName(target);
+  if (!oracle::IsStoreUrl(target)) {
+    std::error_code ec;
+    std::filesystem::create_directories(std::filesystem::path(target).parent_path(), ec);
+  }
+  Result<std::unique_ptr<oracle::OracleStore>> store = oracle::OracleStore::Open(target, true);
   if (!store.ok()) {
     Error(fmt::format("oracle store {}: {}", path, store.status().message()));
     return kExitKb;

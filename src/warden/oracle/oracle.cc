@@ -643,7 +643,9 @@ std::optional<std::string> ConfigStore(base::Env& env, const std::string& path) 
   return std::nullopt;
 }
 
+// A relative path is taken against `dir`; a PostgreSQL URL is passed through untouched.
 std::string Against(const std::string& dir, const std::string& path) {
+  if (IsStoreUrl(path)) return path;
   const std::filesystem::path p(path);
   return (p.is_relative() ? std::filesystem::path(dir) / p : p).lexically_normal().string();
 }

@@ -9,6 +9,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
 
@@ -635,6 +636,25 @@ TEST(LshTest, BucketsAreDeterministicAndBandLocal) {
   for (int band = 0; band < 7; ++band) EXPECT_EQ(LshBucket(a, band), LshBucket(b, band));
   EXPECT_NE(LshBucket(a, 7), LshBucket(b, 7));
   EXPECT_NE(LshBucket(a, 0), LshBucket(a, 1));
+}
+
+// A PostgreSQL URL is a store target as given: never taken against a directory (§8.1).
+TEST(ResolveStorePathTest, UrlsPassThroughUntouched) {
+  base::PosixEnv env;
+  base::testing::TempDir dir("trove_oracle_resolve");
+  const std::string url = "postgresql://team@db.example:5432/oracle?sslmode=require";
+  EXPECT_EQ(ResolveStorePath(env, url, dir.path(), dir.path()), url);
+  EXPECT_EQ(ResolveStorePath(env, std::string("postgres://h/o"), dir.path(), "/elsewhere"),
+            "postgres://h/o");
+  EXPECT_EQ(ResolveStorePath(env, std::string("sub/o.db"), dir.path(), "/cwd"), "/cwd/sub/o.db");
+  // From the project config too.
+  std::filesystem::create_directories(dir.path() + "/.warden");
+  ASSERT_TRUE(
+      env.WriteFile(dir.path() + "/.warden/config.json", R"({"oracle.store": ")" + url + R"("})")
+          .ok());
+  EXPECT_EQ(ResolveStorePath(env, std::nullopt, dir.path(), "/cwd"), url);
+  EXPECT_TRUE(IsStoreUrl(url));
+  EXPECT_FALSE(IsStoreUrl("/tmp/postgresql://x"));
 }
 
 }  // namespace

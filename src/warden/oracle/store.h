@@ -1,9 +1,12 @@
 // The Emscripten Oracle's signature store (docs/warden.md §8.1): one SQLite file, separate
-// from the KB (default `.warden/oracle.db`, config key `oracle.store`), holding one signature
-// per labelled corpus function, indexed on the exact, normalised (norm_hash, the stable_id
-// base) and structural hashes and on MinHash LSH buckets (8 bands of 4 values).
+// from the KB (default `.warden/oracle.db`, config key `oracle.store`), or a PostgreSQL
+// database named by a `postgresql://` URL, holding one signature per labelled corpus function,
+// indexed on the exact, normalised (norm_hash, the stable_id base) and structural hashes and on
+// MinHash LSH buckets (8 bands of 4 values).
 //
-// A store built elsewhere is copied in as a file; nothing in it depends on the machine.
+// OracleStore is the backend-neutral facade: the signature cache, the preloaded index and the
+// answers' order live here; the rows live in an OracleBackend (backend.h).
+// A store file built elsewhere is copied in as a file; nothing in it depends on the machine.
 // Thread safety: one thread uses an OracleStore at a time; open one per thread.
 #pragma once
 
@@ -20,12 +23,9 @@
 #include "base/status.h"
 #include "warden/kb/records.h"
 
-namespace trove::base {
-class Database;
-class Statement;
-}  // namespace trove::base
-
 namespace trove::warden::oracle {
+
+class OracleBackend;
 
 // LSH banding of the 32 MinHash values (§8.1): 8 bands of 4.
 inline constexpr int kLshBands = 8;
@@ -71,17 +71,26 @@ struct StoreStats {
   std::vector<std::string> emscripten_versions;  // distinct, sorted
 };
 
+// Whether a store target is a PostgreSQL URL ("postgresql://" or "postgres://") rather than a
+// file path.
+bool IsStoreUrl(std::string_view target);
+
 class OracleStore {
  public:
-  // Opens the store at `path`; `create` makes the file (and its directory's file, not the
-  // directory) when missing, else a missing file is kNotFound. A file that is not an Oracle
-  // store is kMalformed.
-  static Result<std::unique_ptr<OracleStore>> Open(const std::string& path, bool create);
+  // Opens the store at `target`: a file path, or a PostgreSQL URL (IsStoreUrl). `create`
+  // makes the file (not its directory), or the tables in the database, when missing; else a
+  // missing store is kNotFound. A file or database that holds other tables is kMalformed. A
+  // PostgreSQL server that cannot be reached is kUnavailable.
+  static Result<std::unique_ptr<OracleStore>> Open(const std::string& target, bool create);
+  // A store over an opened backend.
+  explicit OracleStore(std::unique_ptr<OracleBackend> backend);
   OracleStore(const OracleStore&) = delete;
   OracleStore& operator=(const OracleStore&) = delete;
   ~OracleStore();
 
-  const std::string& path() const { return path_; }
+  // The store as messages and reports name it: the file path, or the URL with its password
+  // redacted.
+  const std::string& path() const;
 
   // Adds signatures in one transaction. A signature equal to a stored one in (exact_hash,
   // name, library, emscripten_version, opt_level, flags) is a duplicate and is not added.
@@ -91,8 +100,8 @@ class OracleStore {
   // Reads the store's four key columns and its LSH table into memory once, so that every
   // later lookup below is a hash-map probe instead of an SQLite query (a 22,000-function
   // target makes about eleven lookups per function). Signatures are still read on first use,
-  // with one prepared statement. Lookups give exactly the answers of the SQL path. Add()
-  // drops the index; call Preload again to rebuild it.
+  // a lookup's missing ones in one backend call. Lookups give exactly the answers of the SQL path.
+  // Add() drops the index; call Preload again to rebuild it.
   Status Preload();
   bool preloaded() const { return index_ != nullptr; }
 
@@ -114,10 +123,8 @@ class OracleStore {
   Result<std::map<std::string, std::set<std::string>>> NameLibraries();
 
  private:
-  OracleStore(std::string path, std::unique_ptr<base::Database> db);
-  Result<std::vector<const Signature*>> Query(std::string_view sql,
-                                              const std::vector<std::string_view>& text_args);
-  Result<const Signature*> Load(std::int64_t id);
+  // The signatures of the first `limit` ids (all of `ids` at most), from the cache, the
+  // missing ones read in one backend call.
   Result<std::vector<const Signature*>> LoadAll(const std::vector<std::int64_t>* ids,
                                                 std::size_t limit);
 
@@ -132,12 +139,9 @@ class OracleStore {
     std::array<std::unordered_map<std::int64_t, std::vector<std::int64_t>>, kLshBands> lsh;
   };
 
-  const std::string path_;
-  const std::unique_ptr<base::Database> db_;
+  const std::unique_ptr<OracleBackend> backend_;
   std::unordered_map<std::int64_t, std::unique_ptr<Signature>> cache_;
   std::unique_ptr<Index> index_;
-  // Load's statement, prepared once (null until the first Load).
-  std::unique_ptr<base::Statement> load_;
 };
 
 }  // namespace trove::warden::oracle
