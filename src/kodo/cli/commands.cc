@@ -65,28 +65,11 @@ std::optional<driver::Compiled> Compile(std::string text, const std::string& pat
   return std::move(compiled).value();
 }
 
-// The warnings of the modules `c` imported (docs/kodo.md §4.3), dependencies first, each with
-// its file's path, once each: a warning already listed for the same file and place is left out.
-std::vector<diag::FileDiagnostic> ImportedWarnings(const driver::Compiled& c) {
-  std::vector<diag::FileDiagnostic> out;
-  for (const auto& imported : c.imports) {
-    for (const diag::Diagnostic& w : imported->warnings) {
-      const bool seen = std::any_of(out.begin(), out.end(), [&](const diag::FileDiagnostic& o) {
-        return o.path == imported->source.name() && o.diagnostic->kind == w.kind &&
-               o.diagnostic->message == w.message && o.diagnostic->span == w.span;
-      });
-      if (!seen)
-        out.push_back(diag::FileDiagnostic{&imported->source, imported->source.name(), &w});
-    }
-  }
-  return out;
-}
-
 // The `check` report of a compiled program, text or JSON. Imported modules' warnings follow the
 // checked file's, with their own paths.
 void ReportCheck(const driver::Compiled& c, const std::string& path, bool json_errors,
                  CommandOutput& out) {
-  const std::vector<diag::FileDiagnostic> imported = ImportedWarnings(c);
+  const std::vector<diag::FileDiagnostic> imported = driver::ImportedWarnings(c);
   if (json_errors) {
     diag::ModuleSummary summary;
     if (c.ok()) summary = sema::Summarize(*c.module);
@@ -250,7 +233,11 @@ CommandOutput RunCheck(base::Env& env, const CheckArgs& args) {
     diag::SarifTool tool;
     tool.version = kKodocRelease;
     tool.full_name = VersionText("kodoc");
-    out.out += diag::RenderSarif(c->source, args.file, c->diagnostics, tool) + "\n";
+    // The checked file's warnings and its imported modules' (each with its own file) follow
+    // its errors, as in the text and JSON forms.
+    out.out += diag::RenderSarif(c->source, args.file, c->diagnostics, tool, c->warnings,
+                                 driver::ImportedWarnings(*c)) +
+               "\n";
     out.exit_code = c->ok() ? kExitOk : kExitFailure;
     return out;
   }
@@ -457,6 +444,9 @@ std::optional<mir::Program> CompileToMir(base::Env& env, const std::string& path
     out.exit_code = kExitFailure;
     return std::nullopt;
   }
+  // The imported modules' warnings, as `check` prints them (§4.3; the checked file's own are
+  // not printed: single-file programs keep upstream's stderr).
+  out.err += driver::RenderImportedWarnings(*c);
   // The imported modules (docs/kodo.md §4.3) are lowered with the file into one program.
   std::vector<mir::Import> imports;
   for (const auto& m : c->imports) imports.push_back(mir::Import{&m->module, m->deps});
@@ -495,7 +485,7 @@ CommandOutput RunRun(base::Env& env, const RunArgs& args) {
   options.max_steps = args.max_steps;
   interp::RunResult r = interp::Run(*program, options);
   out.out = std::move(r.out);
-  out.err = std::move(r.err);
+  out.err += r.err;  // after the imported modules' warnings
   out.exit_code = r.exit_code;
   return out;
 }

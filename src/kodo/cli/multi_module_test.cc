@@ -3,7 +3,10 @@
 // `kodoc run` prints testdata/kodo/multi/NAME/stdout.txt, `kodoc build` gives an executable that
 // prints the same, `kodoc mir` shows the module-qualified names of clashing functions and `kodoc
 // test` runs the tests against imported modules. The lowering's naming and resolution rules are
-// checked on small programs in a MemEnv.
+// checked on small programs in a MemEnv. Also (decision 0085): imported modules' warnings in
+// `check --sarif` and on the stderr of `run`, `mir`, `build` and `test`, and qualified calls
+// typed against the named module's own function (testdata/kodo/imports).
+#include <fmt/core.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -11,6 +14,8 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -85,7 +90,9 @@ TEST_F(MultiModuleTest, RunAndBuildPrintTheExpectedStdout) {
     ASSERT_TRUE(ran.ok()) << ran.status().ToString();
     EXPECT_EQ(ran->exit_code, 0) << main << ": " << ran->err;
     EXPECT_EQ(ran->out, run.out) << main;
-    EXPECT_EQ(ran->err, run.err) << main;
+    // `run` and `build` print the imported modules' warnings (decision 0085), then `run` the
+    // program's stderr, which the executable prints alone.
+    EXPECT_EQ(built.err + ran->err, run.err) << main;
   }
 }
 
@@ -120,6 +127,26 @@ TEST_F(MultiModuleTest, TestRunsAgainstImportedModules) {
   EXPECT_NE(t.out.find("test the clashing names resolve per module ... ok"), std::string::npos)
       << t.out;
   EXPECT_NE(t.out.find("test result: ok. 2 passed; 0 failed"), std::string::npos) << t.out;
+}
+
+// `kodoc build` prints the imported modules' warnings as `check` does (decision 0085); the
+// executable prints the program's output only.
+TEST_F(MultiModuleTest, BuildPrintsImportedWarnings) {
+  fs::copy(fs::path(TROVE_KODO_TESTDATA) / "imports" / "warnings", dir_ / "w");
+  const std::string main = (dir_ / "w" / "main.ko").string();
+  const CommandOutput check = RunCheck(env_, CheckArgs{.file = main});
+  ASSERT_EQ(check.exit_code, 0) << check.err;
+  ASSERT_NE(check.err.find((dir_ / "w" / "limits.ko").string() + ":4:9"), std::string::npos)
+      << check.err;
+  const fs::path exe = dir_ / "prog";
+  const CommandOutput built = RunBuild(env_, BuildArgs{.file = main, .output = exe.string()});
+  ASSERT_EQ(built.exit_code, 0) << built.err;
+  EXPECT_EQ(built.err, check.err);
+  EXPECT_EQ(built.out.find("warning"), std::string::npos) << built.out;
+  Result<native::ProcessResult> ran = native::RunProcess({exe.string()});
+  ASSERT_TRUE(ran.ok()) << ran.status().ToString();
+  EXPECT_EQ(ran->out, "5\n");
+  EXPECT_EQ(ran->err, "");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -227,6 +254,239 @@ TEST_F(MultiModuleMemTest, AFailedImportStopsRunBuildAndTest) {
   CommandOutput b = RunBuild(env_, BuildArgs{.file = "p/main.ko", .output = "p/out"});
   EXPECT_EQ(b.exit_code, 1);
   EXPECT_FALSE(env_.FileExists("p/out"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Decision 0085: the programs of testdata/kodo/imports, copied into a MemEnv under `p/`, so that
+// paths are relative as a user types them.
+
+class ImportsTest : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_TRUE(env_.CreateDir("p").ok()); }
+  // Copies testdata/kodo/imports/NAME/* to p/.
+  void Load(const std::string& name) {
+    for (const auto& entry :
+         fs::directory_iterator(fs::path(TROVE_KODO_TESTDATA) / "imports" / name)) {
+      const std::string to = "p/" + entry.path().filename().string();
+      ASSERT_TRUE(env_.WriteFile(to, Slurp(entry.path())).ok()) << to;
+    }
+  }
+  base::MemEnv env_;
+};
+
+// `kodoc check --sarif` lists each imported warning as a result located in its own file, the
+// same ones and in the same order as the `--json-errors` warnings array, and names each file
+// once in run.artifacts.
+TEST_F(ImportsTest, SarifListsImportedModulesWarnings) {
+  Load("warnings");
+  CommandOutput sarif = RunCheck(env_, CheckArgs{.file = "p/main.ko", .sarif = true});
+  ASSERT_EQ(sarif.exit_code, 0) << sarif.err;
+  EXPECT_EQ(sarif.err, "");
+  const nlohmann::json log = nlohmann::json::parse(sarif.out);
+  const nlohmann::json& run = log["runs"][0];
+  const nlohmann::json env = nlohmann::json::parse(
+      RunCheck(env_, CheckArgs{.file = "p/main.ko", .json_errors = true}).out);
+  const nlohmann::json& warnings = env["warnings"];
+  ASSERT_EQ(warnings.size(), 2u) << env.dump(2);  // limits' contracts, tasks' concurrency
+  ASSERT_EQ(run["results"].size(), warnings.size()) << sarif.out;
+  std::set<std::string> files;
+  for (std::size_t i = 0; i < warnings.size(); ++i) {
+    SCOPED_TRACE(i);
+    const nlohmann::json& r = run["results"][i];
+    const nlohmann::json& w = warnings[i];
+    EXPECT_EQ(r["ruleId"], w["code"]);
+    EXPECT_EQ(run["tool"]["driver"]["rules"][r["ruleIndex"].get<std::size_t>()]["id"], w["code"]);
+    EXPECT_EQ(run["tool"]["driver"]["rules"][r["ruleIndex"].get<std::size_t>()]
+                 ["defaultConfiguration"]["level"],
+              "warning");
+    EXPECT_EQ(r["level"], "warning");
+    EXPECT_EQ(r["message"]["text"], w["message"]);
+    const nlohmann::json& loc = r["locations"][0]["physicalLocation"];
+    const std::string file = w["span"]["file"].get<std::string>();
+    EXPECT_NE(file, "p/main.ko");
+    EXPECT_EQ(loc["artifactLocation"]["uri"], file);
+    const std::size_t index = loc["artifactLocation"]["index"].get<std::size_t>();
+    ASSERT_LT(index, run["artifacts"].size());
+    EXPECT_GT(index, 0u);  // 0 is the checked file
+    EXPECT_EQ(run["artifacts"][index]["location"]["uri"], file);
+    Result<std::string> text = env_.ReadFile(file);
+    ASSERT_TRUE(text.ok());
+    EXPECT_EQ(run["artifacts"][index]["length"], text->size());
+    EXPECT_EQ(loc["region"]["startLine"], w["span"]["line"]);
+    EXPECT_EQ(loc["region"]["startColumn"], w["span"]["column"]);
+    EXPECT_EQ(loc["region"]["byteOffset"], w["span"]["start"]);
+    EXPECT_EQ(loc["region"]["byteLength"].get<int>(),
+              w["span"]["end"].get<int>() - w["span"]["start"].get<int>());
+    files.insert(file);
+  }
+  EXPECT_EQ(files, (std::set<std::string>{"p/limits.ko", "p/tasks.ko"}));
+  EXPECT_EQ(run["artifacts"].size(), 3u);
+  EXPECT_EQ(run["artifacts"][0]["location"]["uri"], "p/main.ko");
+}
+
+// The checked file's own warnings come first (artifact 0), then the imported ones; errors
+// stay errors.
+TEST_F(ImportsTest, SarifListsTheCheckedFilesWarningsFirst) {
+  Load("warnings");
+  ASSERT_TRUE(env_.WriteFile("p/own.ko", R"(module mine {
+    import limits
+    meta { purpose: "a warning of its own" }
+
+    async fn later() -> Int {
+        return 1
+    }
+
+    fn main() -> Int {
+        return clamp(3, 2)
+    }
+}
+)")
+                  .ok());
+  CommandOutput sarif = RunCheck(env_, CheckArgs{.file = "p/own.ko", .sarif = true});
+  ASSERT_EQ(sarif.exit_code, 0) << sarif.err;
+  const nlohmann::json run = nlohmann::json::parse(sarif.out)["runs"][0];
+  ASSERT_EQ(run["results"].size(), 2u) << sarif.out;
+  const nlohmann::json& own = run["results"][0]["locations"][0]["physicalLocation"];
+  EXPECT_EQ(own["artifactLocation"]["uri"], "p/own.ko");
+  EXPECT_EQ(own["artifactLocation"]["index"], 0);
+  EXPECT_EQ(own["region"]["startLine"], 5);
+  const nlohmann::json& imported = run["results"][1]["locations"][0]["physicalLocation"];
+  EXPECT_EQ(imported["artifactLocation"]["uri"], "p/limits.ko");
+  EXPECT_EQ(imported["artifactLocation"]["index"], 1);
+  EXPECT_EQ(imported["region"]["startLine"], 4);
+
+  // A failed check: the errors, then the warnings, as in the `--json-errors` envelope.
+  ASSERT_TRUE(env_.WriteFile("p/bad.ko",
+                             "module bad {\n    import limits\n    meta { purpose: "
+                             "\"b\" }\n    fn main() -> Int {\n        return true\n"
+                             "    }\n}\n")
+                  .ok());
+  CommandOutput bad = RunCheck(env_, CheckArgs{.file = "p/bad.ko", .sarif = true});
+  EXPECT_EQ(bad.exit_code, 1);
+  const nlohmann::json bad_run = nlohmann::json::parse(bad.out)["runs"][0];
+  const nlohmann::json bad_env =
+      nlohmann::json::parse(RunCheck(env_, CheckArgs{.file = "p/bad.ko", .json_errors = true}).out);
+  ASSERT_EQ(bad_env["errors"].size(), 1u);
+  ASSERT_EQ(bad_env["warnings"].size(), 1u);
+  ASSERT_EQ(bad_run["results"].size(), 2u) << bad.out;
+  EXPECT_EQ(bad_run["results"][0]["level"], "error");
+  EXPECT_EQ(bad_run["results"][0]["ruleId"], bad_env["errors"][0]["code"]);
+  EXPECT_EQ(bad_run["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+            "p/bad.ko");
+  EXPECT_EQ(bad_run["results"][1]["level"], "warning");
+  EXPECT_EQ(bad_run["results"][1]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+            "p/limits.ko");
+}
+
+// `run`, `mir` and `build` print the imported modules' warnings on stderr exactly as `check`
+// prints them (this file has none of its own); stdout is unchanged.
+TEST_F(ImportsTest, RunMirAndBuildPrintImportedWarnings) {
+  Load("warnings");
+  const CommandOutput check = RunCheck(env_, CheckArgs{.file = "p/main.ko"});
+  ASSERT_EQ(check.exit_code, 0) << check.err;
+  // Both modules' warnings, with their files' paths.
+  ASSERT_NE(check.err.find("--> p/limits.ko:4:9"), std::string::npos) << check.err;
+  ASSERT_NE(check.err.find("--> p/tasks.ko:5:"), std::string::npos) << check.err;
+  EXPECT_EQ(check.err.find("p/main.ko"), std::string::npos) << check.err;
+
+  const CommandOutput run = RunRun(env_, RunArgs{.file = "p/main.ko"});
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(run.out, "5\n");  // the program's output only
+  EXPECT_EQ(run.err, check.err);
+
+  const CommandOutput mir = RunMir(env_, MirArgs{.file = "p/main.ko"});
+  EXPECT_EQ(mir.exit_code, 0) << mir.err;
+  EXPECT_EQ(mir.err, check.err);
+  EXPECT_EQ(mir.out.find("warning"), std::string::npos);
+  EXPECT_NE(mir.out.find("name: \"main\""), std::string::npos) << mir.out;
+
+  // A runtime error's message follows the warnings.
+  ASSERT_TRUE(env_.WriteFile("p/fails.ko", R"(module fails {
+    import limits
+    meta { purpose: "a contract violated at run time" }
+
+    fn main() {
+        println("before")
+        print_int(clamp(1, 0))
+    }
+}
+)")
+                  .ok());
+  const CommandOutput fails = RunRun(env_, RunArgs{.file = "p/fails.ko"});
+  EXPECT_NE(fails.exit_code, 0);
+  EXPECT_EQ(fails.out, "before\n");
+  const std::string limits_warning = check.err.substr(0, check.err.find("warning", 1));
+  EXPECT_EQ(fails.err.rfind(limits_warning, 0), 0u) << fails.err;
+  EXPECT_NE(fails.err.find("contract violation", limits_warning.size()), std::string::npos)
+      << fails.err;
+}
+
+// `kodoc test`: the imported module's warnings on stderr, then the runtime's; stdout unchanged.
+TEST_F(ImportsTest, TestPrintsImportedWarnings) {
+  Load("warnings");
+  const CommandOutput t = RunTest(env_, TestArgs{.file = "p/tested.ko"});
+  EXPECT_EQ(t.exit_code, 0) << t.err;
+  EXPECT_EQ(t.out.find("warning"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("test clamps ... ok"), std::string::npos) << t.out;
+  // The same text as `check` prints for the same import (tested.ko's own W0901 for its test
+  // comes first there).
+  const CommandOutput check = RunCheck(env_, CheckArgs{.file = "p/tested.ko"});
+  const std::size_t imported = check.err.find("warning", 1);
+  ASSERT_NE(imported, std::string::npos) << check.err;
+  EXPECT_EQ(t.err, check.err.substr(imported)) << t.err;
+  EXPECT_NE(t.err.find("--> p/limits.ko:4:9"), std::string::npos) << t.err;
+}
+
+// Without imported warnings nothing is added (a single file, and a program whose imports have
+// none).
+TEST_F(ImportsTest, NoImportedWarningsNoStderr) {
+  Load("qualified");
+  const CommandOutput run = RunRun(env_, RunArgs{.file = "p/main.ko"});
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(run.err, "");
+  EXPECT_EQ(RunMir(env_, MirArgs{.file = "p/main.ko"}).err, "");
+}
+
+// `util::f(x)` and `util.f(x)` are typed against util's `f(String) -> String`, not this
+// module's `f(Int) -> Int`, and run util's (testdata/kodo/imports/qualified).
+TEST_F(ImportsTest, QualifiedCallsAreTypedAgainstTheNamedModule) {
+  Load("qualified");
+  const CommandOutput check = RunCheck(env_, CheckArgs{.file = "p/main.ko"});
+  EXPECT_EQ(check.exit_code, 0) << check.err;
+  const CommandOutput run = RunRun(env_, RunArgs{.file = "p/main.ko"});
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(run.out, Slurp(fs::path(TROVE_KODO_TESTDATA) / "imports" / "qualified" / "stdout.txt"));
+
+  // The importer's own signature no longer decides: an Int argument is an error at its line,
+  // through either spelling; a String one passes.
+  for (const std::string call : {"util::f", "util.f"}) {
+    SCOPED_TRACE(call);
+    const std::string text = fmt::format(R"(module app {{
+    import util
+    meta {{ purpose: "p" }}
+
+    fn f(n: Int) -> Int {{
+        return n
+    }}
+
+    fn main() {{
+        println({0}("a"))
+        println({0}(1))
+    }}
+}}
+)",
+                                         call);
+    ASSERT_TRUE(env_.WriteFile("p/bad.ko", text).ok());
+    const CommandOutput bad = RunCheck(env_, CheckArgs{.file = "p/bad.ko", .json_errors = true});
+    EXPECT_EQ(bad.exit_code, 1);
+    const nlohmann::json j = nlohmann::json::parse(bad.out);
+    ASSERT_EQ(j["errors"].size(), 1u) << bad.out;
+    EXPECT_EQ(j["errors"][0]["code"], "E0200");
+    EXPECT_EQ(j["errors"][0]["span"]["line"], 11);
+    EXPECT_NE(j["errors"][0]["message"].get<std::string>().find("String"), std::string::npos);
+    // `run` refuses it too, before lowering.
+    EXPECT_EQ(RunRun(env_, RunArgs{.file = "p/bad.ko"}).exit_code, 1);
+  }
 }
 
 // Below the checker: LowerProgram's own errors and naming, on parsed modules.

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <vector>
 
 namespace trove::kodo::diag {
 namespace {
@@ -25,11 +26,15 @@ OrderedJson Text(std::string_view text) {
   return j;
 }
 
-OrderedJson ArtifactLocation(std::string_view path) {
+OrderedJson ArtifactLocation(std::string_view path, std::size_t index) {
   OrderedJson j;
   j["uri"] = PathToUriReference(path);
-  j["index"] = 0;
+  j["index"] = index;
   return j;
+}
+
+std::string_view Level(const Diagnostic& d) {
+  return d.severity() == Severity::kWarning ? "warning" : "error";
 }
 
 // The region of bytes [begin, end), clamped to the source.
@@ -48,7 +53,7 @@ OrderedJson Region(const SourceBuffer& source, std::uint32_t begin, std::uint32_
   return r;
 }
 
-OrderedJson Fix(std::string_view path, const FixPatch& patch) {
+OrderedJson Fix(std::string_view path, std::size_t index, const FixPatch& patch) {
   OrderedJson deleted;
   deleted["byteOffset"] = patch.start_offset;
   deleted["byteLength"] =
@@ -57,7 +62,7 @@ OrderedJson Fix(std::string_view path, const FixPatch& patch) {
   replacement["deletedRegion"] = std::move(deleted);
   replacement["insertedContent"] = Text(patch.replacement);
   OrderedJson change;
-  change["artifactLocation"] = ArtifactLocation(path);
+  change["artifactLocation"] = ArtifactLocation(path, index);
   change["replacements"] = OrderedJson::array({std::move(replacement)});
   OrderedJson fix;
   fix["description"] = Text(patch.description);
@@ -92,11 +97,33 @@ std::string PathToUriReference(std::string_view path) {
 }
 
 std::string RenderSarif(const SourceBuffer& source, std::string_view path,
-                        std::span<const Diagnostic> diagnostics, const SarifTool& tool) {
+                        std::span<const Diagnostic> diagnostics, const SarifTool& tool,
+                        std::span<const Diagnostic> warnings,
+                        std::span<const FileDiagnostic> other_warnings) {
+  // Every result with its file: errors, the file's warnings, then other files' warnings. The
+  // files are the artifacts, the checked one first, the others in order of first use.
+  struct Entry {
+    const SourceBuffer* source;
+    std::string_view path;
+    const Diagnostic* d;
+    std::size_t artifact;
+  };
+  std::vector<FileDiagnostic> artifacts{FileDiagnostic{&source, path, nullptr}};
+  std::vector<Entry> entries;
+  for (const Diagnostic& d : diagnostics) entries.push_back(Entry{&source, path, &d, 0});
+  for (const Diagnostic& d : warnings) entries.push_back(Entry{&source, path, &d, 0});
+  for (const FileDiagnostic& w : other_warnings) {
+    std::size_t index = 0;
+    while (index < artifacts.size() && artifacts[index].path != w.path) ++index;
+    if (index == artifacts.size()) artifacts.push_back(FileDiagnostic{w.source, w.path, nullptr});
+    entries.push_back(Entry{w.source, w.path, w.diagnostic, index});
+  }
+
   // Rules: one per code used, in order of first use.
   std::map<std::string_view, std::size_t> rule_index;
   OrderedJson rules = OrderedJson::array();
-  for (const Diagnostic& d : diagnostics) {
+  for (const Entry& entry : entries) {
+    const Diagnostic& d = *entry.d;
     if (rule_index.contains(d.code())) continue;
     const KindInfo& info = Info(d.kind);
     rule_index.emplace(d.code(), rules.size());
@@ -105,7 +132,7 @@ std::string RenderSarif(const SourceBuffer& source, std::string_view path,
     rule["name"] = std::string(info.name);
     rule["shortDescription"] = Text(info.title.empty() ? info.name : info.title);
     OrderedJson config;
-    config["level"] = "error";
+    config["level"] = std::string(Level(d));
     rule["defaultConfiguration"] = std::move(config);
     OrderedJson props;
     props["seeAlso"] = d.see_also();
@@ -114,19 +141,22 @@ std::string RenderSarif(const SourceBuffer& source, std::string_view path,
   }
 
   OrderedJson results = OrderedJson::array();
-  for (const Diagnostic& d : diagnostics) {
+  for (const Entry& entry : entries) {
+    const Diagnostic& d = *entry.d;
     OrderedJson result;
     result["ruleId"] = std::string(d.code());
     result["ruleIndex"] = rule_index.at(d.code());
-    result["level"] = "error";
+    result["level"] = std::string(Level(d));
     result["message"] = Text(d.message);
     OrderedJson physical;
-    physical["artifactLocation"] = ArtifactLocation(path);
-    if (d.span) physical["region"] = Region(source, d.span->begin, d.span->end);
+    physical["artifactLocation"] = ArtifactLocation(entry.path, entry.artifact);
+    if (d.span) physical["region"] = Region(*entry.source, d.span->begin, d.span->end);
     OrderedJson location;
     location["physicalLocation"] = std::move(physical);
     result["locations"] = OrderedJson::array({std::move(location)});
-    if (d.fix_patch) result["fixes"] = OrderedJson::array({Fix(path, *d.fix_patch)});
+    if (d.fix_patch) {
+      result["fixes"] = OrderedJson::array({Fix(entry.path, entry.artifact, *d.fix_patch)});
+    }
     OrderedJson props;
     props["fixability"] = std::string(FixabilityName(d.fixability()));
     if (d.suggestion) props["suggestion"] = *d.suggestion;
@@ -156,12 +186,16 @@ std::string RenderSarif(const SourceBuffer& source, std::string_view path,
   OrderedJson tool_json;
   tool_json["driver"] = std::move(driver);
 
-  OrderedJson artifact;
-  OrderedJson artifact_location;
-  artifact_location["uri"] = PathToUriReference(path);
-  artifact["location"] = std::move(artifact_location);
-  artifact["length"] = source.size();
-  artifact["sourceLanguage"] = "kodo";
+  OrderedJson artifact_list = OrderedJson::array();
+  for (const FileDiagnostic& file : artifacts) {
+    OrderedJson artifact;
+    OrderedJson artifact_location;
+    artifact_location["uri"] = PathToUriReference(file.path);
+    artifact["location"] = std::move(artifact_location);
+    artifact["length"] = file.source->size();
+    artifact["sourceLanguage"] = "kodo";
+    artifact_list.push_back(std::move(artifact));
+  }
 
   OrderedJson invocation;
   invocation["executionSuccessful"] = true;
@@ -169,7 +203,7 @@ std::string RenderSarif(const SourceBuffer& source, std::string_view path,
   OrderedJson run;
   run["tool"] = std::move(tool_json);
   run["invocations"] = OrderedJson::array({std::move(invocation)});
-  run["artifacts"] = OrderedJson::array({std::move(artifact)});
+  run["artifacts"] = std::move(artifact_list);
   run["columnKind"] = "unicodeCodePoints";
   run["results"] = std::move(results);
 

@@ -75,6 +75,63 @@ TEST(SarifTest, NoDiagnosticsIsAnEmptyRun) {
   EXPECT_TRUE(log["runs"][0]["tool"]["driver"]["rules"].empty());
 }
 
+// Warnings (decision 0085): the checked file's, then other files' (an imported module's), each
+// of level "warning", located in its own file with a region from that file's text; every file
+// is one artifact, the checked one first.
+TEST(SarifTest, WarningsOfOtherFilesAreResultsInTheirOwnArtifacts) {
+  const std::string main_text = "module m {\n  async fn f() -> Int { return 1 }\n}\n";
+  const std::string util_text = "module u {\n\n  fn g() requires { true } { }\n}\n";
+  Result<SourceBuffer> main = SourceBuffer::Create(0, "app/m.ko", main_text);
+  Result<SourceBuffer> util = SourceBuffer::Create(1, "app/lib/u 1.ko", util_text);
+  ASSERT_TRUE(main.ok() && util.ok());
+  const std::uint32_t m_at = static_cast<std::uint32_t>(main_text.find("async"));
+  const std::uint32_t u_at = static_cast<std::uint32_t>(util_text.find("requires"));
+  const Diagnostic error = Make(Kind::kE0201, SourceRange{0, 7, 8}, "m");
+  const Diagnostic own = Make(Kind::kW0901, SourceRange{0, m_at, m_at + 5}, "concurrency");
+  const Diagnostic other = Make(Kind::kW0901, SourceRange{1, u_at, u_at + 8}, "contracts");
+  const Diagnostic other2 = Make(Kind::kW0902, SourceRange{1, 0, 6}, "z");
+  const std::vector<Diagnostic> errors = {error};
+  const std::vector<Diagnostic> warnings = {own};
+  const std::vector<FileDiagnostic> others = {{&*util, util->name(), &other},
+                                              {&*util, util->name(), &other2}};
+  const json log = json::parse(RenderSarif(*main, "app/m.ko", errors, {}, warnings, others));
+  const json& run = log["runs"][0];
+  ASSERT_EQ(run["artifacts"].size(), 2u);
+  EXPECT_EQ(run["artifacts"][0]["location"]["uri"], "app/m.ko");
+  EXPECT_EQ(run["artifacts"][0]["length"], main_text.size());
+  EXPECT_EQ(run["artifacts"][1]["location"]["uri"], "app/lib/u%201.ko");
+  EXPECT_EQ(run["artifacts"][1]["length"], util_text.size());
+  ASSERT_EQ(run["results"].size(), 4u);
+  const json& rules = run["tool"]["driver"]["rules"];
+  ASSERT_EQ(rules.size(), 3u);  // E0201, W0901, W0902
+  EXPECT_EQ(rules[0]["defaultConfiguration"]["level"], "error");
+  EXPECT_EQ(rules[1]["defaultConfiguration"]["level"], "warning");
+  EXPECT_EQ(rules[2]["defaultConfiguration"]["level"], "warning");
+  const std::vector<std::string> levels = {"error", "warning", "warning", "warning"};
+  const std::vector<std::string> uris = {"app/m.ko", "app/m.ko", "app/lib/u%201.ko",
+                                         "app/lib/u%201.ko"};
+  const std::vector<int> indexes = {0, 0, 1, 1};
+  for (std::size_t i = 0; i < 4; ++i) {
+    SCOPED_TRACE(i);
+    const json& r = run["results"][i];
+    EXPECT_EQ(r["level"], levels[i]);
+    EXPECT_EQ(rules[r["ruleIndex"].get<std::size_t>()]["id"], r["ruleId"]);
+    EXPECT_EQ(r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"], uris[i]);
+    EXPECT_EQ(r["locations"][0]["physicalLocation"]["artifactLocation"]["index"], indexes[i]);
+  }
+  EXPECT_EQ(run["results"][1]["message"]["text"], own.message);
+  EXPECT_EQ(run["results"][2]["message"]["text"], other.message);
+  // Regions from each file's own text: `requires` is on line 3 of u.ko, column 10.
+  const json& region = run["results"][2]["locations"][0]["physicalLocation"]["region"];
+  EXPECT_EQ(region["startLine"], 3);
+  EXPECT_EQ(region["startColumn"], 10);
+  EXPECT_EQ(region["byteOffset"], u_at);
+  EXPECT_EQ(region["byteLength"], 8);
+  const json& own_region = run["results"][1]["locations"][0]["physicalLocation"]["region"];
+  EXPECT_EQ(own_region["startLine"], 2);
+  EXPECT_EQ(own_region["startColumn"], 3);
+}
+
 TEST(SarifTest, PathsBecomeUriReferences) {
   EXPECT_EQ(PathToUriReference("src/main.ko"), "src/main.ko");
   EXPECT_EQ(PathToUriReference("/abs/x y.ko"), "/abs/x%20y.ko");

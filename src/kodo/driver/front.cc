@@ -258,6 +258,29 @@ std::vector<Diagnostic> LoadImports(const SourceBuffer& source, const ast::Modul
 
 }  // namespace
 
+std::vector<diag::FileDiagnostic> ImportedWarnings(const Compiled& c) {
+  std::vector<diag::FileDiagnostic> out;
+  for (const auto& imported : c.imports) {
+    for (const Diagnostic& w : imported->warnings) {
+      const bool seen = std::any_of(out.begin(), out.end(), [&](const diag::FileDiagnostic& o) {
+        return o.path == imported->source.name() && o.diagnostic->kind == w.kind &&
+               o.diagnostic->message == w.message && o.diagnostic->span == w.span;
+      });
+      if (!seen)
+        out.push_back(diag::FileDiagnostic{&imported->source, imported->source.name(), &w});
+    }
+  }
+  return out;
+}
+
+std::string RenderImportedWarnings(const Compiled& c) {
+  std::string text;
+  for (const diag::FileDiagnostic& w : ImportedWarnings(c)) {
+    text += diag::RenderText(*w.source, w.path, *w.diagnostic);
+  }
+  return text;
+}
+
 Result<Compiled> CompileSource(std::string text, std::string name, const FrontOptions& options) {
   ASSIGN_OR_RETURN(SourceBuffer source, SourceBuffer::Create(0, std::move(name), std::move(text),
                                                              options.parse.lex.max_source_bytes));

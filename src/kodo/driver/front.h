@@ -90,6 +90,15 @@ struct Compiled {
   bool ok() const { return outcome == Outcome::kOk; }
 };
 
+// The warnings of the modules `c` imported (§4.3), dependencies first, each with its file's
+// path as it was opened (source.name()), once each: a warning already listed for the same file
+// and place is left out. Pointers into `c`, valid while it lives. `kodoc check` lists them in
+// its text, JSON and SARIF output; `run`, `mir`, `build` and `test` print them on stderr.
+std::vector<diag::FileDiagnostic> ImportedWarnings(const Compiled& c);
+
+// The text form (diag::RenderText) of ImportedWarnings(c), one after another; "" when none.
+std::string RenderImportedWarnings(const Compiled& c);
+
 // Runs the front half over `text`, named `name` in messages. The Status is non-OK only for a
 // crossed bound (kResourceExhausted); a program's errors are in the result.
 Result<Compiled> CompileSource(std::string text, std::string name = "<source>",

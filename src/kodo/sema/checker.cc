@@ -324,9 +324,11 @@ class Checker {
   // A call of trait method `m` on a `dyn Trait` receiver of type `recv` (§5.8).
   Type InferDynCall(const Expr& e, const ast::TraitDecl& trait, const ast::TraitMethod& m,
                     const Type& recv);
-  // `mod.f(args)` / `mod::f(args)` (§4.3): the call of module function `name`, its arguments
-  // call.operands[first_arg...]; `where` is the name's span for E0201.
-  Type InferQualifiedCall(const Expr& call, std::string_view name, Span where,
+  // `mod.f(args)` / `mod::f(args)` (§4.3): the call of function `name` of the imported module
+  // declared `mod`, typed against that module's own `name` (decision 0085), else against the
+  // name in the one namespace; its arguments call.operands[first_arg...]; `where` is the
+  // name's span for E0201.
+  Type InferQualifiedCall(const Expr& call, std::string_view mod, std::string_view name, Span where,
                           std::size_t first_arg);
   // E0270 (§4.3): `name`, private in the imported module `owner`, called at `span`.
   [[noreturn]] void PrivateAccess(std::string_view name, const std::string& owner, Span span);
@@ -363,7 +365,8 @@ class Checker {
   Type InferVariant(const Expr& e, std::string_view enum_name, std::string_view variant,
                     std::size_t first_arg);
   Type InferMatch(const Expr& e);
-  Type InferGenericCall(const Expr& e, const ast::Function& fn);
+  // A call of the generic function `fn`, its arguments e.operands[first_arg...].
+  Type InferGenericCall(const Expr& e, const ast::Function& fn, std::size_t first_arg = 1);
   Type InferIf(const Expr& e);
   void BindPattern(const Pattern& p, const Type& type, std::vector<std::string_view>* covered,
                    bool top_level_binding_ok);
@@ -402,6 +405,16 @@ class Checker {
   const std::map<std::string, Type, std::less<>>* assoc_ = nullptr;
   std::map<const ast::ImplBlock*, std::map<std::string, Type, std::less<>>> impl_assoc_;
   std::set<std::string, std::less<>> imported_modules_;
+  // The free functions of each imported module, by its declared name, then by function name:
+  // their signatures, resolved when registered, for `mod::f(x)` / `mod.f(x)` (decision 0085).
+  // A later module of the same declared name replaces an earlier one, as the MIR lowering
+  // resolves such a call (mir::LowerProgram: the latest-loaded module of that name). Empty
+  // without imports.
+  struct ModuleFn {
+    Type type;  // Any for a generic function (decl holds its template)
+    const ast::Function* decl = nullptr;
+  };
+  std::map<std::string, std::map<std::string_view, ModuleFn, std::less<>>, std::less<>> module_fns_;
   NameTable<std::string> private_fns_;
   std::map<std::string, const ast::Function*, std::less<>> generic_fns_;
   std::set<std::pair<std::string, std::string>> trait_impls_;  // (trait, type name)
@@ -1112,11 +1125,18 @@ void Checker::RegisterImpls(const ast::Module& mod) {
 }
 
 void Checker::RegisterFunctions(const ast::Module& mod) {
+  // An imported module's functions are also kept under its declared name (module_fns_).
+  std::map<std::string_view, ModuleFn, std::less<>>* own = nullptr;
+  if (importing_) {
+    own = &module_fns_[mod.name];
+    own->clear();
+  }
   for (const ast::Function& fn : mod.functions) {
     if (!fn.generic_params.empty()) {
       // Generic functions are templates (§5.6); calls to them are typed leniently (T2).
       generic_fns_[fn.name] = &fn;
       Bind(fn.name, Type::Any());
+      if (own != nullptr) (*own)[fn.name] = ModuleFn{Type::Any(), &fn};
       continue;
     }
     *fn_decls_.TryEmplace(fn.name).first = &fn;
@@ -1135,9 +1155,12 @@ void Checker::RegisterFunctions(const ast::Module& mod) {
       }
       Type ret = Resolve(fn.return_type, fn.span);
       if (fn.is_async) ret = types_.Future(ret);
-      Bind(fn.name, types_.Function(params, ret));
+      const Type ft = types_.Function(params, ret);
+      Bind(fn.name, ft);
+      if (own != nullptr) (*own)[fn.name] = ModuleFn{ft, &fn};
     } catch (BodyError& error) {
       Bind(fn.name, Type::Any());
+      if (own != nullptr) (*own)[fn.name] = ModuleFn{Type::Any(), &fn};
       bad_signatures_.insert(&fn);
       Report(std::move(error.diagnostic));
     }
@@ -1620,7 +1643,7 @@ Type Checker::Infer(const Expr& e) {
       // `mod::f(x)`: a function of the imported module `mod` (§4.3), when no enum is named so.
       if (!imported_modules_.empty() && imported_modules_.count(e.text) > 0 &&
           FindEnum(e.text) == nullptr && FindTemplate(e.text) == nullptr) {
-        return InferQualifiedCall(e, e.extra->variant, e.span, 0);
+        return InferQualifiedCall(e, e.text, e.extra->variant, e.span, 0);
       }
       return InferVariant(e, e.text, e.extra->variant, 0);
     case ExprKind::kMatch:
@@ -1850,7 +1873,7 @@ Type Checker::InferCall(const Expr& e) {
     // `mod.f(x)`: a function of the imported module `mod` (§4.3), when no value is named so.
     if (object.kind == ExprKind::kIdent && !imported_modules_.empty() &&
         imported_modules_.count(object.text) > 0 && Lookup(object.text) == nullptr) {
-      return InferQualifiedCall(e, callee.text, callee.span, 1);
+      return InferQualifiedCall(e, object.text, callee.text, callee.span, 1);
     }
     return InferMethodCall(e, object, callee.text);
   }
@@ -1909,8 +1932,22 @@ Type Checker::InferCall(const Expr& e) {
   return CheckCallArgs(ft.args(), ft.result(), e, 1, /*direct=*/true, decl);
 }
 
-Type Checker::InferQualifiedCall(const Expr& call, std::string_view name, Span where,
-                                 std::size_t first_arg) {
+Type Checker::InferQualifiedCall(const Expr& call, std::string_view mod, std::string_view name,
+                                 Span where, std::size_t first_arg) {
+  // The module's own `name` first: the namespace may hold another module's (decision 0085).
+  if (auto m = module_fns_.find(mod); m != module_fns_.end()) {
+    if (auto f = m->second.find(name); f != m->second.end()) {
+      const ModuleFn& fn = f->second;
+      if (!fn.decl->generic_params.empty()) return InferGenericCall(call, *fn.decl, first_arg);
+      if (fn.type.tag() != TypeTag::kFunction) {
+        for (std::size_t i = first_arg; i < call.operands.size(); ++i) Infer(call.operands[i]);
+        return Type::Any();
+      }
+      return CheckCallArgs(fn.type.args(), fn.type.result(), call, first_arg, /*direct=*/true,
+                           fn.decl);
+    }
+  }
+  // A name the module does not declare itself resolves as a plain name (as MIR lowers it).
   const Global* global = FindGlobal(name);
   if (global == nullptr) Undefined(name, where);
   const Type ft = global->type;
@@ -2294,11 +2331,11 @@ Type Checker::InferVariant(const Expr& e, std::string_view enum_name, std::strin
 // argument must equal its substituted parameter type (span = the call); each bound `T: A`
 // needs `impl A for X` for the concrete type X; the result is the substituted return type,
 // not monomorphised.
-Type Checker::InferGenericCall(const Expr& e, const ast::Function& fn) {
-  const std::size_t given = e.operands.size() - 1;
+Type Checker::InferGenericCall(const Expr& e, const ast::Function& fn, std::size_t first_arg) {
+  const std::size_t given = e.operands.size() - first_arg;
   if (fn.params.size() != given) Arity(fn.params.size(), given, e.span);
   std::vector<Type> args;
-  for (std::size_t i = 0; i < given; ++i) args.push_back(Infer(e.operands[i + 1]));
+  for (std::size_t i = 0; i < given; ++i) args.push_back(Infer(e.operands[i + first_arg]));
   std::map<std::string, Type, std::less<>> subst;
   for (const ast::GenericParam& gp : fn.generic_params) {
     for (std::size_t i = 0; i < given; ++i) {

@@ -454,11 +454,13 @@ TestOutcome RunTests(std::string text, const std::string& path, const TestOption
     out.exit_code = 1;
     return out;
   }
+  // The imported modules' warnings, as `kodoc check` prints them (docs/kodo.md §4.3).
+  out.err = driver::RenderImportedWarnings(c);
   mir::LowerOptions lower;
   lower.recoverable_contracts = options.contracts == "recoverable";
   Result<mir::Program> program = mir::LowerProgram(module, imports, lower);
   if (!program.ok()) {
-    out.err = fmt::format("error: {}: {}\n", path, program.status().message());
+    out.err += fmt::format("error: {}: {}\n", path, program.status().message());
     out.exit_code = 1;
     return out;
   }
@@ -471,7 +473,7 @@ TestOutcome RunTests(std::string text, const std::string& path, const TestOption
   interp::RunResult r = interp::Run(*program, run);
   out.exit_code = r.exit_code;
   out.out = std::move(r.out);
-  out.err = std::move(r.err);
+  out.err += r.err;
   return out;
 }
 
