@@ -1,9 +1,12 @@
 #include "kodo/source/pages.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <mutex>
 #include <utility>
 #include <vector>
+
+#include "kodo/source/page_pool.h"
 
 #if defined(__linux__)
 #include <sys/mman.h>
@@ -17,12 +20,22 @@ constexpr std::size_t kMinBlock = std::size_t{64} << 10;
 #if defined(__linux__)
 constexpr std::uintptr_t kHugePage = std::uintptr_t{2} << 20;
 constexpr std::size_t kPoolBytes = std::size_t{1} << 30;
+constexpr std::size_t kMaxPoolBytes = std::size_t{4} << 30;
 
 struct Pool {
   std::mutex mu;
   std::vector<std::pair<void*, std::size_t>> blocks;  // base, size
-  std::size_t bytes = 0;
+  std::size_t bytes = 0;                              // pooled
+  std::size_t live = 0;                               // handed out and not yet freed
+  std::size_t peak = 0;                               // the most bytes live at once
 };
+
+// How many bytes the pool may hold: what the process has had live at once (it will likely need
+// that much again: a checker run that keeps two modules and their token arrays alive would
+// otherwise unmap part of them and fault them in anew every run), at least 1 GiB, at most 4 GiB.
+std::size_t PoolLimit(const Pool& pool) {
+  return std::min(std::max(pool.peak, kPoolBytes), kMaxPoolBytes);
+}
 
 Pool& ThePool() {
   static auto* pool = new Pool;  // never destroyed: blocks may be freed during static teardown
@@ -52,6 +65,19 @@ void* Map(std::size_t size) {
 
 }  // namespace
 
+PagePoolStats GetPagePoolStats() {
+  PagePoolStats stats;
+#if defined(__linux__)
+  Pool& pool = ThePool();
+  std::lock_guard<std::mutex> lock(pool.mu);
+  stats.pooled_bytes = pool.bytes;
+  stats.live_bytes = pool.live;
+  stats.peak_live_bytes = pool.peak;
+  stats.limit_bytes = PoolLimit(pool);
+#endif
+  return stats;
+}
+
 std::size_t PageBlockSize(std::size_t bytes) {
   std::size_t size = kMinBlock;
   while (size < bytes) size *= 2;
@@ -70,11 +96,20 @@ void* AllocatePages(std::size_t bytes) {
         void* block = pool.blocks[i].first;
         pool.blocks.erase(pool.blocks.begin() + static_cast<std::ptrdiff_t>(i));
         pool.bytes -= size;
+        pool.live += size;
+        pool.peak = std::max(pool.peak, pool.live);
         return block;
       }
     }
   }
-  return Map(size);
+  void* block = Map(size);
+  {
+    Pool& pool = ThePool();
+    std::lock_guard<std::mutex> lock(pool.mu);
+    pool.live += size;
+    pool.peak = std::max(pool.peak, pool.live);
+  }
+  return block;
 #else
   return ::operator new(size);
 #endif
@@ -87,7 +122,8 @@ void FreePages(void* block, std::size_t bytes) noexcept {
   {
     Pool& pool = ThePool();
     std::lock_guard<std::mutex> lock(pool.mu);
-    if (pool.bytes + size <= kPoolBytes) {
+    pool.live -= std::min(pool.live, size);
+    if (pool.bytes + size <= PoolLimit(pool)) {
 #if defined(MADV_FREE)
       (void)madvise(block, size, MADV_FREE);
 #endif

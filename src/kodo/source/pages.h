@@ -7,8 +7,10 @@
 //
 // Blocks are sized in powers of two from 64 KiB. From 4 MiB on they are 2 MiB-aligned and
 // advised for transparent huge pages. A freed block is pooled (and marked MADV_FREE, so the
-// kernel may reclaim its pages under memory pressure) while the pool holds under 1 GiB, else
-// unmapped. Off Linux, blocks come from operator new and nothing is pooled.
+// kernel may reclaim its pages under memory pressure) while the pool holds under its limit, else
+// unmapped. The limit is the most bytes the process has had allocated here at once, at least
+// 1 GiB and at most 4 GiB (kodo/source/page_pool.h). Off Linux, blocks come from operator new and
+// nothing is pooled.
 //
 // Thread safety: AllocatePages and FreePages may be called from any thread.
 #pragma once

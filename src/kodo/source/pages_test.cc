@@ -2,8 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
+
+#include "kodo/source/page_pool.h"
 
 namespace trove::kodo {
 namespace {
@@ -37,6 +40,33 @@ TEST(PagesTest, PageAllocatorServesSmallAndLargeVectors) {
   EXPECT_EQ(large[12345], 3);
   EXPECT_EQ(large.back(), 4);
 }
+
+#if defined(__linux__)
+TEST(PagesTest, PoolKeepsWhatTheProcessHadLiveAtOnce) {
+  // 1.5 GiB of address space, never touched (no memory is used), past the 1 GiB floor.
+  constexpr std::size_t kBlock = std::size_t{256} << 20;
+  constexpr int kCount = 6;
+  std::vector<void*> blocks;
+  for (int i = 0; i < kCount; ++i) blocks.push_back(AllocatePages(kBlock));
+  const PagePoolStats held = GetPagePoolStats();
+  EXPECT_GE(held.live_bytes, kCount * kBlock);
+  EXPECT_GE(held.peak_live_bytes, held.live_bytes);
+  EXPECT_EQ(held.limit_bytes, std::min(held.peak_live_bytes, std::size_t{4} << 30));
+  for (void* block : blocks) FreePages(block, kBlock);
+  const PagePoolStats freed = GetPagePoolStats();
+  EXPECT_EQ(freed.live_bytes, held.live_bytes - kCount * kBlock);
+  // A fixed 1 GiB limit would have unmapped at least two of them.
+  EXPECT_GT(freed.pooled_bytes - held.pooled_bytes, std::size_t{1} << 30);
+  EXPECT_LE(freed.pooled_bytes, freed.limit_bytes);
+  // They come back rather than fresh mappings.
+  std::vector<void*> again;
+  for (int i = 0; i < kCount - 1; ++i) again.push_back(AllocatePages(kBlock));
+  for (void* block : again) {
+    EXPECT_NE(std::find(blocks.begin(), blocks.end(), block), blocks.end());
+    FreePages(block, kBlock);
+  }
+}
+#endif
 
 }  // namespace
 }  // namespace trove::kodo
