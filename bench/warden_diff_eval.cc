@@ -24,6 +24,8 @@
 //                   diff's fuzzy threshold accepts the score, and each side's best-scoring
 //                   unpaired partner of equal signature (the fuzzy pass pairs mutual bests only).
 //                   Used to explain the release-notes check's misses (decision 0087).
+//   --no-robust     with any of the above: the diff without its toolchain-robust candidates
+//                   (decision 0088), for a before/after in one session.
 // Target (issue 19): >= 90 % of the functions present in both versions paired at >= 99 %
 // precision.
 #include <fmt/format.h>
@@ -46,6 +48,10 @@
 #include "warden/kb/kb.h"
 
 namespace {
+
+// The diff's options (--no-robust clears robust_candidates).
+trove::warden::diff::DiffOptions g_options;
+
 
 using namespace trove;
 namespace fs = std::filesystem;
@@ -148,7 +154,7 @@ Result<PairResult> Evaluate(base::Env& env, const fs::path& work, const PairSpec
   for (const auto& [index, name] : to_names) {
     if (present.count(name)) ++result.in_both;
   }
-  const diff::DiffReport report = diff::ComputeDiff(from_side, to_side);
+  const diff::DiffReport report = diff::ComputeDiff(from_side, to_side, g_options);
   std::map<std::string, std::uint32_t> from_size, to_size;
   for (const auto& r : from_side.functions) {
     if (auto it = from_names.find(r.func_index); it != from_names.end()) {
@@ -287,7 +293,7 @@ int Published(const std::string& from_path, const std::string& to_path) {
     ASSIGN_OR_RETURN(std::int64_t to, Ingest(env, *kb, to_path, "to"));
     ASSIGN_OR_RETURN(diff::VersionSide f, diff::LoadSide(*kb, from));
     ASSIGN_OR_RETURN(diff::VersionSide t, diff::LoadSide(*kb, to));
-    const diff::DiffReport report = diff::ComputeDiff(f, t);
+    const diff::DiffReport report = diff::ComputeDiff(f, t, g_options);
     std::map<std::string, int> from_keys, to_keys;
     for (const auto& r : f.functions) ++from_keys[r.norm_hash];
     for (const auto& r : t.functions) ++to_keys[r.norm_hash];
@@ -424,7 +430,7 @@ int Explain(const std::string& from_path, const std::string& to_path,
     ASSIGN_OR_RETURN(std::int64_t to, Ingest(env, *kb, to_path, "to"));
     ASSIGN_OR_RETURN(diff::VersionSide f, diff::LoadSide(*kb, from));
     ASSIGN_OR_RETURN(diff::VersionSide t, diff::LoadSide(*kb, to));
-    const diff::DiffReport report = diff::ComputeDiff(f, t);
+    const diff::DiffReport report = diff::ComputeDiff(f, t, g_options);
     // The hashes a CompareView points at, parsed from the records' hex columns.
     struct Hashes {
       base::Sha256Digest exact{};
@@ -540,6 +546,17 @@ PairSpec Twins(const fs::path& dir, const std::string& label, const std::string&
 }  // namespace
 
 int main(int argc, char** argv) {
+  // --no-robust (anywhere): the diff without its toolchain-robust candidates (decision 0088),
+  // to measure them against the same loaded modules in one session.
+  int kept = 1;
+  for (int i = 1; i < argc; ++i) {
+    if (std::string_view(argv[i]) == "--no-robust") {
+      g_options.robust_candidates = false;
+    } else {
+      argv[kept++] = argv[i];
+    }
+  }
+  argc = kept;
   std::optional<std::string> corpus, fixtures;
   bool floor = false;
   for (int i = 1; i < argc; ++i) {
@@ -623,7 +640,7 @@ int main(int argc, char** argv) {
   }
   std::fputs(
       "usage: warden_diff_eval --corpus DIR | --fixtures DIR [--floor] | --published [FROM TO] |\n"
-      "       --explain FROM TO FROM_INDEX:TO_INDEX...\n",
+      "       --explain FROM TO FROM_INDEX:TO_INDEX...  [--no-robust]\n",
       stderr);
   return 2;
 }

@@ -65,6 +65,16 @@ static_assert(kBands * kRowsPerBand == identity::kMinHashSize);
 constexpr std::uint32_t kUnpaired = 0xffffffff;
 // The call-graph neighbourhood pass (after fuzzy) pairs a proposal scoring at least this.
 constexpr double kNeighbourMinScore = 0.6;
+// The toolchain-robust candidates (after LSH and the neighbourhood pass, docs/decisions/0088-
+// warden-diff-robust-candidates.md): functions of at least this many instructions on both sides,
+// histogram cosine at least kRobustMinCosine, and a lead of kRobustMargin over the runner-up on
+// both sides.
+constexpr std::uint32_t kRobustMinInstructions = 20;
+constexpr double kRobustMinCosine = 0.90;
+constexpr double kRobustMargin = 0.05;
+// Call-outs, paired callees and referenced strings must each agree at least this much (Jaccard)
+// when either side has any.
+constexpr double kRobustMinJaccard = 0.5;
 
 template <std::size_t N>
 void ParseHex(std::string_view hex, std::array<std::uint8_t, N>& out) {
@@ -208,6 +218,8 @@ Side MakeSide(const VersionSide& v) {
   return s;
 }
 
+std::vector<std::string> SortedSet(std::vector<std::string> v);
+
 struct PairRecord {
   std::uint32_t from = 0;
   std::uint32_t to = 0;
@@ -240,6 +252,11 @@ class Matcher {
     Fuzzy();
     for (int round = 0; round < options_.max_propagation_rounds; ++round) {
       if (!Neighbours()) break;
+    }
+    if (options_.robust_candidates && Robust()) {
+      for (int round = 0; round < options_.max_propagation_rounds; ++round) {
+        if (!Neighbours()) break;
+      }
     }
   }
 
@@ -410,6 +427,152 @@ class Matcher {
     for (std::uint32_t& p : to_.pair) {
       if (p == kTied) p = kUnpaired;
     }
+  }
+
+  // The pair numbers of the paired defined callees of the function at position p, sorted, each
+  // once.
+  static std::vector<std::uint32_t> PairedCallees(const Side& s, std::uint32_t p) {
+    std::vector<std::uint32_t> out;
+    for (std::uint32_t callee : s.functions[p]->defined_callees) {
+      auto it = s.position.find(callee);
+      if (it == s.position.end() || s.pair[it->second] == kUnpaired) continue;
+      out.push_back(s.pair[it->second]);
+    }
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    return out;
+  }
+
+  template <typename T>
+  static double Jaccard(const std::vector<T>& a, const std::vector<T>& b) {
+    if (a.empty() && b.empty()) return 1;
+    std::size_t common = 0;
+    for (std::size_t i = 0, j = 0; i < a.size() && j < b.size();) {
+      if (a[i] < b[j]) {
+        ++i;
+      } else if (b[j] < a[i]) {
+        ++j;
+      } else {
+        ++common;
+        ++i;
+        ++j;
+      }
+    }
+    return static_cast<double>(common) / static_cast<double>(a.size() + b.size() - common);
+  }
+
+  // Toolchain-robust candidates for the functions still unpaired (docs/decisions/0088): a
+  // compiler upgrade reorders and rewrites instruction sequences, so the opcode-shingle MinHash
+  // of a kept function may share no LSH band with its old self, while its signature, its
+  // call-outs, its already-paired callees and its instruction mix survive. Candidates are the
+  // unpaired functions of equal signature that share the call-out set, or share a paired
+  // callee, each key's bucket bounded by max_bucket (a hash lookup, never all pairs). A pair is
+  // taken only when the count gate passes, call-outs, paired callees and referenced strings each
+  // agree (Jaccard >= kRobustMinJaccard when either side has any), at least one of them is
+  // shared (an anchor), the histogram cosine is at least kRobustMinCosine, and each is the other's
+  // best candidate by cosine with a lead of kRobustMargin over both runners-up. Recorded as fuzzy
+  // pairs (modified). Returns whether it paired anything.
+  bool Robust() {
+    auto eligible = [](const Side& s, std::uint32_t p) {
+      return s.pair[p] == kUnpaired && s.functions[p]->instruction_count >= kRobustMinInstructions;
+    };
+    KeyHasher key;
+    auto call_out_key = [&key](const Side& s, std::uint32_t p) {
+      key.Clear();
+      return key.Add(std::uint64_t{6})
+          .Add(s.signature[p])
+          .Add(ListHash(s.functions[p]->call_outs))
+          .Hash();
+    };
+    auto callee_key = [&key](const Side& s, std::uint32_t p, std::uint32_t number) {
+      key.Clear();
+      return key.Add(std::uint64_t{7}).Add(s.signature[p]).Add(std::uint64_t{number}).Hash();
+    };
+    std::vector<std::vector<std::uint32_t>> from_callees(from_.functions.size());
+    std::unordered_map<std::uint64_t, std::vector<std::uint32_t>> buckets;
+    for (std::uint32_t p = 0; p < from_.functions.size(); ++p) {
+      if (!eligible(from_, p)) continue;
+      from_callees[p] = PairedCallees(from_, p);
+      buckets[call_out_key(from_, p)].push_back(p);
+      for (std::uint32_t number : from_callees[p])
+        buckets[callee_key(from_, p, number)].push_back(p);
+    }
+    struct Candidate {
+      double cosine = 0;
+      std::uint32_t from = 0;
+      std::uint32_t to = 0;
+      bool agrees = false;  // passes every gate but the ranking
+    };
+    std::vector<Candidate> candidates;
+    std::vector<std::uint32_t> seen(from_.functions.size(), kUnpaired);
+    std::vector<std::uint64_t> keys;
+    for (std::uint32_t t = 0; t < to_.functions.size(); ++t) {
+      if (!eligible(to_, t)) continue;
+      const std::vector<std::uint32_t> to_callees = PairedCallees(to_, t);
+      keys.clear();
+      keys.push_back(call_out_key(to_, t));
+      for (std::uint32_t number : to_callees) keys.push_back(callee_key(to_, t, number));
+      const std::vector<std::string> to_strings = SortedSet(to_.functions[t]->referenced_strings);
+      for (std::uint64_t k : keys) {
+        auto it = buckets.find(k);
+        if (it == buckets.end() || it->second.size() > options_.max_bucket) continue;
+        for (std::uint32_t f : it->second) {
+          if (seen[f] == t) continue;
+          seen[f] = t;
+          const kb::FunctionRecord& fr = *from_.functions[f];
+          const identity::Similarity s = Compare(from_, f, to_, t);
+          if (!s.signature_gate || !s.count_gate) continue;
+          Candidate c{s.histogram_cosine, f, t, false};
+          const double callees = Jaccard(from_callees[f], to_callees);
+          if (s.histogram_cosine < kRobustMinCosine || s.call_out_jaccard < kRobustMinJaccard ||
+              callees < kRobustMinJaccard) {
+            candidates.push_back(c);
+            continue;
+          }
+          const std::vector<std::string> from_strings = SortedSet(fr.referenced_strings);
+          const double strings = Jaccard(from_strings, to_strings);
+          // An anchor: an instruction mix alone is shared by unrelated functions of one
+          // compiler, so the pair must also share a paired callee, an import or a string.
+          const bool anchored = (!from_callees[f].empty() && !to_callees.empty()) ||
+                                (!fr.call_outs.empty() && s.call_out_jaccard > 0) ||
+                                (!from_strings.empty() && !to_strings.empty());
+          c.agrees = strings >= kRobustMinJaccard && anchored;
+          candidates.push_back(c);
+        }
+      }
+    }
+    // Best and runner-up cosine of each function over all of its candidates.
+    struct Rank {
+      double best = -1;
+      double second = -1;
+      std::uint32_t partner = kUnpaired;
+    };
+    std::vector<Rank> from_rank(from_.functions.size()), to_rank(to_.functions.size());
+    auto note = [](Rank& r, double cosine, std::uint32_t partner) {
+      if (cosine > r.best) {
+        r.second = r.best;
+        r.best = cosine;
+        r.partner = partner;
+      } else if (cosine > r.second) {
+        r.second = cosine;
+      }
+    };
+    for (const Candidate& c : candidates) {
+      note(from_rank[c.from], c.cosine, c.to);
+      note(to_rank[c.to], c.cosine, c.from);
+    }
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> accepted;  // (to, from)
+    for (const Candidate& c : candidates) {
+      if (!c.agrees) continue;
+      const Rank& fr = from_rank[c.from];
+      const Rank& tr = to_rank[c.to];
+      if (fr.partner != c.to || tr.partner != c.from) continue;
+      if (fr.best - fr.second < kRobustMargin || tr.best - tr.second < kRobustMargin) continue;
+      accepted.emplace_back(c.to, c.from);
+    }
+    std::sort(accepted.begin(), accepted.end());
+    for (const auto& [t, f] : accepted) Pair(f, t, Pass::kFuzzy, Compare(from_, f, to_, t));
+    return !accepted.empty();
   }
 
   // The unpaired defined callees of the function at position p, each once, in call order.

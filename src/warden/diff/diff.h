@@ -15,6 +15,9 @@
 //   5 fuzzy        LSH candidates (8 bands of 4 MinHash values, equal signature), best score
 //                  first, mutual best, ties refused, docs/warden.md §5.4 diff thresholds
 //                                                                   similarity  modified
+//     then, after the call-graph neighbourhood pass, toolchain-robust candidates for the
+//     functions still unpaired (equal signature and call-out set, or a shared paired callee;
+//     histogram cosine, mutual best with a margin; docs/decisions/0088)   fuzzy  modified
 // A key pairs only when it is unique among the unmatched functions of both sides. Unpaired
 // functions are new (only in `to`) or deleted (only in `from`). Why each choice:
 // docs/decisions/0056-warden-diff.md.
@@ -137,6 +140,9 @@ struct DiffOptions {
   // An LSH bucket holding more `from` functions than this is not used for candidates: such
   // buckets gather generic code whose members no fuzzy score tells apart. Default 64.
   std::size_t max_bucket = 64;
+  // The toolchain-robust candidates for functions still unpaired after LSH and the
+  // neighbourhood pass (docs/decisions/0088-warden-diff-robust-candidates.md).
+  bool robust_candidates = true;
 };
 
 // Pairs and classifies the functions of `from` and `to` (see the file comment).
