@@ -52,7 +52,6 @@ namespace {
 // The diff's options (--no-robust clears robust_candidates).
 trove::warden::diff::DiffOptions g_options;
 
-
 using namespace trove;
 namespace fs = std::filesystem;
 namespace diff = warden::diff;
