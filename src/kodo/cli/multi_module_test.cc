@@ -489,6 +489,50 @@ TEST_F(ImportsTest, QualifiedCallsAreTypedAgainstTheNamedModule) {
   }
 }
 
+// A qualified call reaches only the module's public functions: `hidden::secret(x)` and
+// `hidden.secret(x)` are E0270 at the call, while `hidden::shown(x)` passes.
+TEST_F(ImportsTest, QualifiedCallsOfPrivateFunctionsAreE0270) {
+  ASSERT_TRUE(env_.WriteFile("p/hidden.ko", R"(module hidden {
+    meta { purpose: "p" }
+
+    fn secret(x: Int) -> Int {
+        return x + 1
+    }
+
+    pub fn shown(x: Int) -> Int {
+        return x
+    }
+}
+)")
+                  .ok());
+  for (const std::string call : {"hidden::secret", "hidden.secret", "hidden::shown"}) {
+    SCOPED_TRACE(call);
+    const std::string text = fmt::format(R"(module app {{
+    import hidden
+    meta {{ purpose: "p" }}
+
+    fn main() {{
+        print_int({0}(1))
+    }}
+}}
+)",
+                                         call);
+    ASSERT_TRUE(env_.WriteFile("p/q.ko", text).ok());
+    const CommandOutput check = RunCheck(env_, CheckArgs{.file = "p/q.ko", .json_errors = true});
+    if (call == "hidden::shown") {
+      EXPECT_EQ(check.exit_code, 0) << check.out << check.err;
+      continue;
+    }
+    EXPECT_EQ(check.exit_code, 1);
+    const nlohmann::json j = nlohmann::json::parse(check.out);
+    ASSERT_EQ(j["errors"].size(), 1u) << check.out;
+    EXPECT_EQ(j["errors"][0]["code"], "E0270");
+    EXPECT_EQ(j["errors"][0]["span"]["line"], 6);
+    EXPECT_NE(j["errors"][0]["message"].get<std::string>().find("`secret`"), std::string::npos)
+        << j["errors"][0]["message"];
+  }
+}
+
 // Below the checker: LowerProgram's own errors and naming, on parsed modules.
 driver::Compiled Parse(const std::string& text, const std::string& name) {
   Result<driver::Compiled> c =

@@ -1938,6 +1938,10 @@ Type Checker::InferQualifiedCall(const Expr& call, std::string_view mod, std::st
   if (auto m = module_fns_.find(mod); m != module_fns_.end()) {
     if (auto f = m->second.find(name); f != m->second.end()) {
       const ModuleFn& fn = f->second;
+      // §4.3: a qualified call reaches only what the module makes public.
+      if (fn.decl->visibility != ast::Visibility::kPublic) {
+        PrivateAccess(name, m->first, where);
+      }
       if (!fn.decl->generic_params.empty()) return InferGenericCall(call, *fn.decl, first_arg);
       if (fn.type.tag() != TypeTag::kFunction) {
         for (std::size_t i = first_arg; i < call.operands.size(); ++i) Infer(call.operands[i]);
