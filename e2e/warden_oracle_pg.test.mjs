@@ -90,6 +90,15 @@ test('a password in the URL is never printed, and a server that is down is exit 
   assert.equal(r.code, 3, r.stderr);
   assert.match(r.stderr, /cannot connect/);
   assert.ok(!r.stderr.includes('hunter2-secret'), r.stderr);
+  // The same for a KB on that server, through the CLI and `warden mcp`.
+  const downKb = down.replace('/oracle?', '/kb?');
+  r = warden(['--db', downKb, 'versions']);
+  assert.equal(r.code, 3, r.stderr);
+  assert.match(r.stderr, /cannot connect/);
+  assert.ok(!r.stderr.includes('hunter2-secret'), r.stderr);
+  r = warden(['mcp', '--db', downKb]);
+  assert.equal(r.code, 3, r.stderr);
+  assert.ok(!r.stderr.includes('hunter2-secret'), r.stderr);
   const db = path.join(dir, 'kb.db');
   r = warden(['oracle', 'identify', '--db', db, '--store', down]);
   assert.equal(r.code, 3, r.stderr);

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/env.h"
+#include "base/pg.h"
 #include "base/terminal.h"
 #include "warden/kb/kb.h"
 
@@ -59,7 +60,8 @@ Result<std::unique_ptr<kb::Kb>> FindAndOpenKb(base::Env& env, const GlobalOption
                                               const kb::KbOptions& options) {
   ASSIGN_OR_RETURN(std::string path, kb::FindDatabase(env, global.db, global.cwd));
   Result<std::unique_ptr<kb::Kb>> opened = kb::Kb::Open(env, path, options);
-  if (!opened.ok()) return opened.status().WithContext(path);
+  // A PostgreSQL URL may carry a password: messages name it redacted (base::pg::RedactUrl).
+  if (!opened.ok()) return opened.status().WithContext(base::pg::RedactUrl(path));
   return opened;
 }
 

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "base/logging.h"
+#include "base/pg.h"
 #include "base/thread_pool.h"
 #include "mcp/policy/audit_cli.h"
 #include "mcp/serve.h"
@@ -79,9 +80,10 @@ int RunWardenMcp(base::Env& env, const McpRunOptions& options) {
   // a clear error and a non-zero exit rather than a failing tool call.
   Result<std::unique_ptr<kb::Kb>> probe = kb::Kb::Open(env, options.db_path);
   if (!probe.ok()) {
-    std::fputs(
-        fmt::format("warden: error: {}: {}\n", options.db_path, probe.status().message()).c_str(),
-        stderr);
+    std::fputs(fmt::format("warden: error: {}: {}\n", base::pg::RedactUrl(options.db_path),
+                           probe.status().message())
+                   .c_str(),
+               stderr);
     return 3;
   }
   probe->reset();
