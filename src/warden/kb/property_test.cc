@@ -230,9 +230,9 @@ void CheckInvariants(const std::optional<ModelSymbol>& before, const GenWrite& w
   }
 }
 
+#ifndef TROVE_KB_BACKENDS_PG
 constexpr const char* kProvenances[] = {"human", "export", "oracle", "diff-carry", "agent"};
 
-#ifndef TROVE_KB_BACKENDS_PG
 TEST(EconomyPropertyTest, PureGate) {
   const std::uint64_t seed = SeedFromEnv(0x5eed0001);
   SCOPED_TRACE(::testing::Message() << "seed " << seed << " (WARDEN_PROPERTY_SEED=" << seed << ")");

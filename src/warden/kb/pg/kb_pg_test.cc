@@ -40,7 +40,7 @@ std::string KindName(const ::testing::TestParamInfo<StoreKind>& info) {
 // One scratch KB target per test: a file in a TempDir, or a fresh PostgreSQL database.
 class Scratch {
  public:
-  explicit Scratch(StoreKind kind) : kind_(kind) {
+  explicit Scratch(StoreKind kind) {
     if (kind == StoreKind::kPostgres) {
       db_ = std::make_unique<PgDatabase>();
       if (db_->ok()) target_ = db_->url();
@@ -52,7 +52,6 @@ class Scratch {
   const std::string& target() const { return target_; }
 
  private:
-  StoreKind kind_;
   std::unique_ptr<TempDir> dir_;
   std::unique_ptr<PgDatabase> db_;
   std::string target_;
