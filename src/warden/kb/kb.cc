@@ -196,63 +196,90 @@ Result<StoreResult> Kb::StoreVersion(const VersionRecord& version,
     }
   }
 
-  ASSIGN_OR_RETURN(std::unique_ptr<KbWriteTxn> txn, store_->BeginWrite(WriteKind::kStoreVersion));
-  StoreResult result;
-  // The same bytes already ingested: nothing to write.
-  {
-    ASSIGN_OR_RETURN(auto existing, txn->VersionBySha(version.sha256));
-    if (existing.has_value()) {
-      result.version_id = existing->first;
-      result.label = std::move(existing->second);
-      result.already_ingested = true;
-      return result;  // the transaction rolls back: nothing was written
+  // Seeds are gated in stable_id order (stable: a stable_id seeded twice keeps the version's
+  // order), so every StoreVersion locks symbol rows in one order and two concurrent ingests
+  // seeding the same ids cannot deadlock (docs/decisions/0093-warden-pg-faults-soak.md).
+  std::vector<const SeedName*> ordered_seeds;
+  ordered_seeds.reserve(seeds.size());
+  for (const SeedName& seed : seeds) ordered_seeds.push_back(&seed);
+  std::stable_sort(
+      ordered_seeds.begin(), ordered_seeds.end(), [&](const SeedName* a, const SeedName* b) {
+        return by_index.at(a->func_index)->stable_id < by_index.at(b->func_index)->stable_id;
+      });
+
+  // One try of the transaction.
+  const auto store_once = [&]() -> Result<StoreResult> {
+    ASSIGN_OR_RETURN(std::unique_ptr<KbWriteTxn> txn, store_->BeginWrite(WriteKind::kStoreVersion));
+    StoreResult result;
+    // The same bytes already ingested: nothing to write.
+    {
+      ASSIGN_OR_RETURN(auto existing, txn->VersionBySha(version.sha256));
+      if (existing.has_value()) {
+        result.version_id = existing->first;
+        result.label = std::move(existing->second);
+        result.already_ingested = true;
+        return result;  // the transaction rolls back: nothing was written
+      }
     }
-  }
-  std::string label = version.label;
-  if (label.empty()) {
-    ASSIGN_OR_RETURN(const std::int64_t count, txn->CountVersions());
-    for (std::int64_t n = count + 1;; ++n) {
-      label = fmt::format("v{}", n);
+    std::string label = version.label;
+    if (label.empty()) {
+      ASSIGN_OR_RETURN(const std::int64_t count, txn->CountVersions());
+      for (std::int64_t n = count + 1;; ++n) {
+        label = fmt::format("v{}", n);
+        ASSIGN_OR_RETURN(const bool taken, txn->LabelTaken(label));
+        if (!taken) break;
+      }
+    } else {
       ASSIGN_OR_RETURN(const bool taken, txn->LabelTaken(label));
-      if (!taken) break;
+      if (taken) {
+        return Status::AlreadyExists(
+            fmt::format("label \"{}\" is already used by a version", label));
+      }
     }
-  } else {
-    ASSIGN_OR_RETURN(const bool taken, txn->LabelTaken(label));
-    if (taken) {
-      return Status::AlreadyExists(fmt::format("label \"{}\" is already used by a version", label));
+
+    const std::string now = Now();
+    ASSIGN_OR_RETURN(result.version_id, txn->InsertVersion(version, label, now));
+    result.label = label;
+    RETURN_IF_ERROR(txn->InsertFunctions(result.version_id, functions, [&](std::size_t done) {
+      if (store_progress_) store_progress_(done);
+      // Each whole percent of the rows: at most 101 calls whatever the module's size.
+      if (on_rows && done * 100 / functions.size() != (done - 1) * 100 / functions.size()) {
+        on_rows(done, functions.size());
+      }
+    }));
+
+    // Seeds go through the gate, inside this transaction.
+    for (const SeedName* seed_ptr : ordered_seeds) {
+      const SeedName& seed = *seed_ptr;
+      const FunctionRecord& f = *by_index.at(seed.func_index);
+      const json details = {{"version_id", result.version_id},
+                            {"label", label},
+                            {"func_index", seed.func_index},
+                            {"source", SeedSourceName(seed.source)}};
+      ASSIGN_OR_RETURN(
+          Decision decision,
+          internal::RunGate(
+              *txn, f.stable_id,
+              internal::SeedWrite(seed.source, seed.name,
+                                  details.dump(-1, ' ', false, json::error_handler_t::replace)),
+              Now()));
+      auto& counts = decision.accepted ? result.seeds_accepted : result.seeds_rejected;
+      ++counts[static_cast<std::size_t>(seed.source)];
+    }
+    RETURN_IF_ERROR(txn->Commit());
+    return result;
+  };
+
+  // The whole transaction is rerun when the back end says it is safe (store.h PrepareRetry: a
+  // deadlock, a serialization failure or a connection lost before the commit on PostgreSQL;
+  // never on SQLite).
+  constexpr int kMaxAttempts = 5;
+  for (int attempt = 1;; ++attempt) {
+    Result<StoreResult> stored = store_once();
+    if (stored.ok() || attempt == kMaxAttempts || !store_->PrepareRetry(stored.status(), attempt)) {
+      return stored;
     }
   }
-
-  const std::string now = Now();
-  ASSIGN_OR_RETURN(result.version_id, txn->InsertVersion(version, label, now));
-  result.label = label;
-  RETURN_IF_ERROR(txn->InsertFunctions(result.version_id, functions, [&](std::size_t done) {
-    if (store_progress_) store_progress_(done);
-    // Each whole percent of the rows: at most 101 calls whatever the module's size.
-    if (on_rows && done * 100 / functions.size() != (done - 1) * 100 / functions.size()) {
-      on_rows(done, functions.size());
-    }
-  }));
-
-  // Seeds go through the gate, inside this transaction.
-  for (const SeedName& seed : seeds) {
-    const FunctionRecord& f = *by_index.at(seed.func_index);
-    const json details = {{"version_id", result.version_id},
-                          {"label", label},
-                          {"func_index", seed.func_index},
-                          {"source", SeedSourceName(seed.source)}};
-    ASSIGN_OR_RETURN(
-        Decision decision,
-        internal::RunGate(
-            *txn, f.stable_id,
-            internal::SeedWrite(seed.source, seed.name,
-                                details.dump(-1, ' ', false, json::error_handler_t::replace)),
-            Now()));
-    auto& counts = decision.accepted ? result.seeds_accepted : result.seeds_rejected;
-    ++counts[static_cast<std::size_t>(seed.source)];
-  }
-  RETURN_IF_ERROR(txn->Commit());
-  return result;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -155,6 +155,8 @@ CREATE TABLE IF NOT EXISTS diffs (
 
 // Serialises schema creation between processes opening an empty database at once.
 constexpr std::int64_t kSchemaLockKey = 0x5741524445;
+// Serialises StoreVersion transactions (PgKbStore::BeginWrite).
+constexpr std::int64_t kIngestLockKey = 0x5741524446;
 
 std::optional<std::string> OptionalText(const pg::Statement& s, int column) {
   return internal::OptionalText(s, column);
@@ -292,12 +294,16 @@ bool PgKbStore::PrepareRetry(const Status& failure, int attempt) {
   // cannot be (no evidence row to look for): only the first is rerun.
   if (pg::IsCommitOutcomeUnknown(failure)) return false;
   if (!not_applied && !pg::IsRetryable(failure) && !pg::IsConnectionLost(failure)) return false;
+  // "cannot connect": a reconnection already failed after its whole budget.
+  if (!not_applied && failure.message().find("cannot connect") != std::string::npos) return false;
   // 10 ms doubling, with jitter, as base::pg::RunTransaction.
   static thread_local std::mt19937 rng(std::random_device{}());
   const int base_ms = 10 << std::min(attempt, 8);
   std::this_thread::sleep_for(
       std::chrono::milliseconds(base_ms + std::uniform_int_distribution<int>(0, base_ms)(rng)));
-  if (!conn_->Healthy()) (void)conn_->Reset();
+  // A reconnection that fails has waited out the connection's retry budget (base/pg.h
+  // ConnectOptions): the server is down, report it rather than wait the budget again per try.
+  if (!conn_->Healthy() && !conn_->Reset().ok()) return false;
   return true;
 }
 
@@ -517,8 +523,16 @@ class PgKbStore::WriteTxn final : public KbWriteTxn {
   bool wrote_evidence_ = false;
 };
 
-Result<std::unique_ptr<KbWriteTxn>> PgKbStore::BeginWrite(WriteKind /*kind*/) {
-  return WriteTxn::Begin(*this);
+Result<std::unique_ptr<KbWriteTxn>> PgKbStore::BeginWrite(WriteKind kind) {
+  ASSIGN_OR_RETURN(std::unique_ptr<KbWriteTxn> txn, WriteTxn::Begin(*this));
+  if (kind == WriteKind::kStoreVersion) {
+    // Ingests run one at a time, as under SQLite's write lock: the sha256 check (no unique
+    // index: a KB may hold the same bytes only once by this check) and the automatic label
+    // (count + 1) are read-then-write, which READ COMMITTED alone would let two ingests race
+    // through. Gate writers do not take this lock (docs/decisions/0093-warden-pg-faults-soak.md).
+    RETURN_IF_ERROR(conn_->Exec(fmt::format("SELECT pg_advisory_xact_lock({})", kIngestLockKey)));
+  }
+  return txn;
 }
 
 // ---------------------------------------------------------------------------------------------
