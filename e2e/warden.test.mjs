@@ -159,7 +159,7 @@ describe('warden CLI', () => {
   });
 
   test('unknown commands name themselves and the commands there are (exit 2)', () => {
-    const commands = 'init, ingest, versions, coverage, funcs, show, set-name, verify, export, report, diff, demo, oracle, agent, mcp, config, audit';
+    const commands = 'init, ingest, versions, coverage, funcs, show, set-name, verify, export, report, diff, demo, oracle, kb, agent, mcp, config, audit';
     let r = warden(['frobnicate']);
     assert.equal(r.code, 2);
     assert.equal(r.stderr, `warden: error: unknown command 'frobnicate'; the commands are: ${commands}\n`);

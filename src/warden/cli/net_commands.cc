@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/env.h"
+#include "base/pg.h"
 #include "base/status.h"
 #include "warden/agents/backend.h"
 #include "warden/agents/config.h"
@@ -35,7 +36,11 @@ int RunAgent(base::Env& env, const GlobalOptions& global, const AgentArgs& args)
   if (!opened) return exit;
   kb::Kb* k = opened->kb.get();
   const std::optional<std::int64_t> id = opened->version_id;
-  Result<agents::AgentConfig> config = pass::LoadAgentConfig(env, pass::ProjectDirOfDb(k->path()));
+  // A KB at a URL has no project directory: the working directory's project config applies.
+  const std::string project_dir = base::pg::IsPostgresUrl(k->path())
+                                      ? kb::FindProjectDir(env, global.cwd)
+                                      : pass::ProjectDirOfDb(k->path());
+  Result<agents::AgentConfig> config = pass::LoadAgentConfig(env, project_dir);
   if (!config.ok()) {
     Error(config.status().message());
     return kExitUsage;
@@ -103,18 +108,20 @@ namespace {
 
 // docs/warden.md §2.1's keys; anything else is a usage error.
 constexpr std::string_view kConfigKeys[] = {
-    "agent.backend",     "openai.api_key",  "openai.model",       "openai.base_url",
-    "anthropic.api_key", "anthropic.model", "anthropic.base_url", "oracle.store"};
+    "agent.backend",   "openai.api_key",     "openai.model", "openai.base_url", "anthropic.api_key",
+    "anthropic.model", "anthropic.base_url", "oracle.store", "kb.url"};
 
 bool IsSecretKey(std::string_view key) { return key.ends_with(".api_key"); }
 
-// The config file `config set/get` use: the project's (.warden/config.json of the KB found per
-// docs/warden.md §2.1) with --project, else $XDG_CONFIG_HOME/warden/config.json
-// ($HOME/.config/...).
+// The config file `config set/get` use: with --project the project's .warden/config.json (of
+// the --db file's project, else of the nearest .warden/ here or above: not through
+// FindDatabase, which reads kb.url from these very files), else
+// $XDG_CONFIG_HOME/warden/config.json ($HOME/.config/...).
 Result<std::string> ConfigPath(base::Env& env, const GlobalOptions& global, bool project) {
   if (project) {
-    Result<std::string> db = kb::FindDatabase(env, global.db, global.cwd);
-    const std::string dir = db.ok() ? pass::ProjectDirOfDb(*db) : std::string();
+    const std::string dir = global.db.has_value() && !base::pg::IsPostgresUrl(*global.db)
+                                ? pass::ProjectDirOfDb(*global.db)
+                                : kb::FindProjectDir(env, global.cwd);
     if (dir.empty()) {
       return Status::NotFound(
           "config --project: no WARDEN project (.warden/) found here or above (run 'warden "
@@ -122,14 +129,14 @@ Result<std::string> ConfigPath(base::Env& env, const GlobalOptions& global, bool
     }
     return dir + "/.warden/config.json";
   }
-  if (const char* xdg = std::getenv("XDG_CONFIG_HOME"); xdg != nullptr && *xdg != '\0') {
-    return std::string(xdg) + "/warden/config.json";
-  }
-  if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0') {
-    return std::string(home) + "/.config/warden/config.json";
-  }
-  return Status::NotFound("config: neither XDG_CONFIG_HOME nor HOME is set");
+  std::string global_file = kb::GlobalConfigPath();
+  if (global_file.empty())
+    return Status::NotFound("config: neither XDG_CONFIG_HOME nor HOME is set");
+  return global_file;
 }
+
+// Whether `key` is printed redacted by `config get`: a URL's password never shows.
+bool IsUrlKey(std::string_view key) { return key == "kb.url"; }
 
 // Replaces `path` with `text`, created with mode 0600 (it may hold API keys): a temporary file
 // beside it, synced, then renamed over it.
@@ -188,8 +195,11 @@ int RunConfig(base::Env& env, const GlobalOptions& global, const ConfigArgs& arg
       Error(fmt::format("{} is not set in {}", args.key, *path));
       return kExitUnknown;
     }
-    // Secrets are never printed (docs/warden.md §2.1).
-    std::fputs(fmt::format("{}\n", IsSecretKey(args.key) ? "<set>" : it->second).c_str(), stdout);
+    // Secrets are never printed (docs/warden.md §2.1), nor a URL's password.
+    const std::string shown = IsSecretKey(args.key) ? std::string("<set>")
+                              : IsUrlKey(args.key)  ? base::pg::RedactUrl(it->second)
+                                                    : it->second;
+    std::fputs(fmt::format("{}\n", shown).c_str(), stdout);
     return kExitOk;
   }
   if (args.key == "agent.backend" && !agents::CanonicalBackendName(*args.value).ok()) {
@@ -197,6 +207,13 @@ int RunConfig(base::Env& env, const GlobalOptions& global, const ConfigArgs& arg
         fmt::format("agent.backend: unknown backend '{}' (auto, offline, openai, codex, oai or "
                     "anthropic)",
                     *args.value));
+    return kExitUsage;
+  }
+  if (args.key == "kb.url" && !base::pg::IsPostgresUrl(*args.value)) {
+    Error(
+        fmt::format("kb.url: '{}' is not a postgresql:// or postgres:// URL (a SQLite KB is "
+                    "found by --db or .warden/warden.db)",
+                    base::pg::RedactUrl(*args.value)));
     return kExitUsage;
   }
   (*values)[args.key] = *args.value;

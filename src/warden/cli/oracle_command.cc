@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/env.h"
+#include "base/pg.h"
 #include "warden/cli/cli_support.h"
 #include "warden/oracle/oracle.h"
 #include "warden/oracle/target.h"
@@ -16,8 +17,14 @@ namespace trove::warden::cli {
 std::string OracleStorePath(base::Env& env, const GlobalOptions& global,
                             const std::optional<std::string>& flag) {
   Result<std::string> db = kb::FindDatabase(env, global.db, global.cwd);
-  const std::string project =
-      db.ok() ? oracle::ProjectDirOfKb(AbsolutePath(global.cwd, *db)) : global.cwd;
+  std::string project = global.cwd;
+  if (db.ok() && base::pg::IsPostgresUrl(*db)) {
+    // A KB at a URL has no directory: the working directory's project (or the directory).
+    project = kb::FindProjectDir(env, global.cwd);
+    if (project.empty()) project = global.cwd;
+  } else if (db.ok()) {
+    project = oracle::ProjectDirOfKb(AbsolutePath(global.cwd, *db));
+  }
   return oracle::ResolveStorePath(env, flag, project, global.cwd);
 }
 

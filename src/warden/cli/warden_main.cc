@@ -27,6 +27,7 @@
 #ifndef TROVE_WARDEN_LEAN
 #include "warden/cli/demo_command.h"
 #endif
+#include "warden/cli/kb_command.h"
 #include "warden/cli/oracle_command.h"
 
 namespace {
@@ -243,6 +244,16 @@ int main(int argc, char** argv) {
   oracle_identify->add_flag("--dry-run", oracle_identify_args.dry_run, "Write nothing");
   oracle_identify->add_flag("--json", global.json, "Print JSON");
 
+  // kb migrate
+  KbMigrateArgs kb_migrate_args;
+  CLI::App* kb_cmd = app.add_subcommand("kb", "Copy the KB to another back end");
+  kb_cmd->require_subcommand(1);
+  CLI::App* kb_migrate = kb_cmd->add_subcommand(
+      "migrate", "Copy the KB into an empty PostgreSQL database or SQLite file");
+  kb_migrate->add_option("--to", kb_migrate_args.to, "postgresql://... URL or SQLite file path")
+      ->required();
+  kb_migrate->add_flag("--json", global.json, "Print JSON");
+
   // agent
   AgentArgs agent_args;
   CLI::App* agent = app.add_subcommand("agent", "Run an agent pass: propose, verify, write back");
@@ -327,6 +338,7 @@ int main(int argc, char** argv) {
   if (*diff_cmd) return RunDiff(env, global, diff_args);
   if (*oracle_build) return RunOracleBuild(env, global, oracle_build_args);
   if (*oracle_identify) return RunOracleIdentify(env, global, oracle_identify_args);
+  if (*kb_migrate) return RunKbMigrate(env, global, kb_migrate_args);
 #ifdef TROVE_WARDEN_LEAN
   if (*agent || *mcp || *config || *audit || *demo) return ExecWardenNet(argv);
 #else

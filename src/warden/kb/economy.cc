@@ -38,9 +38,12 @@ std::string InvalidWrite(const SymbolWrite& write) {
                          kMaxNameBytes);
     }
     if (!IsValidUtf8(*write.name)) return "name is not valid UTF-8";
+    // PostgreSQL text cannot hold U+0000: one rule for both back ends.
+    if (write.name->find('\0') != std::string::npos) return "name contains U+0000";
   }
-  if (write.summary.has_value() && !IsValidUtf8(*write.summary)) {
-    return "summary is not valid UTF-8";
+  if (write.summary.has_value()) {
+    if (!IsValidUtf8(*write.summary)) return "summary is not valid UTF-8";
+    if (write.summary->find('\0') != std::string::npos) return "summary contains U+0000";
   }
   return {};
 }
@@ -326,6 +329,13 @@ const std::string_view kInsertSymbolIfAbsentSql =
     "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?9) "
     "ON CONFLICT(stable_id) DO NOTHING";
 
+// A copied row, written as it was stored into a KB that holds no symbol yet (Kb::CopyInto
+// checks); the gate already decided it where it came from.
+const std::string_view kRestoreSymbolSql =
+    "INSERT INTO symbols(stable_id, name, summary, type_signature, provenance, "
+    "actor, confidence, locked, created_at, updated_at) "
+    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)";
+
 SymbolWrite SeedWrite(SeedSource source, std::string name, std::string details_json) {
   return SymbolWrite{.name = std::move(name),
                      .summary = std::nullopt,
@@ -393,11 +403,13 @@ Result<Decision> RunGate(KbWriteTxn& txn, std::string_view stable_id, const Symb
     if (round > 0) return Status::Internal(fmt::format("symbol write: {} lost twice", stable_id));
   }
 
-  // One evidence row per attempt, accepted or not. Evidence text must stay valid UTF-8 text:
-  // an invalid name is recorded as a blob-free escaped form, so the trail can be printed and
-  // exported.
+  // One evidence row per attempt, accepted or not. Evidence text must stay valid UTF-8 text
+  // without U+0000 (which PostgreSQL text cannot hold): such a name or summary is recorded as
+  // a blob-free escaped form, so the trail can be stored, printed and exported anywhere.
   auto printable = [](const std::optional<std::string>& text) -> std::optional<std::string> {
-    if (!text.has_value() || IsValidUtf8(*text)) return text;
+    if (!text.has_value() || (IsValidUtf8(*text) && text->find('\0') == std::string::npos)) {
+      return text;
+    }
     std::string escaped;
     for (unsigned char c : *text) {
       if (c < 0x80 && c >= 0x20) {

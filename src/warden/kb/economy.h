@@ -75,7 +75,8 @@ struct Decision {
 // matching rule wins:
 //   1. invalid write -> reject: unknown provenance; confidence not finite or outside [0, 1];
 //      missing (or empty) name on a non-human write; empty name; name over 512 bytes or not
-//      UTF-8; summary not UTF-8
+//      UTF-8; summary not UTF-8; name or summary containing U+0000 (PostgreSQL text cannot
+//      hold it)
 //   2. E absent or unnamed -> accept
 //   3. human write -> accept (locked; without a name: clear, unlocked)
 //   4. E locked -> reject
@@ -99,6 +100,9 @@ namespace internal {
 // StoreVersion's seeds; the caller commits.
 Result<Decision> RunGate(KbWriteTxn& txn, std::string_view stable_id, const SymbolWrite& write,
                          std::string_view now);
+// The statement that writes a copied symbol row as it was stored (Kb::CopyInto): ?1..?10 are
+// the columns of SpecOf(KbTable::kSymbols), stable_id to updated_at.
+extern const std::string_view kRestoreSymbolSql;
 // The write of an ingest seed (provenance export, confidence 1.0, actor ingest:<source>).
 SymbolWrite SeedWrite(SeedSource source, std::string name, std::string details_json);
 

@@ -128,6 +128,28 @@ TEST(DecideTest, Rule1Names) {
                  "rejected: invalid write: summary is not valid UTF-8");
 }
 
+// PostgreSQL text cannot hold U+0000, so no back end stores it: a name or summary with one is
+// invalid (rule 1) for every provenance, over any E (docs/warden.md §6.2).
+TEST(DecideTest, Rule1NulInNameOrSummary) {
+  using namespace std::string_literals;
+  for (const std::string& name : {"a\0b"s, "\0"s, "main\0"s, "caf\xc3\xa9\0"s}) {
+    ASSERT_TRUE(IsValidUtf8(name));  // U+0000 is well-formed UTF-8: the rule is its own
+    for (const char* p : {"agent", "diff-carry", "oracle", "export"}) {
+      ExpectDecision(Decide(std::nullopt, W(p, name, 0.5)), false, 1,
+                     "rejected: invalid write: name contains U+0000");
+    }
+    ExpectDecision(Decide(E("agent", "x", 0.1), W("human", name, 1.0)), false, 1,
+                   "rejected: invalid write: name contains U+0000");
+  }
+  SymbolWrite summary = W("human", "f", 1.0);
+  summary.summary = "does\0things"s;
+  ExpectDecision(Decide(std::nullopt, summary), false, 1,
+                 "rejected: invalid write: summary contains U+0000");
+  // The same text without the NUL is accepted.
+  summary.summary = "does things";
+  ExpectDecision(Decide(std::nullopt, summary), true, 2, "accepted:");
+}
+
 TEST(DecideTest, Rule1ComesBeforeEverything) {
   // Even a human over a locked slot is rejected when invalid.
   ExpectDecision(

@@ -527,26 +527,6 @@ Status Kb::SetEmscriptenVersion(std::int64_t version_id, std::string_view versio
 // ---------------------------------------------------------------------------------------------
 // Discovery and init
 
-Result<std::string> FindDatabase(base::Env& env, const std::optional<std::string>& db_flag,
-                                 const std::string& cwd) {
-  if (db_flag.has_value()) return *db_flag;
-  std::string dir = cwd;
-  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
-  for (;;) {
-    const std::string candidate = (dir == "/" ? "" : dir) + "/.warden/warden.db";
-    if (env.FileExists(candidate)) return candidate;
-    if (dir == "/" || dir.empty()) break;
-    const std::size_t slash = dir.rfind('/');
-    if (slash == std::string::npos) break;
-    dir = slash == 0 ? "/" : dir.substr(0, slash);
-  }
-  std::string local = cwd;
-  while (local.size() > 1 && local.back() == '/') local.pop_back();
-  local += local == "/" ? "warden.db" : "/warden.db";
-  if (env.FileExists(local)) return local;
-  return Status::NotFound(std::string(kNoDatabaseMessage));
-}
-
 Result<InitResult> Init(base::Env& env, const std::string& dir, const std::string& project) {
   std::string root = dir;
   while (root.size() > 1 && root.back() == '/') root.pop_back();

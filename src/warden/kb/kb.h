@@ -92,6 +92,15 @@ struct Proposal {
   std::string details_json = "{}";
 };
 
+// What Kb::CopyInto copied, one entry per table in copy order (meta, module_versions,
+// functions, symbols, evidence, diffs).
+struct TableCopy {
+  std::string table;        // the SQL table name
+  std::int64_t source = 0;  // rows in the source (as of its snapshot)
+  std::int64_t copied = 0;  // rows read and written
+  std::int64_t target = 0;  // rows in the target after the copy, counted before its commit
+};
+
 class Kb {
  public:
   // Opens the KB at `path`; applies the schema (CREATE ... IF NOT EXISTS) and the pragmas
@@ -238,6 +247,19 @@ class Kb {
   // version (the current symbol name, else the name-section name).
   Result<std::uint32_t> ResolveFunction(std::int64_t version_id, std::string_view spec);
 
+  // --- Copying a KB (migrate.cc; `warden kb migrate`, docs/decisions/0091) ---
+
+  // Copies every row of this KB, as of one snapshot, into `target` (another back end, or the
+  // same) in one transaction of the target, ids included; symbols go in through economy.cc's
+  // statement. The target must hold no version, function, symbol, evidence or diff
+  // (kAlreadyExists otherwise); its meta rows take this KB's values. After the rows the
+  // target's id sequences follow the largest ids, and the rows of every table are counted on
+  // both sides: a difference is kDataLoss and nothing is committed. `progress`, when set, is
+  // called after each batch with the table, its rows copied so far and its total.
+  using CopyProgress =
+      std::function<void(std::string_view table, std::int64_t done, std::int64_t total)>;
+  Result<std::vector<TableCopy>> CopyInto(Kb& target, const CopyProgress& progress = nullptr);
+
  private:
   friend class KbTestPeer;
   Kb(base::Env& env, std::unique_ptr<KbStore> store,
@@ -255,11 +277,26 @@ class Kb {
   const std::function<void(std::size_t)> store_progress_;
 };
 
-// Finds the KB per §2.1: `db_flag` when given (returned as is); else the nearest
-// `.warden/warden.db` in `cwd` or a parent; else `cwd/warden.db`; else kNotFound with
-// exactly kNoDatabaseMessage. REQUIRES: cwd is absolute.
+// Finds the KB per §2.1 (discovery.cc): `db_flag` when given (returned as is); else `kb.url`
+// of the project config (FindProjectDir's .warden/config.json), then of the global config
+// (GlobalConfigPath); else the nearest `.warden/warden.db` in `cwd` or a parent; else
+// `cwd/warden.db`; else kNotFound with exactly kNoDatabaseMessage. A config file that is not a
+// JSON object, or a kb.url that is not a PostgreSQL URL, is kMalformed naming the file.
+// REQUIRES: cwd is absolute.
 Result<std::string> FindDatabase(base::Env& env, const std::optional<std::string>& db_flag,
                                  const std::string& cwd);
+// The project directory of `cwd`: the nearest directory, `cwd` or a parent, holding a
+// `.warden/` directory (`warden init` makes one; a team whose KB is on PostgreSQL may make it
+// for the project config alone); empty when there is none. A KB at a URL has no directory of
+// its own: its project files (config, Oracle store) are those of this directory.
+std::string FindProjectDir(base::Env& env, const std::string& cwd);
+// The global config file: $XDG_CONFIG_HOME/warden/config.json, else
+// $HOME/.config/warden/config.json; empty when neither variable is set.
+std::string GlobalConfigPath();
+// `kb.url` of the config file at `path` (flat {"kb.url": U} or nested {"kb": {"url": U}});
+// nullopt when the file or the key is missing. kMalformed when the file is not a JSON object
+// or the value is not a postgresql:// (or postgres://) URL.
+Result<std::optional<std::string>> ConfigKbUrl(base::Env& env, const std::string& path);
 
 struct InitResult {
   std::string db_path;   // dir/.warden/warden.db

@@ -6,9 +6,11 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "base/env.h"
 #include "base/sqlite.h"
@@ -1139,6 +1141,79 @@ TEST_F(KbTest, FindDatabase) {
   ASSERT_TRUE(again.ok());
   EXPECT_FALSE(again->created);
   EXPECT_EQ(again->project, "proj");
+}
+
+// Sets an environment variable for one scope and restores it afterwards.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const std::string& value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    ::setenv(name, value.c_str(), 1);
+  }
+  ~ScopedEnv() {
+    if (old_.has_value()) {
+      ::setenv(name_, old_->c_str(), 1);
+    } else {
+      ::unsetenv(name_);
+    }
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+// docs/warden.md §2.1: --db, then kb.url in the project config, then in the global config,
+// then the files.
+TEST_F(KbTest, FindDatabaseTakesKbUrlFromTheConfig) {
+  const std::string project = dir_.Abs("proj");
+  const std::string deep = project + "/a/b";
+  const std::string xdg = dir_.Abs("xdg");
+  ASSERT_TRUE(env_.CreateDir(deep).ok());
+  ASSERT_TRUE(env_.CreateDir(xdg + "/warden").ok());
+  ASSERT_TRUE(Init(env_, project, "").ok());
+  ScopedEnv scoped("XDG_CONFIG_HOME", xdg);
+  EXPECT_EQ(GlobalConfigPath(), xdg + "/warden/config.json");
+  EXPECT_EQ(FindProjectDir(env_, deep), project);
+  EXPECT_EQ(FindProjectDir(env_, dir_.Abs("")), "");
+  EXPECT_EQ(*FindDatabase(env_, std::nullopt, deep), project + "/.warden/warden.db");
+
+  // The global config's kb.url wins over the files.
+  const std::string global_url = "postgresql://team@db.example/warden";
+  ASSERT_TRUE(
+      env_.WriteFile(xdg + "/warden/config.json", R"({"kb.url": ")" + global_url + R"("})").ok());
+  EXPECT_EQ(*FindDatabase(env_, std::nullopt, deep), global_url);
+  // The project's wins over the global one (nested form), and --db over both.
+  const std::string project_url = "postgres://me:pw@localhost/mine?sslmode=require";
+  ASSERT_TRUE(env_.WriteFile(project + "/.warden/config.json",
+                             R"({"kb": {"url": ")" + project_url + R"("}, "oracle.store": "o.db"})")
+                  .ok());
+  EXPECT_EQ(*FindDatabase(env_, std::nullopt, deep), project_url);
+  EXPECT_EQ(*FindDatabase(env_, std::string("/x/kb.db"), deep), "/x/kb.db");
+  // A project without a KB file (its .warden/ holds the config only) is a project too.
+  const std::string other = dir_.Abs("other");
+  ASSERT_TRUE(env_.CreateDir(other + "/.warden").ok());
+  ASSERT_TRUE(
+      env_.WriteFile(other + "/.warden/config.json", R"({"agent.backend": "offline"})").ok());
+  EXPECT_EQ(FindProjectDir(env_, other), other);
+  EXPECT_EQ(*FindDatabase(env_, std::nullopt, other), global_url);
+
+  // A config that is not an object, or a kb.url that is no PostgreSQL URL: an error naming it.
+  ASSERT_TRUE(env_.WriteFile(other + "/.warden/config.json", R"({"kb.url": "/tmp/kb.db"})").ok());
+  auto bad = FindDatabase(env_, std::nullopt, other);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), StatusCode::kMalformed);
+  EXPECT_NE(bad.status().message().find(other + "/.warden/config.json: kb.url is not"),
+            std::string::npos)
+      << bad.status().ToString();
+  ASSERT_TRUE(env_.WriteFile(other + "/.warden/config.json", "[1]").ok());
+  EXPECT_EQ(FindDatabase(env_, std::nullopt, other).status().code(), StatusCode::kMalformed);
+  // Without kb.url anywhere: the files, as before.
+  ASSERT_TRUE(env_.WriteFile(xdg + "/warden/config.json", "{}").ok());
+  ASSERT_TRUE(env_.WriteFile(project + "/.warden/config.json", "{}").ok());
+  EXPECT_EQ(*FindDatabase(env_, std::nullopt, deep), project + "/.warden/warden.db");
 }
 
 TEST(FormatTimestampTest, Utc) {

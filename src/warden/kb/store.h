@@ -26,6 +26,7 @@
 #include "base/status.h"
 #include "warden/kb/economy.h"
 #include "warden/kb/records.h"
+#include "warden/kb/stored_rows.h"
 
 namespace trove::warden::kb {
 
@@ -212,6 +213,27 @@ class KbStore {
   virtual Result<std::optional<DiffRecord>> GetDiff(std::int64_t from_version,
                                                     std::int64_t to_version) = 0;
   virtual Result<std::vector<DiffRecord>> ListDiffs() = 0;
+
+  // --- Copying a whole KB (stored_rows.h; `warden kb migrate`) ---
+  // Not implemented by default (kUnsupported): a back end opts in.
+  // Starts one consistent view for the scans and counts below, until it is destroyed.
+  virtual Result<std::unique_ptr<KbSnapshot>> BeginSnapshot() {
+    return Status::Unsupported("this KB back end cannot be copied");
+  }
+  // Every row of `table` as stored, in primary-key order, in batches of at most `batch` rows.
+  virtual Status ScanRows(KbTable /*table*/, std::size_t /*batch*/,
+                          const RowBatchFn& /*on_batch*/) {
+    return Status::Unsupported("this KB back end cannot be copied");
+  }
+  virtual Result<std::int64_t> CountRows(KbTable /*table*/) {
+    return Status::Unsupported("this KB back end cannot be copied");
+  }
+  // Starts the one transaction a copy is written in, holding off other writers; kAlreadyExists
+  // when the KB holds any version, function, symbol, evidence or diff row (a copy goes into an
+  // empty KB only).
+  virtual Result<std::unique_ptr<KbRestoreTxn>> BeginRestore() {
+    return Status::Unsupported("this KB back end cannot be a copy's target");
+  }
 };
 
 }  // namespace trove::warden::kb

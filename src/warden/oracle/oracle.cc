@@ -653,6 +653,8 @@ std::string Against(const std::string& dir, const std::string& path) {
 }  // namespace
 
 std::string ProjectDirOfKb(const std::string& kb_path) {
+  // A KB at a PostgreSQL URL has no directory (never one named after the URL).
+  if (IsStoreUrl(kb_path)) return {};
   const std::filesystem::path p(kb_path);
   if (p.parent_path().filename() == ".warden") return p.parent_path().parent_path().string();
   return p.parent_path().string();

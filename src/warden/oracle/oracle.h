@@ -92,7 +92,8 @@ std::string NormaliseName(std::string_view name);
 // --- Where the store is (§2.1, §8.1) ---
 
 // Returns the directory whose .warden/ holds a KB's project files: the project directory of
-// `<dir>/.warden/warden.db`, else the KB file's own directory.
+// `<dir>/.warden/warden.db`, else the KB file's own directory; empty for a KB at a PostgreSQL
+// URL, which has none (callers use the working directory's project, kb::FindProjectDir).
 std::string ProjectDirOfKb(const std::string& kb_path);
 // Returns the store path, by precedence: `flag` (relative to `cwd`); else `oracle.store` in
 // <project_dir>/.warden/config.json, then in the global config ($XDG_CONFIG_HOME/warden/

@@ -657,5 +657,18 @@ TEST(ResolveStorePathTest, UrlsPassThroughUntouched) {
   EXPECT_FALSE(IsStoreUrl("/tmp/postgresql://x"));
 }
 
+// A KB at a URL has no project directory (never one named after the URL); with an empty
+// project directory the store is found from the working directory.
+TEST(ProjectDirOfKbTest, UrlHasNone) {
+  EXPECT_EQ(ProjectDirOfKb("/p/.warden/warden.db"), "/p");
+  EXPECT_EQ(ProjectDirOfKb("/p/kb.db"), "/p");
+  EXPECT_EQ(ProjectDirOfKb("postgresql://team:pw@db.example:5432/warden?sslmode=require"), "");
+  EXPECT_EQ(ProjectDirOfKb("postgres://h/x?host=/p/.warden/warden.db"), "");
+  base::PosixEnv env;
+  base::testing::TempDir dir("trove_oracle_kb_url");
+  EXPECT_EQ(ResolveStorePath(env, std::nullopt, ProjectDirOfKb("postgresql://h/kb"), dir.path()),
+            dir.path() + "/.warden/oracle.db");
+}
+
 }  // namespace
 }  // namespace trove::warden::oracle

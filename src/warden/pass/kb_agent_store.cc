@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "base/env.h"
+#include "base/pg.h"
 #include "warden/kb/economy.h"
 #include "warden/wasm/instruction.h"
 
@@ -94,6 +95,8 @@ Result<agents::WriteOutcome> KbAgentStore::PreviewAgentProposal(const agents::Ag
 }
 
 std::string ProjectDirOfDb(const std::string& db_path) {
+  // A KB at a PostgreSQL URL has no project directory, whatever its query string says.
+  if (base::pg::IsPostgresUrl(db_path)) return {};
   constexpr std::string_view kProjectDb = "/.warden/warden.db";
   if (db_path.size() > kProjectDb.size() && db_path.ends_with(kProjectDb)) {
     return db_path.substr(0, db_path.size() - kProjectDb.size());

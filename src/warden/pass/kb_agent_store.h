@@ -37,7 +37,7 @@ class KbAgentStore final : public agents::AgentStore {
 Result<agents::AgentConfig> LoadAgentConfig(base::Env& env, const std::string& project_dir);
 
 // Returns the project directory of a KB at `<dir>/.warden/warden.db` (that `<dir>`), or an
-// empty string for a KB elsewhere.
+// empty string for a KB elsewhere, a PostgreSQL URL included (it has no directory).
 std::string ProjectDirOfDb(const std::string& db_path);
 
 }  // namespace trove::warden::pass

@@ -135,3 +135,17 @@ TEST_F(KbAgentStoreTest, OfflinePassNamesEverythingThroughTheGate) {
 
 }  // namespace
 }  // namespace trove::warden::pass
+
+namespace trove::warden::pass {
+namespace {
+
+// A KB at a URL has no project directory, whatever its query string holds.
+TEST(ProjectDirOfDbTest, UrlHasNone) {
+  EXPECT_EQ(ProjectDirOfDb("/p/.warden/warden.db"), "/p");
+  EXPECT_EQ(ProjectDirOfDb("/p/kb.db"), "");
+  EXPECT_EQ(ProjectDirOfDb("postgresql://team@db.example/warden"), "");
+  EXPECT_EQ(ProjectDirOfDb("postgres://h/x?host=/p/.warden/warden.db"), "");
+}
+
+}  // namespace
+}  // namespace trove::warden::pass

@@ -83,6 +83,12 @@ class PgKbStore final : public KbStore {
                                             std::int64_t to_version) override;
   Result<std::vector<DiffRecord>> ListDiffs() override;
 
+  // Copying a KB (pg/restore_pg.cc).
+  Result<std::unique_ptr<KbSnapshot>> BeginSnapshot() override;
+  Status ScanRows(KbTable table, std::size_t batch, const RowBatchFn& on_batch) override;
+  Result<std::int64_t> CountRows(KbTable table) override;
+  Result<std::unique_ptr<KbRestoreTxn>> BeginRestore() override;
+
  private:
   class WriteTxn;
   PgKbStore(std::string target, std::unique_ptr<base::pg::Connection> conn);

@@ -84,6 +84,12 @@ class SqliteKbStore final : public KbStore {
                                             std::int64_t to_version) override;
   Result<std::vector<DiffRecord>> ListDiffs() override;
 
+  // Copying a KB (sqlite/restore_sqlite.cc).
+  Result<std::unique_ptr<KbSnapshot>> BeginSnapshot() override;
+  Status ScanRows(KbTable table, std::size_t batch, const RowBatchFn& on_batch) override;
+  Result<std::int64_t> CountRows(KbTable table) override;
+  Result<std::unique_ptr<KbRestoreTxn>> BeginRestore() override;
+
  private:
   class WriteTxn;
   SqliteKbStore(std::string path, std::unique_ptr<base::Database> db);
