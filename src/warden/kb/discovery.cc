@@ -1,5 +1,5 @@
-// Finding the KB (docs/warden.md §2.1): --db, then kb.url in the project's and the global
-// config, then the project's file.
+// Finding the KB (docs/warden.md §2.1): --db, then the project's kb.url, then the project's
+// file, then the global kb.url.
 #include <fmt/core.h>
 
 #include <cstdlib>
@@ -72,12 +72,12 @@ Result<std::optional<std::string>> ConfigKbUrl(base::Env& env, const std::string
 Result<std::string> FindDatabase(base::Env& env, const std::optional<std::string>& db_flag,
                                  const std::string& cwd) {
   if (db_flag.has_value()) return *db_flag;
-  // kb.url: the project's config, then the global one.
+  // What is local wins over what is global, as with git's config: the project's kb.url, then
+  // the project's own file (or a warden.db here), and only then the global kb.url.
   const std::string project = FindProjectDir(env, cwd);
-  for (const std::string& config :
-       {project.empty() ? std::string() : Join(project, ".warden/config.json"),
-        GlobalConfigPath()}) {
-    ASSIGN_OR_RETURN(std::optional<std::string> url, ConfigKbUrl(env, config));
+  if (!project.empty()) {
+    ASSIGN_OR_RETURN(std::optional<std::string> url,
+                     ConfigKbUrl(env, Join(project, ".warden/config.json")));
     if (url.has_value()) return std::move(*url);
   }
   const std::string here = WithoutTrailingSlashes(cwd);
@@ -87,6 +87,8 @@ Result<std::string> FindDatabase(base::Env& env, const std::optional<std::string
   }
   const std::string local = Join(here, "warden.db");
   if (env.FileExists(local)) return local;
+  ASSIGN_OR_RETURN(std::optional<std::string> global, ConfigKbUrl(env, GlobalConfigPath()));
+  if (global.has_value()) return std::move(*global);
   return Status::NotFound(std::string(kNoDatabaseMessage));
 }
 

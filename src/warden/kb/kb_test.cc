@@ -1180,11 +1180,13 @@ TEST_F(KbTest, FindDatabaseTakesKbUrlFromTheConfig) {
   EXPECT_EQ(FindProjectDir(env_, dir_.Abs("")), "");
   EXPECT_EQ(*FindDatabase(env_, std::nullopt, deep), project + "/.warden/warden.db");
 
-  // The global config's kb.url wins over the files.
+  // The global config's kb.url does not win over a project's own file (local before global),
+  // but it names the KB wherever no project file is found.
   const std::string global_url = "postgresql://team@db.example/warden";
   ASSERT_TRUE(
       env_.WriteFile(xdg + "/warden/config.json", R"({"kb.url": ")" + global_url + R"("})").ok());
-  EXPECT_EQ(*FindDatabase(env_, std::nullopt, deep), global_url);
+  EXPECT_EQ(*FindDatabase(env_, std::nullopt, deep), project + "/.warden/warden.db");
+  EXPECT_EQ(*FindDatabase(env_, std::nullopt, dir_.Abs("")), global_url);
   // The project's wins over the global one (nested form), and --db over both.
   const std::string project_url = "postgres://me:pw@localhost/mine?sslmode=require";
   ASSERT_TRUE(env_.WriteFile(project + "/.warden/config.json",
