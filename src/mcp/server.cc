@@ -300,6 +300,16 @@ bool Session::subscribed(const std::string& uri) const {
   return subscriptions_.count(uri) > 0;
 }
 
+std::vector<std::string> Session::SubscriptionsUnder(std::string_view prefix) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<std::string> out;
+  for (auto it = subscriptions_.lower_bound(std::string(prefix));
+       it != subscriptions_.end() && it->starts_with(prefix); ++it) {
+    out.push_back(*it);
+  }
+  return out;
+}
+
 void Session::set_session_channel(std::shared_ptr<Channel> channel) {
   std::lock_guard<std::mutex> lock(mu_);
   session_channel_ = std::move(channel);
@@ -1475,6 +1485,15 @@ void Server::NotifyResourceUpdated(const std::string& uri) {
   std::string message = SerializeNotification("notifications/resources/updated", {{"uri", uri}});
   for (auto& session : LiveSessions()) {
     if (session->subscribed(uri)) session->SendToSession(message);
+  }
+}
+
+void Server::NotifyResourcesUpdatedUnder(std::string_view prefix) {
+  for (auto& session : LiveSessions()) {
+    for (const std::string& uri : session->SubscriptionsUnder(prefix)) {
+      session->SendToSession(
+          SerializeNotification("notifications/resources/updated", {{"uri", uri}}));
+    }
   }
 }
 

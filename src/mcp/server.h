@@ -21,6 +21,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -187,6 +188,8 @@ class Session : public std::enable_shared_from_this<Session> {
   std::size_t in_flight() const;
   bool closed() const { return closed_.load(); }
   bool subscribed(const std::string& uri) const;
+  // The URIs this session subscribed to that start with `prefix`, in order.
+  std::vector<std::string> SubscriptionsUnder(std::string_view prefix) const;
   // Answers and cancels every request whose deadline is before `now` (docs/mcp.md §3.2).
   void ExpireDeadlines(std::chrono::steady_clock::time_point now);
 
@@ -290,6 +293,10 @@ class Server {
 
   // Sends notifications/resources/updated to every session subscribed to `uri`.
   void NotifyResourceUpdated(const std::string& uri);
+  // Sends notifications/resources/updated for every URI starting with `prefix` that a session
+  // subscribed to, to that session (for a change whose extent is unknown: "anything under
+  // warden://symbols/ may have changed").
+  void NotifyResourcesUpdatedUnder(std::string_view prefix);
 
   const ServerInfo& info() const { return info_; }
   const ServerOptions& options() const { return options_; }

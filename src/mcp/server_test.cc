@@ -1148,6 +1148,35 @@ TEST(ResourcesTest, SubscribeAndUnsubscribe) {
   EXPECT_EQ(Dump(unknown["error"]["data"]), R"({"uri":"test://nope"})");
 }
 
+TEST(ResourcesTest, NotifyUnderAPrefixReachesEachSubscribedUri) {
+  World w;
+  TestClient c(w.server());
+  c.Initialize();
+  TestClient other(w.server(), "other");
+  other.Initialize();
+  for (const char* uri : {"test://template/a/data", "test://template/b/data", "test://static"}) {
+    EXPECT_EQ(Dump(ResultOf(c.Request("resources/subscribe", Json{{"uri", uri}}))), "{}");
+  }
+  EXPECT_EQ(
+      Dump(ResultOf(other.Request("resources/subscribe", Json{{"uri", "test://template/c/data"}}))),
+      "{}");
+  const std::size_t before = c.channel().size();
+  const std::size_t other_before = other.channel().size();
+  w.server().NotifyResourcesUpdatedUnder("test://template/");
+  std::vector<Json> messages = c.Messages();
+  ASSERT_EQ(messages.size(), before + 2);
+  EXPECT_EQ(Dump(messages[before]["params"]), R"({"uri":"test://template/a/data"})");
+  EXPECT_EQ(Dump(messages[before + 1]["params"]), R"({"uri":"test://template/b/data"})");
+  std::vector<Json> other_messages = other.Messages();
+  ASSERT_EQ(other_messages.size(), other_before + 1);
+  EXPECT_EQ(Dump(other_messages.back()),
+            R"({"jsonrpc":"2.0","method":"notifications/resources/updated",)"
+            R"("params":{"uri":"test://template/c/data"}})");
+  // Nothing under a prefix no one subscribed to.
+  w.server().NotifyResourcesUpdatedUnder("test://nothing/");
+  EXPECT_EQ(c.channel().size(), before + 2);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Prompts and completion
 

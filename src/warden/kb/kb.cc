@@ -152,6 +152,8 @@ std::string Kb::Now() { return FormatTimestamp(env_.NowMicros()); }
 
 Result<std::string> Kb::Project() { return store_->Project(); }
 
+bool Kb::Healthy() { return store_->Healthy(); }
+
 Status Kb::RequireVersion(std::int64_t version_id) {
   ASSIGN_OR_RETURN(const bool exists, store_->VersionExists(version_id));
   if (!exists) return Status::NotFound(fmt::format("unknown version_id {}", version_id));

@@ -124,6 +124,11 @@ class Kb {
   static Result<bool> RemoveCreated(std::unique_ptr<Kb> kb, const DatabaseFiles& before);
 
   const std::string& path() const { return path_; }
+  // Whether the KB's database connection is usable, checked without blocking or retrying: a KB
+  // on PostgreSQL whose server closed the connection (restart, shutdown) or whose connection a
+  // command found lost is not, and a pool should drop it and open a new one. A SQLite KB always
+  // is.
+  bool Healthy();
   // Returns meta.project.
   Result<std::string> Project();
 

@@ -155,6 +155,9 @@ class KbStore {
   // the commit, or a commit found not applied), having waited and reconnected as needed.
   // SQLite: never (its busy timeout has already waited).
   virtual bool PrepareRetry(const Status& /*failure*/, int /*attempt*/) { return false; }
+  // Whether the store's connection is usable, found out without blocking: false once a command
+  // found the connection lost or the server closed it (PostgreSQL). SQLite: always true.
+  virtual bool Healthy() { return true; }
 
   // --- Versions ---
   virtual Result<std::vector<VersionInfo>> ListVersions() = 0;

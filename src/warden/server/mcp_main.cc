@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <memory>
 #include <string>
 
 #include "base/logging.h"
@@ -16,6 +17,7 @@
 #include "mcp/signals.h"
 #include "warden/oracle/oracle.h"
 #include "warden/pass/kb_agent_store.h"
+#include "warden/server/symbol_notifier.h"
 #include "warden/server/warden_tools.h"
 
 #ifndef TROVE_VERSION
@@ -120,14 +122,30 @@ int RunWardenMcp(base::Env& env, const McpRunOptions& options) {
     tool_options.oracle_store =
         oracle::ResolveStorePath(env, std::nullopt, oracle::ProjectDirOfKb(options.db_path),
                                  std::filesystem::current_path(ec).string());
+    // A KB on PostgreSQL: live symbol resources fed by a LISTEN connection (symbol_notifier.h).
+    // A SQLite KB has none (docs/decisions/0092-warden-pg-live-symbols.md).
+    std::unique_ptr<SymbolFeed> feed;
+    if (base::pg::IsPostgresUrl(options.db_path)) feed = std::make_unique<SymbolFeed>();
+    tool_options.symbol_feed = feed.get();
     Status s = RegisterWardenTools(server, pool, *agent_config, tool_options);
+    std::unique_ptr<SymbolNotifier> notifier;
+    if (s.ok() && feed) {
+      Result<std::unique_ptr<SymbolNotifier>> started =
+          SymbolNotifier::Start(server, *feed, options.db_path, logger);
+      if (started.ok()) {
+        notifier = std::move(started).value();
+      } else {
+        s = started.status();
+      }
+    }
     if (!s.ok()) {
       std::fputs(fmt::format("warden: error: {}\n", s.message()).c_str(), stderr);
       workers.Wait();
       return 1;
     }
     exit_code = mcp::Serve(server, serve);
-    workers.Wait();  // the Server must outlive every task still on the pool
+    notifier.reset();  // no notification after serving ended
+    workers.Wait();    // the Server must outlive every task still on the pool
   }
   return exit_code;
 }

@@ -22,6 +22,7 @@
 #include "warden/pass/kb_agent_store.h"
 #include "warden/server/diff_tools.h"
 #include "warden/server/oracle_tools.h"
+#include "warden/server/symbol_notifier.h"
 
 namespace trove::warden::server {
 
@@ -42,10 +43,15 @@ Result<KbPool::Lease> KbPool::Acquire() {
   if (!free_.empty()) {
     std::unique_ptr<kb::Kb> kb = std::move(free_.back());
     free_.pop_back();
-    return Lease(this, std::move(kb));
+    lock.unlock();
+    if (kb->Healthy()) return Lease(this, std::move(kb));
+    // Dead (a PostgreSQL server that restarted or went away): open a new one in its slot
+    // rather than let the old one retry its connection for seconds.
+    kb.reset();
+  } else {
+    ++open_;
+    lock.unlock();
   }
-  ++open_;
-  lock.unlock();
   Result<std::unique_ptr<kb::Kb>> opened = kb::Kb::Open(env_, path_);
   if (!opened.ok()) {
     std::lock_guard<std::mutex> relock(mu_);
@@ -573,6 +579,56 @@ class BreakerBackend final : public agents::Backend {
   std::optional<mcp::policy::Admission> refusal_;  // one pass runs on one thread
 };
 
+// The live symbol resources of a KB on PostgreSQL (docs/warden.md §3.3; symbol_notifier.h).
+Status RegisterSymbolResources(mcp::Server& server, KbPool& pool, SymbolFeed& feed) {
+  mcp::ResourceRegistry& resources = server.resources();
+  Status added = resources.Add(
+      {.uri = std::string(kSymbolsUri),
+       .name = "symbols",
+       .title = "Symbol changes",
+       .description =
+           "The symbols named recently by anyone writing this KB (other servers, the CLI, "
+           "agents), as this server heard them: each change with its sequence number and the "
+           "URI of the symbol. Subscribe to be told of each batch; reset_sequence marks a batch "
+           "after which anything may have changed.",
+       .mime_type = "application/json",
+       .subscribable = true},
+      [&feed](const std::string& uri, const mcp::ResourceVars&,
+              mcp::CallContext&) -> Result<std::vector<mcp::ResourceContents>> {
+        return std::vector<mcp::ResourceContents>{mcp::ResourceContents{
+            uri, "application/json",
+            feed.Snapshot().dump(-1, ' ', false, mcp::Json::error_handler_t::replace),
+            std::nullopt}};
+      });
+  if (!added.ok()) return added;
+  return resources.AddTemplate(
+      {.uri_template = std::string(kSymbolsUri) + "/{stable_id}",
+       .name = "symbol",
+       .title = "Symbol",
+       .description =
+           "One symbol as get_symbol returns it: name, summary, provenance, confidence, lock and "
+           "the evidence trail; null while unnamed. Subscribable: notified whenever anyone "
+           "writes it. Characters outside [A-Za-z0-9-._~:] of the stable_id are "
+           "percent-encoded (a tier suffix's '/' is %2F).",
+       .mime_type = "application/json"},
+      [&pool](const std::string& uri, const mcp::ResourceVars& vars,
+              mcp::CallContext&) -> Result<std::vector<mcp::ResourceContents>> {
+        ASSIGN_OR_RETURN(std::string stable_id, DecodeStableId(vars.at("stable_id")));
+        if (stable_id.size() > 4096) {
+          return Status::InvalidArgument(
+              fmt::format("{}: stable_id longer than 4096 bytes", uri.substr(0, 80)));
+        }
+        ASSIGN_OR_RETURN(KbPool::Lease k, pool.Acquire());
+        ASSIGN_OR_RETURN(std::optional<kb::SymbolRecord> s, k->GetSymbol(stable_id));
+        SymbolOut out;
+        if (s) out.symbol = ToView(*s);
+        return std::vector<mcp::ResourceContents>{mcp::ResourceContents{
+            uri, "application/json",
+            mcp::ToJson(out).dump(-1, ' ', false, mcp::Json::error_handler_t::replace),
+            std::nullopt}};
+      });
+}
+
 }  // namespace
 
 Status RegisterWardenTools(mcp::Server& server, KbPool& pool,
@@ -806,7 +862,9 @@ Status RegisterWardenTools(mcp::Server& server, KbPool& pool,
   }
   added = RegisterOracleTools(server, pool, std::move(oracle_store));
   if (!added.ok()) return added;
-  return RegisterDiffTools(server, pool);
+  added = RegisterDiffTools(server, pool);
+  if (!added.ok() || tool_options.symbol_feed == nullptr) return added;
+  return RegisterSymbolResources(server, pool, *tool_options.symbol_feed);
 }
 
 }  // namespace trove::warden::server

@@ -25,7 +25,10 @@ class Env;
 namespace trove::warden::server {
 
 // A pool of KB connections: WAL lets readers run beside the one writer, and a connection is
-// used by one thread at a time (kb.h).
+// used by one thread at a time (kb.h). A KB on PostgreSQL whose connection died (the server
+// restarted or went away: Kb::Healthy) is dropped on Acquire and a new one opened in its place,
+// so a server that is down fails the call at once (kUnavailable, no retry loop) and one that is
+// back serves the next call.
 class KbPool {
  public:
   KbPool(base::Env& env, std::string path, std::size_t max_connections);
@@ -45,8 +48,8 @@ class KbPool {
     std::unique_ptr<kb::Kb> kb_;
   };
 
-  // Returns a free connection, opening one when fewer than max_connections exist, else
-  // waiting for one to come back. Never creates the database file.
+  // Returns a free healthy connection, opening one when none is free and fewer than
+  // max_connections exist, else waiting for one to come back. Never creates the database file.
   Result<Lease> Acquire();
   const std::string& path() const { return path_; }
 
@@ -62,6 +65,8 @@ class KbPool {
   std::size_t open_ = 0;                       // GUARDED_BY(mu_)
 };
 
+class SymbolFeed;  // symbol_notifier.h
+
 struct WardenToolOptions {
   // How many run_agent_pass calls may run at once; beyond it the call is a tool error
   // (resource exhausted) rather than a wait. A pass holds a worker thread and a KB connection
@@ -74,6 +79,10 @@ struct WardenToolOptions {
   // The Oracle store identify_runtime reads (oracle::ResolveStorePath); empty: .warden/oracle.db
   // of the KB's project.
   std::string oracle_store;
+  // When set (a KB on PostgreSQL, docs/warden.md §3.3): registers the subscribable resource
+  // `warden://symbols` (this feed's recent changes) and the template
+  // `warden://symbols/{stable_id}` (one symbol with its evidence). Must outlive the server.
+  SymbolFeed* symbol_feed = nullptr;
 };
 
 // Registers the WARDEN tools on `server`. `pool` and `agent_config` must outlive it.

@@ -307,6 +307,16 @@ bool PgKbStore::PrepareRetry(const Status& failure, int attempt) {
   return true;
 }
 
+bool PgKbStore::Healthy() {
+  if (!conn_->Healthy() || conn_->in_transaction()) return conn_->Healthy();
+  // A server that shut down or restarted sent its goodbye and closed the socket: read what is
+  // there without waiting (twice: the message, then the end of the stream) to find out.
+  for (int i = 0; i < 2 && conn_->Healthy(); ++i) {
+    if (!conn_->WaitNotifications(0).ok()) return false;
+  }
+  return conn_->Healthy();
+}
+
 // ---------------------------------------------------------------------------------------------
 // Write transactions
 

@@ -38,6 +38,7 @@ class PgKbStore final : public KbStore {
   Result<bool> RemoveCreated(const DatabaseFiles& before) override;
   Result<std::unique_ptr<KbWriteTxn>> BeginWrite(WriteKind kind) override;
   bool PrepareRetry(const Status& failure, int attempt) override;
+  bool Healthy() override;
 
   Result<std::vector<VersionInfo>> ListVersions() override;
   Result<std::optional<VersionInfo>> GetVersion(std::int64_t version_id) override;
