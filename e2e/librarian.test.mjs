@@ -126,6 +126,7 @@ describe('librarian CLI', () => {
     assert.equal(out.packs[0].targetId, 'fn:src/config.cc::parse_config');
     assert.deepEqual(Object.keys(out.packs[0]).sort(),
       ['confidence', 'keyFacts', 'packId', 'packType', 'relatedFiles', 'summary', 'targetId']);
+    assert.equal(out.files[0].path, 'src/config.cc');
     assert.equal(out.evidenceByPack[0].evidence[0].startLine, 4);
     assert.equal(out.evidenceByPack[0].evidence[0].endLine, 6);
 
@@ -133,6 +134,7 @@ describe('librarian CLI', () => {
     assert.equal(text.code, 0, text.stderr);
     assert.match(text.stdout, /\[1\] function_context fn:lib\/geometry\.py::scale_vector/);
     assert.match(text.stdout, /uncalibrated ranking signals/);
+    assert.match(text.stdout, /^files: lib\/geometry\.py \(/m);
   });
 
   test('bad input exits 2 naming the field', () => {
@@ -212,6 +214,14 @@ function mcpSuite(name, connect, rootOf) {
       assert.ok(first.disclosures.some((d) => d.startsWith('confidence_uncalibrated:')));
       assert.ok(first.stages.some((s) => s.name === 'retrieval' && s.engine.startsWith('lexical_bm25')));
       assert.equal(first.ranking[0].signals.symbol, 1);
+      // The ranked file list: the top pack's file first, each file once, at most 10.
+      assert.equal(first.files[0].path, 'src/config.cc');
+      assert.equal(first.files[0].bestTarget, 'fn:src/config.cc::parse_config');
+      assert.ok(first.files[0].matches >= 1 && first.files[0].why.includes('name'));
+      assert.ok(first.files.length <= 10);
+      assert.equal(new Set(first.files.map((f) => f.path)).size, first.files.length);
+      const noFiles = (await client.callTool({ name: 'query', arguments: { ...args, maxFiles: 0 } })).structuredContent;
+      assert.deepEqual(noFiles.files, []);
       const ev = first.evidenceByPack[0].evidence[0];
       assert.deepEqual([ev.file, ev.startLine, ev.endLine], ['src/config.cc', 4, 6]);
       assert.match(ev.snippet, /^int parse_config/);

@@ -127,6 +127,7 @@ struct QueryFlags {
   std::string intent_type;
   std::vector<std::string> affected;
   double min_confidence = 0.5;
+  std::size_t max_files = query::kDefaultMaxFiles;
   bool evidence = false;
   bool json = false;
 };
@@ -163,6 +164,7 @@ int RunQuery(const QueryFlags& f) {
   }
   req.min_confidence = f.min_confidence;
   req.include_evidence = f.evidence;
+  req.max_files = f.max_files;
   const std::string store_path = index::StorePathFor(*root);
   if (std::FILE* probe = std::fopen(store_path.c_str(), "rb")) {
     std::fclose(probe);
@@ -194,6 +196,13 @@ int RunQuery(const QueryFlags& f) {
             "%s",
             fmt::format("    evidence: {}:{}-{}\n", e.file, e.start_line, e.end_line).c_str());
       }
+    }
+    if (!r->files.empty()) {
+      std::string line = "files:";
+      for (const query::RankedFile& file : r->files) {
+        line += fmt::format(" {} ({:.2f})", file.path, file.score);
+      }
+      std::printf("%s\n", line.c_str());
     }
     if (r->synthesis) std::printf("%s", fmt::format("\n{}\n", *r->synthesis).c_str());
     for (const std::string& h : r->drill_down_hints) {
@@ -577,6 +586,10 @@ int main(int argc, char** argv) {
   query_cmd->add_option("--affected", qf.affected, "Workspace-relative file (repeatable)");
   query_cmd->add_option("--min-confidence", qf.min_confidence, "Ranking threshold (0-1)")
       ->check(CLI::Range(0.0, 1.0));
+  query_cmd
+      ->add_option("--max-files", qf.max_files,
+                   "Length of the ranked file list (default 10; 0: none)")
+      ->check(CLI::Range(std::size_t{0}, query::kMaxFiles));
   query_cmd->add_flag("--evidence", qf.evidence, "Include evidence line ranges and snippets");
   query_cmd->add_flag("--json", qf.json, "Print the query tool's JSON");
 

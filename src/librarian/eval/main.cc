@@ -7,6 +7,7 @@
 //                  [--hard] [--system NAME]... [--repo NAME]... [--max-per-repo N] [--depth N]
 //                  [--weights LEX,SYM,PATH,GRAPH,SCOPE[,NAMEW,INTENTW,OWNERW,FILE[,COVER]]]
 //                  [--query-depth L1|L2|L3] [--max-results N]
+//                  [--file-weights DECAY,TERMS,MODULE,TAIL]...
 //                  [--project DIR] [--work DIR] [--check] [--floor METRIC=RATIO]...
 //                  [--figures FILE.json] [--svg FILE.svg] [--title TEXT]
 //   librarian_eval plot --figures FILE.json --svg FILE.svg [--title TEXT]
@@ -212,6 +213,7 @@ Status Run(const std::vector<std::string>& args) {
   std::string figures_path, svg_path, title(kDefaultTitle);
   bool check = false;
   std::vector<Floor> floors;
+  bool file_weights_given = false;
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     if (a == "--hard") {
@@ -266,6 +268,31 @@ Status Run(const std::vector<std::string>& args) {
     } else if (a == "--floor") {
       ASSIGN_OR_RETURN(Floor f, ParseFloor(v));
       floors.push_back(std::move(f));
+    } else if (a == "--file-weights") {
+      std::vector<double> w;
+      std::stringstream ss(v);
+      std::string part;
+      while (std::getline(ss, part, ',')) {
+        char* end = nullptr;
+        double d = std::strtod(part.c_str(), &end);
+        if (part.empty() || *end != '\0' || !(d >= 0)) {
+          return Status::InvalidArgument(fmt::format("--file-weights: not a weight: '{}'", part));
+        }
+        w.push_back(d);
+      }
+      if (w.size() != 4 || w[1] < 1 || w[1] > 100) {
+        return Status::InvalidArgument(
+            "--file-weights: need 4 values (decay, terms 1-100, module, tail)");
+      }
+      const query::FileWeights f{
+          .decay = w[0], .terms = static_cast<std::size_t>(w[1]), .module = w[2], .tail = w[3]};
+      // The first sets the librarian's; each further one adds a variant system.
+      if (file_weights_given) {
+        o.file_weight_variants.push_back(f);
+      } else {
+        o.file_weights = f;
+        file_weights_given = true;
+      }
     } else if (a == "--weights") {
       std::stringstream ss(v);
       std::string part;

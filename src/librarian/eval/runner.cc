@@ -140,6 +140,8 @@ Result<std::vector<Entry>> Baseline(store::Store& st, const std::string& query) 
 Result<std::vector<Entry>> Librarian(store::Store& st, const query::Workspace& ws,
                                      const std::string& intent, const rank::Weights& weights,
                                      std::optional<double>& top_signal, std::string* digest,
+                                     std::vector<std::string>& files,
+                                     const query::FileWeights& file_weights,
                                      const RunOptions& options) {
   query::QueryRequest req;
   req.intent = intent;
@@ -147,6 +149,10 @@ Result<std::vector<Entry>> Librarian(store::Store& st, const query::Workspace& w
   req.max_results = options.max_results;
   req.min_confidence = 0;  // rank everything; the threshold is not under test here
   req.weights = weights;
+  // File level: the engine's own ranked file list (QueryResponse::files, decision 0089), as
+  // long as the lists are cut.
+  req.max_files = std::min(options.list_depth, query::kMaxFiles);
+  req.file_weights = file_weights;
   // The evaluation set ranks functions and files: the other pack types (decision 0069) are
   // left out so they take no ranked places.
   req.pack_types = {query::PackType::kFunctionContext, query::PackType::kModuleContext};
@@ -164,6 +170,8 @@ Result<std::vector<Entry>> Librarian(store::Store& st, const query::Workspace& w
     e.qualified = std::move(p.qualified_name);
     out.push_back(std::move(e));
   }
+  files.clear();
+  for (const query::RankedFile& f : r.files) files.push_back(f.path);
   if (!r.packs.empty()) top_signal = r.packs.front().signal;
   if (digest != nullptr) {
     // Everything the answer says besides the ranked targets (RunOptions::rankings_path).
@@ -259,6 +267,15 @@ Result<EvalRun> RunEval(const EvalSet& set, const RunOptions& options) {
         "weights: need 5 values (lexical, symbol, path, graph, scope), 9 (then name words, "
         "intent words, owner words, file), 10 (then body coverage) or 11 (then learned "
         "association)");
+  }
+  // Librarian variants with other file coefficients (RunOptions::file_weight_variants).
+  std::vector<query::FileWeights> file_weights_of(systems.size(), options.file_weights);
+  if (std::find(systems.begin(), systems.end(), kLibrarian) != systems.end()) {
+    for (const query::FileWeights& f : options.file_weight_variants) {
+      systems.push_back(
+          fmt::format("{}[{},{},{},{}]", kLibrarian, f.decay, f.terms, f.module, f.tail));
+      file_weights_of.push_back(f);
+    }
   }
   std::set<std::string> known_repos;
   for (const EvalRepo& r : set.repos) known_repos.insert(r.name);
@@ -358,13 +375,14 @@ Result<EvalRun> RunEval(const EvalSet& set, const RunOptions& options) {
       for (std::size_t s = 0; s < systems.size(); ++s) {
         std::optional<double> top_signal;
         std::string digest;
+        std::vector<std::string> engine_files;
         double cpu_a = ThreadCpuMs();
         auto a = std::chrono::steady_clock::now();
         Result<std::vector<Entry>> got =
-            systems[s] == kBaseline
-                ? Baseline(*st, q.intent)
-                : Librarian(*st, ws, q.intent, weights, top_signal,
-                            options.rankings_path.empty() ? nullptr : &digest, options);
+            systems[s] == kBaseline ? Baseline(*st, q.intent)
+                                    : Librarian(*st, ws, q.intent, weights, top_signal,
+                                                options.rankings_path.empty() ? nullptr : &digest,
+                                                engine_files, file_weights_of[s], options);
         auto b = std::chrono::steady_clock::now();
         RunResult fr, fn;
         fr.retrieved.top_signal = fn.retrieved.top_signal = top_signal;
@@ -372,6 +390,8 @@ Result<EvalRun> RunEval(const EvalSet& set, const RunOptions& options) {
         fr.cpu_ms = fn.cpu_ms = ThreadCpuMs() - cpu_a;
         if (got.ok()) {
           Lists lists = ToLists(*got, options.list_depth);
+          // The librarian's file level is its own file list, not the files its packs name.
+          if (systems[s] != kBaseline) lists.files = std::move(engine_files);
           if (!options.rankings_path.empty()) {
             rankings +=
                 fmt::format("{}\t{}\tfile\t{}\n", t->qid, systems[s], fmt::join(lists.files, "\t"));

@@ -13,9 +13,10 @@
 // Each system yields two ranked lists from one call. Function level: the entries that are
 // functions or methods, as "<path>#L<start>-L<end>::<qualified>"; an entry is relevant when it
 // names the target (same path and qualified name) or overlaps at least 50 % of the shorter of
-// the two spans (docs/librarian.md §9.3). File level: the distinct paths of all entries, in rank
-// order. Both lists are cut at `list_depth` entries for every system, so ranks compare like for
-// like.
+// the two spans (docs/librarian.md §9.3). File level: for the baseline, the distinct paths of
+// all entries, in rank order; for the librarian, the engine's own ranked file list
+// (QueryResponse::files, query/files.h; decision 0089). Both lists are cut at `list_depth`
+// entries for every system, so ranks compare like for like.
 //
 // Thread safety: one thread runs an evaluation at a time.
 #pragma once
@@ -61,6 +62,11 @@ struct RunOptions {
   // graph, scope, and optionally name_words, intent_words, owner_words, file, then coverage);
   // empty = its defaults. Tune on the dev split only.
   std::vector<double> librarian_weights;
+  // Coefficients of the librarian's file aggregation (query/files.h); tune on dev only.
+  query::FileWeights file_weights;
+  // Each adds a system "librarian[DECAY,TERMS,MODULE,TAIL]": the librarian with these file
+  // coefficients, in the same run (one index per repository for all of them). Tuning only.
+  std::vector<query::FileWeights> file_weight_variants;
   // Extraction threads for indexing; 0 = all cores.
   std::size_t workers = 0;
   // When set, every query's ranked lists are written to this file, one line per query and

@@ -384,6 +384,9 @@ class Pipeline {
   void TextSignals(const std::set<std::string>& words, rank::RankSignals& s) const;
   // The evidence of a prebuilt pack (Candidate::cited_targets, impact_calls, impact_files).
   Status EvidenceOfPrebuilt(const Candidate& c, Pack& p);
+  // QueryResponse::files from the function and module candidates and the retrieved files
+  // (files.h); part of re-ranking.
+  void RankFileList();
   void Synthesize();
   void Hints(std::size_t removed_by_threshold, bool budget_reached);
 
@@ -1715,6 +1718,25 @@ void Pipeline::Hints(std::size_t removed_by_threshold, bool budget_reached) {
   }
 }
 
+void Pipeline::RankFileList() {
+  if (req_.max_files == 0) return;
+  std::vector<FileEvidence> pool;
+  pool.reserve(candidates_.size());
+  for (const auto& [key, c] : candidates_) {
+    if (c.type != PackType::kFunctionContext && c.type != PackType::kModuleContext) continue;
+    pool.push_back(
+        FileEvidence{c.path, c.target_id, c.type == PackType::kModuleContext, c.score, c.signals});
+  }
+  double max_lex = 0;
+  for (const auto& [path, lex] : file_lex_) max_lex = std::max(max_lex, lex);
+  std::vector<std::pair<std::string, double>> priors;
+  if (max_lex > 0) {
+    priors.reserve(file_lex_.size());
+    for (const auto& [path, lex] : file_lex_) priors.emplace_back(path, lex / max_lex);
+  }
+  resp_.files = RankFiles(pool, priors, req_.file_weights, req_.max_files);
+}
+
 Result<QueryResponse> Pipeline::Run() {
   resp_.intent_type_used = type_;
   resp_.disclosures.push_back(
@@ -1956,6 +1978,7 @@ Result<QueryResponse> Pipeline::Run() {
     }
     selection.push_back(c);
   }
+  RankFileList();
   AddStage("reranking", StageStatus::kRan, t0);
 
   // 8. Defeater check, then the minConfidence filter.
@@ -2043,6 +2066,12 @@ Result<QueryResponse> Pipeline::Run() {
   return std::move(resp_);
 }
 
+// The file list's part of the cache key (files.h).
+std::string FilesCacheKey(const QueryRequest& req) {
+  const FileWeights& f = req.file_weights;
+  return fmt::format(":files {} {} {} {} {}", req.max_files, f.decay, f.terms, f.module, f.tail);
+}
+
 std::string CacheKey(const Workspace& ws, const std::string& generation, const QueryRequest& req,
                      IntentType type) {
   std::vector<std::string> affected = req.affected_files;
@@ -2053,7 +2082,8 @@ std::string CacheKey(const Workspace& ws, const std::string& generation, const Q
                   generation, NormalizeIntent(req.intent), IntentTypeName(type),
                   DepthName(req.depth), fmt::join(affected, "\x1f"), req.min_confidence,
                   req.include_evidence, req.max_results, w.lexical, w.symbol, w.path, w.graph,
-                  w.scope, w.name_words, w.intent_words, w.owner_words, w.file));
+                  w.scope, w.name_words, w.intent_words, w.owner_words, w.file) +
+      FilesCacheKey(req));
 }
 
 }  // namespace
@@ -2121,6 +2151,9 @@ Result<QueryResponse> Query(store::Store& store, const Workspace& workspace,
   }
   if (request.max_results < 1 || request.max_results > 100) {
     return Status::InvalidArgument("maxResults: must be between 1 and 100");
+  }
+  if (request.max_files > kMaxFiles) {
+    return Status::InvalidArgument(fmt::format("maxFiles: must be between 0 and {}", kMaxFiles));
   }
   QueryRequest req = request;
   req.intent = intent;

@@ -36,6 +36,7 @@
 
 #include "base/cancellation.h"
 #include "base/status.h"
+#include "librarian/query/files.h"
 #include "librarian/rank/rank.h"
 
 namespace trove::librarian::store {
@@ -136,6 +137,11 @@ struct QueryRequest {
   std::size_t max_results = 10;
   // Coefficients of the relevance sum; eval/ may override them (dev split only).
   rank::Weights weights;
+  // Length of the ranked file list (QueryResponse::files), 0-kMaxFiles; 0: no list. Wire
+  // `maxFiles`; default 10.
+  std::size_t max_files = kDefaultMaxFiles;
+  // Coefficients of the file aggregation (files.h); eval/ may override them (dev split only).
+  FileWeights file_weights;
   // Not on the wire: the pack types the answer may hold; empty = all six. Bundles pass their
   // profile's types, the evaluation function and module packs only.
   std::vector<PackType> pack_types;
@@ -220,7 +226,10 @@ struct Freshness {
 };
 
 struct QueryResponse {
-  std::vector<Pack> packs;      // best first
+  std::vector<Pack> packs;  // best first
+  // The files the intent is about, best first, at most QueryRequest::max_files, each once:
+  // aggregated over the whole scored candidate pool, not only the returned packs (files.h).
+  std::vector<RankedFile> files;
   double total_confidence = 0;  // mean signal of the packs; 0 when none
   double latency_ms = 0;
   bool cache_hit = false;

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -813,6 +814,165 @@ TEST_F(QueryTest, AnEarlierEpisodeSharingTheIntentsWordsRanksWithItsEvidence) {
   EXPECT_TRUE(cites_definition);
   // The same question again is not a similar task of itself.
   for (const Pack& p : Run(first).packs) EXPECT_NE(p.pack_type, PackType::kSimilarTasks);
+}
+
+// --- the ranked file list (QueryResponse::files, files.h, decision 0089) ---
+
+FileEvidence Ev(std::string path, std::string target, double score, bool module = false) {
+  FileEvidence e;
+  e.path = std::move(path);
+  e.target_id = std::move(target);
+  e.score = score;
+  e.module = module;
+  e.signals.lexical = score;
+  return e;
+}
+
+TEST(RankFilesTest, SeveralModerateMatchesOutrankOneWeakerMatch) {
+  const std::vector<FileEvidence> pool = {
+      Ev("one.cc", "fn:one.cc::f", 0.7),    Ev("many.cc", "fn:many.cc::a", 0.5),
+      Ev("many.cc", "fn:many.cc::b", 0.45), Ev("many.cc", "fn:many.cc::c", 0.4),
+      Ev("zero.cc", "fn:zero.cc::z", 0),
+  };
+  const std::vector<RankedFile> files = RankFiles(pool, {}, FileWeights{}, 10);
+  ASSERT_EQ(files.size(), 2u);  // a candidate scoring 0 names no file
+  EXPECT_EQ(files[0].path, "many.cc");
+  EXPECT_EQ(files[0].matches, 3u);
+  EXPECT_EQ(files[0].best_target, "fn:many.cc::a");
+  EXPECT_THAT(files[0].why, Contains("lexical"));
+  EXPECT_EQ(files[1].path, "one.cc");
+  EXPECT_GT(files[0].score, files[1].score);
+  // With no decay a file is as good as its best candidate.
+  const std::vector<RankedFile> best_only =
+      RankFiles(pool, {}, FileWeights{.decay = 0, .terms = 4, .module = 1, .tail = 0.1}, 10);
+  EXPECT_EQ(best_only[0].path, "one.cc");
+}
+
+TEST(RankFilesTest, BoundedDeduplicatedAndDeterministic) {
+  std::vector<FileEvidence> pool;
+  std::vector<std::pair<std::string, double>> priors;
+  for (int i = 0; i < 30; ++i) {
+    const std::string path = fmt::format("f{:02}.py", i);
+    pool.push_back(Ev(path, "fn:" + path + "::g", 0.01 * (i % 7 + 1)));
+    pool.push_back(Ev(path, "mod:" + path, 0.02, true));
+    priors.emplace_back(path, 0.5);                                   // already listed: not again
+    priors.emplace_back(fmt::format("t{:02}.py", i), 0.1 * (i % 3));  // prior only
+  }
+  const std::vector<RankedFile> files = RankFiles(pool, priors, FileWeights{}, 45);
+  ASSERT_EQ(files.size(), 45u);
+  std::set<std::string> paths;
+  for (const RankedFile& f : files) EXPECT_TRUE(paths.insert(f.path).second) << f.path;
+  for (std::size_t i = 1; i < files.size(); ++i) {
+    EXPECT_TRUE(files[i - 1].score > files[i].score ||
+                (files[i - 1].score == files[i].score && files[i - 1].path < files[i].path));
+  }
+  // Files entering by their prior only come after every file with a candidate.
+  EXPECT_EQ(files[29].path.front(), 'f');
+  EXPECT_EQ(files[30].path.front(), 't');
+  EXPECT_EQ(files[30].matches, 0u);
+  EXPECT_EQ(files[30].why, std::vector<std::string>{"file_prior"});
+  // The same pool in another order gives the same list.
+  std::vector<FileEvidence> reversed(pool.rbegin(), pool.rend());
+  std::vector<std::pair<std::string, double>> priors_reversed(priors.rbegin(), priors.rend());
+  const std::vector<RankedFile> again = RankFiles(reversed, priors_reversed, FileWeights{}, 45);
+  ASSERT_EQ(again.size(), files.size());
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    EXPECT_EQ(again[i].path, files[i].path);
+    EXPECT_EQ(again[i].score, files[i].score);
+    EXPECT_EQ(again[i].best_target, files[i].best_target);
+  }
+  EXPECT_EQ(RankFiles(pool, priors, FileWeights{}, 3).size(), 3u);
+  EXPECT_TRUE(RankFiles(pool, priors, FileWeights{}, 0).empty());
+  // All 30 files with candidates and the 20 with a positive prior only (kMaxFiles bounds it).
+  EXPECT_EQ(RankFiles(pool, priors, FileWeights{}, 1000).size(), 50u);
+}
+
+TEST_F(QueryTest, FileListRanksAFileOfSeveralMatchesAboveOneWeakMatch) {
+  // Three functions of archive.py each speak of part of the intent; image.py has one function
+  // speaking of one of its words.
+  Index("logs/archive.py", R"(
+def rotate_file(path):
+    """Rotate the file when it grows too large."""
+    return path
+
+
+def compress_old(path):
+    """Compress the old archive with gzip."""
+    return path
+
+
+def prune_archive(days):
+    """Delete archive files older than the retention days."""
+    return days
+)");
+  Index("media/image.py", R"(
+def turn_picture(img):
+    """Rotate the picture by ninety degrees."""
+    return img
+)");
+  Index("src/config.cc", kConfig);
+  QueryRequest req = Req("rotate and compress the old archive files");
+  const QueryResponse r = Run(req);
+  ASSERT_GE(r.files.size(), 2u);
+  EXPECT_EQ(r.files[0].path, "logs/archive.py");
+  EXPECT_GE(r.files[0].matches, 3u);
+  EXPECT_THAT(r.files[0].best_target, HasSubstr("logs/archive.py"));
+  std::size_t image = r.files.size();
+  for (std::size_t i = 0; i < r.files.size(); ++i) {
+    if (r.files[i].path == "media/image.py") image = i;
+  }
+  ASSERT_LT(image, r.files.size());
+  EXPECT_GT(r.files[0].score, r.files[image].score);
+  // Deterministic, bounded and deduplicated.
+  const QueryResponse again = Run(req);
+  ASSERT_EQ(again.files.size(), r.files.size());
+  std::set<std::string> paths;
+  for (std::size_t i = 0; i < r.files.size(); ++i) {
+    EXPECT_EQ(again.files[i].path, r.files[i].path);
+    EXPECT_EQ(again.files[i].score, r.files[i].score);
+    EXPECT_TRUE(paths.insert(r.files[i].path).second);
+  }
+  req.max_files = 1;
+  EXPECT_EQ(Run(req).files.size(), 1u);
+  req.max_files = 0;
+  EXPECT_TRUE(Run(req).files.empty());
+  req.max_files = kMaxFiles + 1;
+  base::Cancellation cancel;
+  Result<QueryResponse> refused = Query(*store_, ws_, req, cancel);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_THAT(std::string(refused.status().message()), HasSubstr("maxFiles"));
+}
+
+TEST_F(QueryTest, FileListNamesMoreFilesThanThePacks) {
+  // Six files with a matching function each among unrelated ones, three packs: the file list
+  // still names every file the engine scored.
+  IndexFixture();
+  for (int i = 0; i < 10; ++i) {
+    Index(fmt::format("other/o{}.py", i), fmt::format(R"(
+def unrelated_{}(x):
+    """Return the square of a number."""
+    return x * x
+)",
+                                                      i));
+  }
+  for (int i = 0; i < 6; ++i) {
+    Index(fmt::format("pkg/m{}.py", i), fmt::format(R"(
+def handler_{}(event):
+    """Dispatch the queued event to its listener."""
+    return event
+)",
+                                                    i));
+  }
+  QueryRequest req = Req("dispatch queued event listener");
+  req.max_results = 3;
+  const QueryResponse r = Run(req);
+  std::set<std::string> pack_files;
+  for (const Pack& p : r.packs) pack_files.insert(p.primary_file);
+  EXPECT_LE(pack_files.size(), 3u);
+  std::set<std::string> listed;
+  for (const RankedFile& f : r.files) listed.insert(f.path);
+  for (int i = 0; i < 6; ++i) EXPECT_TRUE(listed.count(fmt::format("pkg/m{}.py", i))) << i;
+  for (const std::string& f : pack_files) EXPECT_TRUE(listed.count(f)) << f;
 }
 
 }  // namespace

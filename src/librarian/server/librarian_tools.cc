@@ -224,6 +224,7 @@ struct QueryArgs {
   std::optional<double> min_confidence;
   std::optional<bool> include_engines;
   std::optional<bool> include_evidence;
+  std::optional<std::int64_t> max_files;
 };
 inline auto DescribeFields(Tag<QueryArgs>) {
   using A = QueryArgs;
@@ -247,7 +248,29 @@ inline auto DescribeFields(Tag<QueryArgs>) {
       Field("includeEngines", &A::include_engines,
             "Engine reports (not produced in this version; disclosed)"),
       Field("includeEvidence", &A::include_evidence,
-            "Add evidence references (file, line range, span hash, snippet) per pack"));
+            "Add evidence references (file, line range, span hash, snippet) per pack"),
+      Field("maxFiles", &A::max_files,
+            "Length of the ranked file list `files` (default 10; 0: no list)",
+            mcp::InRange(0, static_cast<double>(query::kMaxFiles))));
+}
+
+struct FileView {
+  std::string path;
+  double score = 0;
+  std::int64_t matches = 0;
+  std::optional<std::string> best_target;
+  std::vector<std::string> why;
+};
+inline auto DescribeFields(Tag<FileView>) {
+  using F = FileView;
+  return Fields(
+      Field("path", &F::path, "Workspace-relative file"),
+      Field("score", &F::score, "Aggregated ranking signal the list is ordered by; uncalibrated"),
+      Field("matches", &F::matches, "How many of the file's functions and module matched"),
+      Field("bestTarget", &F::best_target, "Target id of the file's best match"),
+      Field("why", &F::why,
+            "Signals that matched: lexical, name, coverage, assoc, path, file_prior, graph, "
+            "affected"));
 }
 
 struct PackView {
@@ -425,6 +448,7 @@ inline auto DescribeFields(Tag<VerificationPlanView>) {
 
 struct QueryOut {
   std::vector<PackView> packs;
+  std::vector<FileView> files;
   double total_confidence = 0;
   double latency_ms = 0;
   bool cache_hit = false;
@@ -444,6 +468,9 @@ struct QueryOut {
 inline auto DescribeFields(Tag<QueryOut>) {
   using O = QueryOut;
   return Fields(Field("packs", &O::packs, "Context packs, best first"),
+                Field("files", &O::files,
+                      "Files the intent is about, best first, ranked over every scored "
+                      "candidate (not only the packs)"),
                 Field("totalConfidence", &O::total_confidence,
                       "Mean ranking signal of the packs (uncalibrated); 0 when none"),
                 Field("latencyMs", &O::latency_ms, "Wall time of this call"),
@@ -521,6 +548,11 @@ QueryOut ToView(const query::QueryResponse& r, bool include_evidence) {
                   .base_signal = g.base_signal};
     if (p.signals.graph_hops != rank::kNotConnected) s.graph_hops = p.signals.graph_hops;
     out.ranking.push_back(RankingView{p.pack_id, p.score, s});
+  }
+  for (const query::RankedFile& f : r.files) {
+    FileView v{f.path, f.score, static_cast<std::int64_t>(f.matches), std::nullopt, f.why};
+    if (!f.best_target.empty()) v.best_target = f.best_target;
+    out.files.push_back(std::move(v));
   }
   out.total_confidence = r.total_confidence;
   out.latency_ms = r.latency_ms;
@@ -1005,6 +1037,7 @@ Status RegisterLibrarianTools(mcp::Server& server, Workspaces& workspaces,
         req.min_confidence = args.min_confidence.value_or(0.5);
         req.include_evidence = args.include_evidence.value_or(false);
         req.max_results = options.max_results;
+        if (args.max_files) req.max_files = static_cast<std::size_t>(*args.max_files);
         std::unique_ptr<store::Store> st;
         if (ws) {
           if (args.affected_files) {
