@@ -147,6 +147,26 @@ test('a target that is not empty is refused and left as it was', () => {
   assert.equal(r.code, 2, r.stderr);
 });
 
+test('init --db URL: a project whose config names the team database', () => {
+  const url = pg.urlFor('team');
+  pg.createDb('team');
+  const project = mkdtempSync(path.join(dir, 'team-'));
+  const first = warden(['init', '--project', 'team', '--db', url], { cwd: project });
+  assert.equal(first.code, 0, first.stderr);
+  assert.match(first.stdout, /^initialized WARDEN project 'team' in \.warden\/ \(KB at postgresql:/);
+  assert.ok(!existsSync(path.join(project, '.warden', 'warden.db')));
+  assert.equal(ok(['config', 'get', 'kb.url', '--project'], { cwd: project }).trim(), url);
+  assert.equal(warden(['init', '--db', url], { cwd: project }).stdout, 'already initialized\n');
+  // Commands in the project use the database without --db.
+  ok(['ingest', path.join(FIXTURES, 'app-O0.wasm'), '--label', 'teamv1'], { cwd: project });
+  const versions = JSON.parse(ok(['versions', '--json', '--db', url]));
+  assert.equal((versions.versions ?? versions)[0].label, 'teamv1');
+  // A file is not what init --db takes.
+  const other = mkdtempSync(path.join(dir, 'file-'));
+  assert.equal(warden(['init', '--db', path.join(other, 'x.db')], { cwd: other }).code, 2);
+  assert.ok(!existsSync(path.join(other, '.warden')));
+});
+
 test('config set kb.url: the CLI and warden mcp use the PostgreSQL KB without --db', async () => {
   const url = pg.urlFor('cfg');
   const src = path.join(dir, 'cfg-src.db');

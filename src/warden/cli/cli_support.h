@@ -110,4 +110,8 @@ class TerminalProgress {
   std::string last_;
 };
 
+// Replaces `path` with `text`, created with mode 0600 (a config may hold API keys or a URL
+// with a password): a temporary file beside it, synced, then renamed over it.
+Status WritePrivateFile(const std::string& path, std::string_view text);
+
 }  // namespace trove::warden::cli

@@ -18,6 +18,7 @@
 
 #include "base/env.h"
 #include "base/hash.h"
+#include "base/pg.h"
 #include "base/status.h"
 #include "warden/cli/cli_support.h"
 #include "warden/cli/glue_input.h"
@@ -68,7 +69,76 @@ Result<std::map<std::uint32_t, std::string>> LiftVersion(base::Env& env, kb::Kb&
 
 }  // namespace
 
+int RunInitAtUrl(base::Env& env, const GlobalOptions& global, const std::string& project) {
+  const std::string& url = *global.db;
+  const std::string shown = base::pg::RedactUrl(url);
+  std::string root = global.cwd;
+  while (root.size() > 1 && root.back() == '/') root.pop_back();
+  std::string name = project;
+  if (name.empty()) {
+    name = std::filesystem::path(root).lexically_normal().filename().string();
+    if (name.empty()) name = "warden";
+  }
+  // The database first (its schema created when empty): a server that cannot be reached leaves
+  // no project behind.
+  Result<std::unique_ptr<kb::Kb>> opened =
+      kb::Kb::Open(env, url, kb::KbOptions{.create_if_missing = true, .project = name});
+  if (!opened.ok()) {
+    Error(fmt::format("{}: {}", shown, opened.status().message()));
+    return ExitFor(opened.status());
+  }
+  Result<std::string> stored_project = (*opened)->Project();
+  if (!stored_project.ok()) {
+    Error(fmt::format("{}: {}", shown, stored_project.status().message()));
+    return ExitFor(stored_project.status());
+  }
+  // The project's config names the KB (kb.url), its other keys kept as they are.
+  const std::string config = root + "/.warden/config.json";
+  Json doc = Json::object();
+  if (env.FileExists(config)) {
+    Result<std::string> text = env.ReadFile(config);
+    if (text.ok()) doc = Json::parse(*text, nullptr, false);
+    if (!text.ok() || !doc.is_object()) {
+      Error(fmt::format("{}: not a JSON object", config));
+      return kExitMalformed;
+    }
+  }
+  const bool created = !doc.contains("kb.url") || doc["kb.url"] != url;
+  if (created) {
+    std::error_code ec;
+    std::filesystem::create_directories(root + "/.warden", ec);
+    doc.erase("kb");  // the nested form of kb.url, replaced by the flat key
+    doc["kb.url"] = url;
+    Status s =
+        WritePrivateFile(config, doc.dump(2, ' ', false, Json::error_handler_t::replace) + "\n");
+    if (!s.ok()) {
+      Error(s.message());
+      return kExitKb;
+    }
+  }
+  if (global.json) {
+    PrintJson(Json{{"db_path", shown}, {"project", *stored_project}, {"created", created}});
+  } else if (created) {
+    std::fputs(fmt::format("initialized WARDEN project '{}' in .warden/ (KB at {})\n",
+                           *stored_project, shown)
+                   .c_str(),
+               stdout);
+  } else {
+    std::fputs("already initialized\n", stdout);
+  }
+  return kExitOk;
+}
+
 int RunInit(base::Env& env, const GlobalOptions& global, const std::string& project) {
+  if (global.db.has_value() && base::pg::IsPostgresUrl(*global.db)) {
+    return RunInitAtUrl(env, global, project);
+  }
+  if (global.db.has_value()) {
+    Error(
+        "init --db: a file KB is created by 'warden init' as .warden/warden.db, or by "
+        "'warden ingest --db FILE'; --db here takes a postgresql:// URL");
+    return kExitUsage;
+  }
   Result<kb::InitResult> r = kb::Init(env, global.cwd, project);
   if (!r.ok()) {
     Error(r.status().message());

@@ -90,6 +90,10 @@ struct AgentArgs {
 using McpArgs = server::McpRunOptions;
 
 int RunInit(base::Env& env, const GlobalOptions& global, const std::string& project);
+// `warden init --db postgresql://…`: creates the KB's schema in that database when it is empty
+// and a project here whose config names it (`kb.url` in .warden/config.json), so that later
+// commands and `warden mcp` find the team's KB without --db (docs/warden.md §2.1).
+int RunInitAtUrl(base::Env& env, const GlobalOptions& global, const std::string& project);
 int RunIngest(base::Env& env, const GlobalOptions& global, const IngestArgs& args);
 int RunVersions(base::Env& env, const GlobalOptions& global);
 int RunCoverage(base::Env& env, const GlobalOptions& global,

@@ -138,29 +138,6 @@ Result<std::string> ConfigPath(base::Env& env, const GlobalOptions& global, bool
 // Whether `key` is printed redacted by `config get`: a URL's password never shows.
 bool IsUrlKey(std::string_view key) { return key == "kb.url"; }
 
-// Replaces `path` with `text`, created with mode 0600 (it may hold API keys): a temporary file
-// beside it, synced, then renamed over it.
-Status WritePrivateFile(const std::string& path, std::string_view text) {
-  const std::string tmp = path + ".tmp";
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) return Status::Io(fmt::format("{}: cannot create: {}", tmp, std::strerror(errno)));
-  bool ok = ::fchmod(fd, 0600) == 0;  // an old .tmp keeps its mode through O_TRUNC
-  for (std::size_t done = 0; ok && done < text.size();) {
-    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    ok = n > 0;
-    if (ok) done += static_cast<std::size_t>(n);
-  }
-  ok = ok && ::fsync(fd) == 0;
-  ok = (::close(fd) == 0) && ok;
-  if (!ok || ::rename(tmp.c_str(), path.c_str()) != 0) {
-    const std::string why = std::strerror(errno);
-    ::unlink(tmp.c_str());
-    return Status::Io(fmt::format("{}: cannot write: {}", path, why));
-  }
-  return {};
-}
-
 Result<std::map<std::string, std::string>> ReadConfigFile(base::Env& env, const std::string& path) {
   if (!env.FileExists(path)) return std::map<std::string, std::string>();
   ASSIGN_OR_RETURN(std::string text, env.ReadFile(path));

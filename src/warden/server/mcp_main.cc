@@ -15,6 +15,7 @@
 #include "mcp/serve.h"
 #include "mcp/server.h"
 #include "mcp/signals.h"
+#include "warden/kb/kb.h"
 #include "warden/oracle/oracle.h"
 #include "warden/pass/kb_agent_store.h"
 #include "warden/server/symbol_notifier.h"
@@ -90,9 +91,17 @@ int RunWardenMcp(base::Env& env, const McpRunOptions& options) {
   }
   probe->reset();
 
+  // The project: the KB file's, or for a KB at a URL (which has no directory) the working
+  // directory's nearest `.warden/` (docs/warden.md §2.1, decision 0091).
+  std::error_code cwd_ec;
+  const std::string cwd = std::filesystem::current_path(cwd_ec).string();
+  std::string project_dir = pass::ProjectDirOfDb(options.db_path);
+  if (project_dir.empty() && base::pg::IsPostgresUrl(options.db_path)) {
+    project_dir = kb::FindProjectDir(env, cwd);
+  }
+
   // Provider keys come from the server's environment and config files (docs/warden.md §2.1).
-  Result<agents::AgentConfig> agent_config =
-      pass::LoadAgentConfig(env, pass::ProjectDirOfDb(options.db_path));
+  Result<agents::AgentConfig> agent_config = pass::LoadAgentConfig(env, project_dir);
   if (!agent_config.ok()) {
     std::fputs(fmt::format("warden: error: {}\n", agent_config.status().message()).c_str(), stderr);
     return 2;
@@ -118,10 +127,7 @@ int RunWardenMcp(base::Env& env, const McpRunOptions& options) {
     serve.http.port = port;
     mcp::Server server(info, server_options, workers, logger);
     WardenToolOptions tool_options;
-    std::error_code ec;
-    tool_options.oracle_store =
-        oracle::ResolveStorePath(env, std::nullopt, oracle::ProjectDirOfKb(options.db_path),
-                                 std::filesystem::current_path(ec).string());
+    tool_options.oracle_store = oracle::ResolveStorePath(env, std::nullopt, project_dir, cwd);
     // A KB on PostgreSQL: live symbol resources fed by a LISTEN connection (symbol_notifier.h).
     // A SQLite KB has none (docs/decisions/0092-warden-pg-live-symbols.md).
     std::unique_ptr<SymbolFeed> feed;

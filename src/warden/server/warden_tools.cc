@@ -858,7 +858,9 @@ Status RegisterWardenTools(mcp::Server& server, KbPool& pool,
   if (!added.ok()) return added;
   std::string oracle_store = tool_options.oracle_store;
   if (oracle_store.empty()) {
-    oracle_store = oracle::ProjectDirOfKb(pool.path()) + "/.warden/oracle.db";
+    // A KB at a URL has no project directory: the working directory's store then.
+    const std::string project = oracle::ProjectDirOfKb(pool.path());
+    oracle_store = (project.empty() ? std::string(".") : project) + "/.warden/oracle.db";
   }
   added = RegisterOracleTools(server, pool, std::move(oracle_store));
   if (!added.ok()) return added;

@@ -85,7 +85,11 @@ CREATE TABLE IF NOT EXISTS functions (
   opcodes                 bytea NOT NULL,
   PRIMARY KEY (version_id, func_index)
 );
-CREATE INDEX IF NOT EXISTS functions_stable_id ON functions(stable_id);
+-- (stable_id, version_id): the gate's type-signature lookup (`WHERE stable_id = $1 ORDER BY
+-- version_id DESC LIMIT 1`) is one index probe; on (stable_id) alone, a table COPYed in the same
+-- transaction has no statistics yet and the planner walked the primary key backwards (7-9 ms a
+-- seed on ffmpeg-core, decision 0093).
+CREATE INDEX IF NOT EXISTS functions_stable_version ON functions(stable_id, version_id);
 CREATE INDEX IF NOT EXISTS functions_norm_hash ON functions(norm_hash);
 CREATE INDEX IF NOT EXISTS functions_exact_hash ON functions(exact_hash);
 CREATE INDEX IF NOT EXISTS functions_structural_hash ON functions(structural_hash);
