@@ -95,13 +95,12 @@ int RunWardenMcp(base::Env& env, const McpRunOptions& options) {
   // directory's nearest `.warden/` (docs/warden.md §2.1, decision 0091).
   std::error_code cwd_ec;
   const std::string cwd = std::filesystem::current_path(cwd_ec).string();
-  std::string project_dir = pass::ProjectDirOfDb(options.db_path);
-  if (project_dir.empty() && base::pg::IsPostgresUrl(options.db_path)) {
-    project_dir = kb::FindProjectDir(env, cwd);
-  }
+  const bool at_url = base::pg::IsPostgresUrl(options.db_path);
+  const std::string url_project = at_url ? kb::FindProjectDir(env, cwd) : std::string();
 
   // Provider keys come from the server's environment and config files (docs/warden.md §2.1).
-  Result<agents::AgentConfig> agent_config = pass::LoadAgentConfig(env, project_dir);
+  Result<agents::AgentConfig> agent_config =
+      pass::LoadAgentConfig(env, at_url ? url_project : pass::ProjectDirOfDb(options.db_path));
   if (!agent_config.ok()) {
     std::fputs(fmt::format("warden: error: {}\n", agent_config.status().message()).c_str(), stderr);
     return 2;
@@ -127,7 +126,8 @@ int RunWardenMcp(base::Env& env, const McpRunOptions& options) {
     serve.http.port = port;
     mcp::Server server(info, server_options, workers, logger);
     WardenToolOptions tool_options;
-    tool_options.oracle_store = oracle::ResolveStorePath(env, std::nullopt, project_dir, cwd);
+    tool_options.oracle_store = oracle::ResolveStorePath(
+        env, std::nullopt, at_url ? url_project : oracle::ProjectDirOfKb(options.db_path), cwd);
     // A KB on PostgreSQL: live symbol resources fed by a LISTEN connection (symbol_notifier.h).
     // A SQLite KB has none (docs/decisions/0092-warden-pg-live-symbols.md).
     std::unique_ptr<SymbolFeed> feed;
