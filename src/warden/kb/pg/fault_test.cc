@@ -135,6 +135,14 @@ TEST(KbPgFaultTest, WriterKilledDuringCopyLeavesNoPartialVersion) {
   EXPECT_EQ(Count(*conn, "SELECT count(*) FROM functions"), 0);
   EXPECT_EQ(Count(*conn, "SELECT count(*) FROM symbols"), 0);
   EXPECT_EQ(Count(*conn, "SELECT count(*) FROM evidence"), 0);
+  // The first version is bulk-loaded without the secondary indexes and the foreign key (built
+  // after the COPY, in the same transaction): the kill rolled their drop back too.
+  const std::string kIndexes = "SELECT count(*) FROM pg_indexes WHERE tablename = 'functions'";
+  const std::string kForeignKeys =
+      "SELECT count(*) FROM pg_constraint WHERE conrelid = 'functions'::regclass AND contype = "
+      "'f'";
+  EXPECT_EQ(Count(*conn, kIndexes), 5);  // the primary key and four secondary indexes
+  EXPECT_EQ(Count(*conn, kForeignKeys), 1);
 
   // A new ingest of the same module succeeds, under the same label.
   auto kb = Kb::Open(env, db.url());
@@ -146,6 +154,9 @@ TEST(KbPgFaultTest, WriterKilledDuringCopyLeavesNoPartialVersion) {
   EXPECT_EQ(stored->label, "v1");
   EXPECT_EQ(Count(*conn, "SELECT count(*) FROM functions"), kFunctions);
   EXPECT_EQ(Count(*conn, "SELECT count(*) FROM evidence"), 1);
+  // Built again after the bulk load, and used by the seed's type-signature lookup.
+  EXPECT_EQ(Count(*conn, kIndexes), 5);
+  EXPECT_EQ(Count(*conn, kForeignKeys), 1);
 }
 
 // ---- two ingests at once

@@ -85,14 +85,6 @@ CREATE TABLE IF NOT EXISTS functions (
   opcodes                 bytea NOT NULL,
   PRIMARY KEY (version_id, func_index)
 );
--- (stable_id, version_id): the gate's type-signature lookup (`WHERE stable_id = $1 ORDER BY
--- version_id DESC LIMIT 1`) is one index probe; on (stable_id) alone, a table COPYed in the same
--- transaction has no statistics yet and the planner walked the primary key backwards (7-9 ms a
--- seed on ffmpeg-core, decision 0093).
-CREATE INDEX IF NOT EXISTS functions_stable_version ON functions(stable_id, version_id);
-CREATE INDEX IF NOT EXISTS functions_norm_hash ON functions(norm_hash);
-CREATE INDEX IF NOT EXISTS functions_exact_hash ON functions(exact_hash);
-CREATE INDEX IF NOT EXISTS functions_structural_hash ON functions(structural_hash);
 CREATE TABLE IF NOT EXISTS symbols (
   stable_id      text COLLATE "C" PRIMARY KEY,
   name           text COLLATE "C",
@@ -157,6 +149,35 @@ CREATE TABLE IF NOT EXISTS diffs (
 );
 )sql";
 
+// The functions table's secondary indexes and foreign key, apart from kPgSchemaSql because the
+// first version's ingest builds them after its COPY (WriteTxn::InsertFunctions). The index on
+// (stable_id, version_id) serves the gate's type-signature lookup (`WHERE stable_id = $1 ORDER
+// BY version_id DESC LIMIT 1`) in one probe: on (stable_id) alone, a table COPYed in the same
+// transaction has no statistics yet and the planner walked the primary key backwards (7-9 ms a
+// seed on ffmpeg-core, decision 0093).
+constexpr std::string_view kPgFunctionIndexesSql = R"sql(
+CREATE INDEX IF NOT EXISTS functions_stable_version ON functions(stable_id, version_id);
+CREATE INDEX IF NOT EXISTS functions_norm_hash ON functions(norm_hash);
+CREATE INDEX IF NOT EXISTS functions_exact_hash ON functions(exact_hash);
+CREATE INDEX IF NOT EXISTS functions_structural_hash ON functions(structural_hash);
+DO $$ BEGIN
+  IF NOT EXISTS (SELECT 1 FROM pg_constraint WHERE conname = 'functions_version_id_fkey'
+                 AND conrelid = 'functions'::regclass) THEN
+    ALTER TABLE functions ADD CONSTRAINT functions_version_id_fkey
+      FOREIGN KEY (version_id) REFERENCES module_versions(id) ON DELETE CASCADE;
+  END IF;
+END $$;
+)sql";
+
+// Drops what kPgFunctionIndexesSql builds, for a bulk load into an empty functions table.
+constexpr std::string_view kPgDropFunctionIndexesSql =
+    "ALTER TABLE functions DROP CONSTRAINT IF EXISTS functions_version_id_fkey; "
+    "DROP INDEX IF EXISTS functions_stable_version, functions_norm_hash, functions_exact_hash, "
+    "functions_structural_hash";
+
+// A first version at least this large is loaded without indexes, which are built after it.
+constexpr std::size_t kBulkLoadRows = 1000;
+
 // Serialises schema creation between processes opening an empty database at once.
 constexpr std::int64_t kSchemaLockKey = 0x5741524445;
 // Serialises StoreVersion transactions (PgKbStore::BeginWrite).
@@ -205,6 +226,7 @@ Status PreparePgDatabase(pg::Connection& conn, bool allow_init, std::string_view
   }
   if (!has_meta) {
     RETURN_IF_ERROR(conn.Exec(kPgSchemaSql));
+    RETURN_IF_ERROR(conn.Exec(kPgFunctionIndexesSql));
     const std::string version = std::to_string(kSchemaVersion);
     const std::pair<std::string_view, std::string_view> rows[] = {
         {"schema_version", version}, {"producer", kProducer}, {"project", project}};
@@ -453,6 +475,26 @@ class PgKbStore::WriteTxn final : public KbWriteTxn {
   // bytea).
   Status InsertFunctions(std::int64_t version_id, std::span<const FunctionRecord> functions,
                          const std::function<void(std::size_t)>& on_row) override {
+    // The first version of a KB (the ingest lock is held: nothing else inserts functions) is
+    // loaded as SQLite's store loads it: indexes and the foreign key built after the rows, one
+    // sort and one join instead of 22k index insertions and row triggers. The DDL is part of
+    // this transaction, so a failed ingest leaves them as they were; readers of `functions`
+    // wait for this first ingest to end (they would find nothing before it anyway).
+    bool bulk = false;
+    if (functions.size() >= kBulkLoadRows) {
+      ASSIGN_OR_RETURN(pg::Statement empty,
+                       conn().Query("SELECT NOT EXISTS (SELECT 1 FROM functions)"));
+      ASSIGN_OR_RETURN(const bool row, empty.Step());
+      bulk = row && empty.ColumnInt64(0) != 0;
+    }
+    if (bulk) RETURN_IF_ERROR(conn().Exec(kPgDropFunctionIndexesSql));
+    RETURN_IF_ERROR(CopyFunctions(version_id, functions, on_row));
+    if (bulk) RETURN_IF_ERROR(conn().Exec(kPgFunctionIndexesSql));
+    return Status::Ok();
+  }
+
+  Status CopyFunctions(std::int64_t version_id, std::span<const FunctionRecord> functions,
+                       const std::function<void(std::size_t)>& on_row) {
     ASSIGN_OR_RETURN(pg::CopyWriter copy,
                      conn().CopyIn(fmt::format("COPY functions (version_id, {}) FROM STDIN "
                                                "(FORMAT binary)",
