@@ -23,21 +23,9 @@ namespace {
 using testing::PgDatabase;
 using testing::PgScratchServer;
 
-// Runs `sql` with `args` and returns the first column of the first row as text (ADD_FAILURE and
-// "" on failure).
 template <typename... Args>
 std::string One(Connection& conn, std::string_view sql, const Args&... args) {
-  auto stmt = conn.Query(sql, args...);
-  if (!stmt.ok()) {
-    ADD_FAILURE() << stmt.status().ToString();
-    return "";
-  }
-  auto row = stmt->Step();
-  if (!row.ok() || !*row) {
-    ADD_FAILURE() << sql << ": " << (row.ok() ? "no row" : row.status().ToString());
-    return "";
-  }
-  return stmt->ColumnText(0);
+  return testing::QueryOne(conn, sql, args...);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -62,6 +62,23 @@ struct PgServerInfo {
   }
 };
 
+// Runs `sql` with `args` and returns the first column of the first row as text (ADD_FAILURE and
+// "" on failure): the one-value query of the PostgreSQL tests.
+template <typename... Args>
+std::string QueryOne(pg::Connection& conn, std::string_view sql, const Args&... args) {
+  auto stmt = conn.Query(sql, args...);
+  if (!stmt.ok()) {
+    ADD_FAILURE() << sql << ": " << stmt.status().ToString();
+    return "";
+  }
+  auto row = stmt->Step();
+  if (!row.ok() || !*row) {
+    ADD_FAILURE() << sql << ": " << (row.ok() ? "no row" : row.status().ToString());
+    return "";
+  }
+  return stmt->ColumnText(0);
+}
+
 // Reads a pg_scratch env file (KEY='value' lines). Returns false when it cannot be read.
 inline bool ReadPgEnvFile(const std::string& path, PgServerInfo* info) {
   std::ifstream in(path);

@@ -48,19 +48,8 @@ using base::testing::PgScratchServer;
 using testing::MakeFunctions;
 using testing::MakeVersion;
 
-// The single value of a one-row, one-column query ("" on failure, reported).
 std::string One(base::pg::Connection& conn, const std::string& sql) {
-  auto stmt = conn.Prepare(sql);
-  if (!stmt.ok()) {
-    ADD_FAILURE() << sql << ": " << stmt.status().ToString();
-    return "";
-  }
-  auto row = stmt->Step();
-  if (!row.ok() || !*row) {
-    ADD_FAILURE() << sql << ": " << (row.ok() ? "no row" : row.status().ToString());
-    return "";
-  }
-  return stmt->ColumnText(0);
+  return base::testing::QueryOne(conn, sql);
 }
 
 std::int64_t Count(base::pg::Connection& conn, const std::string& sql) {
