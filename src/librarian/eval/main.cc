@@ -8,6 +8,7 @@
 //                  [--weights LEX,SYM,PATH,GRAPH,SCOPE[,NAMEW,INTENTW,OWNERW,FILE[,COVER]]]
 //                  [--query-depth L1|L2|L3] [--max-results N]
 //                  [--file-weights DECAY,TERMS,MODULE,TAIL]...
+//                  [--name-confidence LOW,HIGH,DAMPING,SHIFT]
 //                  [--project DIR] [--work DIR] [--check] [--floor METRIC=RATIO]...
 //                  [--figures FILE.json] [--svg FILE.svg] [--title TEXT]
 //   librarian_eval plot --figures FILE.json --svg FILE.svg [--title TEXT]
@@ -292,6 +293,22 @@ Status Run(const std::vector<std::string>& args) {
       } else {
         o.file_weights = f;
         file_weights_given = true;
+      }
+    } else if (a == "--name-confidence") {
+      std::stringstream ss(v);
+      std::string part;
+      while (std::getline(ss, part, ',')) {
+        char* end = nullptr;
+        double d = std::strtod(part.c_str(), &end);
+        if (part.empty() || *end != '\0' || !(d >= 0)) {
+          return Status::InvalidArgument(
+              fmt::format("--name-confidence: not a coefficient: '{}'", part));
+        }
+        o.name_confidence.push_back(d);
+      }
+      if (o.name_confidence.size() != 4) {
+        return Status::InvalidArgument(
+            "--name-confidence: need 4 values (low, high, damping, lexical shift)");
       }
     } else if (a == "--weights") {
       std::stringstream ss(v);

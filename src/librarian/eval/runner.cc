@@ -302,6 +302,16 @@ Result<EvalRun> RunEval(const EvalSet& set, const RunOptions& options) {
     if (w.size() >= 10) weights.coverage = w[9];
     if (w.size() == 11) weights.assoc = w[10];
   }
+  if (!options.name_confidence.empty()) {
+    if (options.name_confidence.size() != 4) {
+      return Status::InvalidArgument(
+          "name_confidence: need 4 values (low, high, damping, lexical shift)");
+    }
+    weights.name_confidence_low = options.name_confidence[0];
+    weights.name_confidence_high = options.name_confidence[1];
+    weights.name_damping = options.name_confidence[2];
+    weights.lexical_shift = options.name_confidence[3];
+  }
   std::unique_ptr<ScratchDir> scratch;
   std::string work = options.work_dir;
   if (work.empty()) {

@@ -62,6 +62,9 @@ struct RunOptions {
   // graph, scope, and optionally name_words, intent_words, owner_words, file, then coverage);
   // empty = its defaults. Tune on the dev split only.
   std::vector<double> librarian_weights;
+  // The librarian's name-confidence coefficients (rank::Weights::name_confidence_low, _high,
+  // name_damping, lexical_shift; decision 0095); empty = its defaults. Tune on dev only.
+  std::vector<double> name_confidence;
   // Coefficients of the librarian's file aggregation (query/files.h); tune on dev only.
   query::FileWeights file_weights;
   // Each adds a system "librarian[DECAY,TERMS,MODULE,TAIL]": the librarian with these file

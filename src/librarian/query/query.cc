@@ -334,7 +334,13 @@ class Pipeline {
  public:
   Pipeline(store::Store& store, const Workspace& ws, const QueryRequest& req, IntentType type,
            base::Cancellation& cancel, Clock::time_point start)
-      : store_(store), ws_(ws), req_(req), type_(type), cancel_(cancel), start_(start) {}
+      : store_(store),
+        ws_(ws),
+        req_(req),
+        type_(type),
+        cancel_(cancel),
+        start_(start),
+        fn_weights_(req.weights) {}
 
   Result<QueryResponse> Run();
 
@@ -349,6 +355,11 @@ class Pipeline {
         Stage{std::move(name), status, std::move(reason), MsSince(t0), std::move(engine)});
   }
   bool OverBudget() const { return Clock::now() - start_ > kOptionalStageBudget; }
+  // The weights a candidate's score uses: function candidates' follow the query's name
+  // confidence (rank::ForNameConfidence, decision 0095), the others' are the request's.
+  const rank::Weights& WeightsFor(const Candidate& c) const {
+    return c.type == PackType::kFunctionContext ? fn_weights_ : req_.weights;
+  }
 
   Result<const store::FileRecord*> File(const std::string& path);
   Candidate& Upsert(PackType type, const std::string& target_id, const std::string& path);
@@ -396,6 +407,8 @@ class Pipeline {
   const IntentType type_;
   base::Cancellation& cancel_;
   const Clock::time_point start_;
+  // req_.weights adapted to the query's name confidence (ComputeSignals).
+  rank::Weights fn_weights_;
 
   QueryResponse resp_;
   IntentTerms terms_;
@@ -761,8 +774,19 @@ Status Pipeline::ComputeSignals() {
     } else if (max_degree > 0) {
       s.graph = c.symbol ? call_count_.at(c.symbol->name) / max_degree : 0;
     }
-    c.score = s.Evaluate(req_.weights);
   }
+  // Name confidence (decision 0095): how strongly the intent names its best lexical match. When
+  // no function candidate is both lexically strong and named by the intent, the intent likely
+  // describes a function without naming it, and names that share a few of its words are the
+  // usual distractors: their weight is lowered for this query.
+  double name_confidence = 0;
+  for (const auto& [key, c] : candidates_) {
+    if (c.type == PackType::kFunctionContext) {
+      name_confidence = std::max(name_confidence, c.signals.name_words * c.signals.lexical);
+    }
+  }
+  fn_weights_ = rank::ForNameConfidence(req_.weights, name_confidence);
+  for (auto& [key, c] : candidates_) c.score = c.signals.Evaluate(WeightsFor(c));
   return Status::Ok();
 }
 
@@ -837,7 +861,7 @@ Status Pipeline::BodyCoverage() {
       ForEachWordRun(*b->second, [&](std::string_view run) { found |= bits_of_run(run); });
     }
     c->signals.coverage = static_cast<double>(std::popcount(found)) / total;
-    c->score = c->signals.Evaluate(req_.weights);
+    c->score = c->signals.Evaluate(fn_weights_);
   }
   return Status::Ok();
 }
@@ -871,7 +895,7 @@ Status Pipeline::DefeaterCheck(std::vector<Candidate*>& selection) {
     }
     if (it->second) {
       c->signals.base_signal = std::max(0.0, c->signals.base_signal - 0.5);
-      c->score = c->signals.Evaluate(req_.weights);
+      c->score = c->signals.Evaluate(WeightsFor(*c));
       stale_files_.insert(c->path);
       resp_.freshness.stale_pack_ids.push_back(c->pack_id);
     }

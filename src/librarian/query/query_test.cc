@@ -504,6 +504,58 @@ TEST_F(QueryTest, BodyCoverageCountsTheIntentWordsInTheFunctionsOwnCode) {
   EXPECT_NE(r.packs.front().signals.Debug().find("cover=0.667"), std::string::npos);
 }
 
+TEST_F(QueryTest, WhenNoNameIsConfidentTheBodysEvidenceOutranksASharedNameWord) {
+  // The intent describes flush_pending without naming it. socket_pool_size's name shares one
+  // of its words (a third of the name) and is the best BM25 match (its name repeats in its
+  // code); flush_pending's name shares none, its code holds more of the intent's words. No
+  // function is named by the intent, so name confidence is low (decision 0095).
+  IndexFixture();
+  Index("py/conn.py",
+        "def socket_pool_size(pool):\n"
+        "    return len(pool.socket_buffers) + pool.socket_count + pool.buffer_size\n"
+        "\n\n"
+        "def flush_pending(conn):\n"
+        "    conn.wait_writable()\n"
+        "    for frame in conn.queue:\n"
+        "        conn.write(frame)\n");
+  const std::string intent =
+      "wait until the buffer drains then write the queued frames to a socket";
+  auto functions = [](const QueryResponse& r) {
+    std::vector<std::string> names;
+    for (const Pack& p : r.packs) {
+      if (p.pack_type == PackType::kFunctionContext) names.push_back(p.name);
+    }
+    return names;
+  };
+  // Without the adaptation (damping 1, no lexical shift) the shared name word wins.
+  QueryRequest off = Req(intent, Depth::kL1);
+  off.weights.name_damping = 1;
+  off.weights.lexical_shift = 0;
+  const std::vector<std::string> before = functions(Run(off));
+  ASSERT_GE(before.size(), 2u);
+  EXPECT_EQ(before[0], "socket_pool_size");
+  EXPECT_EQ(before[1], "flush_pending");
+  // With the default coefficients the function whose code answers the intent ranks first.
+  const std::vector<std::string> after = functions(Run(Req(intent, Depth::kL1)));
+  ASSERT_GE(after.size(), 2u);
+  EXPECT_EQ(after[0], "flush_pending");
+  EXPECT_EQ(after[1], "socket_pool_size");
+  // An intent that names its function (flush_pending: every name word, the best BM25) is
+  // confident: the adaptation leaves every score as it was.
+  const std::string named = "flush the pending frames";
+  QueryRequest named_off = Req(named, Depth::kL1);
+  named_off.weights = off.weights;
+  const QueryResponse a = Run(Req(named, Depth::kL1));
+  const QueryResponse b = Run(named_off);
+  ASSERT_FALSE(a.packs.empty());
+  EXPECT_EQ(a.packs.front().name, "flush_pending");
+  ASSERT_EQ(a.packs.size(), b.packs.size());
+  for (std::size_t i = 0; i < a.packs.size(); ++i) {
+    EXPECT_EQ(a.packs[i].pack_id, b.packs[i].pack_id);
+    EXPECT_DOUBLE_EQ(a.packs[i].score, b.packs[i].score) << a.packs[i].pack_id;
+  }
+}
+
 TEST_F(QueryTest, OverloadsOfOneNameInOneFileGiveOnePack) {
   Index("src/printer.cc",
         "void emit_value(long v) {}\n"

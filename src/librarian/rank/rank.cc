@@ -43,6 +43,22 @@ double RankSignals::Relevance(const Weights& w) const {
   return std::max(rel, inherited);
 }
 
+Weights ForNameConfidence(const Weights& w, double confidence) {
+  const double span = w.name_confidence_high - w.name_confidence_low;
+  double t = 1;  // 1: confident, weights unchanged; 0: no name confidence
+  if (span > 0) {
+    t = std::clamp((confidence - w.name_confidence_low) / span, 0.0, 1.0);
+  } else if (confidence < w.name_confidence_high) {
+    t = 0;
+  }
+  Weights out = w;
+  const double scale = w.name_damping + (1 - w.name_damping) * t;
+  out.name_words *= scale;
+  out.intent_words *= scale;
+  out.lexical += (1 - t) * w.lexical_shift;
+  return out;
+}
+
 double RankSignals::Evaluate(const Weights& w) const {
   return Relevance(w) * pack_type_weight * (0.5 + 0.5 * base_signal);
 }

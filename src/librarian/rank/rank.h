@@ -57,7 +57,28 @@ struct Weights {
   // up. Not tuned (no embedding endpoint is available offline): a value that lets a close
   // vector lift a candidate about as much as a name-word match does.
   double embed = 0.5;
+  // Decision 0095: name confidence (ForNameConfidence). When no function candidate of the query
+  // is both lexically strong and named by the intent (the best name_words × lexical below
+  // `name_confidence_high`), the intent probably does not name its function, and a name that
+  // shares some of its words is weaker evidence: the weights of the function's own name words
+  // (name_words, intent_words) are scaled down towards `name_damping` × their value (reached at
+  // `name_confidence_low`) and lexical gains up to `lexical_shift`; owner_words keeps its weight
+  // (an intent that does not name the function may still name its class). `name_damping` 1 and
+  // `lexical_shift` 0 turn it off. Chosen on the
+  // development splits of both evaluation sets, standard and hard variants; `librarian_eval
+  // --name-confidence LOW,HIGH,DAMPING,SHIFT` sets them.
+  double name_confidence_low = 0.3;
+  double name_confidence_high = 0.8;
+  double name_damping = 0.8;
+  double lexical_shift = 0.04;
 };
+
+// Returns the weights for a query's function candidates given `confidence`, the best
+// name_words × lexical among them (Weights::name_confidence_low and following): `w` unchanged
+// at or above name_confidence_high; name_words and intent_words scaled by name_damping and
+// lexical raised by lexical_shift at or below name_confidence_low; linear in between. Module and
+// other packs keep `w`.
+Weights ForNameConfidence(const Weights& w, double confidence);
 
 struct RankSignals {
   // BM25 of the pack's best chunk over the best among all candidates, in [0, 1]; 0: no match.

@@ -143,5 +143,67 @@ TEST(RankSignalsTest, DefinitionMatchOutranksABodyMention) {
   EXPECT_GT(definition.Evaluate(), mention.Evaluate());
 }
 
+TEST(RankSignalsTest, NameConfidenceLowersOnlyTheFunctionsOwnNameWords) {
+  const Weights w;
+  // Confident (the best candidate is named and lexically strong): the weights are unchanged.
+  for (double confident : {w.name_confidence_high, 1.0}) {
+    const Weights same = ForNameConfidence(w, confident);
+    EXPECT_DOUBLE_EQ(same.name_words, w.name_words);
+    EXPECT_DOUBLE_EQ(same.intent_words, w.intent_words);
+    EXPECT_DOUBLE_EQ(same.lexical, w.lexical);
+  }
+  // No confidence: the function's own name words scaled by the damping, lexical raised by the
+  // shift; the owner's name words, coverage and the file prior keep their weights.
+  for (double unsure : {0.0, w.name_confidence_low}) {
+    const Weights low = ForNameConfidence(w, unsure);
+    EXPECT_DOUBLE_EQ(low.name_words, w.name_words * w.name_damping);
+    EXPECT_DOUBLE_EQ(low.intent_words, w.intent_words * w.name_damping);
+    EXPECT_DOUBLE_EQ(low.lexical, w.lexical + w.lexical_shift);
+    EXPECT_DOUBLE_EQ(low.owner_words, w.owner_words);
+    EXPECT_DOUBLE_EQ(low.coverage, w.coverage);
+    EXPECT_DOUBLE_EQ(low.file, w.file);
+  }
+  // Linear in between.
+  const double mid = (w.name_confidence_low + w.name_confidence_high) / 2;
+  const Weights half = ForNameConfidence(w, mid);
+  EXPECT_DOUBLE_EQ(half.name_words, w.name_words * (1 + w.name_damping) / 2);
+  EXPECT_DOUBLE_EQ(half.lexical, w.lexical + w.lexical_shift / 2);
+  // Damping 1 and shift 0 turn it off; an empty range is a step at `high`.
+  Weights off = w;
+  off.name_damping = 1;
+  off.lexical_shift = 0;
+  EXPECT_DOUBLE_EQ(ForNameConfidence(off, 0).name_words, w.name_words);
+  EXPECT_DOUBLE_EQ(ForNameConfidence(off, 0).lexical, w.lexical);
+  Weights step = w;
+  step.name_confidence_low = step.name_confidence_high = 0.5;
+  EXPECT_DOUBLE_EQ(ForNameConfidence(step, 0.49).name_words, w.name_words * w.name_damping);
+  EXPECT_DOUBLE_EQ(ForNameConfidence(step, 0.5).name_words, w.name_words);
+}
+
+TEST(RankSignalsTest, WithoutNameConfidenceBodyEvidenceOutranksASharedNameWord) {
+  // A function whose name shares one of the intent's words (half its name, a fifth of the
+  // intent) but whose code matches little of it, against one whose name shares none but whose
+  // code matches the intent best (lexical 1, most of the intent's words in its body).
+  RankSignals shared_name;
+  shared_name.lexical = 0.55;
+  shared_name.name_words = 0.5;
+  shared_name.intent_words = 0.2;
+  shared_name.coverage = 0.4;
+  shared_name.file = 0.7;
+  RankSignals body;
+  body.lexical = 1;
+  body.coverage = 0.6;
+  body.file = 0.7;
+  // When the query's best-named candidate is confidently named, the name match wins (the
+  // standard case, where names carry the engine's lead over plain BM25) ...
+  const Weights w;
+  EXPECT_GT(shared_name.Evaluate(ForNameConfidence(w, 1)), body.Evaluate(ForNameConfidence(w, 1)));
+  // ... and when no candidate is (the best name_words x lexical is the shared name's own
+  // 0.275), the body's evidence wins.
+  const double confidence = shared_name.name_words * shared_name.lexical;
+  const Weights unsure = ForNameConfidence(w, confidence);
+  EXPECT_GT(body.Evaluate(unsure), shared_name.Evaluate(unsure));
+}
+
 }  // namespace
 }  // namespace trove::librarian::rank
