@@ -44,6 +44,10 @@ constexpr std::size_t kRetrievalChunks = 200;
 constexpr std::size_t kDetailedCandidates = 80;
 // Files Store::SearchFiles returns for the file list's lexical fusion (decision 0094).
 constexpr std::size_t kFileTextHits = 50;
+// Its BM25 length normalisation: files differ in length far more than chunks, and with
+// BM25's usual 0.75 a long module holding the intent's words lost to short files; 0.3 was
+// better on both sets' dev splits, standard and hard (decision 0094).
+constexpr double kFileTextB = 0.3;
 // Graph expansion starts from this many top candidates (docs/librarian.md §4.4 step 4).
 constexpr std::size_t kExpansionSeeds = 10;
 // A later hop expands at most this many of the neighbours the previous hop reached, best
@@ -1832,6 +1836,7 @@ Result<QueryResponse> Pipeline::Run() {
       fopts.doc_weight = opts.doc_weight;
       fopts.body_weight = opts.body_weight;
       fopts.limit = kFileTextHits;
+      fopts.b = kFileTextB;
       ASSIGN_OR_RETURN(std::vector<store::FileHit> files, store_.SearchFiles(text, fopts));
       for (store::FileHit& f : files) file_text_.emplace_back(std::move(f.path), f.score);
     }

@@ -3,6 +3,7 @@
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -280,16 +281,11 @@ bool IsStopWord(std::string_view w) {
 std::string BuildMatchQuery(std::string_view text) { return JoinTerms(MatchTerms(text)); }
 
 Result<std::string> Store::RankedMatchQuery(std::string_view text) {
-  std::vector<std::string> terms = MatchTerms(text);
-  if (terms.size() < 2) return JoinTerms(terms);
-  // FTS5's bm25() gives a term in at least half of all rows the IDF 1e-6 (log((N - n + 0.5) /
-  // (n + 0.5)) <= 0 is clamped), so such a term adds at most ~5e-5 to any score, yet every
-  // row holding it matches and is scored: "self" and "return" made 16,000 of 17,700 chunks of
-  // the Python set match (21 ms against 1.6 ms without them). Those terms are left out; the
-  // ranking of the rows that match the others is unchanged up to that 5e-5, and rows that
-  // matched only them (ranked last, by rowid) are no longer listed. When every term is of
-  // that kind the query keeps them all. Document frequencies are cached per store until the
-  // index changes (decision 0023).
+  ASSIGN_OR_RETURN(std::vector<std::string> terms, RankedTerms(text));
+  return JoinTerms(terms);
+}
+
+Status Store::RefreshTermCaches() {
   // Inside a ReadSnapshot the store's version is checked once (RefreshNameCaches).
   std::int64_t data_version = df_data_version_;
   if (snapshot_ == 0 || df_checked_in_ != snapshot_) {
@@ -302,12 +298,29 @@ Result<std::string> Store::RankedMatchQuery(std::string_view text) {
     doc_freq_.clear();
     row_tokens_loaded_ = false;
     chunk_files_loaded_ = false;
+    term_files_.clear();
+    term_file_entries_ = 0;
     ASSIGN_OR_RETURN(internal::ScopedStatement count, stmts_->Get("SELECT count(*) FROM chunks"));
     ASSIGN_OR_RETURN(bool row, count->Step());
     df_rows_ = row ? count->ColumnInt64(0) : 0;
     df_data_version_ = data_version;
     df_writes_ = writes_;
   }
+  return Status::Ok();
+}
+
+Result<std::vector<std::string>> Store::RankedTerms(std::string_view text) {
+  std::vector<std::string> terms = MatchTerms(text);
+  if (terms.size() < 2) return terms;
+  // FTS5's bm25() gives a term in at least half of all rows the IDF 1e-6 (log((N - n + 0.5) /
+  // (n + 0.5)) <= 0 is clamped), so such a term adds at most ~5e-5 to any score, yet every
+  // row holding it matches and is scored: "self" and "return" made 16,000 of 17,700 chunks of
+  // the Python set match (21 ms against 1.6 ms without them). Those terms are left out; the
+  // ranking of the rows that match the others is unchanged up to that 5e-5, and rows that
+  // matched only them (ranked last, by rowid) are no longer listed. When every term is of
+  // that kind the query keeps them all. Document frequencies are cached per store until the
+  // index changes (decision 0023).
+  RETURN_IF_ERROR(RefreshTermCaches());
   if (!vocab_) {
     RETURN_IF_ERROR(db_->Exec(
         "CREATE VIRTUAL TABLE IF NOT EXISTS temp.chunk_vocab USING fts5vocab(main, chunk_fts, "
@@ -328,7 +341,7 @@ Result<std::string> Store::RankedMatchQuery(std::string_view text) {
     const double rows = static_cast<double>(df_rows_);
     if (std::log((rows - n + 0.5) / (n + 0.5)) > 0) kept.push_back(t);
   }
-  return JoinTerms(kept.empty() ? terms : kept);
+  return kept.empty() ? terms : kept;
 }
 
 namespace {
@@ -495,40 +508,58 @@ Result<std::vector<FileHit>> Store::SearchFiles(std::string_view query,
   std::vector<FileHit> out;
   if (options.limit == 0) return out;
   ASSIGN_OR_RETURN(ReadSnapshot snapshot, BeginRead());
-  ASSIGN_OR_RETURN(std::string match, RankedMatchQuery(query));
-  if (match.empty()) return out;
+  RETURN_IF_ERROR(RefreshTermCaches());  // RankedTerms skips it for fewer than two terms
+  ASSIGN_OR_RETURN(std::vector<std::string> terms, RankedTerms(query));
+  if (terms.empty()) return out;
   RETURN_IF_ERROR(LoadChunkFiles());
-  // Per file: the weighted occurrences of each phrase over all its chunks.
+  const std::array<double, 5> weights = {options.name_weight, options.subwords_weight,
+                                         options.doc_weight, options.body_weight,
+                                         options.path_weight};
+  if (weights != term_file_weights_) {
+    term_files_.clear();
+    term_file_entries_ = 0;
+    term_file_weights_ = weights;
+  }
+  // Per file: the weighted occurrences of each term over all its chunks. A term's files are
+  // read once per store version (one FTS5 scan of its rows) and kept: the query's common
+  // words, whose rows are many, recur across queries.
+  const std::size_t phrases = terms.size();
   std::unordered_map<std::int64_t, std::vector<double>> freqs;
-  std::size_t phrases = 0;
-  {
-    ASSIGN_OR_RETURN(internal::ScopedStatement scoped,
-                     stmts_->Get("SELECT rowid, trove_freqs(chunk_fts, ?1, ?2, ?3, ?4, ?5) FROM "
-                                 "chunk_fts WHERE chunk_fts MATCH ?6"));
-    base::Statement& st = *scoped;
-    RETURN_IF_ERROR(st.Bind(1, options.name_weight));
-    RETURN_IF_ERROR(st.Bind(2, options.subwords_weight));
-    RETURN_IF_ERROR(st.Bind(3, options.doc_weight));
-    RETURN_IF_ERROR(st.Bind(4, options.body_weight));
-    RETURN_IF_ERROR(st.Bind(5, options.path_weight));
-    RETURN_IF_ERROR(st.Bind(6, std::string_view(match)));
-    for (;;) {
-      ASSIGN_OR_RETURN(bool row, st.Step());
-      if (!row) break;
-      const std::int64_t id = st.ColumnInt64(0);
-      if (id < 0 || static_cast<std::uint64_t>(id) >= chunk_file_.size()) continue;
-      const std::int64_t file = chunk_file_[static_cast<std::size_t>(id)];
-      if (file < 0) continue;
-      const std::string_view blob = st.ColumnBlobView(1);
-      const std::size_t n = blob.size() / sizeof(double);
-      phrases = std::max(phrases, n);
-      std::vector<double>& f = freqs[file];
-      if (f.size() < n) f.resize(n, 0.0);
-      for (std::size_t p = 0; p < n; ++p) {
+  for (std::size_t p = 0; p < phrases; ++p) {
+    auto cached = term_files_.find(terms[p]);
+    if (cached == term_files_.end()) {
+      std::unordered_map<std::int64_t, double> per_file;
+      ASSIGN_OR_RETURN(internal::ScopedStatement scoped,
+                       stmts_->Get("SELECT rowid, trove_freqs(chunk_fts, ?1, ?2, ?3, ?4, ?5) "
+                                   "FROM chunk_fts WHERE chunk_fts MATCH ?6"));
+      base::Statement& st = *scoped;
+      for (int i = 0; i < 5; ++i) RETURN_IF_ERROR(st.Bind(i + 1, weights[i]));
+      RETURN_IF_ERROR(st.Bind(6, std::string_view(Quote(terms[p]))));
+      for (;;) {
+        ASSIGN_OR_RETURN(bool row, st.Step());
+        if (!row) break;
+        const std::int64_t id = st.ColumnInt64(0);
+        if (id < 0 || static_cast<std::uint64_t>(id) >= chunk_file_.size()) continue;
+        const std::int64_t file = chunk_file_[static_cast<std::size_t>(id)];
+        const std::string_view blob = st.ColumnBlobView(1);
+        if (file < 0 || blob.size() < sizeof(double)) continue;
         double v = 0;
-        std::memcpy(&v, blob.data() + p * sizeof(double), sizeof(double));
-        if (std::isfinite(v) && v > 0) f[p] += v;
+        std::memcpy(&v, blob.data(), sizeof(double));
+        if (std::isfinite(v) && v > 0) per_file[file] += v;
       }
+      std::vector<std::pair<std::int64_t, double>> list(per_file.begin(), per_file.end());
+      std::sort(list.begin(), list.end());
+      if (term_file_entries_ + list.size() > kMaxTermFileEntries) {
+        term_files_.clear();
+        term_file_entries_ = 0;
+      }
+      term_file_entries_ += list.size();
+      cached = term_files_.emplace(terms[p], std::move(list)).first;
+    }
+    for (const auto& [file, v] : cached->second) {
+      std::vector<double>& f = freqs[file];
+      if (f.empty()) f.resize(phrases, 0.0);
+      f[p] += v;
     }
   }
   if (freqs.empty()) return out;
@@ -554,13 +585,13 @@ Result<std::vector<FileHit>> Store::SearchFiles(std::string_view query,
     const double d = len == file_tokens_.end() ? avg : len->second;
     const double norm = options.k1 * (1 - options.b + options.b * d / avg);
     double score = 0;
-    std::size_t terms = 0;
+    std::size_t matched = 0;
     for (std::size_t p = 0; p < f.size(); ++p) {
       if (!(f[p] > 0)) continue;
-      ++terms;
+      ++matched;
       score += idf[p] * (f[p] * (options.k1 + 1)) / (f[p] + norm);
     }
-    scored.push_back(Scored{file, score, terms});
+    scored.push_back(Scored{file, score, matched});
   }
   // Best first; ties by file id here, by path below (ids are not stable across bootstraps,
   // so the cut keeps every file tied with the last one and the paths decide).

@@ -19,6 +19,7 @@
 // Store per thread; separate Stores on one file may be used concurrently.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -410,6 +411,10 @@ class Store {
   Status ChunkIndexes(std::span<const std::int64_t> file_ids, bool remove);
   // BuildMatchQuery(text) without the terms to which bm25() gives no weight (search.cc).
   Result<std::string> RankedMatchQuery(std::string_view text);
+  // The same terms, unquoted.
+  Result<std::vector<std::string>> RankedTerms(std::string_view text);
+  // Clears the caches below when this connection or another changed the store.
+  Status RefreshTermCaches();
 
   const std::unique_ptr<base::Database> db_;
   // Declared after db_ so its statements are finalized before the connection closes.
@@ -440,6 +445,12 @@ class Store {
   double file_avg_tokens_ = 0;
   bool chunk_files_loaded_ = false;
   bool freqs_registered_ = false;
+  // Same validity: per term, the files holding it and its weighted occurrences in each (by
+  // file id), for the column weights term_file_weights_; cleared past kMaxTermFileEntries.
+  static constexpr std::size_t kMaxTermFileEntries = std::size_t{1} << 20;
+  std::unordered_map<std::string, std::vector<std::pair<std::int64_t, double>>> term_files_;
+  std::size_t term_file_entries_ = 0;
+  std::array<double, 5> term_file_weights_ = {};
   // Per (limit, name): the rows FindSymbolsMany / CallsToMany gave, valid while neither
   // this connection nor another changed the store (as doc_freq_). Cleared when they grow
   // past kMaxCachedNames entries.

@@ -586,6 +586,25 @@ TEST_F(StoreTest, SearchFilesRanksTheFileHoldingTheWordsAcrossItsChunks) {
   ASSERT_EQ(files->size(), 2u);
   EXPECT_EQ((*files)[0].path, "strong.py");  // all four words in a shorter file
   EXPECT_EQ((*files)[0].terms, 4u);
+  // A one-word query after another change (the per-term cache is dropped with the store's
+  // version), and other column weights (the cache is per weights).
+  files = store_->SearchFiles("mirror");
+  ASSERT_TRUE(files.ok());
+  ASSERT_EQ(files->size(), 2u);
+  Put("spread.py", "def fourth():\n    return 4\n");
+  files = store_->SearchFiles("mirror");
+  ASSERT_TRUE(files.ok());
+  ASSERT_EQ(files->size(), 1u);
+  EXPECT_EQ((*files)[0].path, "strong.py");
+  FileSearchOptions names_only;
+  names_only.doc_weight = 0;
+  names_only.body_weight = 0;
+  files = store_->SearchFiles("mirror", names_only);
+  ASSERT_TRUE(files.ok());
+  EXPECT_THAT(*files, IsEmpty());  // the word is in a docstring (doc and body) only
+  files = store_->SearchFiles("mirror");
+  ASSERT_TRUE(files.ok());
+  EXPECT_EQ(files->size(), 1u);
 }
 
 TEST_F(StoreTest, SubstringAndPathSearch) {
