@@ -898,7 +898,9 @@ TEST(RankFilesTest, FileTextFusionLiftsTheFileHoldingTheWords) {
   };
   const std::vector<std::pair<std::string, double>> text = {
       {"spread.py", 12.0}, {"strong.py", 3.0}, {"new.py", 9.0}, {"nothing.py", 0.0}};
-  const std::vector<RankedFile> plain = RankFiles(pool, {}, FileWeights{}, 10, text);
+  FileWeights off;
+  off.lexical = 0;
+  const std::vector<RankedFile> plain = RankFiles(pool, {}, off, 10, text);
   ASSERT_EQ(plain.size(), 3u);  // lexical 0: the file search plays no part
   EXPECT_EQ(plain[0].path, "strong.py");
   EXPECT_EQ(plain[2].path, "spread.py");
@@ -1029,11 +1031,18 @@ def fourth(x):
 )");
   Index("src/config.cc", kConfig);
   QueryRequest req = Req("retry download timeout mirror");
+  req.file_weights.lexical = 0;
   const QueryResponse pool_only = Run(req);
   ASSERT_GE(pool_only.files.size(), 2u);
   EXPECT_EQ(pool_only.files[0].path, "net/strong.py");
   for (const RankedFile& f : pool_only.files) EXPECT_THAT(f.why, Not(Contains("file_text")));
 
+  // The default weight fuses the file search (the list says so) ...
+  req.file_weights.lexical = FileWeights{}.lexical;
+  const QueryResponse by_default = Run(req);
+  ASSERT_FALSE(by_default.files.empty());
+  EXPECT_THAT(by_default.files[0].why, Contains("file_text"));
+  // ... and a weight of 1 puts the file holding every word first.
   req.file_weights.lexical = 1;
   const QueryResponse fused = Run(req);
   ASSERT_GE(fused.files.size(), 2u);
