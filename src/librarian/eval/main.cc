@@ -7,7 +7,7 @@
 //                  [--hard] [--system NAME]... [--repo NAME]... [--max-per-repo N] [--depth N]
 //                  [--weights LEX,SYM,PATH,GRAPH,SCOPE[,NAMEW,INTENTW,OWNERW,FILE[,COVER]]]
 //                  [--query-depth L1|L2|L3] [--max-results N]
-//                  [--file-weights DECAY,TERMS,MODULE,TAIL]...
+//                  [--file-weights DECAY,TERMS,MODULE,TAIL[,LEXICAL[,RRF]]]...
 //                  [--name-confidence LOW,HIGH,DAMPING,SHIFT]
 //                  [--project DIR] [--work DIR] [--check] [--floor METRIC=RATIO]...
 //                  [--figures FILE.json] [--svg FILE.svg] [--title TEXT]
@@ -281,12 +281,17 @@ Status Run(const std::vector<std::string>& args) {
         }
         w.push_back(d);
       }
-      if (w.size() != 4 || w[1] < 1 || w[1] > 100) {
+      if (w.size() < 4 || w.size() > 6 || w[1] < 1 || w[1] > 100) {
         return Status::InvalidArgument(
-            "--file-weights: need 4 values (decay, terms 1-100, module, tail)");
+            "--file-weights: need 4 to 6 values (decay, terms 1-100, module, tail[, lexical[, "
+            "rrf]])");
       }
-      const query::FileWeights f{
-          .decay = w[0], .terms = static_cast<std::size_t>(w[1]), .module = w[2], .tail = w[3]};
+      const query::FileWeights f{.decay = w[0],
+                                 .terms = static_cast<std::size_t>(w[1]),
+                                 .module = w[2],
+                                 .tail = w[3],
+                                 .lexical = w.size() > 4 ? w[4] : 0.0,
+                                 .rrf = w.size() > 5 ? w[5] : 0.0};
       // The first sets the librarian's; each further one adds a variant system.
       if (file_weights_given) {
         o.file_weight_variants.push_back(f);

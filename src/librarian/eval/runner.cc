@@ -272,8 +272,10 @@ Result<EvalRun> RunEval(const EvalSet& set, const RunOptions& options) {
   std::vector<query::FileWeights> file_weights_of(systems.size(), options.file_weights);
   if (std::find(systems.begin(), systems.end(), kLibrarian) != systems.end()) {
     for (const query::FileWeights& f : options.file_weight_variants) {
-      systems.push_back(
-          fmt::format("{}[{},{},{},{}]", kLibrarian, f.decay, f.terms, f.module, f.tail));
+      systems.push_back(f.lexical > 0 ? fmt::format("{}[{},{},{},{},{},{}]", kLibrarian, f.decay,
+                                                    f.terms, f.module, f.tail, f.lexical, f.rrf)
+                                      : fmt::format("{}[{},{},{},{}]", kLibrarian, f.decay, f.terms,
+                                                    f.module, f.tail));
       file_weights_of.push_back(f);
     }
   }

@@ -67,8 +67,9 @@ struct RunOptions {
   std::vector<double> name_confidence;
   // Coefficients of the librarian's file aggregation (query/files.h); tune on dev only.
   query::FileWeights file_weights;
-  // Each adds a system "librarian[DECAY,TERMS,MODULE,TAIL]": the librarian with these file
-  // coefficients, in the same run (one index per repository for all of them). Tuning only.
+  // Each adds a system "librarian[DECAY,TERMS,MODULE,TAIL]" ("[...,LEXICAL,RRF]" when
+  // LEXICAL > 0): the librarian with these file coefficients, in the same run (one index per
+  // repository for all of them). Tuning only.
   std::vector<query::FileWeights> file_weight_variants;
   // Extraction threads for indexing; 0 = all cores.
   std::size_t workers = 0;

@@ -25,7 +25,8 @@ bool BetterTarget(double score, const std::string& id, double best, const std::s
 
 std::vector<RankedFile> RankFiles(std::span<const FileEvidence> pool,
                                   std::span<const std::pair<std::string, double>> priors,
-                                  const FileWeights& weights, std::size_t max_files) {
+                                  const FileWeights& weights, std::size_t max_files,
+                                  std::span<const std::pair<std::string, double>> file_text) {
   max_files = std::min(max_files, kMaxFiles);
   std::vector<RankedFile> out;
   if (max_files == 0) return out;
@@ -92,9 +93,51 @@ std::vector<RankedFile> RankFiles(std::span<const FileEvidence> pool,
     f.why.emplace_back("file_prior");
     out.push_back(std::move(f));
   }
-  std::sort(out.begin(), out.end(), [](const RankedFile& a, const RankedFile& b) {
+  const auto by_score = [](const RankedFile& a, const RankedFile& b) {
     return a.score > b.score || (a.score == b.score && a.path < b.path);
-  });
+  };
+  std::sort(out.begin(), out.end(), by_score);
+  if (weights.lexical > 0 && std::isfinite(weights.lexical) && !file_text.empty()) {
+    // The file search's scores, each path once (its best), ranked like the list.
+    std::map<std::string, double> text;
+    for (const auto& [path, score] : file_text) {
+      if (path.empty() || !(score > 0) || !std::isfinite(score)) continue;
+      double& t = text[path];
+      t = std::max(t, score);
+    }
+    std::vector<std::pair<std::string, double>> text_order(text.begin(), text.end());
+    std::sort(text_order.begin(), text_order.end(), [](const auto& a, const auto& b) {
+      return a.second > b.second || (a.second == b.second && a.first < b.first);
+    });
+    const double best_pool = out.empty() ? 0 : out.front().score;
+    const double best_text = text_order.empty() ? 0 : text_order.front().second;
+    const bool rrf = weights.rrf > 0 && std::isfinite(weights.rrf);
+    std::map<std::string, std::size_t> at;  // path -> index in out
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      at[out[i].path] = i;
+      const double rank = static_cast<double>(i + 1);
+      out[i].score =
+          rrf ? 1 / (weights.rrf + rank) : (best_pool > 0 ? out[i].score / best_pool : 0);
+    }
+    for (std::size_t i = 0; i < text_order.size(); ++i) {
+      const auto& [path, score] = text_order[i];
+      const double add = weights.lexical *
+                         (rrf ? 1 / (weights.rrf + static_cast<double>(i + 1)) : score / best_text);
+      auto it = at.find(path);
+      if (it == at.end()) {
+        RankedFile f;
+        f.path = path;
+        f.score = add;
+        f.why.emplace_back("file_text");
+        at.emplace(path, out.size());
+        out.push_back(std::move(f));
+      } else {
+        out[it->second].score += add;
+        out[it->second].why.emplace_back("file_text");
+      }
+    }
+    std::sort(out.begin(), out.end(), by_score);
+  }
   if (out.size() > max_files) out.resize(max_files);
   return out;
 }

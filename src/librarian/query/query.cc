@@ -42,6 +42,12 @@ using Clock = std::chrono::steady_clock;
 constexpr std::size_t kRetrievalChunks = 200;
 // Candidates kept (by lexical signal) for the costlier signals and for assembly.
 constexpr std::size_t kDetailedCandidates = 80;
+// Files Store::SearchFiles returns for the file list's lexical fusion (decision 0094).
+constexpr std::size_t kFileTextHits = 50;
+// Its BM25 length normalisation: files differ in length far more than chunks, and with
+// BM25's usual 0.75 a long module holding the intent's words lost to short files; 0.3 was
+// better on both sets' dev splits, standard and hard (decision 0094).
+constexpr double kFileTextB = 0.3;
 // Graph expansion starts from this many top candidates (docs/librarian.md §4.4 step 4).
 constexpr std::size_t kExpansionSeeds = 10;
 // A later hop expands at most this many of the neighbours the previous hop reached, best
@@ -443,6 +449,9 @@ class Pipeline {
   // The module lexical score (raw BM25) of every file among the retrieved chunks: the file
   // prior of its candidates (RankSignals::file).
   std::unordered_map<std::string, double> file_lex_;
+  // Store::SearchFiles' files and scores, when the file list fuses file-level lexical
+  // evidence (FileWeights::lexical, decision 0094).
+  std::vector<std::pair<std::string, double>> file_text_;
   // Calls to each candidate name (CallCounts; 0: never called), read once per name.
   std::unordered_map<std::string, double> call_count_;
   // Stored file PageRank (packs::Ranks) per module candidate path, read once per path.
@@ -1758,7 +1767,7 @@ void Pipeline::RankFileList() {
     priors.reserve(file_lex_.size());
     for (const auto& [path, lex] : file_lex_) priors.emplace_back(path, lex / max_lex);
   }
-  resp_.files = RankFiles(pool, priors, req_.file_weights, req_.max_files);
+  resp_.files = RankFiles(pool, priors, req_.file_weights, req_.max_files, file_text_);
 }
 
 Result<QueryResponse> Pipeline::Run() {
@@ -1846,6 +1855,15 @@ Result<QueryResponse> Pipeline::Run() {
     for (const std::string& v : inflected) text += " " + v;
 
     ASSIGN_OR_RETURN(std::vector<store::ChunkHit> hits, store_.SearchChunks(text, opts));
+    if (req_.max_files > 0 && req_.file_weights.lexical > 0) {
+      store::FileSearchOptions fopts;
+      fopts.doc_weight = opts.doc_weight;
+      fopts.body_weight = opts.body_weight;
+      fopts.limit = kFileTextHits;
+      fopts.b = kFileTextB;
+      ASSIGN_OR_RETURN(std::vector<store::FileHit> files, store_.SearchFiles(text, fopts));
+      for (store::FileHit& f : files) file_text_.emplace_back(std::move(f.path), f.score);
+    }
     for (const store::ChunkHit& hit : hits) {
       if (hit.score <= 0) continue;  // matched only in zero-weighted columns
       const bool function = hit.kind == "symbol" && hit.target_id.rfind("fn:", 0) == 0;
@@ -2093,7 +2111,8 @@ Result<QueryResponse> Pipeline::Run() {
 // The file list's part of the cache key (files.h).
 std::string FilesCacheKey(const QueryRequest& req) {
   const FileWeights& f = req.file_weights;
-  return fmt::format(":files {} {} {} {} {}", req.max_files, f.decay, f.terms, f.module, f.tail);
+  return fmt::format(":files {} {} {} {} {} {} {}", req.max_files, f.decay, f.terms, f.module,
+                     f.tail, f.lexical, f.rrf);
 }
 
 std::string CacheKey(const Workspace& ws, const std::string& generation, const QueryRequest& req,

@@ -939,6 +939,62 @@ TEST(RankFilesTest, BoundedDeduplicatedAndDeterministic) {
   EXPECT_EQ(RankFiles(pool, priors, FileWeights{}, 1000).size(), 50u);
 }
 
+// File-level lexical evidence (decision 0094): a file the file search ranks first, with a
+// weak pool aggregate, rises above a file with one strong candidate; a file only the file
+// search found enters the list; with lexical 0 the file search is ignored.
+TEST(RankFilesTest, FileTextFusionLiftsTheFileHoldingTheWords) {
+  const std::vector<FileEvidence> pool = {
+      Ev("strong.py", "fn:strong.py::f", 0.9),
+      Ev("spread.py", "fn:spread.py::a", 0.3),
+      Ev("other.py", "fn:other.py::o", 0.5),
+  };
+  const std::vector<std::pair<std::string, double>> text = {
+      {"spread.py", 12.0}, {"strong.py", 3.0}, {"new.py", 9.0}, {"nothing.py", 0.0}};
+  FileWeights off;
+  off.lexical = 0;
+  const std::vector<RankedFile> plain = RankFiles(pool, {}, off, 10, text);
+  ASSERT_EQ(plain.size(), 3u);  // lexical 0: the file search plays no part
+  EXPECT_EQ(plain[0].path, "strong.py");
+  EXPECT_EQ(plain[2].path, "spread.py");
+
+  FileWeights sum;
+  sum.lexical = 1;
+  const std::vector<RankedFile> fused = RankFiles(pool, {}, sum, 10, text);
+  ASSERT_EQ(fused.size(), 4u);  // new.py joins; a file search score of 0 names no file
+  // spread.py: 0.3 / 0.9 + 12 / 12; strong.py: 1 + 3 / 12; new.py: 9 / 12; other.py: 0.5 / 0.9.
+  EXPECT_EQ(fused[0].path, "spread.py");
+  EXPECT_EQ(fused[1].path, "strong.py");
+  EXPECT_EQ(fused[2].path, "new.py");
+  EXPECT_EQ(fused[3].path, "other.py");
+  EXPECT_DOUBLE_EQ(fused[0].score, 0.3 / 0.9 + 1.0);
+  EXPECT_THAT(fused[0].why, Contains("file_text"));
+  EXPECT_THAT(fused[0].why, Contains("lexical"));
+  EXPECT_EQ(fused[2].why, std::vector<std::string>{"file_text"});
+  EXPECT_EQ(fused[2].matches, 0u);
+  EXPECT_THAT(fused[3].why, Not(Contains("file_text")));
+
+  // Reciprocal-rank fusion: ranks, not scores, count.
+  FileWeights rrf = sum;
+  rrf.rrf = 10;
+  const std::vector<RankedFile> by_rank = RankFiles(pool, {}, rrf, 10, text);
+  ASSERT_EQ(by_rank.size(), 4u);
+  // strong.py: 1/11 + 1/13; spread.py: 1/13 + 1/11 (a tie, by path); new.py and other.py:
+  // 1/12 (by path).
+  EXPECT_EQ(by_rank[0].path, "spread.py");
+  EXPECT_EQ(by_rank[1].path, "strong.py");
+  EXPECT_DOUBLE_EQ(by_rank[0].score, by_rank[1].score);
+  EXPECT_EQ(by_rank[2].path, "new.py");
+  EXPECT_EQ(by_rank[3].path, "other.py");
+
+  // Bounded; the same inputs in another order give the same list.
+  EXPECT_EQ(RankFiles(pool, {}, sum, 2, text).size(), 2u);
+  const std::vector<std::pair<std::string, double>> reversed(text.rbegin(), text.rend());
+  const std::vector<FileEvidence> pool_reversed(pool.rbegin(), pool.rend());
+  const std::vector<RankedFile> again = RankFiles(pool_reversed, {}, sum, 10, reversed);
+  ASSERT_EQ(again.size(), fused.size());
+  for (std::size_t i = 0; i < fused.size(); ++i) EXPECT_EQ(again[i].path, fused[i].path);
+}
+
 TEST_F(QueryTest, FileListRanksAFileOfSeveralMatchesAboveOneWeakMatch) {
   // Three functions of archive.py each speak of part of the intent; image.py has one function
   // speaking of one of its words.
@@ -993,6 +1049,68 @@ def turn_picture(img):
   Result<QueryResponse> refused = Query(*store_, ws_, req, cancel);
   ASSERT_FALSE(refused.ok());
   EXPECT_THAT(std::string(refused.status().message()), HasSubstr("maxFiles"));
+}
+
+// File-level lexical evidence (decision 0094): spread.py's functions each hold one or two of
+// the intent's words, strong.py's one function holds two of them in its name and doc. The
+// pool ranks strong.py first; fused with the file search (each file as one document),
+// spread.py, which holds all four words, comes first.
+TEST_F(QueryTest, FileListFusesFileLevelLexicalEvidence) {
+  Index("net/strong.py", R"(
+def retry_download(url):
+    """Retry the download."""
+    return url
+)");
+  Index("net/spread.py", R"(
+def first(x):
+    """Retry later."""
+    return x
+
+
+def second(x):
+    """Wait for the download."""
+    return x
+
+
+def third(x):
+    """Back off after a timeout."""
+    return x
+
+
+def fourth(x):
+    """Pick a mirror."""
+    return x
+)");
+  Index("src/config.cc", kConfig);
+  QueryRequest req = Req("retry download timeout mirror");
+  req.file_weights.lexical = 0;
+  const QueryResponse pool_only = Run(req);
+  ASSERT_GE(pool_only.files.size(), 2u);
+  EXPECT_EQ(pool_only.files[0].path, "net/strong.py");
+  for (const RankedFile& f : pool_only.files) EXPECT_THAT(f.why, Not(Contains("file_text")));
+
+  // The default weight fuses the file search (the list says so) ...
+  req.file_weights.lexical = FileWeights{}.lexical;
+  const QueryResponse by_default = Run(req);
+  ASSERT_FALSE(by_default.files.empty());
+  EXPECT_THAT(by_default.files[0].why, Contains("file_text"));
+  // ... and a weight of 1 puts the file holding every word first.
+  req.file_weights.lexical = 1;
+  const QueryResponse fused = Run(req);
+  ASSERT_GE(fused.files.size(), 2u);
+  EXPECT_EQ(fused.files[0].path, "net/spread.py");
+  EXPECT_THAT(fused.files[0].why, Contains("file_text"));
+  // The packs do not change.
+  ASSERT_EQ(fused.packs.size(), pool_only.packs.size());
+  for (std::size_t i = 0; i < fused.packs.size(); ++i) {
+    EXPECT_EQ(fused.packs[i].pack_id, pool_only.packs[i].pack_id);
+  }
+  // Deterministic.
+  const QueryResponse again = Run(req);
+  ASSERT_EQ(again.files.size(), fused.files.size());
+  for (std::size_t i = 0; i < fused.files.size(); ++i) {
+    EXPECT_EQ(again.files[i].path, fused.files[i].path);
+  }
 }
 
 TEST_F(QueryTest, FileListNamesMoreFilesThanThePacks) {

@@ -270,7 +270,7 @@ inline auto DescribeFields(Tag<FileView>) {
       Field("bestTarget", &F::best_target, "Target id of the file's best match"),
       Field("why", &F::why,
             "Signals that matched: lexical, name, coverage, assoc, path, file_prior, graph, "
-            "affected"));
+            "affected, file_text"));
 }
 
 struct PackView {

@@ -3,11 +3,13 @@
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -139,6 +141,31 @@ void TroveBm25(const Fts5ExtensionApi* api, Fts5Context* fts, sqlite3_context* c
   }
 }
 
+// `trove_freqs(chunk_fts, w1, ..., w5)`: the row's occurrences of each query phrase, each
+// weighted by its column's weight, as a blob of one double per phrase (SearchFiles).
+void TroveFreqs(const Fts5ExtensionApi* api, Fts5Context* fts, sqlite3_context* ctx, int nval,
+                sqlite3_value** vals) {
+  const int phrases = api->xPhraseCount(fts);
+  std::vector<double> freq(static_cast<std::size_t>(std::max(0, phrases)), 0.0);
+  int insts = 0;
+  int rc = api->xInstCount(fts, &insts);
+  for (int i = 0; rc == SQLITE_OK && i < insts; ++i) {
+    int ip = 0;
+    int ic = 0;
+    int io = 0;
+    rc = api->xInst(fts, i, &ip, &ic, &io);
+    if (rc == SQLITE_OK && ip >= 0 && ip < phrases) {
+      freq[static_cast<std::size_t>(ip)] += (nval > ic) ? sqlite3_value_double(vals[ic]) : 1.0;
+    }
+  }
+  if (rc != SQLITE_OK) {
+    sqlite3_result_error_code(ctx, rc);
+    return;
+  }
+  sqlite3_result_blob(ctx, freq.data(), static_cast<int>(freq.size() * sizeof(double)),
+                      SQLITE_TRANSIENT);
+}
+
 // Decodes one SQLite varint of at most `n` bytes; returns its length, 0 when truncated.
 std::size_t GetVarint(const unsigned char* p, std::size_t n, std::uint64_t* v) {
   std::uint64_t x = 0;
@@ -254,16 +281,11 @@ bool IsStopWord(std::string_view w) {
 std::string BuildMatchQuery(std::string_view text) { return JoinTerms(MatchTerms(text)); }
 
 Result<std::string> Store::RankedMatchQuery(std::string_view text) {
-  std::vector<std::string> terms = MatchTerms(text);
-  if (terms.size() < 2) return JoinTerms(terms);
-  // FTS5's bm25() gives a term in at least half of all rows the IDF 1e-6 (log((N - n + 0.5) /
-  // (n + 0.5)) <= 0 is clamped), so such a term adds at most ~5e-5 to any score, yet every
-  // row holding it matches and is scored: "self" and "return" made 16,000 of 17,700 chunks of
-  // the Python set match (21 ms against 1.6 ms without them). Those terms are left out; the
-  // ranking of the rows that match the others is unchanged up to that 5e-5, and rows that
-  // matched only them (ranked last, by rowid) are no longer listed. When every term is of
-  // that kind the query keeps them all. Document frequencies are cached per store until the
-  // index changes (decision 0023).
+  ASSIGN_OR_RETURN(std::vector<std::string> terms, RankedTerms(text));
+  return JoinTerms(terms);
+}
+
+Status Store::RefreshTermCaches() {
   // Inside a ReadSnapshot the store's version is checked once (RefreshNameCaches).
   std::int64_t data_version = df_data_version_;
   if (snapshot_ == 0 || df_checked_in_ != snapshot_) {
@@ -275,12 +297,30 @@ Result<std::string> Store::RankedMatchQuery(std::string_view text) {
   if (data_version != df_data_version_ || writes_ != df_writes_) {
     doc_freq_.clear();
     row_tokens_loaded_ = false;
+    chunk_files_loaded_ = false;
+    term_files_.clear();
+    term_file_entries_ = 0;
     ASSIGN_OR_RETURN(internal::ScopedStatement count, stmts_->Get("SELECT count(*) FROM chunks"));
     ASSIGN_OR_RETURN(bool row, count->Step());
     df_rows_ = row ? count->ColumnInt64(0) : 0;
     df_data_version_ = data_version;
     df_writes_ = writes_;
   }
+  return Status::Ok();
+}
+
+Result<std::vector<std::string>> Store::RankedTerms(std::string_view text) {
+  std::vector<std::string> terms = MatchTerms(text);
+  if (terms.size() < 2) return terms;
+  // FTS5's bm25() gives a term in at least half of all rows the IDF 1e-6 (log((N - n + 0.5) /
+  // (n + 0.5)) <= 0 is clamped), so such a term adds at most ~5e-5 to any score, yet every
+  // row holding it matches and is scored: "self" and "return" made 16,000 of 17,700 chunks of
+  // the Python set match (21 ms against 1.6 ms without them). Those terms are left out; the
+  // ranking of the rows that match the others is unchanged up to that 5e-5, and rows that
+  // matched only them (ranked last, by rowid) are no longer listed. When every term is of
+  // that kind the query keeps them all. Document frequencies are cached per store until the
+  // index changes (decision 0023).
+  RETURN_IF_ERROR(RefreshTermCaches());
   if (!vocab_) {
     RETURN_IF_ERROR(db_->Exec(
         "CREATE VIRTUAL TABLE IF NOT EXISTS temp.chunk_vocab USING fts5vocab(main, chunk_fts, "
@@ -301,7 +341,7 @@ Result<std::string> Store::RankedMatchQuery(std::string_view text) {
     const double rows = static_cast<double>(df_rows_);
     if (std::log((rows - n + 0.5) / (n + 0.5)) > 0) kept.push_back(t);
   }
-  return JoinTerms(kept.empty() ? terms : kept);
+  return kept.empty() ? terms : kept;
 }
 
 namespace {
@@ -418,6 +458,162 @@ Result<std::vector<ChunkHit>> Store::SearchSubstring(std::string_view text, std:
     if (!row) return out;
     out.push_back(ReadHit(st));
   }
+}
+
+Status Store::LoadChunkFiles() {
+  if (!freqs_registered_) {
+    fts5_api* api = nullptr;
+    sqlite3_stmt* st = nullptr;
+    if (sqlite3_prepare_v2(db_->handle(), "SELECT fts5(?1)", -1, &st, nullptr) == SQLITE_OK) {
+      sqlite3_bind_pointer(st, 1, static_cast<void*>(&api), "fts5_api_ptr", nullptr);
+      sqlite3_step(st);
+    }
+    sqlite3_finalize(st);
+    if (api == nullptr || api->iVersion < 2) {
+      return Status::Internal("store: no FTS5 API on this connection for trove_freqs");
+    }
+    if (api->xCreateFunction(api, "trove_freqs", nullptr, TroveFreqs, nullptr) != SQLITE_OK) {
+      return Status::Internal("store: registering trove_freqs failed");
+    }
+    freqs_registered_ = true;
+  }
+  if (chunk_files_loaded_) return Status::Ok();
+  RETURN_IF_ERROR(LoadRowTokens());
+  chunk_file_.clear();
+  file_tokens_.clear();
+  ASSIGN_OR_RETURN(internal::ScopedStatement scoped,
+                   stmts_->Get("SELECT id, file_id FROM chunks ORDER BY id"));
+  base::Statement& st = *scoped;
+  double total = 0;
+  for (;;) {
+    ASSIGN_OR_RETURN(bool row, st.Step());
+    if (!row) break;
+    const std::int64_t id = st.ColumnInt64(0);
+    if (id < 0 || id > (std::int64_t{1} << 31)) continue;  // such rows count for no file
+    const auto i = static_cast<std::size_t>(id);
+    if (chunk_file_.size() <= i) chunk_file_.resize(i + 1, -1);
+    const std::int64_t file = st.ColumnInt64(1);
+    chunk_file_[i] = file;
+    const double tokens = i < row_tokens_.size() ? std::max(0, row_tokens_[i]) : 0;
+    file_tokens_[file] += tokens;
+    total += tokens;
+  }
+  file_avg_tokens_ = file_tokens_.empty() ? 0 : total / static_cast<double>(file_tokens_.size());
+  chunk_files_loaded_ = true;
+  return Status::Ok();
+}
+
+Result<std::vector<FileHit>> Store::SearchFiles(std::string_view query,
+                                                const FileSearchOptions& options) {
+  std::vector<FileHit> out;
+  if (options.limit == 0) return out;
+  ASSIGN_OR_RETURN(ReadSnapshot snapshot, BeginRead());
+  RETURN_IF_ERROR(RefreshTermCaches());  // RankedTerms skips it for fewer than two terms
+  ASSIGN_OR_RETURN(std::vector<std::string> terms, RankedTerms(query));
+  if (terms.empty()) return out;
+  RETURN_IF_ERROR(LoadChunkFiles());
+  const std::array<double, 5> weights = {options.name_weight, options.subwords_weight,
+                                         options.doc_weight, options.body_weight,
+                                         options.path_weight};
+  if (weights != term_file_weights_) {
+    term_files_.clear();
+    term_file_entries_ = 0;
+    term_file_weights_ = weights;
+  }
+  // Per file: the weighted occurrences of each term over all its chunks. A term's files are
+  // read once per store version (one FTS5 scan of its rows) and kept: the query's common
+  // words, whose rows are many, recur across queries.
+  const std::size_t phrases = terms.size();
+  std::unordered_map<std::int64_t, std::vector<double>> freqs;
+  for (std::size_t p = 0; p < phrases; ++p) {
+    auto cached = term_files_.find(terms[p]);
+    if (cached == term_files_.end()) {
+      std::unordered_map<std::int64_t, double> per_file;
+      ASSIGN_OR_RETURN(internal::ScopedStatement scoped,
+                       stmts_->Get("SELECT rowid, trove_freqs(chunk_fts, ?1, ?2, ?3, ?4, ?5) "
+                                   "FROM chunk_fts WHERE chunk_fts MATCH ?6"));
+      base::Statement& st = *scoped;
+      for (int i = 0; i < 5; ++i) RETURN_IF_ERROR(st.Bind(i + 1, weights[i]));
+      RETURN_IF_ERROR(st.Bind(6, std::string_view(Quote(terms[p]))));
+      for (;;) {
+        ASSIGN_OR_RETURN(bool row, st.Step());
+        if (!row) break;
+        const std::int64_t id = st.ColumnInt64(0);
+        if (id < 0 || static_cast<std::uint64_t>(id) >= chunk_file_.size()) continue;
+        const std::int64_t file = chunk_file_[static_cast<std::size_t>(id)];
+        const std::string_view blob = st.ColumnBlobView(1);
+        if (file < 0 || blob.size() < sizeof(double)) continue;
+        double v = 0;
+        std::memcpy(&v, blob.data(), sizeof(double));
+        if (std::isfinite(v) && v > 0) per_file[file] += v;
+      }
+      std::vector<std::pair<std::int64_t, double>> list(per_file.begin(), per_file.end());
+      std::sort(list.begin(), list.end());
+      if (term_file_entries_ + list.size() > kMaxTermFileEntries) {
+        term_files_.clear();
+        term_file_entries_ = 0;
+      }
+      term_file_entries_ += list.size();
+      cached = term_files_.emplace(terms[p], std::move(list)).first;
+    }
+    for (const auto& [file, v] : cached->second) {
+      std::vector<double>& f = freqs[file];
+      if (f.empty()) f.resize(phrases, 0.0);
+      f[p] += v;
+    }
+  }
+  if (freqs.empty()) return out;
+  // BM25 with files as documents: a phrase's IDF counts the files that hold it.
+  std::vector<double> idf(phrases, 0.0);
+  const double files = static_cast<double>(file_tokens_.size());
+  for (std::size_t p = 0; p < phrases; ++p) {
+    double n = 0;
+    for (const auto& [file, f] : freqs) n += p < f.size() && f[p] > 0 ? 1 : 0;
+    const double v = std::log((files - n + 0.5) / (n + 0.5));
+    idf[p] = v > 0 ? v : 1e-6;
+  }
+  struct Scored {
+    std::int64_t file;
+    double score;
+    std::size_t terms;
+  };
+  std::vector<Scored> scored;
+  scored.reserve(freqs.size());
+  const double avg = file_avg_tokens_ > 0 ? file_avg_tokens_ : 1;
+  for (const auto& [file, f] : freqs) {
+    auto len = file_tokens_.find(file);
+    const double d = len == file_tokens_.end() ? avg : len->second;
+    const double norm = options.k1 * (1 - options.b + options.b * d / avg);
+    double score = 0;
+    std::size_t matched = 0;
+    for (std::size_t p = 0; p < f.size(); ++p) {
+      if (!(f[p] > 0)) continue;
+      ++matched;
+      score += idf[p] * (f[p] * (options.k1 + 1)) / (f[p] + norm);
+    }
+    scored.push_back(Scored{file, score, matched});
+  }
+  // Best first; ties by file id here, by path below (ids are not stable across bootstraps,
+  // so the cut keeps every file tied with the last one and the paths decide).
+  std::sort(scored.begin(), scored.end(), [](const Scored& a, const Scored& b) {
+    return a.score > b.score || (a.score == b.score && a.file < b.file);
+  });
+  std::size_t keep = std::min(options.limit, scored.size());
+  while (keep < scored.size() && scored[keep].score == scored[keep - 1].score) ++keep;
+  ASSIGN_OR_RETURN(internal::ScopedStatement path_st,
+                   stmts_->Get("SELECT path FROM files WHERE id = ?1"));
+  for (std::size_t i = 0; i < keep; ++i) {
+    path_st->Reset();
+    RETURN_IF_ERROR(path_st->Bind(1, scored[i].file));
+    ASSIGN_OR_RETURN(bool row, path_st->Step());
+    if (!row) continue;
+    out.push_back(FileHit{path_st->ColumnText(0), scored[i].score, scored[i].terms});
+  }
+  std::sort(out.begin(), out.end(), [](const FileHit& a, const FileHit& b) {
+    return a.score > b.score || (a.score == b.score && a.path < b.path);
+  });
+  if (out.size() > options.limit) out.resize(options.limit);
+  return out;
 }
 
 Result<std::vector<PathHit>> Store::SearchPaths(std::string_view query, std::size_t limit) {

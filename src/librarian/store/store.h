@@ -19,6 +19,7 @@
 // Store per thread; separate Stores on one file may be used concurrently.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -242,6 +243,25 @@ struct PathHit {
   double score = 0;
 };
 
+// Store::SearchFiles: BM25 with each file as one document (the sum of its chunks). The column
+// weights weigh a term's occurrences as SearchChunks' do; k1 and b are BM25's.
+struct FileSearchOptions {
+  double name_weight = 10;
+  double subwords_weight = 5;
+  double doc_weight = 3;
+  double body_weight = 1;
+  double path_weight = 2;
+  double k1 = 1.2;
+  double b = 0.75;
+  std::size_t limit = 50;
+};
+
+struct FileHit {
+  std::string path;
+  double score = 0;       // higher is better; a ranking signal, not a probability
+  std::size_t terms = 0;  // how many of the query's terms occur in the file
+};
+
 // Returns the FTS5 query for `text`: its words split as identifiers (docs/librarian.md §6.8), whole
 // and pieces, lower-cased, stop words dropped, each quoted, OR-combined; "" when nothing is left.
 // FTS5 operators in `text` ("NEAR", "*", ":", quotes) become plain terms or vanish.
@@ -355,6 +375,11 @@ class Store {
   // Substring search over chunk names, paths and bodies (trigram; needs >= 3 characters).
   // kUnsupported when the store has no trigram table.
   Result<std::vector<ChunkHit>> SearchSubstring(std::string_view text, std::size_t limit = 20);
+  // BM25 over whole files (every chunk of a file counts as one document), best first: the
+  // files whose text as a whole holds the query's words (decision 0094). An empty match query
+  // gives no hits. One FTS5 scan of the query's terms, no join per matching row.
+  Result<std::vector<FileHit>> SearchFiles(std::string_view query,
+                                           const FileSearchOptions& options = {});
   // BM25 over paths and their sub-words, best first.
   Result<std::vector<PathHit>> SearchPaths(std::string_view query, std::size_t limit = 20);
 
@@ -386,6 +411,10 @@ class Store {
   Status ChunkIndexes(std::span<const std::int64_t> file_ids, bool remove);
   // BuildMatchQuery(text) without the terms to which bm25() gives no weight (search.cc).
   Result<std::string> RankedMatchQuery(std::string_view text);
+  // The same terms, unquoted.
+  Result<std::vector<std::string>> RankedTerms(std::string_view text);
+  // Clears the caches below when this connection or another changed the store.
+  Status RefreshTermCaches();
 
   const std::unique_ptr<base::Database> db_;
   // Declared after db_ so its statements are finalized before the connection closes.
@@ -408,6 +437,20 @@ class Store {
   std::vector<std::int32_t> row_tokens_;
   bool row_tokens_loaded_ = false;
   bool bm25_registered_ = false;
+  // Same validity, for SearchFiles: each chunk_fts row's file id (-1 unknown), by rowid, each
+  // file's tokens (the sum of its rows'), and the mean over files.
+  Status LoadChunkFiles();
+  std::vector<std::int64_t> chunk_file_;
+  std::unordered_map<std::int64_t, double> file_tokens_;
+  double file_avg_tokens_ = 0;
+  bool chunk_files_loaded_ = false;
+  bool freqs_registered_ = false;
+  // Same validity: per term, the files holding it and its weighted occurrences in each (by
+  // file id), for the column weights term_file_weights_; cleared past kMaxTermFileEntries.
+  static constexpr std::size_t kMaxTermFileEntries = std::size_t{1} << 20;
+  std::unordered_map<std::string, std::vector<std::pair<std::int64_t, double>>> term_files_;
+  std::size_t term_file_entries_ = 0;
+  std::array<double, 5> term_file_weights_ = {};
   // Per (limit, name): the rows FindSymbolsMany / CallsToMany gave, valid while neither
   // this connection nor another changed the store (as doc_freq_). Cleared when they grow
   // past kMaxCachedNames entries.

@@ -531,6 +531,82 @@ TEST_F(StoreTest, FtsOperatorsAreNeutralized) {
   EXPECT_THAT(*none, IsEmpty());
 }
 
+// SearchFiles treats each file as one document: a file whose functions together hold all the
+// query's words outranks a file with the single best-matching chunk (decision 0094).
+TEST_F(StoreTest, SearchFilesRanksTheFileHoldingTheWordsAcrossItsChunks) {
+  // strong.py: one chunk repeating two of the words.
+  Put("strong.py",
+      "def spill():\n"
+      "    \"\"\"Retry the download, retry the download again.\"\"\"\n"
+      "    return 1\n");
+  // spread.py: each function holds one or two of the four words.
+  Put("spread.py",
+      "def first():\n    \"\"\"Retry later.\"\"\"\n    return 1\n\n\n"
+      "def second():\n    \"\"\"Wait for the download.\"\"\"\n    return 2\n\n\n"
+      "def third():\n    \"\"\"Back off after a timeout.\"\"\"\n    return 3\n\n\n"
+      "def fourth():\n    \"\"\"Pick a mirror.\"\"\"\n    return 4\n");
+  for (int i = 0; i < 6; ++i) {
+    Put(fmt::format("other{}.py", i), fmt::format("def unrelated{}():\n    return {}\n", i, i));
+  }
+  const std::string query = "retry download timeout mirror";
+  // Chunk BM25 puts strong.py's chunk first.
+  SearchOptions one;
+  one.limit = 1;
+  auto chunks = store_->SearchChunks(query, one);
+  ASSERT_TRUE(chunks.ok()) << chunks.status().ToString();
+  ASSERT_EQ(chunks->size(), 1u);
+  EXPECT_EQ((*chunks)[0].path, "strong.py");
+
+  auto files = store_->SearchFiles(query);
+  ASSERT_TRUE(files.ok()) << files.status().ToString();
+  ASSERT_EQ(files->size(), 2u);  // files matching no word are not listed
+  EXPECT_EQ((*files)[0].path, "spread.py");
+  EXPECT_EQ((*files)[0].terms, 4u);
+  EXPECT_EQ((*files)[1].path, "strong.py");
+  EXPECT_EQ((*files)[1].terms, 2u);
+  EXPECT_GT((*files)[0].score, (*files)[1].score);
+
+  // Bounded by the limit; an empty query and a zero limit give nothing.
+  FileSearchOptions top;
+  top.limit = 1;
+  files = store_->SearchFiles(query, top);
+  ASSERT_TRUE(files.ok());
+  ASSERT_EQ(files->size(), 1u);
+  EXPECT_EQ((*files)[0].path, "spread.py");
+  EXPECT_THAT(*store_->SearchFiles("the of"), IsEmpty());
+  top.limit = 0;
+  EXPECT_THAT(*store_->SearchFiles(query, top), IsEmpty());
+
+  // The per-file table follows the store: a changed file is searched as it is now.
+  Put("strong.py",
+      "def spill():\n    \"\"\"Retry the download after a timeout from a mirror.\"\"\"\n"
+      "    return 1\n");
+  files = store_->SearchFiles(query);
+  ASSERT_TRUE(files.ok());
+  ASSERT_EQ(files->size(), 2u);
+  EXPECT_EQ((*files)[0].path, "strong.py");  // all four words in a shorter file
+  EXPECT_EQ((*files)[0].terms, 4u);
+  // A one-word query after another change (the per-term cache is dropped with the store's
+  // version), and other column weights (the cache is per weights).
+  files = store_->SearchFiles("mirror");
+  ASSERT_TRUE(files.ok());
+  ASSERT_EQ(files->size(), 2u);
+  Put("spread.py", "def fourth():\n    return 4\n");
+  files = store_->SearchFiles("mirror");
+  ASSERT_TRUE(files.ok());
+  ASSERT_EQ(files->size(), 1u);
+  EXPECT_EQ((*files)[0].path, "strong.py");
+  FileSearchOptions names_only;
+  names_only.doc_weight = 0;
+  names_only.body_weight = 0;
+  files = store_->SearchFiles("mirror", names_only);
+  ASSERT_TRUE(files.ok());
+  EXPECT_THAT(*files, IsEmpty());  // the word is in a docstring (doc and body) only
+  files = store_->SearchFiles("mirror");
+  ASSERT_TRUE(files.ok());
+  EXPECT_EQ(files->size(), 1u);
+}
+
 TEST_F(StoreTest, SubstringAndPathSearch) {
   PutFixture("go/server.go", "server.go");
   PutFixture("java/HttpClient.java", "Shop.java");
