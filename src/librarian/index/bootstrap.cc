@@ -35,6 +35,7 @@
 #include "librarian/extract/routing.h"
 #include "librarian/packs/packs.h"
 #include "librarian/query/assoc.h"
+#include "librarian/semvec/semvec.h"
 #include "librarian/store/store.h"
 
 namespace trove::librarian::index {
@@ -1297,6 +1298,25 @@ Result<BootstrapReport> Run::Execute() {
     if (learn) {
       if (Status st = query::AssocModel::LearnAndSave(*store_, run_.run_id); !st.ok()) {
         report_.disclosures.push_back(fmt::format("assoc_model_unavailable: {}", st.message()));
+      }
+    }
+  }
+  // Workspace vectors (semvec/semvec.h, decision 0096), over the whole workspace like the
+  // association model: again after a run that changed something or when the stored model was
+  // learned with other options. A failure is disclosed; queries then use the other engines.
+  if (!failed && !options_.only_paths) {
+    if (std::optional<semvec::Options> so = semvec::OptionsFromEnv()) {
+      bool learn = report_.stats.mode != "noop";
+      if (!learn) {
+        Result<std::string> id = semvec::StoredModelId(store_->db());
+        learn = !id.ok() || !semvec::ModelIdMatches(*id, *so);
+      }
+      if (learn) {
+        if (Result<semvec::LearnStats> r = semvec::LearnAndSave(store_->db(), run_.run_id, *so);
+            !r.ok()) {
+          report_.disclosures.push_back(
+              fmt::format("workspace_vectors_unavailable: {}", r.status().message()));
+        }
       }
     }
   }

@@ -57,6 +57,9 @@ struct Weights {
   // up. Not tuned (no embedding endpoint is available offline): a value that lets a close
   // vector lift a candidate about as much as a name-word match does.
   double embed = 0.5;
+  // Decision 0096: workspace vectors (semvec/semvec.h), learned at bootstrap from the
+  // workspace's own text. `librarian_eval --semvec-weight` sets it.
+  double semvec = 0.5;
 };
 
 struct RankSignals {
@@ -97,6 +100,9 @@ struct RankSignals {
   // Embedding similarity (embed/embed.h): the cosine between the intent's vector and the target
   // function's, clamped to [0, 1]; 0 for module packs or when no embeddings engine ran.
   double embed = 0;
+  // Workspace-vector similarity (semvec/semvec.h): the cosine between the intent's folded-in
+  // vector and the target function's, clamped to [0, 1]; 0 for module packs or without a model.
+  double semvec = 0;
   // Share of the primary file's path sub-words that occur in the intent, in [0, 1].
   double path = 0;
   // Call-graph proximity in [0, 1]: from `graph_hops` when affectedFiles were given, else the
