@@ -29,7 +29,7 @@ bool Content(const std::string& w) {
 // The id of a model learned with `options` in run `run_id`; the format tag changes when the
 // learning does, so an older store learns again.
 std::string ModelId(std::string_view run_id, const Options& options) {
-  return fmt::format("{}:lsa1:d{}", run_id, options.dims);
+  return fmt::format("{}:lsa2:d{}", run_id, options.dims);
 }
 
 void ToBytes(std::span<const float> v, std::vector<std::uint8_t>& bytes) {
@@ -57,6 +57,25 @@ Result<bool> WordsTableExists(base::Database& db) {
                    db.Prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = "
                               "'semvec_words'"));
   return st.Step();
+}
+
+// `body` without its triple-quoted strings (Python docstrings): a function's vector is folded
+// in from its code, not from its documentation (see LearnAndSave).
+std::string WithoutDocstrings(std::string_view body) {
+  std::string out;
+  std::size_t i = 0;
+  while (i < body.size()) {
+    std::size_t a = body.find("\"\"\"", i), b = body.find("'''", i);
+    const std::size_t open = std::min(a, b);
+    if (open == std::string_view::npos) break;
+    const std::string_view quote = body.substr(open, 3);
+    const std::size_t close = body.find(quote, open + 3);
+    out.append(body.substr(i, open - i));
+    if (close == std::string_view::npos) return out;
+    i = close + 3;
+  }
+  if (i < body.size()) out.append(body.substr(i));
+  return out;
 }
 
 }  // namespace
@@ -246,7 +265,8 @@ Result<LearnStats> LearnAndSave(base::Database& db, std::string_view run_id,
                                 const Options& options) {
   struct Fn {
     std::string target_id, path, span;
-    std::vector<std::string> words;
+    std::vector<std::string> words;  // doc, name and body: what the model learns from
+    std::vector<std::string> code;   // name and body without docstrings: the function's vector
   };
   std::vector<Fn> fns;
   {
@@ -267,11 +287,14 @@ Result<LearnStats> LearnAndSave(base::Database& db, std::string_view run_id,
       tok.Append(st.ColumnTextView(3), f.words);
       tok.Append(st.ColumnTextView(4), f.words);
       tok.Append(st.ColumnTextView(5), f.words);
+      tok.Append(st.ColumnTextView(3), f.code);
+      tok.Append(WithoutDocstrings(st.ColumnTextView(5)), f.code);
     }
   }
   std::vector<std::vector<std::string>> contexts;
   contexts.reserve(fns.size());
   for (Fn& f : fns) contexts.push_back(std::move(f.words));
+
   const Model model = Model::Learn(contexts, options);
   LearnStats stats{fns.size(), model.words(), model.dims()};
 
@@ -314,7 +337,7 @@ Result<LearnStats> LearnAndSave(base::Database& db, std::string_view run_id,
   std::vector<embed::Stored> rows;
   rows.reserve(fns.size());
   for (std::size_t i = 0; i < fns.size(); ++i) {
-    std::vector<float> v = model.Embed(contexts[i]);
+    std::vector<float> v = model.Embed(fns[i].code);
     if (v.empty()) continue;
     rows.push_back(embed::Stored{std::move(fns[i].target_id), std::move(fns[i].path),
                                  std::move(fns[i].span), std::move(v)});
@@ -331,7 +354,7 @@ Result<LearnStats> LearnAndSave(base::Database& db, std::string_view run_id,
 Result<std::string> StoredModelId(base::Database& db) { return MetaValue(db, kModelIdKey); }
 
 bool ModelIdMatches(std::string_view model_id, const Options& options) {
-  const std::string tail = fmt::format(":lsa1:d{}", options.dims);
+  const std::string tail = fmt::format(":lsa2:d{}", options.dims);
   return model_id.size() > tail.size() && model_id.substr(model_id.size() - tail.size()) == tail;
 }
 

@@ -10,15 +10,19 @@
 // that occur in the same functions, or in functions that share other words, get close vectors
 // although they never meet in one text.
 //
-// How it is used: a function's vector is the normalized (1 + log tf) x idf weighted sum of its
-// words' vectors (the same fold-in for every function and for the query), stored in the
+// How it is used: a function's vector is the normalized (1 + log tf) x idf weighted sum of the
+// vectors of its *code* words (name and body, Python docstrings left out; the same fold-in as
+// the query's), so that a documented function is not nearer to a sentence than an undocumented
+// one for its documentation alone (BM25 already reads the docs; on the dev split, vectors
+// folded in from all the text lowered the harder set's standard function MRR). Stored in the
 // `embeddings` table (embed/embed.h) under the model name kModelName; the word vectors and their
 // idf go to the table `semvec_words` (created IF NOT EXISTS, outside the versioned schema, as
 // the embeddings table is). At query time (query.cc) the intent's words fold into a vector, the
 // cosine to every stored function vector is computed by brute force (30,000 x 64 floats is a
 // few milliseconds), the nearest functions join the candidates and the cosine is the rank
-// signal RankSignals::semvec. A target whose doc comment is blank and whose name shares no word
-// with the intent can still be found when its body's words live near the intent's.
+// signal RankSignals::semvec (for the function ranking only: the file list aggregates the
+// candidates' scores without it). A target whose doc comment is blank and whose name shares no
+// word with the intent can still be found when its body's words live near the intent's.
 //
 // Configuration (environment, read when a bootstrap starts): LIBRARIAN_SEMVEC=0 turns the
 // learning off, =1 on; LIBRARIAN_SEMVEC_DIMS sets the dimension (16-256, default 64).
