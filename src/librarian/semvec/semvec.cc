@@ -282,7 +282,7 @@ Result<LearnStats> LearnAndSave(base::Database& db, std::string_view run_id,
       if (!row) break;
       std::string target = st.ColumnText(0);
       auto [it, added] = by_target.emplace(target, fns.size());
-      if (added) fns.push_back(Fn{std::move(target), st.ColumnText(1), st.ColumnText(2), {}});
+      if (added) fns.push_back(Fn{std::move(target), st.ColumnText(1), st.ColumnText(2), {}, {}});
       Fn& f = fns[it->second];
       tok.Append(st.ColumnTextView(3), f.words);
       tok.Append(st.ColumnTextView(4), f.words);
