@@ -1320,6 +1320,14 @@ Result<BootstrapReport> Run::Execute() {
       }
     }
   }
+  // A re-index of a few paths folds their functions into the stored space (semvec::FoldIn).
+  if (!failed && options_.only_paths && report_.stats.mode != "noop" && semvec::OptionsFromEnv()) {
+    if (Result<std::size_t> n = semvec::FoldIn(store_->db(), *options_.only_paths, run_.run_id);
+        !n.ok()) {
+      report_.disclosures.push_back(
+          fmt::format("workspace_vectors_unavailable: {}", n.status().message()));
+    }
+  }
   // The optional embeddings engine: only when the user configured an endpoint. A failure is
   // disclosed and leaves the index as it is (queries then answer with the other engines).
   if (!failed) {

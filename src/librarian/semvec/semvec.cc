@@ -351,6 +351,54 @@ Result<LearnStats> LearnAndSave(base::Database& db, std::string_view run_id,
   return stats;
 }
 
+Result<std::size_t> FoldIn(base::Database& db, std::span<const std::string> paths,
+                           std::string_view run_id) {
+  ASSIGN_OR_RETURN(std::string model_id, MetaValue(db, kModelIdKey));
+  ASSIGN_OR_RETURN(std::shared_ptr<const Index> index, Load(db));
+  if (index == nullptr || index->model().dims() == 0) return std::size_t{0};
+  ASSIGN_OR_RETURN(
+      base::Statement st,
+      db.Prepare("SELECT s.target_id, c.path, s.span_sha256, s.name, c.body FROM chunks c JOIN "
+                 "symbols s ON s.id = c.symbol_id WHERE s.kind IN ('function', 'method') AND "
+                 "(c.path = ?1 OR (c.path >= ?1 || '/' AND c.path < ?1 || '0')) ORDER BY c.id"));
+  Tokenizer tok;
+  std::vector<embed::Stored> rows;
+  std::unordered_map<std::string, std::size_t> by_target;
+  std::vector<std::vector<std::string>> code;
+  for (const std::string& path : paths) {
+    st.Reset();
+    RETURN_IF_ERROR(st.Bind(1, std::string_view(path)));
+    for (;;) {
+      ASSIGN_OR_RETURN(bool row, st.Step());
+      if (!row) break;
+      std::string target = st.ColumnText(0);
+      auto [it, added] = by_target.emplace(target, rows.size());
+      if (added) {
+        rows.push_back(embed::Stored{std::move(target), st.ColumnText(1), st.ColumnText(2), {}});
+        code.emplace_back();
+      }
+      tok.Append(st.ColumnTextView(3), code[it->second]);
+      tok.Append(WithoutDocstrings(st.ColumnTextView(4)), code[it->second]);
+    }
+  }
+  std::vector<embed::Stored> kept;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    rows[i].vector = index->model().Embed(code[i]);
+    if (!rows[i].vector.empty()) kept.push_back(std::move(rows[i]));
+  }
+  // Save also drops the vectors of functions the index no longer holds.
+  RETURN_IF_ERROR(embed::Save(db, kModelName, kept));
+  // A new id (same options tail), so that processes holding the old vectors load them again.
+  const std::size_t colon = model_id.find(":lsa");
+  const std::string tail = colon == std::string::npos ? std::string() : model_id.substr(colon);
+  ASSIGN_OR_RETURN(base::Statement put,
+                   db.Prepare("INSERT OR REPLACE INTO meta(key, value) VALUES (?1, ?2)"));
+  RETURN_IF_ERROR(put.Bind(1, kModelIdKey));
+  RETURN_IF_ERROR(put.Bind(2, std::string_view(fmt::format("{}{}", run_id, tail))));
+  RETURN_IF_ERROR(put.Step().status());
+  return kept.size();
+}
+
 Result<std::string> StoredModelId(base::Database& db) { return MetaValue(db, kModelIdKey); }
 
 bool ModelIdMatches(std::string_view model_id, const Options& options) {

@@ -24,6 +24,9 @@
 // candidates' scores without it). A target whose doc comment is blank and whose name shares no
 // word with the intent can still be found when its body's words live near the intent's.
 //
+// A watch re-index of a few files (BootstrapOptions::only_paths) keeps the model and folds the
+// changed files' functions in (FoldIn); the next whole-workspace run learns again.
+//
 // Configuration (environment, read when a bootstrap starts): LIBRARIAN_SEMVEC=0 turns the
 // learning off, =1 on; LIBRARIAN_SEMVEC_DIMS sets the dimension (16-256, default 64).
 //
@@ -125,6 +128,12 @@ struct LearnStats {
 // one go, then sets kModelIdKey to `run_id` plus the dimension. REQUIRES: no transaction open.
 Result<LearnStats> LearnAndSave(base::Database& db, std::string_view run_id,
                                 const Options& options);
+// After a re-index of `paths` (files or directories) that kept the model: folds the functions of
+// those paths into the stored space with the stored word vectors and stores their vectors
+// (the vectors of vanished functions are dropped), under a new model id with `run_id`. Returns
+// how many were stored; 0 when no model is stored.
+Result<std::size_t> FoldIn(base::Database& db, std::span<const std::string> paths,
+                           std::string_view run_id);
 // The id a store's model must have to match `options` (compared by a bootstrap to decide
 // whether to learn again after a run that changed nothing); empty when none is stored.
 Result<std::string> StoredModelId(base::Database& db);

@@ -236,5 +236,41 @@ TEST_F(SemvecStoreTest, FindsAFunctionThatSharesNoWordWithTheIntent) {
   EXPECT_FALSE(has_target(off));
 }
 
+TEST_F(SemvecStoreTest, FoldsInTheFunctionsOfReindexedPaths) {
+  IndexWorkspace();
+  Options o;
+  o.dims = 8;
+  ASSERT_TRUE(LearnAndSave(store_->db(), "run_1", o).ok());
+  auto before = Load(store_->db());
+  ASSERT_TRUE(before.ok() && *before != nullptr);
+  EXPECT_EQ((*before)->functions(), 16u);
+  // A new file after the learning (a watch re-index): its function gets a vector in the stored
+  // space, near the checksum words its code uses.
+  Index("pkg/late.py", R"(
+def late_fold(data, poly):
+    crc = 0
+    for b in data:
+        crc = crc_table[(crc ^ b) & 0xff] ^ poly
+    return crc
+)");
+  const std::vector<std::string> paths = {"pkg/late.py"};
+  auto n = FoldIn(store_->db(), paths, "run_2");
+  ASSERT_TRUE(n.ok()) << n.status().ToString();
+  EXPECT_EQ(*n, 1u);
+  auto id = StoredModelId(store_->db());
+  ASSERT_TRUE(id.ok());
+  EXPECT_EQ(id->rfind("run_2:", 0), 0u);
+  EXPECT_TRUE(ModelIdMatches(*id, o));
+  auto after = Load(store_->db());
+  ASSERT_TRUE(after.ok() && *after != nullptr);
+  EXPECT_NE(after->get(), before->get());  // reloaded under the new id
+  EXPECT_EQ((*after)->functions(), 17u);
+  Tokenizer tok;
+  const std::vector<float> q = (*after)->model().Embed(tok.Words("checksum"));
+  ASSERT_FALSE(q.empty());
+  EXPECT_GT((*after)->Similarity(q, "fn:pkg/late.py::late_fold"),
+            (*after)->Similarity(q, "fn:pkg/net0.py::open_link"));
+}
+
 }  // namespace
 }  // namespace trove::librarian::semvec
