@@ -7,7 +7,7 @@
 //                  [--hard] [--system NAME]... [--repo NAME]... [--max-per-repo N] [--depth N]
 //                  [--weights LEX,SYM,PATH,GRAPH,SCOPE[,NAMEW,INTENTW,OWNERW,FILE[,COVER]]]
 //                  [--query-depth L1|L2|L3] [--max-results N]
-//                  [--file-weights DECAY,TERMS,MODULE,TAIL[,LEXICAL[,RRF]]]...
+//                  [--file-weights DECAY,TERMS,MODULE,TAIL[,LEXICAL[,RRF]]]... [--semvec-weight W]...
 //                  [--name-confidence LOW,HIGH,DAMPING,SHIFT]
 //                  [--project DIR] [--work DIR] [--check] [--floor METRIC=RATIO]...
 //                  [--figures FILE.json] [--svg FILE.svg] [--title TEXT]
@@ -315,6 +315,13 @@ Status Run(const std::vector<std::string>& args) {
         return Status::InvalidArgument(
             "--name-confidence: need 4 values (low, high, damping, lexical shift)");
       }
+    } else if (a == "--semvec-weight") {
+      char* end = nullptr;
+      const double d = std::strtod(v.c_str(), &end);
+      if (v.empty() || *end != '\0' || !(d >= 0)) {
+        return Status::InvalidArgument(fmt::format("--semvec-weight: not a weight: '{}'", v));
+      }
+      o.semvec_weights.push_back(d);
     } else if (a == "--weights") {
       std::stringstream ss(v);
       std::string part;

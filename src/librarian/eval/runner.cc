@@ -137,6 +137,11 @@ Result<std::vector<Entry>> Baseline(store::Store& st, const std::string& query) 
   return out;
 }
 
+rank::Weights WithSemvec(rank::Weights w, double semvec) {
+  w.semvec = semvec;
+  return w;
+}
+
 Result<std::vector<Entry>> Librarian(store::Store& st, const query::Workspace& ws,
                                      const std::string& intent, const rank::Weights& weights,
                                      std::optional<double>& top_signal, std::string* digest,
@@ -279,6 +284,20 @@ Result<EvalRun> RunEval(const EvalSet& set, const RunOptions& options) {
       file_weights_of.push_back(f);
     }
   }
+  // Librarian variants with other workspace-vector weights (RunOptions::semvec_weights).
+  std::vector<std::optional<double>> semvec_of(systems.size());
+  if (!options.semvec_weights.empty()) {
+    for (std::size_t s = 0; s < systems.size(); ++s) {
+      if (systems[s] != kBaseline) semvec_of[s] = options.semvec_weights.front();
+    }
+    if (std::find(systems.begin(), systems.end(), kLibrarian) != systems.end()) {
+      for (std::size_t i = 1; i < options.semvec_weights.size(); ++i) {
+        systems.push_back(fmt::format("{}[semvec={}]", kLibrarian, options.semvec_weights[i]));
+        file_weights_of.push_back(options.file_weights);
+        semvec_of.push_back(options.semvec_weights[i]);
+      }
+    }
+  }
   std::set<std::string> known_repos;
   for (const EvalRepo& r : set.repos) known_repos.insert(r.name);
   for (const std::string& r : options.repos) {
@@ -391,10 +410,12 @@ Result<EvalRun> RunEval(const EvalSet& set, const RunOptions& options) {
         double cpu_a = ThreadCpuMs();
         auto a = std::chrono::steady_clock::now();
         Result<std::vector<Entry>> got =
-            systems[s] == kBaseline ? Baseline(*st, q.intent)
-                                    : Librarian(*st, ws, q.intent, weights, top_signal,
-                                                options.rankings_path.empty() ? nullptr : &digest,
-                                                engine_files, file_weights_of[s], options);
+            systems[s] == kBaseline
+                ? Baseline(*st, q.intent)
+                : Librarian(*st, ws, q.intent,
+                            semvec_of[s] ? WithSemvec(weights, *semvec_of[s]) : weights, top_signal,
+                            options.rankings_path.empty() ? nullptr : &digest, engine_files,
+                            file_weights_of[s], options);
         auto b = std::chrono::steady_clock::now();
         RunResult fr, fn;
         fr.retrieved.top_signal = fn.retrieved.top_signal = top_signal;

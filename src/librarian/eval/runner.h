@@ -71,6 +71,10 @@ struct RunOptions {
   // LEXICAL > 0): the librarian with these file coefficients, in the same run (one index per
   // repository for all of them). Tuning only.
   std::vector<query::FileWeights> file_weight_variants;
+  // Weights of the workspace-vector signal (rank::Weights::semvec, decision 0096): the first
+  // sets the librarian's, each further one adds a system "librarian[semvec=W]" in the same run.
+  // Empty = the default. Tuning only (dev split).
+  std::vector<double> semvec_weights;
   // Extraction threads for indexing; 0 = all cores.
   std::size_t workers = 0;
   // When set, every query's ranked lists are written to this file, one line per query and

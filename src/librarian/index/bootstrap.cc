@@ -35,6 +35,7 @@
 #include "librarian/extract/routing.h"
 #include "librarian/packs/packs.h"
 #include "librarian/query/assoc.h"
+#include "librarian/semvec/semvec.h"
 #include "librarian/store/store.h"
 
 namespace trove::librarian::index {
@@ -1298,6 +1299,33 @@ Result<BootstrapReport> Run::Execute() {
       if (Status st = query::AssocModel::LearnAndSave(*store_, run_.run_id); !st.ok()) {
         report_.disclosures.push_back(fmt::format("assoc_model_unavailable: {}", st.message()));
       }
+    }
+  }
+  // Workspace vectors (semvec/semvec.h, decision 0096), over the whole workspace like the
+  // association model: again after a run that changed something or when the stored model was
+  // learned with other options. A failure is disclosed; queries then use the other engines.
+  if (!failed && !options_.only_paths) {
+    if (std::optional<semvec::Options> so = semvec::OptionsFromEnv()) {
+      bool learn = report_.stats.mode != "noop";
+      if (!learn) {
+        Result<std::string> id = semvec::StoredModelId(store_->db());
+        learn = !id.ok() || !semvec::ModelIdMatches(*id, *so);
+      }
+      if (learn) {
+        if (Result<semvec::LearnStats> r = semvec::LearnAndSave(store_->db(), run_.run_id, *so);
+            !r.ok()) {
+          report_.disclosures.push_back(
+              fmt::format("workspace_vectors_unavailable: {}", r.status().message()));
+        }
+      }
+    }
+  }
+  // A re-index of a few paths folds their functions into the stored space (semvec::FoldIn).
+  if (!failed && options_.only_paths && report_.stats.mode != "noop" && semvec::OptionsFromEnv()) {
+    if (Result<std::size_t> n = semvec::FoldIn(store_->db(), *options_.only_paths, run_.run_id);
+        !n.ok()) {
+      report_.disclosures.push_back(
+          fmt::format("workspace_vectors_unavailable: {}", n.status().message()));
     }
   }
   // The optional embeddings engine: only when the user configured an endpoint. A failure is

@@ -30,6 +30,7 @@
 #include "librarian/packs/packs.h"
 #include "librarian/query/assoc.h"
 #include "librarian/query/vocabulary.h"
+#include "librarian/semvec/semvec.h"
 #include "librarian/store/store.h"
 #include "librarian/watch/status.h"
 
@@ -437,6 +438,13 @@ class Pipeline {
   std::string embed_note_;
   // Embeds the intent and scores the stored vectors; adds the nearest functions as candidates.
   Status Embeddings(const embed::Config& config);
+  // Workspace vectors (semvec/semvec.h, decision 0096): the stored model, the intent's folded-in
+  // vector (empty when the engine did not run) and what ran.
+  std::shared_ptr<const semvec::Index> semvec_;
+  std::vector<float> semvec_query_;
+  std::string semvec_note_;
+  // Folds the intent into the workspace vectors; adds the nearest functions as candidates.
+  Status WorkspaceVectors();
   std::unordered_map<std::string, Candidate> candidates_;
   std::unordered_map<std::string, std::optional<store::FileRecord>> files_;
   std::set<std::string> affected_indexed_;
@@ -510,6 +518,25 @@ Status Pipeline::Embeddings(const embed::Config& config) {
   }
   embed_note_ = fmt::format("embeddings (model {}, cosine over {} stored function vectors)",
                             config.model, stored->size());
+  return Status::Ok();
+}
+
+Status Pipeline::WorkspaceVectors() {
+  // At most this many nearest functions join the candidates (the rest only score).
+  constexpr std::size_t kSemvecCandidates = 20;
+  ASSIGN_OR_RETURN(semvec_, semvec::Load(store_.db()));
+  if (semvec_ == nullptr || semvec_->functions() == 0) return Status::Ok();
+  semvec::Tokenizer tokenizer;
+  const std::vector<std::string> words = tokenizer.Words(req_.intent);
+  semvec_query_ = semvec_->model().Embed(words);
+  if (semvec_query_.empty()) return Status::Ok();
+  for (const auto& [cos, i] : semvec_->Nearest(semvec_query_, kSemvecCandidates)) {
+    Upsert(PackType::kFunctionContext, semvec_->function(i).target_id, semvec_->function(i).path);
+  }
+  semvec_note_ = fmt::format(
+      "workspace_lsa (word vectors learned from this workspace's own {} functions at bootstrap, "
+      "{} words in {} dimensions; cosine over the stored function vectors)",
+      semvec_->functions(), semvec_->model().words(), semvec_->model().dims());
   return Status::Ok();
 }
 
@@ -758,6 +785,9 @@ Status Pipeline::ComputeSignals() {
       }
       if (c.type == PackType::kFunctionContext && !embed_sim_.empty()) {
         if (auto e = embed_sim_.find(c.target_id); e != embed_sim_.end()) s.embed = e->second;
+      }
+      if (c.type == PackType::kFunctionContext && !semvec_query_.empty()) {
+        s.semvec = std::clamp(semvec_->Similarity(semvec_query_, c.target_id), 0.0, 1.0);
       }
       s.path = PathSignal(c.path, terms_);
       if (auto h = hops_.find(c.path); h != hops_.end()) s.graph_hops = h->second;
@@ -1757,8 +1787,18 @@ void Pipeline::RankFileList() {
   pool.reserve(candidates_.size());
   for (const auto& [key, c] : candidates_) {
     if (c.type != PackType::kFunctionContext && c.type != PackType::kModuleContext) continue;
+    // The workspace-vector signal ranks functions, not files (decision 0096: on the dev split
+    // it lowered the file list's nDCG@10): a file's evidence is its candidates' scores without
+    // it.
+    double score = c.score;
+    if (c.signals.semvec > 0) {
+      rank::RankSignals without = c.signals;
+      without.semvec = 0;
+      const double with = c.signals.Evaluate(req_.weights);
+      if (with > 0) score *= without.Evaluate(req_.weights) / with;
+    }
     pool.push_back(
-        FileEvidence{c.path, c.target_id, c.type == PackType::kModuleContext, c.score, c.signals});
+        FileEvidence{c.path, c.target_id, c.type == PackType::kModuleContext, score, c.signals});
   }
   double max_lex = 0;
   for (const auto& [path, lex] : file_lex_) max_lex = std::max(max_lex, lex);
@@ -1906,8 +1946,32 @@ Result<QueryResponse> Pipeline::Run() {
             "embeddings_unavailable: {}; the answer uses the other engines only", st.message()));
       }
     }
+    // Workspace vectors (semvec/semvec.h): learned at bootstrap, no endpoint; a failure to read
+    // them leaves the answer to the other engines and says so.
+    if (req_.weights.semvec > 0) {
+      if (Status st = WorkspaceVectors(); !st.ok()) {
+        semvec_query_.clear();
+        semvec_note_.clear();
+        resp_.disclosures.push_back(
+            fmt::format("workspace_vectors_unavailable: {}; the answer uses the other engines only",
+                        st.message()));
+      }
+    }
     if (req_.depth != Depth::kL0) RETURN_IF_ERROR(StoredPacks());
-    if (assoc_expansion_.empty() && embed_note_.empty()) {
+    if (!semvec_note_.empty()) {
+      const bool assoc = !assoc_expansion_.empty();
+      const bool embed = !embed_note_.empty();
+      AddStage("retrieval", StageStatus::kRan, t0, {},
+               fmt::format("lexical_bm25{}{}+workspace_lsa", assoc ? "+assoc_pmi" : "",
+                           embed ? "+embeddings" : ""));
+      resp_.disclosures.push_back(fmt::format(
+          "retrieval_engines: lexical_bm25 (BM25 over function-level chunks with identifier "
+          "sub-words){}{} and {}",
+          assoc ? fmt::format(", assoc_pmi ({} name words predicted by the intent)",
+                              assoc_expansion_.size())
+                : std::string(),
+          embed ? ", " + embed_note_ : std::string(), semvec_note_));
+    } else if (assoc_expansion_.empty() && embed_note_.empty()) {
       AddStage("retrieval", StageStatus::kRan, t0, {}, "lexical_bm25");
       resp_.disclosures.push_back(
           "retrieval_lexical_only: retrieval is lexical (BM25 over function-level chunks with "

@@ -16,6 +16,7 @@ void RankSignals::Merge(const RankSignals& other) {
   coverage = std::max(coverage, other.coverage);
   assoc = std::max(assoc, other.assoc);
   embed = std::max(embed, other.embed);
+  semvec = std::max(semvec, other.semvec);
   identifier = std::max(identifier, other.identifier);
   path = std::max(path, other.path);                    // same path for one pack; max is safe
   graph = std::max(graph, other.graph);                 // the closest view of the graph
@@ -37,7 +38,7 @@ double RankSignals::Relevance(const Weights& w) const {
   // docs/librarian.md §4.4 starting coefficients (Weights defaults); eval/ tunes them on dev only.
   const double rel = w.lexical * lexical + w.symbol * symbol + w.name_words * name_words +
                      w.intent_words * intent_words + w.owner_words * owner_words + w.file * file +
-                     w.coverage * coverage + w.assoc * assoc + w.embed * embed +
+                     w.coverage * coverage + w.assoc * assoc + w.embed * embed + w.semvec * semvec +
                      w.identifier * identifier + w.path * path + w.graph * graph +
                      w.scope * Scope();
   return std::max(rel, inherited);
@@ -67,10 +68,10 @@ std::string RankSignals::Debug() const {
   return fmt::format(
       "lex={:.3g} sym={:.3g} ident={:.3g} namew={:.3g} intentw={:.3g} ownerw={:.3g} file={:.3g} "
       "cover={:.3g} assoc={:.3g} path={:.3g} "
-      "graph={:.3g} hops={} inh={:.3g} type={:.3g} base={:.3g} embed={:.3g}",
+      "graph={:.3g} hops={} inh={:.3g} type={:.3g} base={:.3g} embed={:.3g} semvec={:.3g}",
       lexical, symbol, identifier, name_words, intent_words, owner_words, file, coverage, assoc,
       path, graph, graph_hops == kNotConnected ? std::string("-") : std::to_string(graph_hops),
-      inherited, pack_type_weight, base_signal, embed);
+      inherited, pack_type_weight, base_signal, embed, semvec);
 }
 
 }  // namespace trove::librarian::rank

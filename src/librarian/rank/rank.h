@@ -71,6 +71,11 @@ struct Weights {
   double name_confidence_high = 0.8;
   double name_damping = 0.8;
   double lexical_shift = 0.04;
+  // Decision 0096: workspace vectors (semvec/semvec.h), learned at bootstrap from the
+  // workspace's own text. Chosen on the development split (0.5-3 tried; 1 raised the hard
+  // variant's function MRR on both sets and kept the standard one); `librarian_eval
+  // --semvec-weight` sets it.
+  double semvec = 1.0;
 };
 
 // Returns the weights for a query's function candidates given `confidence`, the best
@@ -118,6 +123,9 @@ struct RankSignals {
   // Embedding similarity (embed/embed.h): the cosine between the intent's vector and the target
   // function's, clamped to [0, 1]; 0 for module packs or when no embeddings engine ran.
   double embed = 0;
+  // Workspace-vector similarity (semvec/semvec.h): the cosine between the intent's folded-in
+  // vector and the target function's, clamped to [0, 1]; 0 for module packs or without a model.
+  double semvec = 0;
   // Share of the primary file's path sub-words that occur in the intent, in [0, 1].
   double path = 0;
   // Call-graph proximity in [0, 1]: from `graph_hops` when affectedFiles were given, else the
