@@ -17,22 +17,6 @@
 namespace trove::librarian::query {
 namespace {
 
-template <typename Fn>
-void ForEachRun(std::string_view text, Fn&& fn) {
-  auto word_char = [](char c) {
-    const unsigned char u = static_cast<unsigned char>(c);
-    return std::isalnum(u) != 0 || c == '_';
-  };
-  std::size_t i = 0;
-  while (i < text.size()) {
-    while (i < text.size() && !word_char(text[i])) ++i;
-    const std::size_t start = i;
-    while (i < text.size() && word_char(text[i])) ++i;
-    if (i == start) break;
-    fn(text.substr(start, i - start));
-  }
-}
-
 bool Content(const std::string& w) {
   if (w.size() < 2 || store::IsStopWord(w)) return false;
   return std::any_of(w.begin(), w.end(), [](char c) { return c >= 'a' && c <= 'z'; });
@@ -58,8 +42,8 @@ class ContextReader {
         if (seen.insert(w).second) out.push_back(w);
       }
     };
-    ForEachRun(f.doc, add_run);
-    ForEachRun(f.body, add_run);
+    ForEachWordRun<false>(f.doc, add_run);
+    ForEachWordRun<false>(f.body, add_run);
     return out;
   }
 

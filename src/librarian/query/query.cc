@@ -193,24 +193,6 @@ std::vector<std::string> Inflections(std::string_view w) {
   return out;
 }
 
-// Calls fn with each maximal run of word characters in text (letters, digits, '_', and any
-// non-ASCII byte), in order.
-template <typename Fn>
-void ForEachWordRun(std::string_view text, Fn&& fn) {
-  auto word_char = [](char c) {
-    const unsigned char u = static_cast<unsigned char>(c);
-    return std::isalnum(u) != 0 || c == '_' || u >= 0x80;
-  };
-  std::size_t i = 0;
-  while (i < text.size()) {
-    while (i < text.size() && !word_char(text[i])) ++i;
-    const std::size_t start = i;
-    while (i < text.size() && word_char(text[i])) ++i;
-    if (i == start) break;
-    fn(text.substr(start, i - start));
-  }
-}
-
 IntentTerms TermsOf(std::string_view intent) {
   IntentTerms terms;
   ForEachWordRun(intent, [&terms](std::string_view run) {

@@ -15,12 +15,33 @@
 // Thread safety: pure functions over constant tables.
 #pragma once
 
+#include <cctype>
+#include <cstddef>
 #include <string>
 #include <string_view>
 #include <unordered_set>
 #include <vector>
 
 namespace trove::librarian::query {
+
+// Calls fn with each maximal run of word characters in text, in order: ASCII letters, digits
+// and '_', and, when kNonAsciiIsWord, any byte of a non-ASCII character (the query engine's
+// intents); the learned models (assoc.h, semvec.h) split their corpus at non-ASCII bytes.
+template <bool kNonAsciiIsWord = true, typename Fn>
+void ForEachWordRun(std::string_view text, Fn&& fn) {
+  auto word_char = [](char c) {
+    const unsigned char u = static_cast<unsigned char>(c);
+    return std::isalnum(u) != 0 || c == '_' || (kNonAsciiIsWord && u >= 0x80);
+  };
+  std::size_t i = 0;
+  while (i < text.size()) {
+    while (i < text.size() && !word_char(text[i])) ++i;
+    const std::size_t start = i;
+    while (i < text.size() && word_char(text[i])) ++i;
+    if (i == start) break;
+    fn(text.substr(start, i - start));
+  }
+}
 
 // Returns the Porter (1980) stem of `word`. Words shorter than three characters and words
 // holding anything but lower-case ASCII letters are returned unchanged.

@@ -93,17 +93,8 @@ std::optional<Options> OptionsFromEnv() {
 }
 
 void Tokenizer::Append(std::string_view text, std::vector<std::string>& out) {
-  auto word_char = [](char c) {
-    const unsigned char u = static_cast<unsigned char>(c);
-    return std::isalnum(u) != 0 || c == '_';
-  };
-  std::size_t i = 0;
-  while (i < text.size()) {
-    while (i < text.size() && !word_char(text[i])) ++i;
-    const std::size_t start = i;
-    while (i < text.size() && word_char(text[i])) ++i;
-    if (i == start) break;
-    const std::string run(text.substr(start, i - start));
+  query::ForEachWordRun<false>(text, [&](std::string_view text_run) {
+    const std::string run(text_run);
     auto it = memo_.find(run);
     if (it == memo_.end()) {
       std::vector<std::string> words;
@@ -113,7 +104,7 @@ void Tokenizer::Append(std::string_view text, std::vector<std::string>& out) {
       it = memo_.emplace(run, std::move(words)).first;
     }
     out.insert(out.end(), it->second.begin(), it->second.end());
-  }
+  });
 }
 
 Model Model::Learn(const std::vector<std::vector<std::string>>& contexts, const Options& options) {
@@ -276,7 +267,7 @@ Result<LearnStats> LearnAndSave(base::Database& db, std::string_view run_id,
         base::Statement st,
         db.Prepare("SELECT s.target_id, c.path, s.span_sha256, s.name, c.doc, c.body FROM chunks "
                    "c JOIN symbols s ON s.id = c.symbol_id WHERE s.kind IN ('function', "
-                   "'method') ORDER BY c.id"));
+                   "'method') ORDER BY s.target_id, c.id"));
     for (;;) {
       ASSIGN_OR_RETURN(bool row, st.Step());
       if (!row) break;

@@ -7,6 +7,10 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "base/hash.h"
 #include "base/sqlite.h"
@@ -134,24 +138,27 @@ class SemvecStoreTest : public ::testing::Test {
 
   // Documented checksum functions that use crc words, socket and widget functions as
   // distractors, and the undocumented target.
-  void IndexWorkspace() {
+  void IndexWorkspace(bool reverse = false) {
+    std::vector<std::pair<std::string, std::string>> files;
     for (int i = 0; i < 5; ++i) {
-      Index(fmt::format("pkg/sum{}.py", i), kChecksums);
-      Index(fmt::format("pkg/net{}.py", i), R"(
+      files.emplace_back(fmt::format("pkg/sum{}.py", i), kChecksums);
+      files.emplace_back(fmt::format("pkg/net{}.py", i), R"(
 def open_link(host, port):
     """Open a socket to the peer and wait for the handshake timeout."""
     sock = socket.connect(host, port)
     sock.settimeout(timeout)
     return sock
 )");
-      Index(fmt::format("pkg/ui{}.py", i), R"(
+      files.emplace_back(fmt::format("pkg/ui{}.py", i), R"(
 def paint(widget, canvas):
     """Draw the widget on the canvas, pixel by pixel, with its colour."""
     for pixel in widget.pixels:
         canvas.put(pixel, widget.colour)
 )");
     }
-    Index("pkg/target.py", kTarget);
+    files.emplace_back("pkg/target.py", kTarget);
+    if (reverse) std::reverse(files.begin(), files.end());
+    for (const auto& [path, content] : files) Index(path, content);
   }
 
   query::QueryResponse Run(const std::string& intent, double weight) {
@@ -196,6 +203,38 @@ TEST_F(SemvecStoreTest, SavedLoadedAndCached) {
   EXPECT_EQ((*loaded)->model().words(), stats->words);
   auto again = Load(store_->db());
   EXPECT_EQ(again->get(), loaded->get());  // cached
+}
+
+// The vectors depend on the functions, not on the order in which a bootstrap's workers stored
+// them (chunk ids): two stores indexed in opposite orders learn byte-identical vectors.
+TEST_F(SemvecStoreTest, VectorsDoNotDependOnTheOrderOfIndexing) {
+  auto vectors_of = [](store::Store& s) {
+    std::map<std::string, std::string> out;
+    auto st = s.db().Prepare(
+        "SELECT target_id, hex(vector) FROM embeddings WHERE model = 'workspace-lsa'");
+    EXPECT_TRUE(st.ok());
+    if (!st.ok()) return out;
+    for (;;) {
+      auto row = st->Step();
+      EXPECT_TRUE(row.ok());
+      if (!row.ok() || !*row) break;
+      out[st->ColumnText(0)] = st->ColumnText(1);
+    }
+    return out;
+  };
+  Options o;
+  o.dims = 8;
+  IndexWorkspace();
+  ASSERT_TRUE(LearnAndSave(store_->db(), "run_1", o).ok());
+  const std::map<std::string, std::string> forward = vectors_of(*store_);
+  ASSERT_EQ(forward.size(), 16u);
+
+  auto reopened = store::Store::Open(dir_.Abs("reverse.sqlite"));
+  ASSERT_TRUE(reopened.ok()) << reopened.status().ToString();
+  store_ = std::move(reopened).value();
+  IndexWorkspace(/*reverse=*/true);
+  ASSERT_TRUE(LearnAndSave(store_->db(), "run_1", o).ok());
+  EXPECT_EQ(vectors_of(*store_), forward);
 }
 
 TEST_F(SemvecStoreTest, FindsAFunctionThatSharesNoWordWithTheIntent) {
