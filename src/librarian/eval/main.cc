@@ -7,7 +7,8 @@
 //                  [--hard] [--system NAME]... [--repo NAME]... [--max-per-repo N] [--depth N]
 //                  [--weights LEX,SYM,PATH,GRAPH,SCOPE[,NAMEW,INTENTW,OWNERW,FILE[,COVER]]]
 //                  [--query-depth L1|L2|L3] [--max-results N]
-//                  [--file-weights DECAY,TERMS,MODULE,TAIL[,LEXICAL[,RRF]]]... [--semvec-weight W]...
+//                  [--file-weights DECAY,TERMS,MODULE,TAIL[,LEXICAL[,RRF]]]... [--semvec-weight
+//                  W]...
 //                  [--name-confidence LOW,HIGH,DAMPING,SHIFT]
 //                  [--project DIR] [--work DIR] [--check] [--floor METRIC=RATIO]...
 //                  [--figures FILE.json] [--svg FILE.svg] [--title TEXT]

@@ -181,20 +181,26 @@ std::size_t GetVarint(const unsigned char* p, std::size_t n, std::uint64_t* v) {
   return 9;
 }
 
+// The connection's FTS5 API (version 2 or later), to register `function` with.
+Result<fts5_api*> Fts5Api(sqlite3* db, std::string_view function) {
+  fts5_api* api = nullptr;
+  sqlite3_stmt* st = nullptr;
+  if (sqlite3_prepare_v2(db, "SELECT fts5(?1)", -1, &st, nullptr) == SQLITE_OK) {
+    sqlite3_bind_pointer(st, 1, static_cast<void*>(&api), "fts5_api_ptr", nullptr);
+    sqlite3_step(st);
+  }
+  sqlite3_finalize(st);
+  if (api == nullptr || api->iVersion < 2) {
+    return Status::Internal(fmt::format("store: no FTS5 API on this connection for {}", function));
+  }
+  return api;
+}
+
 }  // namespace
 
 Status Store::LoadRowTokens() {
   if (!bm25_registered_) {
-    fts5_api* api = nullptr;
-    sqlite3_stmt* st = nullptr;
-    if (sqlite3_prepare_v2(db_->handle(), "SELECT fts5(?1)", -1, &st, nullptr) == SQLITE_OK) {
-      sqlite3_bind_pointer(st, 1, static_cast<void*>(&api), "fts5_api_ptr", nullptr);
-      sqlite3_step(st);
-    }
-    sqlite3_finalize(st);
-    if (api == nullptr || api->iVersion < 2) {
-      return Status::Internal("store: no FTS5 API on this connection for trove_bm25");
-    }
+    ASSIGN_OR_RETURN(fts5_api * api, Fts5Api(db_->handle(), "trove_bm25"));
     if (api->xCreateFunction(api, "trove_bm25", &row_tokens_, TroveBm25, nullptr) != SQLITE_OK) {
       return Status::Internal("store: registering trove_bm25 failed");
     }
@@ -462,16 +468,7 @@ Result<std::vector<ChunkHit>> Store::SearchSubstring(std::string_view text, std:
 
 Status Store::LoadChunkFiles() {
   if (!freqs_registered_) {
-    fts5_api* api = nullptr;
-    sqlite3_stmt* st = nullptr;
-    if (sqlite3_prepare_v2(db_->handle(), "SELECT fts5(?1)", -1, &st, nullptr) == SQLITE_OK) {
-      sqlite3_bind_pointer(st, 1, static_cast<void*>(&api), "fts5_api_ptr", nullptr);
-      sqlite3_step(st);
-    }
-    sqlite3_finalize(st);
-    if (api == nullptr || api->iVersion < 2) {
-      return Status::Internal("store: no FTS5 API on this connection for trove_freqs");
-    }
+    ASSIGN_OR_RETURN(fts5_api * api, Fts5Api(db_->handle(), "trove_freqs"));
     if (api->xCreateFunction(api, "trove_freqs", nullptr, TroveFreqs, nullptr) != SQLITE_OK) {
       return Status::Internal("store: registering trove_freqs failed");
     }
