@@ -62,6 +62,8 @@ int RunBootstrap(const std::string& tree, const std::string& db, std::size_t wor
       s.functions_indexed + s.types_indexed + s.modules_indexed, Since(start), s.chunks_indexed,
       s.edges, s.files_timed_out, s.files_failed);
   for (const auto& [name, n] : s.extractors) fmt::print("{}:{},", name, n);
+  fmt::print(" phases_ms=");
+  for (const auto& [name, ms] : r->phase_ms) fmt::print("{}:{},", name, ms);
   fmt::print("\n");
   return r->success ? 0 : 1;
 }

@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
+#include <thread>
 #include <unordered_map>
 #include <utility>
 
@@ -1239,6 +1240,53 @@ Status Run::Finish(const std::string& state) {
   return st;
 }
 
+// The learned engines of a whole-workspace run (Execute): learned on a thread of their own
+// over a second connection to the store, so that the learning overlaps the stored packs'
+// rebuild on the writer's connection. A store without a file (":memory:", the tests) has no
+// second connection to offer: there Start learns on the caller's thread and connection.
+class Learner {
+ public:
+  Learner(std::string store_path, bool learn_assoc, std::optional<semvec::Options> learn_semvec)
+      : store_path_(std::move(store_path)),
+        learn_assoc_(learn_assoc),
+        learn_semvec_(learn_semvec) {}
+  Learner(const Learner&) = delete;
+  Learner& operator=(const Learner&) = delete;
+  ~Learner() { Join(); }
+
+  void Start(store::Store& writer) {
+    if (store_path_ != ":memory:" && !store_path_.empty()) {
+      Result<std::unique_ptr<store::Store>> reader = store::Store::Open(store_path_);
+      if (reader.ok()) {
+        reader_ = std::move(*reader);
+        thread_ = std::thread([this] { Learn(*reader_); });
+        return;
+      }
+    }
+    Learn(writer);
+  }
+  void Join() {
+    if (thread_.joinable()) thread_.join();
+    reader_.reset();
+  }
+
+  // Set by Learn for each engine asked for.
+  std::optional<Result<query::AssocModel>> assoc_model;
+  std::optional<Result<semvec::Learned>> vectors;
+
+ private:
+  void Learn(store::Store& s) {
+    if (learn_assoc_) assoc_model.emplace(query::AssocModel::LearnFromStore(s));
+    if (learn_semvec_) vectors.emplace(semvec::LearnFromStore(s.db(), *learn_semvec_));
+  }
+
+  const std::string store_path_;
+  const bool learn_assoc_;
+  const std::optional<semvec::Options> learn_semvec_;
+  std::unique_ptr<store::Store> reader_;
+  std::thread thread_;
+};
+
 Result<BootstrapReport> Run::Execute() {
   RETURN_IF_ERROR(Open());
   auto fail = [&](const Status& error) -> Status {
@@ -1287,39 +1335,40 @@ Result<BootstrapReport> Run::Execute() {
   }
   const bool failed = !report_.error.empty();
   if (Status st = Finish(failed ? "failed" : "succeeded"); !st.ok()) return st;
-  // The learned association engine (query/assoc.h), over the whole workspace: not for a watch
-  // re-index of a few paths, and not again for a run that changed nothing.
+  Clock::time_point phase_start = start_;
+  auto end_phase = [&](const char* name) {
+    const Clock::time_point now = Clock::now();
+    report_.phase_ms.emplace_back(
+        name, std::chrono::duration_cast<std::chrono::milliseconds>(now - phase_start).count());
+    phase_start = now;
+  };
+  end_phase("index");
+  // The learned engines, over the whole workspace and not for a watch re-index of a few
+  // paths: the association model (query/assoc.h) and the workspace vectors (semvec/semvec.h,
+  // decision 0096), each again after a run that changed something, or when the store has none
+  // (the vectors also when they were learned with other options). Learning only reads, so it
+  // runs on a second connection and thread while this thread, the store's one writer, rebuilds
+  // the stored packs below; the models are written after that (decision 0097). A failure is
+  // disclosed; queries then use the other engines.
+  bool learn_assoc = false;
+  std::optional<semvec::Options> learn_semvec;
   if (!failed && !options_.only_paths) {
-    bool learn = report_.stats.mode != "noop";
-    if (!learn) {
+    learn_assoc = report_.stats.mode != "noop";
+    if (!learn_assoc) {
       Result<bool> has = HasAssocModel();
-      learn = !has.ok() || !*has;
+      learn_assoc = !has.ok() || !*has;
     }
-    if (learn) {
-      if (Status st = query::AssocModel::LearnAndSave(*store_, run_.run_id); !st.ok()) {
-        report_.disclosures.push_back(fmt::format("assoc_model_unavailable: {}", st.message()));
-      }
-    }
-  }
-  // Workspace vectors (semvec/semvec.h, decision 0096), over the whole workspace like the
-  // association model: again after a run that changed something or when the stored model was
-  // learned with other options. A failure is disclosed; queries then use the other engines.
-  if (!failed && !options_.only_paths) {
     if (std::optional<semvec::Options> so = semvec::OptionsFromEnv()) {
       bool learn = report_.stats.mode != "noop";
       if (!learn) {
         Result<std::string> id = semvec::StoredModelId(store_->db());
         learn = !id.ok() || !semvec::ModelIdMatches(*id, *so);
       }
-      if (learn) {
-        if (Result<semvec::LearnStats> r = semvec::LearnAndSave(store_->db(), run_.run_id, *so);
-            !r.ok()) {
-          report_.disclosures.push_back(
-              fmt::format("workspace_vectors_unavailable: {}", r.status().message()));
-        }
-      }
+      if (learn) learn_semvec = so;
     }
   }
+  Learner learner(report_.store_path, learn_assoc, learn_semvec);
+  if (learn_assoc || learn_semvec) learner.Start(*store_);
   // A re-index of a few paths folds their functions into the stored space (semvec::FoldIn).
   if (!failed && options_.only_paths && report_.stats.mode != "noop" && semvec::OptionsFromEnv()) {
     if (Result<std::size_t> n = semvec::FoldIn(store_->db(), *options_.only_paths, run_.run_id);
@@ -1340,6 +1389,7 @@ Result<BootstrapReport> Run::Execute() {
         report_.disclosures.push_back(
             fmt::format("embeddings_unavailable: {}", n.status().message()));
       }
+      end_phase("embeddings");
     }
   }
   // Stored packs (packs/packs.h, decision 0069): every run drops the packs whose trigger files
@@ -1376,6 +1426,29 @@ Result<BootstrapReport> Run::Execute() {
         report_.disclosures.push_back("include_resolution: " + derived->include_note);
       }
     }
+    end_phase("packs");
+  }
+  if (learn_assoc || learn_semvec) {
+    learner.Join();
+    if (learner.assoc_model) {
+      Status st = learner.assoc_model->status();
+      if (st.ok()) st = query::AssocModel::Save(*store_, **learner.assoc_model, run_.run_id);
+      if (!st.ok()) {
+        report_.disclosures.push_back(fmt::format("assoc_model_unavailable: {}", st.message()));
+      }
+    }
+    if (learner.vectors) {
+      Status st = learner.vectors->status();
+      if (st.ok()) {
+        st = semvec::Save(store_->db(), std::move(**learner.vectors), run_.run_id, *learn_semvec)
+                 .status();
+      }
+      if (!st.ok()) {
+        report_.disclosures.push_back(
+            fmt::format("workspace_vectors_unavailable: {}", st.message()));
+      }
+    }
+    end_phase("learn");
   }
   UpdateSession();
   report_.success = !failed;

@@ -42,6 +42,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "base/cancellation.h"
@@ -148,6 +149,11 @@ struct BootstrapReport {
   std::vector<std::string> timed_out;    // paths recorded timed_out this run
   std::vector<std::string> failed;       // "path: error" for files that failed to extract
   std::vector<std::string> warnings;     // crawl warnings (bad ignore-file lines)
+  // Wall milliseconds of the run's phases, in order: "index" (crawl, extraction and store
+  // writes), then those that ran of "embeddings" (the optional endpoint), "packs" (the stored
+  // packs, while the learned engines learn on another thread) and "learn" (the rest of their
+  // learning, and writing them).
+  std::vector<std::pair<std::string, std::int64_t>> phase_ms;
 };
 
 // Returns `<canonical_workspace>/.librarian/librarian.sqlite`.

@@ -18,6 +18,9 @@
 #include <vector>
 
 #include "base/sqlite.h"
+#include "librarian/embed/embed.h"
+#include "librarian/query/assoc.h"
+#include "librarian/semvec/semvec.h"
 #include "librarian/store/store.h"
 #include "librarian/testing/temp_dir.h"
 
@@ -208,6 +211,85 @@ TEST(BootstrapTest, EveryThreadCountStoresTheSameRows) {
   EXPECT_NE(one.find("Distance"), std::string::npos) << one;
   EXPECT_EQ(rows(2), one);
   EXPECT_EQ(rows(4), one);
+}
+
+// The learned engines (association model, workspace vectors) learn on a second connection
+// and thread while the stored packs are written (decision 0097): what they store equals what
+// learning on the writer's connection after the run gives, and a run that changed nothing
+// learns nothing again.
+TEST(BootstrapTest, LearnedEnginesLearnBesideThePacksAndMatchALearningAfterTheRun) {
+  TempDir dir;
+  WriteFixture(dir);
+  for (int i = 0; i < 6; ++i) {
+    dir.Write(fmt::format("pkg/crc{}.py", i),
+              fmt::format("def checksum_{0}(data):\n"
+                          "    \"\"\"Compute the checksum of the data with a polynomial.\"\"\"\n"
+                          "    crc = polynomial_table(data)\n"
+                          "    return crc ^ {0}\n"
+                          "\n"
+                          "def open_socket_{0}(host):\n"
+                          "    \"\"\"Open a socket to the host and connect.\"\"\"\n"
+                          "    sock = connect_host(host)\n"
+                          "    return sock\n",
+                          i));
+  }
+  Result<BootstrapReport> r = RunBootstrap(Options(dir));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_TRUE(r->success);
+  std::vector<std::string> phases;
+  for (const auto& [name, ms] : r->phase_ms) {
+    phases.push_back(name);
+    EXPECT_GE(ms, 0) << name;
+  }
+  EXPECT_EQ(phases, (std::vector<std::string>{"index", "packs", "learn"}));
+  for (const std::string& d : r->disclosures) {
+    EXPECT_FALSE(d.starts_with("assoc_model_unavailable")) << d;
+    EXPECT_FALSE(d.starts_with("workspace_vectors_unavailable")) << d;
+  }
+
+  auto store = OpenStore(dir);
+  ASSERT_NE(store, nullptr);
+  // The association model: as learned again on this connection.
+  auto assoc = query::AssocModel::Load(*store);
+  ASSERT_TRUE(assoc.ok()) << assoc.status().ToString();
+  ASSERT_NE(*assoc, nullptr);
+  auto assoc_again = query::AssocModel::LearnFromStore(*store);
+  ASSERT_TRUE(assoc_again.ok());
+  EXPECT_EQ((*assoc)->Serialize(), assoc_again->Serialize());
+  // The workspace vectors: the stored function vectors are those of a learning after the run.
+  auto id = semvec::StoredModelId(store->db());
+  ASSERT_TRUE(id.ok());
+  const std::optional<semvec::Options> so = semvec::OptionsFromEnv();
+  ASSERT_TRUE(so.has_value());
+  EXPECT_TRUE(id->starts_with(r->run_id)) << *id;
+  EXPECT_TRUE(semvec::ModelIdMatches(*id, *so)) << *id;
+  auto stored = embed::Load(store->db(), semvec::kModelName);
+  ASSERT_TRUE(stored.ok());
+  auto again = semvec::LearnFromStore(store->db(), *so);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  ASSERT_GE(again->functions.size(), 12u);
+  ASSERT_EQ(stored->size(), again->functions.size());
+  auto by_target = [](const embed::Stored& a, const embed::Stored& b) {
+    return a.target_id < b.target_id;
+  };
+  std::sort(stored->begin(), stored->end(), by_target);
+  std::sort(again->functions.begin(), again->functions.end(), by_target);
+  for (std::size_t i = 0; i < stored->size(); ++i) {
+    EXPECT_EQ((*stored)[i].target_id, again->functions[i].target_id);
+    EXPECT_EQ((*stored)[i].vector, again->functions[i].vector) << (*stored)[i].target_id;
+  }
+  store.reset();
+
+  // Nothing changed: nothing is learned again, and the stored model stays.
+  Result<BootstrapReport> noop = RunBootstrap(Options(dir));
+  ASSERT_TRUE(noop.ok()) << noop.status().ToString();
+  EXPECT_EQ(noop->stats.mode, "noop");
+  for (const auto& [name, ms] : noop->phase_ms) EXPECT_NE(name, "learn");
+  store = OpenStore(dir);
+  ASSERT_NE(store, nullptr);
+  auto id_after = semvec::StoredModelId(store->db());
+  ASSERT_TRUE(id_after.ok());
+  EXPECT_EQ(*id_after, *id);
 }
 
 // A bootstrap merges the chunk index's segments less often while it writes and leaves FTS5's

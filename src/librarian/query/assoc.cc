@@ -183,6 +183,10 @@ Result<AssocModel> AssocModel::LearnFromStore(store::Store& store) {
 
 Status AssocModel::LearnAndSave(store::Store& store, std::string_view model_id) {
   ASSIGN_OR_RETURN(AssocModel model, LearnFromStore(store));
+  return Save(store, model, model_id);
+}
+
+Status AssocModel::Save(store::Store& store, const AssocModel& model, std::string_view model_id) {
   const std::string text = model.Serialize();
   RETURN_IF_ERROR(store.db().Exec("BEGIN IMMEDIATE"));
   auto put = [&](std::string_view key, std::string_view value) -> Status {

@@ -65,7 +65,9 @@ class AssocModel {
   static AssocModel Learn(const std::vector<Function>& functions);
   // Reads every function chunk of `store` and learns from them.
   static Result<AssocModel> LearnFromStore(store::Store& store);
-  // Learns from `store` and writes the model into its meta table under `model_id` (a run id).
+  // Writes `model` into the meta table of `store` under `model_id` (a run id).
+  static Status Save(store::Store& store, const AssocModel& model, std::string_view model_id);
+  // LearnFromStore, then Save.
   static Status LearnAndSave(store::Store& store, std::string_view model_id);
   // The model saved in `store`, from a process-wide cache keyed by the store file and the model
   // id; null when the store holds none.

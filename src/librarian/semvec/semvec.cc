@@ -252,8 +252,7 @@ double Dot(std::span<const float> a, std::span<const float> b) {
   return s;
 }
 
-Result<LearnStats> LearnAndSave(base::Database& db, std::string_view run_id,
-                                const Options& options) {
+Result<Learned> LearnFromStore(base::Database& db, const Options& options) {
   struct Fn {
     std::string target_id, path, span;
     std::vector<std::string> words;  // doc, name and body: what the model learns from
@@ -286,9 +285,23 @@ Result<LearnStats> LearnAndSave(base::Database& db, std::string_view run_id,
   contexts.reserve(fns.size());
   for (Fn& f : fns) contexts.push_back(std::move(f.words));
 
-  const Model model = Model::Learn(contexts, options);
-  LearnStats stats{fns.size(), model.words(), model.dims()};
+  Learned learned;
+  learned.model = Model::Learn(contexts, options);
+  learned.stats = LearnStats{fns.size(), learned.model.words(), learned.model.dims()};
+  if (learned.model.dims() == 0) return learned;
+  learned.functions.reserve(fns.size());
+  for (Fn& f : fns) {
+    std::vector<float> v = learned.model.Embed(f.code);
+    if (v.empty()) continue;
+    learned.functions.push_back(
+        embed::Stored{std::move(f.target_id), std::move(f.path), std::move(f.span), std::move(v)});
+  }
+  return learned;
+}
 
+Result<LearnStats> Save(base::Database& db, Learned learned, std::string_view run_id,
+                        const Options& options) {
+  const Model& model = learned.model;
   // The old model goes first, so a failure part-way leaves no model rather than a mixed one.
   RETURN_IF_ERROR(EnsureWordsTable(db));
   RETURN_IF_ERROR(embed::EnsureTable(db));
@@ -324,22 +337,20 @@ Result<LearnStats> LearnAndSave(base::Database& db, std::string_view run_id,
     }
     RETURN_IF_ERROR(tx.Commit());
   }
-  if (model.dims() == 0) return stats;
-  std::vector<embed::Stored> rows;
-  rows.reserve(fns.size());
-  for (std::size_t i = 0; i < fns.size(); ++i) {
-    std::vector<float> v = model.Embed(fns[i].code);
-    if (v.empty()) continue;
-    rows.push_back(embed::Stored{std::move(fns[i].target_id), std::move(fns[i].path),
-                                 std::move(fns[i].span), std::move(v)});
-  }
-  RETURN_IF_ERROR(embed::Save(db, kModelName, rows));
+  if (model.dims() == 0) return learned.stats;
+  RETURN_IF_ERROR(embed::Save(db, kModelName, learned.functions));
   ASSIGN_OR_RETURN(base::Statement put,
                    db.Prepare("INSERT OR REPLACE INTO meta(key, value) VALUES (?1, ?2)"));
   RETURN_IF_ERROR(put.Bind(1, kModelIdKey));
   RETURN_IF_ERROR(put.Bind(2, std::string_view(ModelId(run_id, options))));
   RETURN_IF_ERROR(put.Step().status());
-  return stats;
+  return learned.stats;
+}
+
+Result<LearnStats> LearnAndSave(base::Database& db, std::string_view run_id,
+                                const Options& options) {
+  ASSIGN_OR_RETURN(Learned learned, LearnFromStore(db, options));
+  return Save(db, std::move(learned), run_id, options);
 }
 
 Result<std::size_t> FoldIn(base::Database& db, std::span<const std::string> paths,

@@ -44,6 +44,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "librarian/embed/embed.h"
 
 namespace trove::base {
 class Database;
@@ -123,6 +124,19 @@ struct LearnStats {
   std::size_t words = 0;
   std::size_t dims = 0;
 };
+// What LearnFromStore learned: the model and the vectors of the functions it could fold in.
+struct Learned {
+  Model model;
+  std::vector<embed::Stored> functions;
+  LearnStats stats;
+};
+// Reads every function chunk of the store in `db` and learns the model and the function
+// vectors; reads only, so a bootstrap runs it on a second connection while it writes other
+// things on the first (Save then writes the result).
+Result<Learned> LearnFromStore(base::Database& db, const Options& options);
+// Writes `learned` as LearnAndSave does. REQUIRES: no transaction open.
+Result<LearnStats> Save(base::Database& db, Learned learned, std::string_view run_id,
+                        const Options& options);
 // Reads every function chunk of the store in `db`, learns the model, and writes the word
 // vectors (table semvec_words) and the function vectors (table embeddings, model kModelName) in
 // one go, then sets kModelIdKey to `run_id` plus the dimension. REQUIRES: no transaction open.

@@ -33,10 +33,10 @@ Dense Multiply(const SparseMatrix& a, const Dense& x) {
   Dense out{a.rows, x.cols, std::vector<double>(a.rows * x.cols, 0.0)};
   const std::size_t l = x.cols;
   for (std::size_t i = 0; i < a.rows; ++i) {
-    double* o = out.v.data() + i * l;
+    double* __restrict o = out.v.data() + i * l;
     for (std::size_t p = a.row_start[i]; p < a.row_start[i + 1]; ++p) {
       const double w = a.value[p];
-      const double* xr = x.v.data() + static_cast<std::size_t>(a.col[p]) * l;
+      const double* __restrict xr = x.v.data() + static_cast<std::size_t>(a.col[p]) * l;
       for (std::size_t c = 0; c < l; ++c) o[c] += w * xr[c];
     }
   }
@@ -48,10 +48,10 @@ Dense MultiplyTransposed(const SparseMatrix& a, const Dense& y) {
   Dense out{a.cols, y.cols, std::vector<double>(a.cols * y.cols, 0.0)};
   const std::size_t l = y.cols;
   for (std::size_t i = 0; i < a.rows; ++i) {
-    const double* yr = y.v.data() + i * l;
+    const double* __restrict yr = y.v.data() + i * l;
     for (std::size_t p = a.row_start[i]; p < a.row_start[i + 1]; ++p) {
       const double w = a.value[p];
-      double* o = out.v.data() + static_cast<std::size_t>(a.col[p]) * l;
+      double* __restrict o = out.v.data() + static_cast<std::size_t>(a.col[p]) * l;
       for (std::size_t c = 0; c < l; ++c) o[c] += w * yr[c];
     }
   }
@@ -63,11 +63,11 @@ Dense Gram(const Dense& y) {
   const std::size_t l = y.cols;
   Dense g{l, l, std::vector<double>(l * l, 0.0)};
   for (std::size_t r = 0; r < y.rows; ++r) {
-    const double* yr = y.v.data() + r * l;
+    const double* __restrict yr = y.v.data() + r * l;
     for (std::size_t i = 0; i < l; ++i) {
       const double yi = yr[i];
       if (yi == 0) continue;
-      double* gi = g.v.data() + i * l;
+      double* __restrict gi = g.v.data() + i * l;
       for (std::size_t j = i; j < l; ++j) gi[j] += yi * yr[j];
     }
   }
@@ -81,12 +81,12 @@ Dense Gram(const Dense& y) {
 Dense MultiplyDense(const Dense& y, const Dense& m) {
   Dense out{y.rows, m.cols, std::vector<double>(y.rows * m.cols, 0.0)};
   for (std::size_t r = 0; r < y.rows; ++r) {
-    const double* yr = y.v.data() + r * y.cols;
-    double* o = out.v.data() + r * m.cols;
+    const double* __restrict yr = y.v.data() + r * y.cols;
+    double* __restrict o = out.v.data() + r * m.cols;
     for (std::size_t i = 0; i < y.cols; ++i) {
       const double yi = yr[i];
       if (yi == 0) continue;
-      const double* mi = m.v.data() + i * m.cols;
+      const double* __restrict mi = m.v.data() + i * m.cols;
       for (std::size_t c = 0; c < m.cols; ++c) o[c] += yi * mi[c];
     }
   }
