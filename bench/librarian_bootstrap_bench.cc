@@ -11,7 +11,12 @@
 //       symlinks not followed, at most 1 MiB, no NUL byte in the first 8 KiB), in the same run
 //       and the same SQLite settings (WAL, synchronous=NORMAL, one transaction per side).
 //
-// Each prints one line: `<side> files=<n> bytes=<n> tags_or_symbols=<n> seconds=<s>`.
+//   librarian_bootstrap_bench learn TREE DB
+//       Only the workspace vectors' learning (semvec::LearnFromStore: read, SVD, fold-in) over
+//       the store DB a bootstrap of TREE left; the bootstrap runs it beside the stored packs.
+//
+// Each prints one line: `<side> files=<n> bytes=<n> tags_or_symbols=<n> seconds=<s>` (learn:
+// `learn functions=<n> words=<n> seconds=<s>`).
 #include <fmt/format.h>
 #include <stdio.h>
 
@@ -26,6 +31,7 @@
 #include "base/cancellation.h"
 #include "base/sqlite.h"
 #include "librarian/index/bootstrap.h"
+#include "librarian/semvec/semvec.h"
 
 namespace {
 
@@ -138,7 +144,8 @@ int main(int argc, char** argv) {
   if (argc < 4) {
     fmt::print(stderr,
                "usage: librarian_bootstrap_bench bootstrap TREE DB [WORKERS]\n"
-               "       librarian_bootstrap_bench baseline TREE DB\n");
+               "       librarian_bootstrap_bench baseline TREE DB\n"
+               "       librarian_bootstrap_bench learn TREE DB\n");
     return 2;
   }
   std::string side = argv[1], tree = argv[2], db = argv[3];
@@ -156,6 +163,23 @@ int main(int argc, char** argv) {
     }
     fmt::print("baseline files={} bytes={} tags_or_symbols={} seconds={:.3f}\n", files, bytes, tags,
                Since(start));
+    return 0;
+  }
+  if (side == "learn") {
+    Result<std::unique_ptr<trove::base::Database>> opened = trove::base::Database::Open(db);
+    if (!opened.ok()) {
+      fmt::print(stderr, "learn: {}\n", opened.status().ToString());
+      return 1;
+    }
+    const auto start = std::chrono::steady_clock::now();
+    Result<trove::librarian::semvec::Learned> learned =
+        trove::librarian::semvec::LearnFromStore(**opened, trove::librarian::semvec::Options{});
+    if (!learned.ok()) {
+      fmt::print(stderr, "learn: {}\n", learned.status().ToString());
+      return 1;
+    }
+    fmt::print("learn functions={} words={} seconds={:.3f}\n", learned->stats.functions,
+               learned->stats.words, Since(start));
     return 0;
   }
   fmt::print(stderr, "librarian_bootstrap_bench: unknown side {}\n", side);
