@@ -1257,6 +1257,13 @@ class Learner {
   void Start(store::Store& writer) {
     if (store_path_ != ":memory:" && !store_path_.empty()) {
       Result<std::unique_ptr<store::Store>> reader = store::Store::Open(store_path_);
+      // The learning reads each function chunk once, in order: a small page cache and no
+      // memory map, so that the pages it reads do not stay in the process's memory (with the
+      // store's default 256 MiB map they did, beside the writer's).
+      if (reader.ok()) {
+        Status tuned = (*reader)->db().Exec("PRAGMA mmap_size=0; PRAGMA cache_size=-8192");
+        if (!tuned.ok()) reader = tuned;
+      }
       if (reader.ok()) {
         reader_ = std::move(*reader);
         thread_ = std::thread([this] { Learn(*reader_); });
