@@ -186,7 +186,7 @@ TEST_F(SemvecStoreTest, SavedLoadedAndCached) {
   EXPECT_EQ(*none, nullptr);
   IndexWorkspace();
   Options o;
-  o.dims = 3;
+  o.dims = 8;
   auto stats = LearnAndSave(store_->db(), "run_1", o);
   ASSERT_TRUE(stats.ok()) << stats.status().ToString();
   EXPECT_EQ(stats->functions, 16u);
@@ -223,7 +223,7 @@ TEST_F(SemvecStoreTest, VectorsDoNotDependOnTheOrderOfIndexing) {
     return out;
   };
   Options o;
-  o.dims = 3;
+  o.dims = 8;
   IndexWorkspace();
   ASSERT_TRUE(LearnAndSave(store_->db(), "run_1", o).ok());
   const std::map<std::string, std::string> forward = vectors_of(*store_);
@@ -291,7 +291,7 @@ TEST_F(SemvecStoreTest, FindsAFunctionThatSharesNoWordWithTheIntent) {
 TEST_F(SemvecStoreTest, FoldsInTheFunctionsOfReindexedPaths) {
   IndexWorkspace();
   Options o;
-  o.dims = 3;
+  o.dims = 8;
   ASSERT_TRUE(LearnAndSave(store_->db(), "run_1", o).ok());
   auto before = Load(store_->db());
   ASSERT_TRUE(before.ok() && *before != nullptr);
