@@ -92,40 +92,55 @@ std::optional<Options> OptionsFromEnv() {
   return o;
 }
 
-void Tokenizer::Append(std::string_view text, std::vector<std::string>& out) {
+void Tokenizer::AppendIds(std::string_view text, std::vector<std::uint32_t>& out) {
   query::ForEachWordRun<false>(text, [&](std::string_view text_run) {
     const std::string run(text_run);
     auto it = memo_.find(run);
     if (it == memo_.end()) {
-      std::vector<std::string> words;
+      std::vector<std::uint32_t> ids;
       for (const std::string& part : extract::SplitIdentifier(run)) {
-        if (Content(part)) words.push_back(query::CanonicalWord(part));
+        if (!Content(part)) continue;
+        std::string word = query::CanonicalWord(part);
+        auto [at, added] = id_of_.emplace(word, static_cast<std::uint32_t>(vocabulary_.size()));
+        if (added) vocabulary_.push_back(std::move(word));
+        ids.push_back(at->second);
       }
-      it = memo_.emplace(run, std::move(words)).first;
+      it = memo_.emplace(run, std::move(ids)).first;
     }
     out.insert(out.end(), it->second.begin(), it->second.end());
   });
 }
 
+void Tokenizer::Append(std::string_view text, std::vector<std::string>& out) {
+  std::vector<std::uint32_t> ids;
+  AppendIds(text, ids);
+  for (std::uint32_t id : ids) out.push_back(vocabulary_[id]);
+}
+
 Model Model::Learn(const std::vector<std::vector<std::string>>& contexts, const Options& options) {
-  Model m;
-  // Word ids and document frequencies.
   std::unordered_map<std::string, std::uint32_t> id_of;
-  std::vector<std::string> word_of;
-  std::vector<std::uint32_t> df;
+  std::vector<std::string> vocabulary;
+  std::vector<std::vector<std::uint32_t>> ids(contexts.size());
+  for (std::size_t f = 0; f < contexts.size(); ++f) {
+    ids[f].reserve(contexts[f].size());
+    for (const std::string& w : contexts[f]) {
+      auto [it, added] = id_of.emplace(w, static_cast<std::uint32_t>(vocabulary.size()));
+      if (added) vocabulary.push_back(w);
+      ids[f].push_back(it->second);
+    }
+  }
+  return Learn(ids, vocabulary, options);
+}
+
+Model Model::Learn(const std::vector<std::vector<std::uint32_t>>& contexts,
+                   std::span<const std::string> word_of, const Options& options) {
+  Model m;
+  // Document frequencies and each function's bag of (word, tf).
+  std::vector<std::uint32_t> df(word_of.size(), 0);
   std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> bags;  // (word, tf)
   bags.reserve(contexts.size());
-  for (const std::vector<std::string>& ctx : contexts) {
-    std::vector<std::uint32_t> ids;
-    ids.reserve(ctx.size());
-    for (const std::string& w : ctx) {
-      auto [it, added] = id_of.emplace(w, static_cast<std::uint32_t>(word_of.size()));
-      if (added) {
-        word_of.push_back(w);
-        df.push_back(0);
-      }
-      ids.push_back(it->second);
-    }
+  for (const std::vector<std::uint32_t>& ctx : contexts) {
+    std::vector<std::uint32_t> ids = ctx;
     std::sort(ids.begin(), ids.end());
     std::vector<std::pair<std::uint32_t, std::uint32_t>> bag;
     for (std::size_t i = 0; i < ids.size();) {
@@ -224,10 +239,25 @@ std::span<const float> Model::WordVector(std::string_view word) const {
   return std::span<const float>(vectors_).subspan(std::size_t{it->second} * dims_, dims_);
 }
 
+std::optional<std::uint32_t> Model::Row(std::string_view word) const {
+  auto it = index_.find(std::string(word));
+  if (it == index_.end()) return std::nullopt;
+  return it->second;
+}
+
 std::vector<float> Model::Embed(std::span<const std::string> words) const {
-  std::map<std::uint32_t, std::uint32_t> tf;
+  std::vector<std::uint32_t> rows;
+  rows.reserve(words.size());
   for (const std::string& w : words) {
-    if (auto it = index_.find(w); it != index_.end()) ++tf[it->second];
+    if (auto it = index_.find(w); it != index_.end()) rows.push_back(it->second);
+  }
+  return EmbedRows(rows);
+}
+
+std::vector<float> Model::EmbedRows(std::span<const std::uint32_t> rows) const {
+  std::map<std::uint32_t, std::uint32_t> tf;
+  for (std::uint32_t r : rows) {
+    if (r < words_.size()) ++tf[r];
   }
   if (tf.empty() || dims_ == 0) return {};
   std::vector<double> sum(dims_, 0.0);
@@ -255,13 +285,13 @@ double Dot(std::span<const float> a, std::span<const float> b) {
 Result<Learned> LearnFromStore(base::Database& db, const Options& options) {
   struct Fn {
     std::string target_id, path, span;
-    std::vector<std::string> words;  // doc, name and body: what the model learns from
-    std::vector<std::string> code;   // name and body without docstrings: the function's vector
+    std::vector<std::uint32_t> words;  // doc, name and body: what the model learns from
+    std::vector<std::uint32_t> code;   // name and body without docstrings: the function's vector
   };
   std::vector<Fn> fns;
+  Tokenizer tok;  // the words as ids in tok.vocabulary()
   {
     std::unordered_map<std::string, std::size_t> by_target;
-    Tokenizer tok;
     ASSIGN_OR_RETURN(
         base::Statement st,
         db.Prepare("SELECT s.target_id, c.path, s.span_sha256, s.name, c.doc, c.body FROM chunks "
@@ -274,24 +304,37 @@ Result<Learned> LearnFromStore(base::Database& db, const Options& options) {
       auto [it, added] = by_target.emplace(target, fns.size());
       if (added) fns.push_back(Fn{std::move(target), st.ColumnText(1), st.ColumnText(2), {}, {}});
       Fn& f = fns[it->second];
-      tok.Append(st.ColumnTextView(3), f.words);
-      tok.Append(st.ColumnTextView(4), f.words);
-      tok.Append(st.ColumnTextView(5), f.words);
-      tok.Append(st.ColumnTextView(3), f.code);
-      tok.Append(WithoutDocstrings(st.ColumnTextView(5)), f.code);
+      tok.AppendIds(st.ColumnTextView(3), f.words);
+      tok.AppendIds(st.ColumnTextView(4), f.words);
+      tok.AppendIds(st.ColumnTextView(5), f.words);
+      tok.AppendIds(st.ColumnTextView(3), f.code);
+      tok.AppendIds(WithoutDocstrings(st.ColumnTextView(5)), f.code);
     }
   }
-  std::vector<std::vector<std::string>> contexts;
+  std::vector<std::vector<std::uint32_t>> contexts;
   contexts.reserve(fns.size());
   for (Fn& f : fns) contexts.push_back(std::move(f.words));
 
   Learned learned;
-  learned.model = Model::Learn(contexts, options);
+  learned.model = Model::Learn(contexts, tok.vocabulary(), options);
+  contexts.clear();
+  contexts.shrink_to_fit();
   learned.stats = LearnStats{fns.size(), learned.model.words(), learned.model.dims()};
   if (learned.model.dims() == 0) return learned;
+  // Each vocabulary id's row in the model (words the model left out have none).
+  constexpr std::uint32_t kNoRow = 0xffffffffu;
+  std::vector<std::uint32_t> row_of(tok.vocabulary().size(), kNoRow);
+  for (std::size_t id = 0; id < row_of.size(); ++id) {
+    if (std::optional<std::uint32_t> r = learned.model.Row(tok.vocabulary()[id])) row_of[id] = *r;
+  }
   learned.functions.reserve(fns.size());
+  std::vector<std::uint32_t> rows;
   for (Fn& f : fns) {
-    std::vector<float> v = learned.model.Embed(f.code);
+    rows.clear();
+    for (std::uint32_t id : f.code) {
+      if (row_of[id] != kNoRow) rows.push_back(row_of[id]);
+    }
+    std::vector<float> v = learned.model.EmbedRows(rows);
     if (v.empty()) continue;
     learned.functions.push_back(
         embed::Stored{std::move(f.target_id), std::move(f.path), std::move(f.span), std::move(v)});

@@ -79,21 +79,35 @@ class Tokenizer {
     Append(text, out);
     return out;
   }
+  // As Append, with each word as its id in vocabulary() (4 bytes a word instead of a string:
+  // a bootstrap holds every function's words at once).
+  void AppendIds(std::string_view text, std::vector<std::uint32_t>& out);
+  // The words met so far; an id indexes it.
+  const std::vector<std::string>& vocabulary() const { return vocabulary_; }
 
  private:
-  std::unordered_map<std::string, std::vector<std::string>> memo_;
+  std::unordered_map<std::string, std::vector<std::uint32_t>> memo_;
+  std::unordered_map<std::string, std::uint32_t> id_of_;
+  std::vector<std::string> vocabulary_;
 };
 
 class Model {
  public:
   // Learns from one bag of words per function (pure; the unit of the tests).
   static Model Learn(const std::vector<std::vector<std::string>>& contexts, const Options& options);
+  // The same, with each word as its index in `vocabulary` (Tokenizer::AppendIds).
+  static Model Learn(const std::vector<std::vector<std::uint32_t>>& contexts,
+                     std::span<const std::string> vocabulary, const Options& options);
   // Builds a model from stored rows (word, idf, vector of `dims` floats).
   static Model FromRows(std::size_t dims, std::vector<std::string> words, std::vector<float> idf,
                         std::vector<float> vectors);
 
   // The unit vector of a bag of words (repeats count), or an empty vector when none is known.
   std::vector<float> Embed(std::span<const std::string> words) const;
+  // The same for a bag of the model's rows (word_list() indexes; repeats count).
+  std::vector<float> EmbedRows(std::span<const std::uint32_t> rows) const;
+  // The row of `word`, or nullopt when the model does not know it.
+  std::optional<std::uint32_t> Row(std::string_view word) const;
   // The vector of one word (dims floats), or an empty span when unknown.
   std::span<const float> WordVector(std::string_view word) const;
 
