@@ -47,6 +47,24 @@
 namespace trove::librarian::eval {
 namespace {
 
+// The comma-separated non-negative numbers given to `flag`; an error names a bad one as `what`
+// ("--weights: not a weight: 'x'"). One value when `text` has no comma.
+Result<std::vector<double>> NonNegatives(std::string_view flag, std::string_view what,
+                                         const std::string& text) {
+  std::vector<double> out;
+  std::stringstream ss(text);
+  std::string part;
+  while (std::getline(ss, part, ',')) {
+    char* end = nullptr;
+    const double d = std::strtod(part.c_str(), &end);
+    if (part.empty() || *end != '\0' || !(d >= 0)) {
+      return Status::InvalidArgument(fmt::format("{}: not a {}: '{}'", flag, what, part));
+    }
+    out.push_back(d);
+  }
+  return out;
+}
+
 Result<std::string> ReadText(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return Status::NotFound(fmt::format("{}: cannot open", path));
@@ -271,17 +289,7 @@ Status Run(const std::vector<std::string>& args) {
       ASSIGN_OR_RETURN(Floor f, ParseFloor(v));
       floors.push_back(std::move(f));
     } else if (a == "--file-weights") {
-      std::vector<double> w;
-      std::stringstream ss(v);
-      std::string part;
-      while (std::getline(ss, part, ',')) {
-        char* end = nullptr;
-        double d = std::strtod(part.c_str(), &end);
-        if (part.empty() || *end != '\0' || !(d >= 0)) {
-          return Status::InvalidArgument(fmt::format("--file-weights: not a weight: '{}'", part));
-        }
-        w.push_back(d);
-      }
+      ASSIGN_OR_RETURN(std::vector<double> w, NonNegatives(a, "weight", v));
       if (w.size() < 4 || w.size() > 6 || w[1] < 1 || w[1] > 100) {
         return Status::InvalidArgument(
             "--file-weights: need 4 to 6 values (decay, terms 1-100, module, tail[, lexical[, "
@@ -301,39 +309,21 @@ Status Run(const std::vector<std::string>& args) {
         file_weights_given = true;
       }
     } else if (a == "--name-confidence") {
-      std::stringstream ss(v);
-      std::string part;
-      while (std::getline(ss, part, ',')) {
-        char* end = nullptr;
-        double d = std::strtod(part.c_str(), &end);
-        if (part.empty() || *end != '\0' || !(d >= 0)) {
-          return Status::InvalidArgument(
-              fmt::format("--name-confidence: not a coefficient: '{}'", part));
-        }
-        o.name_confidence.push_back(d);
-      }
+      ASSIGN_OR_RETURN(std::vector<double> c, NonNegatives(a, "coefficient", v));
+      o.name_confidence.insert(o.name_confidence.end(), c.begin(), c.end());
       if (o.name_confidence.size() != 4) {
         return Status::InvalidArgument(
             "--name-confidence: need 4 values (low, high, damping, lexical shift)");
       }
     } else if (a == "--semvec-weight") {
-      char* end = nullptr;
-      const double d = std::strtod(v.c_str(), &end);
-      if (v.empty() || *end != '\0' || !(d >= 0)) {
+      ASSIGN_OR_RETURN(std::vector<double> w, NonNegatives(a, "weight", v));
+      if (w.size() != 1 || v.find(',') != std::string::npos) {
         return Status::InvalidArgument(fmt::format("--semvec-weight: not a weight: '{}'", v));
       }
-      o.semvec_weights.push_back(d);
+      o.semvec_weights.push_back(w[0]);
     } else if (a == "--weights") {
-      std::stringstream ss(v);
-      std::string part;
-      while (std::getline(ss, part, ',')) {
-        char* end = nullptr;
-        double d = std::strtod(part.c_str(), &end);
-        if (part.empty() || *end != '\0' || d < 0) {
-          return Status::InvalidArgument(fmt::format("--weights: not a weight: '{}'", part));
-        }
-        o.librarian_weights.push_back(d);
-      }
+      ASSIGN_OR_RETURN(std::vector<double> w, NonNegatives(a, "weight", v));
+      o.librarian_weights.insert(o.librarian_weights.end(), w.begin(), w.end());
     } else {
       return Status::InvalidArgument(fmt::format("unknown option '{}'", a));
     }

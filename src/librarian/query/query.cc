@@ -1867,8 +1867,8 @@ Result<QueryResponse> Pipeline::Run() {
     store::SearchOptions opts;
     opts.limit = kRetrievalChunks;
     if (req_.depth == Depth::kL0) {
-      opts.doc_weight = 0;
-      opts.body_weight = 0;
+      opts.columns.doc_weight = 0;
+      opts.columns.body_weight = 0;
     }
     // The intent's words and their inflections (Inflections), in a deterministic order.
     std::string text = req_.intent;
@@ -1879,8 +1879,7 @@ Result<QueryResponse> Pipeline::Run() {
     ASSIGN_OR_RETURN(std::vector<store::ChunkHit> hits, store_.SearchChunks(text, opts));
     if (req_.max_files > 0 && req_.file_weights.lexical > 0) {
       store::FileSearchOptions fopts;
-      fopts.doc_weight = opts.doc_weight;
-      fopts.body_weight = opts.body_weight;
+      fopts.columns = opts.columns;
       fopts.limit = kFileTextHits;
       fopts.b = kFileTextB;
       ASSIGN_OR_RETURN(std::vector<store::FileHit> files, store_.SearchFiles(text, fopts));

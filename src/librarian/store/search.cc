@@ -405,11 +405,8 @@ Result<std::vector<ChunkHit>> Store::SearchChunks(std::string_view query,
         top, where);
     ASSIGN_OR_RETURN(internal::ScopedStatement scoped, stmts_->Get(sql));
     base::Statement& st = *scoped;
-    RETURN_IF_ERROR(st.Bind(1, options.name_weight));
-    RETURN_IF_ERROR(st.Bind(2, options.subwords_weight));
-    RETURN_IF_ERROR(st.Bind(3, options.doc_weight));
-    RETURN_IF_ERROR(st.Bind(4, options.body_weight));
-    RETURN_IF_ERROR(st.Bind(5, options.path_weight));
+    const std::array<double, 5> weights = options.columns.InColumnOrder();
+    for (int i = 0; i < 5; ++i) RETURN_IF_ERROR(st.Bind(i + 1, weights[i]));
     RETURN_IF_ERROR(st.Bind(6, std::string_view(match)));
     RETURN_IF_ERROR(st.Bind(7, bound));
     for (;;) {
@@ -509,9 +506,7 @@ Result<std::vector<FileHit>> Store::SearchFiles(std::string_view query,
   ASSIGN_OR_RETURN(std::vector<std::string> terms, RankedTerms(query));
   if (terms.empty()) return out;
   RETURN_IF_ERROR(LoadChunkFiles());
-  const std::array<double, 5> weights = {options.name_weight, options.subwords_weight,
-                                         options.doc_weight, options.body_weight,
-                                         options.path_weight};
+  const std::array<double, 5> weights = options.columns.InColumnOrder();
   if (weights != term_file_weights_) {
     term_files_.clear();
     term_file_entries_ = 0;

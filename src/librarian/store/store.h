@@ -216,13 +216,22 @@ struct ChunkRow {
   std::string body;
 };
 
-// BM25 column weights for chunk_fts (docs/librarian.md §6.8 starting weights) and the result limit.
-struct SearchOptions {
+// BM25 column weights for chunk_fts (docs/librarian.md §6.8 starting weights).
+struct ColumnWeights {
   double name_weight = 10;
   double subwords_weight = 5;
   double doc_weight = 3;
   double body_weight = 1;
   double path_weight = 2;
+  // In chunk_fts' column order (name, subwords, doc, body, path).
+  std::array<double, 5> InColumnOrder() const {
+    return {name_weight, subwords_weight, doc_weight, body_weight, path_weight};
+  }
+};
+
+// Store::SearchChunks: the column weights and the result limit.
+struct SearchOptions {
+  ColumnWeights columns;
   std::size_t limit = 20;
 };
 
@@ -246,11 +255,7 @@ struct PathHit {
 // Store::SearchFiles: BM25 with each file as one document (the sum of its chunks). The column
 // weights weigh a term's occurrences as SearchChunks' do; k1 and b are BM25's.
 struct FileSearchOptions {
-  double name_weight = 10;
-  double subwords_weight = 5;
-  double doc_weight = 3;
-  double body_weight = 1;
-  double path_weight = 2;
+  ColumnWeights columns;
   double k1 = 1.2;
   double b = 0.75;
   std::size_t limit = 50;

@@ -416,10 +416,10 @@ TEST_F(StoreTest, ColumnWeightsChangeTheRanking) {
   ASSERT_EQ(hits->size(), 1u);
   EXPECT_EQ((*hits)[0].path, "a.py");
   SearchOptions body_only = by_name;
-  body_only.name_weight = 0;
-  body_only.subwords_weight = 0;
-  body_only.doc_weight = 0;
-  body_only.path_weight = 0;
+  body_only.columns.name_weight = 0;
+  body_only.columns.subwords_weight = 0;
+  body_only.columns.doc_weight = 0;
+  body_only.columns.path_weight = 0;
   hits = store_->SearchChunks("area", body_only);
   ASSERT_TRUE(hits.ok());
   ASSERT_EQ(hits->size(), 1u);
@@ -482,7 +482,7 @@ TEST_F(StoreTest, SearchScoresEqualFts5Bm25) {
     for (const char* query : {"shape", "area of shape", "server", "twice widget"}) {
       SearchOptions options;
       options.limit = 50;
-      options.doc_weight = round == 0 ? 3 : 0;  // weights reach the function
+      options.columns.doc_weight = round == 0 ? 3 : 0;  // weights reach the function
       auto hits = store_->SearchChunks(query, options);
       ASSERT_TRUE(hits.ok()) << hits.status().ToString();
       ASSERT_FALSE(hits->empty()) << query;
@@ -490,11 +490,11 @@ TEST_F(StoreTest, SearchScoresEqualFts5Bm25) {
           "SELECT rowid, bm25(chunk_fts, ?1, ?2, ?3, ?4, ?5) FROM chunk_fts WHERE chunk_fts "
           "MATCH ?6");
       ASSERT_TRUE(st.ok()) << st.status().ToString();
-      ASSERT_TRUE(st->Bind(1, options.name_weight).ok());
-      ASSERT_TRUE(st->Bind(2, options.subwords_weight).ok());
-      ASSERT_TRUE(st->Bind(3, options.doc_weight).ok());
-      ASSERT_TRUE(st->Bind(4, options.body_weight).ok());
-      ASSERT_TRUE(st->Bind(5, options.path_weight).ok());
+      ASSERT_TRUE(st->Bind(1, options.columns.name_weight).ok());
+      ASSERT_TRUE(st->Bind(2, options.columns.subwords_weight).ok());
+      ASSERT_TRUE(st->Bind(3, options.columns.doc_weight).ok());
+      ASSERT_TRUE(st->Bind(4, options.columns.body_weight).ok());
+      ASSERT_TRUE(st->Bind(5, options.columns.path_weight).ok());
       const std::string match = BuildMatchQuery(query);
       ASSERT_TRUE(st->Bind(6, std::string_view(match)).ok());
       std::map<std::int64_t, double> bm25;
@@ -597,8 +597,8 @@ TEST_F(StoreTest, SearchFilesRanksTheFileHoldingTheWordsAcrossItsChunks) {
   ASSERT_EQ(files->size(), 1u);
   EXPECT_EQ((*files)[0].path, "strong.py");
   FileSearchOptions names_only;
-  names_only.doc_weight = 0;
-  names_only.body_weight = 0;
+  names_only.columns.doc_weight = 0;
+  names_only.columns.body_weight = 0;
   files = store_->SearchFiles("mirror", names_only);
   ASSERT_TRUE(files.ok());
   EXPECT_THAT(*files, IsEmpty());  // the word is in a docstring (doc and body) only
